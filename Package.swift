@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+// auth-agent: a process that any host spawns to delegate authentication,
+// spoken to over stdin/stdout with JSON-RPC 2.0. No package dependencies, by design.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "auth-agent",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "auth-agent", targets: ["auth-agent"]),
+        .executable(name: "auth-agent-bench", targets: ["auth-agent-bench"]),
+        .library(name: "JSONRPC", targets: ["JSONRPC"]),
+        .library(name: "AuthCore", targets: ["AuthCore"]),
+    ],
+    targets: [
+        // JSON values, a strict RFC 8259 parser over bytes and a deterministic serializer.
+        .target(name: "JSON", swiftSettings: strict),
+        // The JSON-RPC 2.0 engine: framing, dispatch, lifecycle, cancellation. Knows nothing of auth.
+        .target(name: "JSONRPC", dependencies: ["JSON"], swiftSettings: strict),
+        // Providers, sessions, refresh, signing, the store and events. Knows nothing of stdio.
+        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC"], swiftSettings: strict),
+        // A loopback-only OAuth 2.0 / session-API issuer for the demo and the tests.
+        .target(name: "DevIssuer", dependencies: ["JSON"], swiftSettings: strict),
+        // The thin executable that wires the layers to stdin/stdout.
+        .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "AuthCore", "DevIssuer"], swiftSettings: strict),
+        // Drives the built agent over pipes beside an echo baseline; prints ratios.
+        .executableTarget(name: "auth-agent-bench", dependencies: ["JSON"], swiftSettings: strict),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
+        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "DevIssuer"], swiftSettings: strict),
+        // Golden transcripts, schema checks and fuzzing against the built binary.
+        .testTarget(name: "AgentTests", dependencies: ["JSON", "JSONRPC", "AuthCore", "DevIssuer", "auth-agent"], swiftSettings: strict),
+    ]
+)

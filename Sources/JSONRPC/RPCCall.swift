@@ -1,0 +1,23 @@
+import JSON
+
+/// What a handler sees of one incoming request or notification.
+public struct RPCCall: Sendable {
+    public let method: String
+    /// `nil` for notifications.
+    public let id: JSONValue?
+    public let params: RPCParams
+    /// Sends notifications back to the host that made this call.
+    public let connection: RPCConnection
+}
+
+/// A handler's answer: a value now, or work that must wait (network, locks).
+///
+/// Deciding per call lets a method answer from memory on the reader thread —
+/// `sign` with a fresh cached token costs no task hop — and go asynchronous
+/// only when it really has to wait.
+public enum RPCOutcome: Sendable {
+    case result(JSONValue)
+    case later(@Sendable () async throws -> JSONValue)
+}
+
+public typealias RPCHandler = @Sendable (RPCCall) throws -> RPCOutcome

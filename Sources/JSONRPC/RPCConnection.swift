@@ -1,0 +1,318 @@
+import Dispatch
+import JSON
+
+/// One JSON-RPC 2.0 peer: validates and dispatches incoming messages, owns the
+/// lifecycle (`initialize`, `shutdown`, `exit`), cancellation and batching, and
+/// writes answers to an `OutputSink`. Knows nothing of stdio or auth: bytes in
+/// through `handleLine`, messages out through the sink.
+///
+/// Threading: `handleLine` is called from one reader thread. Methods that
+/// answer at once do so on that thread; the rest run as tasks, concurrently,
+/// so a slow request never holds back a later one.
+public final class RPCConnection: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// The largest batch answered; larger ones get one `-32600`.
+        public var maxBatch = 1000
+        /// How long in-flight requests may finish after end of input or a signal.
+        public var shutdownGrace = 5.0
+        public var serverName = "auth-agent"
+        public var serverVersion = "0.0.0"
+        /// Advertised in `initialize`'s result.
+        public var capabilities: JSONValue = [:]
+        public init() {}
+    }
+
+    /// The methods the engine itself answers, declared like any other.
+    public static let lifecycleMethods: [MethodDescriptor] = [
+        MethodDescriptor("initialize", summary: "Optional handshake: agree on the protocol version and learn the agent's capabilities.",
+                         params: [.init("protocolVersion"), .init("clientInfo"), .init("capabilities")], result: "InitializeResult"),
+        MethodDescriptor("ping", summary: "Answers {} at once; for liveness checks and latency measurement.", result: "EmptyResult"),
+        MethodDescriptor("shutdown", summary: "Stop accepting requests; answer null. Send exit (or close stdin) next.", result: "NullResult"),
+        MethodDescriptor("exit", kind: .notification, summary: "End the process with code 0.", result: nil),
+        MethodDescriptor("$/cancelRequest", kind: .notification, summary: "Cancel an in-flight request; it is answered with -32800.",
+                         params: [.init("id", required: true)], result: nil),
+    ]
+
+    public let output: OutputSink
+    private let registry: MethodRegistry
+    private let options: Options
+    private let logger: Logger
+    private let onExit: @Sendable (Int32) -> Void
+    private let inFlight = InFlightRequests()
+    private let running = DispatchGroup()
+    private let lifecycle = Locked(Lifecycle())
+
+    private struct Lifecycle {
+        var initialized = false
+        var shutDown = false
+        var exiting = false
+    }
+
+    public init(registry: MethodRegistry, output: OutputSink, logger: Logger, options: Options = Options(),
+                onExit: @escaping @Sendable (Int32) -> Void)
+    {
+        self.registry = registry
+        self.output = output
+        self.logger = logger
+        self.options = options
+        self.onExit = onExit
+    }
+
+    // MARK: Input
+
+    /// Handles one framed line (without its newline).
+    public func handleLine(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let message: JSONValue
+        do {
+            message = try JSONParser.parse(bytes)
+        } catch {
+            logger.debug("unparseable message: \(error)")
+            enqueue(RPCResponse(id: .null, error: .parseError(error.message)))
+            return
+        }
+        if case .array(let items) = message {
+            handleBatch(items)
+            return
+        }
+        switch handleMessage(message) {
+        case .none: break
+        case .now(let response): enqueue(response)
+        case .later(let id, let work): spawn(id: id, work)
+        }
+    }
+
+    /// A line longer than the limit: answered without ever parsing it.
+    public func handleOversizedLine(limit: Int) {
+        enqueue(RPCResponse(id: .null, error: .invalidRequest("message longer than \(limit) bytes")))
+    }
+
+    /// Sends a notification to the host.
+    public func notify(_ method: String, _ params: JSONValue) {
+        output.send(["jsonrpc": "2.0", "method": .string(method), "params": params])
+    }
+
+    /// End of input or a termination signal: let in-flight work finish within
+    /// the grace period, flush, exit 0.
+    public func finish() {
+        let first = lifecycle.withLock { l -> Bool in
+            defer { l.exiting = true }
+            return !l.exiting
+        }
+        guard first else { return }
+        if running.wait(timeout: .now() + options.shutdownGrace) == .timedOut {
+            logger.warn("in-flight requests did not finish within \(options.shutdownGrace) s; exiting anyway")
+        }
+        output.flush()
+        onExit(0)
+    }
+
+    // MARK: Dispatch
+
+    private enum Reply {
+        case none
+        case now(RPCResponse)
+        case later(JSONValue?, @Sendable () async throws -> JSONValue)
+    }
+
+    private func enqueue(_ response: RPCResponse) {
+        output.enqueue { response.write(to: &$0) }
+    }
+
+    private func handleMessage(_ message: JSONValue) -> Reply {
+        guard case .object(let o) = message else {
+            return .now(RPCResponse(id: .null, error: .invalidRequest("a message must be an object, got \(message.kindName)")))
+        }
+        let rawID = o["id"]
+        var id: JSONValue = .null
+        if let rawID {
+            switch rawID {
+            case .string, .int, .double, .null: id = rawID
+            default:
+                return .now(RPCResponse(id: .null, error: .invalidRequest("'id' must be a string, a number or null, got \(rawID.kindName)")))
+            }
+        }
+        guard case .string("2.0")? = o["jsonrpc"] else {
+            return .now(RPCResponse(id: id, error: .invalidRequest("'jsonrpc' must be \"2.0\"")))
+        }
+        guard case .string(let method)? = o["method"] else {
+            if o["result"] != nil || o["error"] != nil {
+                // A response from the host: the agent sends no requests, so there is nothing to match it to.
+                logger.debug("ignoring a response message from the host")
+                return .none
+            }
+            return .now(RPCResponse(id: id, error: .invalidRequest("'method' must be a string")))
+        }
+        let isNotification = rawID == nil
+        var params = JSONObject()
+        switch o["params"] {
+        case nil: break
+        case .object(let p)?: params = p
+        case .array?:
+            if isNotification { return .none }
+            return .now(RPCResponse(id: id, error: .invalidParams("params must be passed by name, as an object")))
+        case let other?:
+            return .now(RPCResponse(id: id, error: .invalidRequest("'params' must be an object, got \(other.kindName)")))
+        }
+
+        let reply = dispatch(method: method, id: isNotification ? nil : id, params: params)
+        if isNotification {
+            if case .later(_, let work) = reply { return .later(nil, work) }
+            return .none
+        }
+        return reply
+    }
+
+    private func dispatch(method: String, id: JSONValue?, params: JSONObject) -> Reply {
+        let state = lifecycle.current
+        if state.shutDown && method != "exit" {
+            return .now(RPCResponse(id: id ?? .null, error: .invalidRequest("the agent is shutting down; only 'exit' is accepted")))
+        }
+        let p = RPCParams(params)
+        do {
+            switch method {
+            case "initialize": return .now(RPCResponse(id: id ?? .null, result: try initialize(p)))
+            case "ping": return .now(RPCResponse(id: id ?? .null, result: [:]))
+            case "shutdown":
+                lifecycle.withLock { $0.shutDown = true }
+                return .now(RPCResponse(id: id ?? .null, result: .null))
+            case "exit":
+                output.flush()
+                onExit(0)
+                return .none
+            case "$/cancelRequest":
+                guard let target = p["id"] else { throw RPCError.invalidParams("missing required field 'id'") }
+                if inFlight.cancel(target) > 0 {
+                    output.send(RPCResponse(id: target, error: .requestCancelled).json)
+                }
+                return id == nil ? .none : .now(RPCResponse(id: id!, result: .null))
+            default: break
+            }
+            guard let entry = registry.entry(method) else {
+                return .now(RPCResponse(id: id ?? .null, error: .methodNotFound(method)))
+            }
+            switch try entry.handler(RPCCall(method: method, id: id, params: p, connection: self)) {
+            case .result(let value): return .now(RPCResponse(id: id ?? .null, result: value))
+            case .later(let work): return .later(id, work)
+            }
+        } catch let error as RPCError {
+            return .now(RPCResponse(id: id ?? .null, error: error))
+        } catch {
+            logger.error("\(method) failed unexpectedly: \(type(of: error))")
+            return .now(RPCResponse(id: id ?? .null, error: .internalError()))
+        }
+    }
+
+    private func initialize(_ p: RPCParams) throws(RPCError) -> JSONValue {
+        try p.rejectUnknown(allowed: ["protocolVersion", "clientInfo", "capabilities"])
+        if let version = try p.optionalString("protocolVersion"), version != "1" {
+            throw .invalidParams("protocolVersion \"\(version)\" is not supported; this agent speaks \"1\"")
+        }
+        if let info = try p.optionalObject("clientInfo") {
+            let client = RPCParams(info)
+            let name = try client.optionalString("name") ?? "unknown"
+            let version = try client.optionalString("version") ?? "?"
+            logger.info("host \(name) \(version) connected")
+        }
+        _ = try p.optionalObject("capabilities")
+        let already = lifecycle.withLock { l -> Bool in
+            defer { l.initialized = true }
+            return l.initialized
+        }
+        if already { throw .invalidRequest("initialize was already called") }
+        return [
+            "protocolVersion": "1",
+            "serverInfo": ["name": .string(options.serverName), "version": .string(options.serverVersion)],
+            "capabilities": options.capabilities,
+        ]
+    }
+
+    private static func answer(_ work: @Sendable () async throws -> JSONValue, id: JSONValue, logger: Logger) async -> RPCResponse {
+        do {
+            return RPCResponse(id: id, result: try await work())
+        } catch let error as RPCError {
+            return RPCResponse(id: id, error: error)
+        } catch is CancellationError {
+            return RPCResponse(id: id, error: .requestCancelled)
+        } catch {
+            logger.error("a request failed unexpectedly: \(type(of: error))")
+            return RPCResponse(id: id, error: .internalError())
+        }
+    }
+
+    private func spawn(id: JSONValue?, _ work: @escaping @Sendable () async throws -> JSONValue) {
+        running.enter()
+        let logger = self.logger
+        guard let id else {
+            Task {
+                _ = await Self.answer(work, id: .null, logger: logger)
+                self.running.leave()
+            }
+            return
+        }
+        let token = inFlight.begin(id)
+        let task = Task {
+            let response = await Self.answer(work, id: id, logger: logger)
+            if self.inFlight.finish(id, token: token) {
+                self.output.send(response.json)
+            }
+            self.running.leave()
+        }
+        inFlight.attach(task, id: id, token: token)
+    }
+
+    // MARK: Batches
+
+    private func handleBatch(_ items: [JSONValue]) {
+        if items.isEmpty {
+            enqueue(RPCResponse(id: .null, error: .invalidRequest("empty batch")))
+            return
+        }
+        if items.count > options.maxBatch {
+            enqueue(RPCResponse(id: .null, error: .invalidRequest("batch of \(items.count) messages; at most \(options.maxBatch) are accepted")))
+            return
+        }
+        var ready: [RPCResponse] = []
+        var pending: [(JSONValue?, @Sendable () async throws -> JSONValue)] = []
+        for item in items {
+            switch handleMessage(item) {
+            case .none: break
+            case .now(let r): ready.append(r)
+            case .later(let id, let work): pending.append((id, work))
+            }
+        }
+        if pending.isEmpty {
+            if !ready.isEmpty { output.enqueue { out in Self.writeBatch(ready, to: &out) } }
+            return
+        }
+        running.enter()
+        let logger = self.logger
+        let work = pending
+        Task {
+            var answers = ready
+            await withTaskGroup(of: RPCResponse?.self) { group in
+                for (id, w) in work {
+                    group.addTask {
+                        let r = await Self.answer(w, id: id ?? .null, logger: logger)
+                        return id == nil ? nil : r
+                    }
+                }
+                for await r in group { if let r { answers.append(r) } }
+            }
+            if !answers.isEmpty {
+                let final = answers
+                self.output.enqueue { out in Self.writeBatch(final, to: &out) }
+                self.output.flush()
+            }
+            self.running.leave()
+        }
+    }
+
+    private static func writeBatch(_ responses: [RPCResponse], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (i, r) in responses.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            r.write(to: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+}

@@ -1,0 +1,95 @@
+import JSONRPC
+
+/// The command line, parsed by hand (no dependencies): a subcommand and options.
+struct Arguments {
+    enum Command: Equatable { case serve, demo, devIssuer, help, version }
+
+    var command: Command = .serve
+    var configPath: String?
+    var maxMessageBytes = 1 << 20
+    var logLevel: Logger.Level = .warn
+    var port: UInt16 = 0
+
+    static let version = "0.1.0"
+
+    static let usage = """
+        auth-agent \(version): delegate authentication to a long-lived process spoken to over
+        stdin/stdout with JSON-RPC 2.0, one message per line.
+
+        Usage:
+          auth-agent [serve] [options]     run the agent on stdin/stdout
+          auth-agent demo [options]        run the agent against a built-in loopback dev issuer
+          auth-agent dev-issuer [--port N] run only the loopback dev issuer (for tests and clients)
+
+        Options:
+          --config PATH            configuration file (default: $AUTH_AGENT_CONFIG, else
+                                   $XDG_CONFIG_HOME/auth-agent/config.json)
+          --max-message-bytes N    longest accepted message line in bytes (default 1048576)
+          --log-level LEVEL        error, warn, info or debug; logs go to stderr (default warn)
+          --port N                 dev-issuer: port on 127.0.0.1 (default: any free port)
+          -h, --help               show this help
+          --version                print the version
+
+        The protocol is described in schema/openrpc.json; exit codes: 0 normal end,
+        2 bad command line or configuration.
+        """
+
+    struct UsageError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func parse(_ argv: [String]) throws -> Arguments {
+        var a = Arguments()
+        var i = 0
+        func value(_ flag: String) throws -> String {
+            i += 1
+            guard i < argv.count else { throw UsageError(description: "\(flag) needs a value") }
+            return argv[i]
+        }
+        var sawCommand = false
+        while i < argv.count {
+            let arg = argv[i]
+            var flag = arg
+            var inline: String?
+            if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
+                flag = String(arg[..<eq])
+                inline = String(arg[arg.index(after: eq)...])
+            }
+            func take() throws -> String {
+                if let inline { return inline }
+                return try value(flag)
+            }
+            switch flag {
+            case "-h", "--help": a.command = .help
+            case "--version": a.command = .version
+            case "--config": a.configPath = try take()
+            case "--max-message-bytes":
+                let v = try take()
+                guard let n = Int(v), n >= 64, n <= 1 << 30 else {
+                    throw UsageError(description: "--max-message-bytes must be a whole number from 64 to 1073741824, got '\(v)'")
+                }
+                a.maxMessageBytes = n
+            case "--log-level":
+                let v = try take()
+                guard let level = Logger.Level(name: v) else {
+                    throw UsageError(description: "--log-level must be one of error, warn, info, debug, got '\(v)'")
+                }
+                a.logLevel = level
+            case "--port":
+                let v = try take()
+                guard let p = UInt16(v) else { throw UsageError(description: "--port must be a number from 0 to 65535, got '\(v)'") }
+                a.port = p
+            case "serve", "demo", "dev-issuer":
+                guard !sawCommand, i == 0 else { throw UsageError(description: "'\(arg)' must come first, and only once") }
+                sawCommand = true
+                if a.command != .help && a.command != .version {
+                    a.command = arg == "serve" ? .serve : arg == "demo" ? .demo : .devIssuer
+                }
+            default:
+                throw UsageError(description: "unknown argument '\(arg)'")
+            }
+            i += 1
+        }
+        return a
+    }
+}
