@@ -1,0 +1,115 @@
+import Foundation
+import XCTest
+
+/// The built `auth-agent` binary running as a child process, spoken to over pipes
+/// exactly as a host would.
+final class AgentProcess: @unchecked Sendable {
+    static var binaryURL: URL {
+        if let override = ProcessInfo.processInfo.environment["AUTH_AGENT_BIN"] {
+            return URL(fileURLWithPath: override)
+        }
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            return bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("auth-agent")
+        }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("auth-agent")
+    }
+
+    let process = Process()
+    private let stdinPipe = Pipe()
+    private let stdoutPipe = Pipe()
+    private let stderrPipe = Pipe()
+    private let lock = NSCondition()
+    private var lines: [Data] = []
+    private var partial = Data()
+    private var stdoutClosed = false
+    private var stderrData = Data()
+    private var stdinClosed = false
+
+    init(arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = Self.binaryURL
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        process.standardInput = stdinPipe
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+        stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            self?.receive(data)
+        }
+        stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self else { return }
+            self.lock.lock()
+            if data.isEmpty { handle.readabilityHandler = nil } else { self.stderrData.append(data) }
+            self.lock.unlock()
+        }
+        try process.run()
+    }
+
+    private func receive(_ data: Data) {
+        lock.lock()
+        defer { lock.unlock(); lock.broadcast() }
+        if data.isEmpty {
+            stdoutClosed = true
+            stdoutPipe.fileHandleForReading.readabilityHandler = nil
+            if !partial.isEmpty { lines.append(partial); partial = Data() }
+            return
+        }
+        partial.append(data)
+        while let nl = partial.firstIndex(of: 0x0A) {
+            lines.append(partial[partial.startIndex..<nl])
+            partial = Data(partial[(nl + 1)...])
+        }
+    }
+
+    func send(_ bytes: Data) throws {
+        var line = bytes
+        line.append(0x0A)
+        try stdinPipe.fileHandleForWriting.write(contentsOf: line)
+    }
+
+    func send(_ text: String) throws { try send(Data(text.utf8)) }
+
+    /// The next line the agent wrote, or nil after `timeout` seconds / at end of output.
+    func nextLine(timeout: Double) -> Data? {
+        let deadline = Date().addingTimeInterval(timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while lines.isEmpty && !stdoutClosed {
+            if !lock.wait(until: deadline) { break }
+        }
+        return lines.isEmpty ? nil : lines.removeFirst()
+    }
+
+    func closeInput() {
+        lock.lock()
+        let already = stdinClosed
+        stdinClosed = true
+        lock.unlock()
+        if !already { try? stdinPipe.fileHandleForWriting.close() }
+    }
+
+    /// Waits for the process to end; nil if it is still running after `timeout`.
+    func waitForExit(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning { return nil }
+        return process.terminationStatus
+    }
+
+    var stderr: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: stderrData, as: UTF8.self)
+    }
+
+    func kill() {
+        if process.isRunning { process.terminate() }
+    }
+
+    deinit {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// A golden transcript: what a host sends (`-->`), what the agent must answer
+/// (`<--`, or `<~~` for a group matched in any order), and directives (`!…`).
+/// The format is documented in Tests/Transcripts/README.md.
+struct Transcript {
+    enum Step {
+        case send(String)
+        case sendLarge(Int)
+        case expect(String)
+        case expectAnyOrder([String])
+        case close
+        case exit(Int32)
+        case stderrContains(String)
+        case sleep(Double)
+        case signal(Int32)
+    }
+
+    struct Line {
+        let number: Int
+        let step: Step
+    }
+
+    var arguments: [String] = []
+    var config: String?
+    var steps: [Line] = []
+
+    struct FormatError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(text: String, file: String) throws {
+        var group: [String] = []
+        var groupLine = 0
+        func flushGroup() {
+            if !group.isEmpty { steps.append(Line(number: groupLine, step: .expectAnyOrder(group))) }
+            group = []
+        }
+        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let n = i + 1
+            let line = String(raw)
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if !line.hasPrefix("<~~ ") { flushGroup() }
+            if trimmed.isEmpty || trimmed.hasPrefix("//") { continue }
+            if line.hasPrefix("--> ") {
+                steps.append(Line(number: n, step: .send(String(line.dropFirst(4)))))
+            } else if line.hasPrefix("<-- ") {
+                steps.append(Line(number: n, step: .expect(String(line.dropFirst(4)))))
+            } else if line.hasPrefix("<~~ ") {
+                if group.isEmpty { groupLine = n }
+                group.append(String(line.dropFirst(4)))
+            } else if line.hasPrefix("!") {
+                let parts = line.dropFirst().split(separator: " ", maxSplits: 1).map(String.init)
+                let arg = parts.count > 1 ? parts[1] : ""
+                switch parts[0] {
+                case "args": arguments += arg.split(separator: " ").map(String.init)
+                case "config": config = arg
+                case "send-large":
+                    guard let size = Int(arg) else { throw FormatError(description: "\(file):\(n): !send-large needs a size") }
+                    steps.append(Line(number: n, step: .sendLarge(size)))
+                case "close": steps.append(Line(number: n, step: .close))
+                case "exit":
+                    guard let code = Int32(arg) else { throw FormatError(description: "\(file):\(n): !exit needs a code") }
+                    steps.append(Line(number: n, step: .exit(code)))
+                case "stderr-contains": steps.append(Line(number: n, step: .stderrContains(arg)))
+                case "sleep":
+                    guard let s = Double(arg) else { throw FormatError(description: "\(file):\(n): !sleep needs seconds") }
+                    steps.append(Line(number: n, step: .sleep(s)))
+                case "signal":
+                    let sig: Int32 = arg == "TERM" ? SIGTERM : arg == "INT" ? SIGINT : -1
+                    guard sig > 0 else { throw FormatError(description: "\(file):\(n): !signal takes TERM or INT") }
+                    steps.append(Line(number: n, step: .signal(sig)))
+                default:
+                    throw FormatError(description: "\(file):\(n): unknown directive !\(parts[0])")
+                }
+            } else {
+                throw FormatError(description: "\(file):\(n): a line must start with -->, <--, <~~, ! or //")
+            }
+        }
+        flushGroup()
+    }
+
+    /// `\xHH` in a sent line stands for one raw byte, so invalid UTF-8 and NUL can be written down.
+    static func bytes(ofSent text: String) -> Data {
+        var out = Data()
+        let utf8 = Array(text.utf8)
+        var i = 0
+        while i < utf8.count {
+            if utf8[i] == UInt8(ascii: "\\"), i + 3 < utf8.count, utf8[i + 1] == UInt8(ascii: "x"),
+               let v = UInt8(String(decoding: utf8[(i + 2)...(i + 3)], as: UTF8.self), radix: 16)
+            {
+                out.append(v)
+                i += 4
+            } else {
+                out.append(utf8[i])
+                i += 1
+            }
+        }
+        return out
+    }
+}
