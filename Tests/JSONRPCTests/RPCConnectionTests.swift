@@ -1,0 +1,139 @@
+import Foundation
+import JSON
+import JSONRPC
+import XCTest
+
+/// The engine in-process, with an in-memory output, for behaviour that needs
+/// methods the agent does not have (deliberately slow ones).
+final class RPCConnectionTests: XCTestCase {
+    final class Harness: @unchecked Sendable {
+        let written = Locked<[UInt8]>([])
+        let exits = Locked<[Int32]>([])
+        let gate = Locked<[CheckedContinuation<Void, Never>]>([])
+        var connection: RPCConnection!
+
+        init(options: RPCConnection.Options = .init()) {
+            var registry = MethodRegistry()
+            registry.register(MethodDescriptor("fast", summary: "", result: nil)) { _ in .result("fast") }
+            registry.register(MethodDescriptor("slow", summary: "", result: nil)) { [gate] _ in
+                .later {
+                    await withCheckedContinuation { c in gate.withLock { $0.append(c) } }
+                    try Task.checkCancellation()
+                    return "slow"
+                }
+            }
+            registry.register(MethodDescriptor("fails", summary: "", result: nil)) { _ in
+                throw RPCError(code: 1001, message: "Not logged in.", data: ["reason": "notLoggedIn"])
+            }
+            registry.register(MethodDescriptor("crashes", summary: "", result: nil)) { _ in
+                struct Secret: Error {}
+                return .later { throw Secret() }
+            }
+            let output = OutputSink(write: { [written] bytes in
+                written.withLock { $0.append(contentsOf: bytes) }
+                return true
+            }, onClosed: {})
+            connection = RPCConnection(registry: registry, output: output, logger: Logger(level: .error, sink: { _ in }),
+                                       options: options, onExit: { [exits] code in exits.withLock { $0.append(code) } })
+        }
+
+        func send(_ line: String) {
+            Array(line.utf8).withUnsafeBufferPointer { connection.handleLine($0) }
+            connection.output.flush()
+        }
+
+        var messages: [JSONValue] {
+            written.current.split(separator: 0x0A).map { try! JSONParser.parse(Array($0)) }
+        }
+
+        func waitFor(count: Int, timeout: Double = 5) -> [JSONValue] {
+            let deadline = Date().addingTimeInterval(timeout)
+            while messages.count < count && Date() < deadline { usleep(1000) }
+            return messages
+        }
+
+        func releaseSlow() {
+            let waiting = gate.withLock { g -> [CheckedContinuation<Void, Never>] in defer { g = [] }; return g }
+            waiting.forEach { $0.resume() }
+        }
+
+        func waitForSlowStarted(_ n: Int) {
+            let deadline = Date().addingTimeInterval(5)
+            while gate.current.count < n && Date() < deadline { usleep(1000) }
+        }
+    }
+
+    func testSlowRequestDoesNotHoldBackLaterOnes() {
+        let h = Harness()
+        h.send(#"{"jsonrpc":"2.0","method":"slow","id":1}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"fast","id":2}"#)
+        h.waitForSlowStarted(1)
+        XCTAssertEqual(h.waitFor(count: 1), [["jsonrpc": "2.0", "id": 2, "result": "fast"]])
+        h.releaseSlow()
+        XCTAssertEqual(h.waitFor(count: 2).last, ["jsonrpc": "2.0", "id": 1, "result": "slow"])
+    }
+
+    func testCancellationAnswersExactlyOnce() {
+        let h = Harness()
+        h.send(#"{"jsonrpc":"2.0","method":"slow","id":"c"}"#)
+        h.waitForSlowStarted(1)
+        h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"c"}}"#)
+        XCTAssertEqual(h.waitFor(count: 1), [["jsonrpc": "2.0", "id": "c", "error": ["code": -32800, "message": "Request cancelled"]]])
+        h.releaseSlow()
+        h.send(#"{"jsonrpc":"2.0","method":"fast","id":"after"}"#)
+        let all = h.waitFor(count: 2)
+        usleep(50_000)
+        XCTAssertEqual(h.messages.count, 2, "the cancelled request was answered twice: \(h.messages)")
+        XCTAssertEqual(all.last?["id"], "after")
+    }
+
+    func testBatchWithSlowMembersAnswersOnceAsAnArray() {
+        let h = Harness()
+        h.send(#"[{"jsonrpc":"2.0","method":"slow","id":1},{"jsonrpc":"2.0","method":"fast","id":2},{"jsonrpc":"2.0","method":"slow"}]"#)
+        h.waitForSlowStarted(2)
+        XCTAssertEqual(h.messages.count, 0)
+        h.releaseSlow()
+        let answer = h.waitFor(count: 1)
+        XCTAssertEqual(answer.count, 1)
+        XCTAssertEqual(Set(answer[0].arrayValue ?? []), [["jsonrpc": "2.0", "id": 1, "result": "slow"], ["jsonrpc": "2.0", "id": 2, "result": "fast"]])
+    }
+
+    func testApplicationErrorsAndUnexpectedFailures() {
+        let h = Harness()
+        h.send(#"{"jsonrpc":"2.0","method":"fails","id":1}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"crashes","id":2}"#)
+        let m = h.waitFor(count: 2)
+        XCTAssertEqual(m[0], ["jsonrpc": "2.0", "id": 1, "error": ["code": 1001, "message": "Not logged in.", "data": ["reason": "notLoggedIn"]]])
+        XCTAssertEqual(m[1], ["jsonrpc": "2.0", "id": 2, "error": ["code": -32603, "message": "Internal error: the agent failed unexpectedly"]])
+    }
+
+    func testBatchCap() {
+        var options = RPCConnection.Options()
+        options.maxBatch = 3
+        let h = Harness(options: options)
+        let four = Array(repeating: #"{"jsonrpc":"2.0","method":"fast","id":1}"#, count: 4).joined(separator: ",")
+        h.send("[\(four)]")
+        XCTAssertEqual(h.waitFor(count: 1).first?["error"]?["code"], -32600)
+    }
+
+    func testFinishWaitsForInFlightWork() {
+        let h = Harness()
+        h.send(#"{"jsonrpc":"2.0","method":"slow","id":1}"#)
+        h.waitForSlowStarted(1)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { h.releaseSlow() }
+        h.connection.finish()
+        XCTAssertEqual(h.messages, [["jsonrpc": "2.0", "id": 1, "result": "slow"]])
+        XCTAssertEqual(h.exits.current, [0])
+    }
+
+    func testNotificationWorkRunsButIsNeverAnswered() {
+        let h = Harness()
+        h.send(#"{"jsonrpc":"2.0","method":"slow"}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"fails"}"#)
+        h.waitForSlowStarted(1)
+        h.releaseSlow()
+        h.send(#"{"jsonrpc":"2.0","method":"fast","id":"x"}"#)
+        usleep(50_000)
+        XCTAssertEqual(h.messages, [["jsonrpc": "2.0", "id": "x", "result": "fast"]])
+    }
+}
