@@ -1,1 +1,60 @@
-print("bench")
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Drives the built agent over pipes beside baselines measured in the same run:
+//   echo  — a minimal line-echo process (this binary with --echo), for throughput and round trip;
+//   empty — an empty Foundation program (this binary with --noop), for cold start.
+// Figures are printed with their ratios, which hold on a noisy machine where absolutes do not.
+
+let args = Array(CommandLine.arguments.dropFirst())
+if args.first == "--noop" { exit(0) }
+if args.first == "--echo" { Echo.run() }
+if args.first == "--help" || args.first == "-h" {
+    print("""
+        Usage: swift run -c release auth-agent-bench [--quick] [--agent PATH]
+        Measures the agent built beside this binary: pipelined throughput, ping-pong round trip,
+        cold start and peak RSS, beside an echo baseline and an empty Foundation program.
+        """)
+    exit(0)
+}
+
+let selfPath = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+var agentPath = URL(fileURLWithPath: selfPath).deletingLastPathComponent().appendingPathComponent("auth-agent").path
+if let i = args.firstIndex(of: "--agent"), i + 1 < args.count { agentPath = args[i + 1] }
+guard FileManager.default.isExecutableFile(atPath: agentPath) else {
+    FileHandle.standardError.write(Data("auth-agent-bench: no agent at \(agentPath); build it first (swift build -c release)\n".utf8))
+    exit(2)
+}
+let quick = args.contains("--quick")
+let scale = quick ? 10 : 1
+
+let report = Report()
+report.header(agentPath: agentPath)
+
+// Throughput and round trip: ping.
+let ping = Array(#"{"jsonrpc":"2.0","method":"ping","id":1}"#.utf8) + [0x0A]
+let pingCount = 400_000 / scale
+let agentRate = Measure.pipelined(agentPath, [], line: ping, count: pingCount)
+let echoRate = Measure.pipelined(selfPath, ["--echo"], line: ping, count: pingCount)
+report.row("pipelined ping", agent: Report.rate(agentRate.rate), baseline: Report.rate(echoRate.rate) + " (echo)",
+           ratio: String(format: "%.2f× echo", agentRate.rate / echoRate.rate))
+let agentRT = Measure.roundTrip(agentPath, [], line: ping, iterations: 20_000 / scale)
+let echoRT = Measure.roundTrip(selfPath, ["--echo"], line: ping, iterations: 20_000 / scale)
+report.row("round trip p50", agent: Report.micros(agentRT.p50), baseline: Report.micros(echoRT.p50) + " (echo)",
+           ratio: String(format: "%.2f× echo", agentRT.p50 / echoRT.p50))
+report.row("round trip p99", agent: Report.micros(agentRT.p99), baseline: Report.micros(echoRT.p99) + " (echo)",
+           ratio: String(format: "%.2f× echo", agentRT.p99 / echoRT.p99))
+let emptyStart = Measure.coldStart(selfPath, ["--noop"], line: nil, runs: 60 / (quick ? 3 : 1))
+let agentStart = Measure.coldStart(agentPath, [], line: ping, runs: 60 / (quick ? 3 : 1))
+report.row("cold start (ping)", agent: Report.millis(agentStart), baseline: Report.millis(emptyStart) + " (empty)",
+           ratio: String(format: "%.2f× empty", agentStart / emptyStart))
+report.row("peak RSS (ping run)", agent: Report.mebibytes(agentRate.rssKiB), baseline: Report.mebibytes(echoRate.rssKiB) + " (echo)",
+           ratio: "")
+
+Scenarios.runSign(report: report, agentPath: agentPath, selfPath: selfPath, scale: scale, echoRate: echoRate.rate,
+                  echoP50: echoRT.p50, emptyStart: emptyStart)
+report.footer()
