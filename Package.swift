@@ -29,7 +29,8 @@ let package = Package(
         .executableTarget(name: "auth-agent-bench", dependencies: ["auth-agent"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
-        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "DevIssuer"], swiftSettings: strict),
+        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON"], swiftSettings: strict),
+        .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON"], swiftSettings: strict),
         // Golden transcripts, schema checks and fuzzing against the built binary.
         .testTarget(name: "AgentTests", dependencies: ["JSON", "JSONRPC", "AuthCore", "DevIssuer", "auth-agent"], swiftSettings: strict),
     ]

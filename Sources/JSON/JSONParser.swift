@@ -150,11 +150,10 @@ public struct JSONParser {
             if c == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                if ascii { return String(decoding: slice, as: UTF8.self) }
-                guard let s = String(validating: slice, as: UTF8.self) else {
+                if !ascii && !UTF8Validation.isValid(slice) {
                     throw JSONParseError(offset: start, message: "invalid UTF-8 in string")
                 }
-                return s
+                return String(decoding: slice, as: UTF8.self)
             }
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw error("control character in string") }
@@ -168,10 +167,10 @@ public struct JSONParser {
             let c = bytes[index]
             if c == UInt8(ascii: "\"") {
                 index += 1
-                guard let s = String(validating: buffer, as: UTF8.self) else {
+                guard buffer.withUnsafeBufferPointer(UTF8Validation.isValid) else {
                     throw JSONParseError(offset: start, message: "invalid UTF-8 in string")
                 }
-                return s
+                return String(decoding: buffer, as: UTF8.self)
             }
             if c < 0x20 { throw error("control character in string") }
             if c != UInt8(ascii: "\\") {

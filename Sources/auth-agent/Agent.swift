@@ -1,21 +1,89 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import AuthCore
+import DevIssuer
+import Foundation
 import JSON
 import JSONRPC
 
-/// Wires the engine, the auth core and stdio together.
+/// Wires the engine, the auth core and stdio together: the only file that
+/// knows all three.
 enum Agent {
     static func run(_ arguments: Arguments) -> Never {
         let logger = Logger(level: arguments.logLevel)
-        let output = OutputSink(fileDescriptor: 1, onClosed: { exit(0) })
+        switch arguments.command {
+        case .devIssuer: runDevIssuer(arguments, logger: logger)
+        case .demo:
+            let (config, issuer) = Demo.start(logger: logger)
+            withExtendedLifetime(issuer) { serve(arguments, config: config, configFile: "(demo)", logger: logger) }
+        default:
+            let (config, path) = loadConfig(arguments, logger: logger)
+            serve(arguments, config: config, configFile: path, logger: logger)
+        }
+    }
+
+    /// The configuration file, or none on a first run without one; exits 2 on an invalid file.
+    static func loadConfig(_ arguments: Arguments, logger: Logger) -> (AgentConfig, String) {
+        let environment = ProcessInfo.processInfo.environment
+        let path = AgentConfig.resolvePath(argument: arguments.configPath, environment: environment)
+        let explicit = arguments.configPath != nil || environment["AUTH_AGENT_CONFIG"] != nil
+        if !explicit && !FileManager.default.fileExists(atPath: path) {
+            // No configuration yet is a normal first run: serve no providers and say where the file goes.
+            logger.warn("no configuration at \(path); serving no providers (see 'auth-agent --help')")
+            return (AgentConfig(), path)
+        }
+        do {
+            return (try AgentConfig.load(path: path), path)
+        } catch {
+            Logger.stderrSink("auth-agent: invalid configuration: \(error)")
+            exit(2)
+        }
+    }
+
+    static func serve(_ arguments: Arguments, config: AgentConfig, configFile: String, logger: Logger) -> Never {
+        let store: SessionStore
+        switch config.store {
+        case .memory:
+            store = MemorySessionStore()
+        case .file(let path):
+            let directory = path.map { URL(fileURLWithPath: $0) }
+                ?? FileSessionStore.defaultDirectory(environment: ProcessInfo.processInfo.environment)
+            do {
+                store = try FileSessionStore(directory: directory, warn: { logger.warn($0) })
+            } catch {
+                Logger.stderrSink("auth-agent: cannot use the session store at \(directory.path): \(error)")
+                exit(2)
+            }
+        }
+        let subscriptions = Subscriptions()
+        let service = AuthService(config: config, store: store, transport: URLSessionTransport(), logger: logger,
+                                  events: { subscriptions.deliver($0) })
+        var registry = MethodRegistry()
+        AuthMethods.register(into: &registry, service: service, subscriptions: subscriptions)
         var options = RPCConnection.Options()
         options.serverVersion = Arguments.version
-        let registry = MethodRegistry()
+        options.capabilities = AuthMethods.capabilities
+        let output = OutputSink(fileDescriptor: 1, onClosed: { exit(0) })
         let connection = RPCConnection(registry: registry, output: output, logger: logger, options: options,
                                        onExit: { code in exit(code) })
+        logger.debug("serving \(config.providers.count) providers from \(configFile)")
         StdioServer.run(connection, maxLineBytes: arguments.maxMessageBytes)
+    }
+
+    /// `auth-agent dev-issuer`: prints `{"issuer": URL}` on stdout, serves until
+    /// stdin closes or a signal arrives.
+    static func runDevIssuer(_ arguments: Arguments, logger: Logger) -> Never {
+        let issuer = DevIssuer()
+        do {
+            _ = try issuer.start(port: arguments.port)
+        } catch {
+            Logger.stderrSink("auth-agent: dev-issuer cannot listen on 127.0.0.1:\(arguments.port): \(error)")
+            exit(1)
+        }
+        FileHandle.standardOutput.write(Data((JSONSerializer.string(["issuer": .string(issuer.baseURL)]) + "\n").utf8))
+        logger.info("dev issuer on \(issuer.baseURL); users alice/wonderland, bob/builder")
+        signal(SIGTERM) { _ in exit(0) }
+        signal(SIGINT) { _ in exit(0) }
+        while let _ = readLine() {}
+        issuer.stop()
+        exit(0)
     }
 }

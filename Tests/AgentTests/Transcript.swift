@@ -14,6 +14,12 @@ struct Transcript {
         case stderrContains(String)
         case sleep(Double)
         case signal(Int32)
+        /// Drives the dev issuer: `lifetime N`, `fail N`, `drop N`, `latency MS`, `revoke-all`, `reset`.
+        case issuer(String, Int)
+        /// Asserts how many calls an issuer endpoint served.
+        case issuerCount(String, Int)
+        /// Ends the agent (end of input, exit 0) and starts a new one with the same arguments and store.
+        case restart
     }
 
     struct Line {
@@ -23,6 +29,8 @@ struct Transcript {
 
     var arguments: [String] = []
     var config: String?
+    /// Files written (relative to the transcript's temp dir) before the agent starts.
+    var files: [(path: String, content: String)] = []
     var steps: [Line] = []
 
     struct FormatError: Error, CustomStringConvertible {
@@ -59,6 +67,11 @@ struct Transcript {
                     guard let size = Int(arg) else { throw FormatError(description: "\(file):\(n): !send-large needs a size") }
                     steps.append(Line(number: n, step: .sendLarge(size)))
                 case "close": steps.append(Line(number: n, step: .close))
+                case "restart": steps.append(Line(number: n, step: .restart))
+                case "file":
+                    let fileParts = arg.split(separator: " ", maxSplits: 1).map(String.init)
+                    guard fileParts.count == 2 else { throw FormatError(description: "\(file):\(n): !file needs a path and content") }
+                    files.append((fileParts[0], fileParts[1]))
                 case "exit":
                     guard let code = Int32(arg) else { throw FormatError(description: "\(file):\(n): !exit needs a code") }
                     steps.append(Line(number: n, step: .exit(code)))
@@ -70,6 +83,12 @@ struct Transcript {
                     let sig: Int32 = arg == "TERM" ? SIGTERM : arg == "INT" ? SIGINT : -1
                     guard sig > 0 else { throw FormatError(description: "\(file):\(n): !signal takes TERM or INT") }
                     steps.append(Line(number: n, step: .signal(sig)))
+                case "issuer", "issuer-count":
+                    let words = arg.split(separator: " ").map(String.init)
+                    guard let name = words.first else { throw FormatError(description: "\(file):\(n): !\(parts[0]) needs arguments") }
+                    let number = words.count > 1 ? Int(words[1]) : 0
+                    guard let number else { throw FormatError(description: "\(file):\(n): !\(parts[0]) needs a number") }
+                    steps.append(Line(number: n, step: parts[0] == "issuer" ? .issuer(name, number) : .issuerCount(name, number)))
                 default:
                     throw FormatError(description: "\(file):\(n): unknown directive !\(parts[0])")
                 }

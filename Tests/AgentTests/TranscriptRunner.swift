@@ -1,3 +1,4 @@
+import DevIssuer
 import Foundation
 import JSON
 import XCTest
@@ -18,8 +19,8 @@ struct TranscriptRunner {
     var variables: [String: String] = [:]
     var environment: [String: String] = [:]
     var readTimeout = 10.0
-    /// Called with every message the agent sends, for schema validation.
-    var inspect: ((JSONValue, String) -> String?)?
+    /// Every message the agent sends is validated against schema/openrpc.json.
+    var schema: SchemaValidator?
 
     struct Failure: Error, CustomStringConvertible {
         let file: String
@@ -34,15 +35,24 @@ struct TranscriptRunner {
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-transcript-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: tmp) }
+        let issuer = DevIssuer()
+        _ = try issuer.start(port: 0)
+        defer { issuer.stop() }
         var vars = variables
         vars["TMP"] = tmp.path
+        vars["ISSUER"] = issuer.baseURL
+        vars["ISSUER_PORT"] = String(issuer.port)
         func expand(_ s: String) -> String {
             var out = s
             for (k, v) in vars { out = out.replacingOccurrences(of: "${\(k)}", with: v) }
             return out
         }
         var args = transcript.arguments.map(expand)
-        if let config = transcript.config {
+        if var config = transcript.config {
+            if config.hasPrefix("@") {
+                // A shared configuration: Tests/Transcripts/configs/NAME.json
+                config = try String(contentsOf: Self.directory.appendingPathComponent("configs/\(config.dropFirst()).json"), encoding: .utf8)
+            }
             let path = tmp.appendingPathComponent("config.json")
             try Data(expand(config).utf8).write(to: path)
             args += ["--config", path.path]
@@ -50,10 +60,22 @@ struct TranscriptRunner {
         var env = environment
         env["XDG_STATE_HOME"] = env["XDG_STATE_HOME"] ?? tmp.appendingPathComponent("state").path
         env["XDG_CONFIG_HOME"] = env["XDG_CONFIG_HOME"] ?? tmp.appendingPathComponent("config").path
-        let agent = try AgentProcess(arguments: args, environment: env)
+        for f in transcript.files {
+            let url = tmp.appendingPathComponent(f.path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(expand(f.content).utf8).write(to: url)
+        }
+        var agent = try AgentProcess(arguments: args, environment: env)
         defer { agent.kill() }
 
         var matcher = JSONMatcher()
+        var methodByID: [JSONValue: String] = [:]
+        func remember(_ line: Data) {
+            guard let sent = try? JSONParser.parse([UInt8](line)) else { return }
+            for m in sent.arrayValue ?? [sent] {
+                if let method = m["method"]?.stringValue, let id = m["id"] { methodByID[id] = method }
+            }
+        }
         var exitExpected = false
         func fail(_ line: Int, _ message: String) -> Failure {
             Failure(file: name, line: line, message: message + (agent.stderr.isEmpty ? "" : "\n  agent stderr:\n" + agent.stderr))
@@ -67,7 +89,7 @@ struct TranscriptRunner {
             do { value = try JSONParser.parse([UInt8](data)) } catch {
                 throw fail(line, "the agent wrote a line that is not JSON (\(error)): \(text)")
             }
-            if let problem = inspect?(value, text) { throw fail(line, "schema: \(problem)\n  message: \(text)") }
+            if let problem = schema?.check(message: value, methodOf: { methodByID[$0] }) { throw fail(line, "schema: \(problem)\n  message: \(text)") }
             return (value, text)
         }
         func parseExpected(_ text: String, _ line: Int) throws -> JSONValue {
@@ -77,7 +99,9 @@ struct TranscriptRunner {
         for step in transcript.steps {
             switch step.step {
             case .send(let text):
-                try agent.send(Transcript.bytes(ofSent: matcher.substitute(expand(text))))
+                let line = Transcript.bytes(ofSent: matcher.substitute(expand(text)))
+                remember(line)
+                try agent.send(line)
             case .sendLarge(let size):
                 let head = #"{"jsonrpc":"2.0","method":"ping","id":"large","params":{"pad":""#
                 let tail = #""}}"#
@@ -119,6 +143,26 @@ struct TranscriptRunner {
                 if !agent.stderr.contains(expand(text)) { throw fail(step.number, "stderr does not contain \"\(text)\"") }
             case .sleep(let seconds):
                 usleep(UInt32(seconds * 1_000_000))
+            case .restart:
+                agent.closeInput()
+                if let extra = agent.nextLine(timeout: readTimeout) {
+                    throw fail(step.number, "unexpected message before restart: \(String(decoding: extra, as: UTF8.self))")
+                }
+                guard agent.waitForExit(timeout: readTimeout) == 0 else { throw fail(step.number, "the agent did not exit 0 before restart") }
+                agent = try AgentProcess(arguments: args, environment: env)
+            case .issuer(let action, let n):
+                switch action {
+                case "lifetime": issuer.setAccessTokenLifetime(n)
+                case "fail": issuer.failNext(n)
+                case "drop": issuer.dropNext(n)
+                case "latency": issuer.setLatency(milliseconds: n)
+                case "revoke-all": issuer.revokeAll()
+                case "reset": issuer.resetCounts()
+                default: throw fail(step.number, "unknown issuer action \(action)")
+                }
+            case .issuerCount(let endpoint, let expected):
+                let actual = issuer.count(endpoint)
+                if actual != expected { throw fail(step.number, "the issuer served \(actual) \(endpoint) calls, expected \(expected)") }
             case .signal(let sig):
                 kill(agent.process.processIdentifier, sig)
             }

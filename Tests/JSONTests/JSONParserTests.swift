@@ -44,7 +44,7 @@ final class JSONParserTests: XCTestCase {
     }
 
     func testDoublesRoundTrip() throws {
-        for d in [0.1, 1.0 / 3.0, 5e-324, 1.7976931348623157e308, -2.2250738585072014e-308, 123456.789, 1e21, 1e-7] {
+        for d in [0.1, 1.0 / 3.0, Double.leastNonzeroMagnitude, 1.7976931348623157e308, -2.2250738585072014e-308, 123456.789, 1e21, 1e-7] {
             let text = JSONSerializer.string(.double(d))
             XCTAssertEqual(try parse(text), .double(d), text)
         }
@@ -78,7 +78,7 @@ final class JSONParserTests: XCTestCase {
 
     func testStructures() throws {
         let v = try parse(#" { "a" : [1, {"b": null}, "c"], "d": {} , "e": [] } "#)
-        XCTAssertEqual(v["a"], [1, ["b": nil], "c"])
+        XCTAssertEqual(v["a"], [1, ["b": .null], "c"])
         XCTAssertEqual(v["d"], .object([:]))
         XCTAssertEqual(v["e"], .array([]))
         XCTAssertEqual(v.objectValue?.keys, ["a", "d", "e"])
@@ -123,5 +123,23 @@ final class JSONParserTests: XCTestCase {
         XCTAssertNil(JSONPointer("/missing")?.resolve(in: doc))
         XCTAssertNil(JSONPointer("a"))
         XCTAssertNil(JSONPointer("/~2"))
+    }
+}
+
+final class UTF8ValidationTests: XCTestCase {
+    func testAgreesWithTheStandardLibraryOnRandomBytes() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            var bytes: [UInt8] = [0x22]
+            for _ in 0..<Int.random(in: 1...6, using: &rng) {
+                bytes.append([UInt8.random(in: 0x20...0xFF, using: &rng), UInt8.random(in: 0x80...0xBF, using: &rng), 0xE0, 0xED, 0xF0, 0xF4][Int.random(in: 0..<6, using: &rng)])
+            }
+            bytes.append(0x22)
+            let inner = Array(bytes[1..<(bytes.count - 1)])
+            if inner.contains(0x22) || inner.contains(0x5C) { continue }
+            let reference = String(decoding: inner, as: UTF8.self).utf8.elementsEqual(inner)
+            let parsed = (try? JSONParser.parse(bytes)) != nil
+            XCTAssertEqual(parsed, reference, "\(inner)")
+        }
     }
 }

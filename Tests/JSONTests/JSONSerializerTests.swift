@@ -3,7 +3,7 @@ import XCTest
 
 final class JSONSerializerTests: XCTestCase {
     func testCompactDeterministicOutput() {
-        let v: JSONValue = ["jsonrpc": "2.0", "id": 1, "result": ["a": [true, false, nil], "b": 1.5, "url": "https://x/y"]]
+        let v: JSONValue = ["jsonrpc": "2.0", "id": 1, "result": ["a": [true, false, .null], "b": 1.5, "url": "https://x/y"]]
         XCTAssertEqual(JSONSerializer.string(v), #"{"jsonrpc":"2.0","id":1,"result":{"a":[true,false,null],"b":1.5,"url":"https://x/y"}}"#)
     }
 

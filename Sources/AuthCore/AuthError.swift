@@ -1,0 +1,47 @@
+import JSON
+import JSONRPC
+
+/// The application error codes of the protocol, with the `data.reason` a host
+/// switches on and whether retrying the same call can succeed.
+public enum AuthErrorCode: Int, CaseIterable, Sendable {
+    case notLoggedIn = 1001
+    case unknownProvider = 1002
+    case invalidCredentials = 1003
+    case sessionExpired = 1004
+    case authServerUnavailable = 1005
+    case originNotAllowed = 1006
+    case excessiveRefresh = 1007
+
+    public var reason: String {
+        switch self {
+        case .notLoggedIn: return "notLoggedIn"
+        case .unknownProvider: return "unknownProvider"
+        case .invalidCredentials: return "invalidCredentials"
+        case .sessionExpired: return "sessionExpired"
+        case .authServerUnavailable: return "authServerUnavailable"
+        case .originNotAllowed: return "originNotAllowed"
+        case .excessiveRefresh: return "excessiveRefresh"
+        }
+    }
+
+    public var retryable: Bool { self == .authServerUnavailable }
+}
+
+/// An auth failure: a code, one human sentence without secrets, and the provider it concerns.
+public struct AuthError: Error, Sendable, Equatable {
+    public let code: AuthErrorCode
+    public let message: String
+    public let provider: String?
+
+    public init(_ code: AuthErrorCode, _ message: String, provider: String? = nil) {
+        self.code = code
+        self.message = message
+        self.provider = provider
+    }
+
+    public var rpcError: RPCError {
+        var data: JSONObject = ["reason": .string(code.reason), "retryable": .bool(code.retryable)]
+        if let provider { data["provider"] = .string(provider) }
+        return RPCError(code: code.rawValue, message: message, data: .object(data))
+    }
+}

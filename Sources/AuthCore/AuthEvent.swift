@@ -1,0 +1,53 @@
+import Foundation
+import JSON
+
+/// A change of login state that hosts may subscribe to.
+public enum AuthEvent: Sendable, Equatable {
+    case loggedIn(provider: String, user: JSONValue, expiresAt: Date?)
+    case loggedOut(provider: String, reason: LogoutReason)
+    case tokenRefreshed(provider: String, expiresAt: Date?)
+
+    public enum Name: String, CaseIterable, Sendable {
+        case userLoggedIn, userLoggedOut, tokenRefreshed
+    }
+
+    /// Why a session ended: the host asked, the server stopped accepting it,
+    /// or another agent sharing the store logged out.
+    public enum LogoutReason: String, Sendable {
+        case logout, expired, external
+    }
+
+    public var name: Name {
+        switch self {
+        case .loggedIn: return .userLoggedIn
+        case .loggedOut: return .userLoggedOut
+        case .tokenRefreshed: return .tokenRefreshed
+        }
+    }
+
+    public var provider: String {
+        switch self {
+        case .loggedIn(let p, _, _), .loggedOut(let p, _), .tokenRefreshed(let p, _): return p
+        }
+    }
+
+    /// The notification's params.
+    public var params: JSONValue {
+        switch self {
+        case .loggedIn(let p, let user, let expiresAt):
+            return ["provider": .string(p), "user": user, "expiresAt": RFC3339.json(expiresAt)]
+        case .loggedOut(let p, let reason):
+            return ["provider": .string(p), "reason": .string(reason.rawValue)]
+        case .tokenRefreshed(let p, let expiresAt):
+            return ["provider": .string(p), "expiresAt": RFC3339.json(expiresAt)]
+        }
+    }
+}
+
+extension RFC3339 {
+    /// An expiry as the protocol writes it: a UTC time, or null when unknown or never.
+    public static func json(_ date: Date?) -> JSONValue {
+        guard let date else { return .null }
+        return .string(format(date))
+    }
+}

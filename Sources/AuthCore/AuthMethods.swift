@@ -1,0 +1,150 @@
+import JSON
+import JSONRPC
+
+/// The auth methods of the protocol, each declared once (name, params, result,
+/// errors, one doc line) and bound to an `AuthService`. `schema/openrpc.json`
+/// is checked against these declarations by the test suite.
+public enum AuthMethods {
+    static let e = AuthErrorCode.self
+
+    public static let status = MethodDescriptor(
+        "status", summary: "Every configured provider, its login state and what a login asks the user for.", result: "StatusResult")
+    public static let login = MethodDescriptor(
+        "login", summary: "Log in through a provider; emits userLoggedIn.",
+        params: [.init("provider", required: true), .init("credentials")], result: "LoginResult",
+        errors: [1002, 1003, 1005])
+    public static let logout = MethodDescriptor(
+        "logout", summary: "Log out of a provider, revoking its tokens at the server when configured; emits userLoggedOut.",
+        params: [.init("provider", required: true)], result: "LogoutResult", errors: [1002])
+    public static let sign = MethodDescriptor(
+        "sign", summary: "The headers that authorize an outgoing HTTP request, refreshing the token first when it is about to expire.",
+        params: [.init("request", required: true), .init("provider")], result: "SignResult",
+        errors: [1001, 1002, 1004, 1005, 1006, 1007])
+    public static let refresh = MethodDescriptor(
+        "refresh", summary: "Refresh after the server rejected a token (401); does nothing when that token was already replaced.",
+        params: [.init("provider", required: true), .init("failedAuthorization")], result: "RefreshResult",
+        errors: [1001, 1002, 1004, 1005, 1007])
+    public static let token = MethodDescriptor(
+        "token", summary: "The current access token, for scripts; refreshed first when needed.",
+        params: [.init("provider", required: true)], result: "TokenResult", errors: [1001, 1002, 1004, 1005, 1007])
+    public static let subscribe = MethodDescriptor(
+        "subscribe", summary: "Receive login-state notifications; answers the events subscribed and the current status.",
+        params: [.init("events"), .init("providers")], result: "SubscribeResult", errors: [1002])
+    public static let unsubscribe = MethodDescriptor("unsubscribe", summary: "Stop receiving notifications.", result: "EmptyResult")
+
+    public static let descriptors = [status, login, logout, sign, refresh, token, subscribe, unsubscribe]
+
+    /// What `initialize` advertises.
+    public static var capabilities: JSONValue {
+        ["flows": .array(Flow.allCases.map { .string($0.rawValue) }), "events": .array(AuthEvent.Name.allCases.map { .string($0.rawValue) })]
+    }
+
+    /// Registers every auth method; events reach the host through `subscriptions`.
+    public static func register(into registry: inout MethodRegistry, service: AuthService, subscriptions: Subscriptions) {
+        registry.register(status) { call in
+            try call.params.rejectUnknown(allowed: [])
+            return .result(service.status())
+        }
+        registry.register(login) { call in
+            try call.params.rejectUnknown(allowed: login.paramNames)
+            let provider = try call.params.string("provider")
+            let credentials = try Credentials.parse(call.params.optionalObject("credentials"))
+            return later { try await service.login(provider: provider, credentials: credentials) }
+        }
+        registry.register(logout) { call in
+            try call.params.rejectUnknown(allowed: logout.paramNames)
+            let provider = try call.params.string("provider")
+            return later { try await service.logout(provider: provider) }
+        }
+        registry.register(sign) { call in
+            try call.params.rejectUnknown(allowed: sign.paramNames)
+            let request = RPCParams(try call.params.object("request"))
+            try request.rejectUnknown(allowed: ["method", "url", "headers"])
+            _ = try request.string("method")
+            let url = try request.string("url")
+            _ = try request.optionalObject("headers")
+            let provider = try call.params.optionalString("provider")
+            do {
+                if let ready = try service.signFromMemory(url: url, provider: provider) { return .result(ready) }
+            } catch let error as AuthError {
+                throw error.rpcError
+            }
+            return later { try await service.sign(url: url, provider: provider) }
+        }
+        registry.register(refresh) { call in
+            try call.params.rejectUnknown(allowed: refresh.paramNames)
+            let provider = try call.params.string("provider")
+            let failed = try call.params.optionalString("failedAuthorization")
+            return later { try await service.refresh(provider: provider, failedAuthorization: failed) }
+        }
+        registry.register(token) { call in
+            try call.params.rejectUnknown(allowed: token.paramNames)
+            let provider = try call.params.string("provider")
+            return later { try await service.token(provider: provider) }
+        }
+        registry.register(subscribe) { call in
+            try call.params.rejectUnknown(allowed: subscribe.paramNames)
+            var events: [AuthEvent.Name] = [.userLoggedIn, .userLoggedOut]
+            if let names = try call.params.optionalStringArray("events") {
+                events = []
+                for (i, name) in names.enumerated() {
+                    guard let e = AuthEvent.Name(rawValue: name) else {
+                        throw RPCError.invalidParams("'events[\(i)]' must be one of \(AuthEvent.Name.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(name)\"")
+                    }
+                    if !events.contains(e) { events.append(e) }
+                }
+            }
+            let providers = try call.params.optionalStringArray("providers")
+            for p in providers ?? [] where !service.knows(p) {
+                throw AuthError(.unknownProvider, "No provider \"\(p)\" is configured.", provider: p).rpcError
+            }
+            let filter = providers.map(Set.init)
+            subscriptions.subscribe(call.connection, events: Set(events), providers: filter)
+            return .result(["events": .array(events.map { .string($0.rawValue) }), "status": service.status(providers: filter)])
+        }
+        registry.register(unsubscribe) { call in
+            try call.params.rejectUnknown(allowed: [])
+            subscriptions.unsubscribe()
+            return .result([:])
+        }
+    }
+}
+
+extension AuthMethods {
+    /// Work that waits on the network; auth failures become their protocol errors.
+    static func later(_ body: @escaping @Sendable () async throws -> JSONValue) -> RPCOutcome {
+        .later {
+            do {
+                return try await body()
+            } catch let error as AuthError {
+                throw error.rpcError
+            }
+        }
+    }
+}
+
+/// The host's subscription: which events, for which providers, to which connection.
+public final class Subscriptions: Sendable {
+    private struct State {
+        var connection: RPCConnection?
+        var events: Set<AuthEvent.Name> = []
+        var providers: Set<String>?
+    }
+
+    private let state = Locked(State())
+
+    public init() {}
+
+    func subscribe(_ connection: RPCConnection, events: Set<AuthEvent.Name>, providers: Set<String>?) {
+        state.withLock { $0 = State(connection: connection, events: events, providers: providers) }
+    }
+
+    func unsubscribe() { state.withLock { $0 = State() } }
+
+    /// Sends the event to the host if it subscribed to it.
+    public func deliver(_ event: AuthEvent) {
+        let s = state.current
+        guard let connection = s.connection, s.events.contains(event.name), s.providers?.contains(event.provider) ?? true else { return }
+        connection.notify(event.name.rawValue, event.params)
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+import JSON
+import JSONRPC
+
+/// The one place where the current users and tokens live: login, logout,
+/// signing, refresh and status for every configured provider, over an
+/// injected store, HTTP transport and clock. Knows nothing of stdio or
+/// JSON-RPC framing; `AuthMethods` binds it to the protocol.
+public final class AuthService: Sendable {
+    public let config: AgentConfig
+    private let states: [String: ProviderState]
+    private let order: [String]
+    private let matcher: OriginMatcher
+    private let store: SessionStore
+    private let clock: Clock
+    private let logger: Logger
+    private let events: @Sendable (AuthEvent) -> Void
+
+    /// Seconds a logout may spend telling the server; the local session is gone either way.
+    static let revokeTimeout = 5.0
+
+    public init(config: AgentConfig, store: SessionStore, transport: HTTPTransport, clock: Clock = SystemClock(),
+                logger: Logger, httpTimeout: Double = 10, events: @escaping @Sendable (AuthEvent) -> Void)
+    {
+        self.config = config
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+        self.events = events
+        let http = HTTPCalls(transport: transport, timeout: httpTimeout)
+        var states: [String: ProviderState] = [:]
+        for p in config.providers {
+            let oauth = OAuthClient(config: p, http: http, clock: clock)
+            let provider: LoginProvider
+            switch p.flow {
+            case .session: provider = SessionAPIProvider(config: p, http: http, clock: clock, revokeTimeout: Self.revokeTimeout)
+            case .clientCredentials: provider = ClientCredentialsProvider(config: p, oauth: oauth, revokeTimeout: Self.revokeTimeout)
+            case .token: provider = StaticTokenProvider(config: p, oauth: oauth, clock: clock)
+            default: provider = PasswordProvider(config: p, oauth: oauth, revokeTimeout: Self.revokeTimeout)
+            }
+            var session: Session?
+            do {
+                session = try store.load(p.id)
+            } catch {
+                logger.warn("could not read the stored session of \(p.id): \(error)")
+            }
+            states[p.id] = ProviderState(config: p, provider: provider, session: session)
+        }
+        self.states = states
+        self.order = config.providers.map(\.id)
+        self.matcher = OriginMatcher(config.providers.map { (provider: $0.id, origins: $0.origins) })
+    }
+
+    // MARK: Lookups
+
+    private func state(_ id: String) throws(AuthError) -> ProviderState {
+        guard let s = states[id] else {
+            throw AuthError(.unknownProvider, "No provider \"\(id)\" is configured; known: \(order.joined(separator: ", ")).", provider: id)
+        }
+        return s
+    }
+
+    private func notLoggedIn(_ s: ProviderState) -> AuthError {
+        AuthError(.notLoggedIn, "Not logged in to \(s.config.displayName).", provider: s.id)
+    }
+
+    // MARK: status
+
+    public func status(providers filter: Set<String>? = nil) -> JSONValue {
+        var list: [JSONValue] = []
+        for id in order where filter?.contains(id) ?? true {
+            let s = states[id]!
+            var entry: JSONObject = [
+                "id": .string(id), "displayName": .string(s.config.displayName), "flow": .string(s.config.flow.rawValue),
+                "fields": .array(Self.fields(s.config.flow)),
+            ]
+            if let session = s.current {
+                entry["state"] = "loggedIn"
+                entry["user"] = session.user ?? [:]
+                entry["expiresAt"] = RFC3339.json(session.expiresAt)
+            } else {
+                entry["state"] = "loggedOut"
+            }
+            list.append(.object(entry))
+        }
+        return ["providers": .array(list)]
+    }
+
+    public func knows(_ provider: String) -> Bool { states[provider] != nil }
+
+    static func fields(_ flow: Flow) -> [JSONValue] {
+        switch flow {
+        case .session, .password:
+            return [["name": "username", "label": "Username", "secret": false], ["name": "password", "label": "Password", "secret": true]]
+        case .token:
+            return [["name": "token", "label": "Token", "secret": true]]
+        default:
+            return []
+        }
+    }
+
+    // MARK: login / logout
+
+    public func login(provider id: String, credentials: Credentials?) async throws(AuthError) -> JSONValue {
+        let s = try state(id)
+        let fresh = try await s.provider.login(credentials)
+        let previous = s.current
+        var session = fresh
+        session.generation = (previous?.generation ?? 0) + 1
+        s.replace(with: session) { persist(id, $0) }
+        logger.info("logged in to \(id)")
+        let user = session.user ?? [:]
+        events(.loggedIn(provider: id, user: user, expiresAt: session.expiresAt))
+        return ["provider": .string(id), "user": user, "expiresAt": RFC3339.json(session.expiresAt)]
+    }
+
+    public func logout(provider id: String) async throws(AuthError) -> JSONValue {
+        let s = try state(id)
+        guard let session = s.take(persist: { persist(id, nil) }) else { return ["revoked": false] }
+        logger.info("logged out of \(id)")
+        events(.loggedOut(provider: id, reason: .logout))
+        let revoked = await s.provider.revoke(session)
+        return ["revoked": .bool(revoked)]
+    }
+
+    // MARK: sign / token / refresh
+
+    /// The provider a request goes to, or nil when no provider covers its origin.
+    private func route(url: String, provider explicit: String?) throws(AuthError) -> ProviderState? {
+        if let explicit {
+            let s = try state(explicit)
+            guard matcher.allows(provider: explicit, url: url), Origin(url: url)?.isSecureForBearer == true else {
+                let origin = Origin(url: url)?.description ?? "that URL"
+                throw AuthError(.originNotAllowed, "Provider \(explicit) does not cover \(origin).", provider: explicit)
+            }
+            return s
+        }
+        guard let id = matcher.provider(for: url), Origin(url: url)?.isSecureForBearer == true else { return nil }
+        return states[id]
+    }
+
+    public static let unsigned: JSONValue = ["signed": false, "headers": [:]]
+
+    /// Answers `sign` from memory when the token is fresh; nil when it must refresh first.
+    public func signFromMemory(url: String, provider: String?) throws(AuthError) -> JSONValue? {
+        guard let s = try route(url: url, provider: provider) else { return Self.unsigned }
+        guard let (session, result) = s.snapshot() else { throw notLoggedIn(s) }
+        return needsRefresh(session) ? nil : result
+    }
+
+    public func sign(url: String, provider: String?) async throws(AuthError) -> JSONValue {
+        guard let s = try route(url: url, provider: provider) else { return Self.unsigned }
+        _ = try await usableSession(s)
+        guard let (_, result) = s.snapshot() else { throw notLoggedIn(s) }
+        return result
+    }
+
+    public func token(provider id: String) async throws(AuthError) -> JSONValue {
+        let s = try state(id)
+        let session = try await usableSession(s)
+        return ["accessToken": .string(session.accessToken), "tokenType": .string(session.tokenType), "expiresAt": RFC3339.json(session.expiresAt)]
+    }
+
+    /// After a 401: refresh unless the rejected authorization is no longer the current one.
+    public func refresh(provider id: String, failedAuthorization: String?) async throws(AuthError) -> JSONValue {
+        let s = try state(id)
+        guard let session = s.current else { throw notLoggedIn(s) }
+        if let failed = failedAuthorization, failed != session.authorization, failed != session.accessToken {
+            return ["provider": .string(id), "refreshed": false, "expiresAt": RFC3339.json(session.expiresAt)]
+        }
+        guard canRefresh(s, session) else {
+            // The server rejected the current token and there is no way to get another.
+            throw expire(s, session, why: "the server no longer accepts the token")
+        }
+        let (fresh, refreshed) = try await refresh(s, stale: session)
+        return ["provider": .string(id), "refreshed": .bool(refreshed), "expiresAt": RFC3339.json(fresh.expiresAt)]
+    }
+
+    private func needsRefresh(_ session: Session) -> Bool {
+        guard let expiresAt = session.expiresAt else { return false }
+        return expiresAt.timeIntervalSince(clock.now()) <= TimeInterval(config.refreshWindowSeconds)
+    }
+
+    private func canRefresh(_ s: ProviderState, _ session: Session) -> Bool {
+        switch s.config.flow {
+        case .token: return false
+        case .clientCredentials: return true
+        case .session: return s.config.refreshEndpoint != nil
+        default: return session.refreshToken != nil
+        }
+    }
+
+    /// The session, refreshed first when it expires within the refresh window.
+    private func usableSession(_ s: ProviderState) async throws(AuthError) -> Session {
+        guard let session = s.current else { throw notLoggedIn(s) }
+        guard needsRefresh(session) else { return session }
+        if canRefresh(s, session) { return try await refresh(s, stale: session).0 }
+        if let expiresAt = session.expiresAt, expiresAt <= clock.now() {
+            throw expire(s, session, why: "the session has expired")
+        }
+        return session  // expiring soon, but there is no way to refresh it: use it while it lasts
+    }
+
+    /// Single-flight refresh of `stale`; returns the session to use and whether a refresh happened.
+    private func refresh(_ s: ProviderState, stale: Session) async throws(AuthError) -> (Session, Bool) {
+        let id = s.id
+        let start = s.beginRefresh(of: stale, now: clock.now()) { [self] () async throws -> Session in
+            switch await s.provider.refresh(stale) {
+            case .refreshed(var fresh):
+                fresh.generation = stale.generation + 1
+                let installed = s.complete(refreshOf: stale, with: fresh) { persist(id, $0) }
+                guard installed else { return s.current ?? fresh }
+                logger.info("refreshed \(id)")
+                events(.tokenRefreshed(provider: id, expiresAt: fresh.expiresAt))
+                return fresh
+            case .rejected(let why):
+                throw expire(s, stale, why: "the server rejected the refresh (\(why))")
+            case .transient(let why):
+                logger.warn("refreshing \(id) failed: \(why); the session is kept")
+                throw AuthError(.authServerUnavailable, "\(s.config.displayName) is unavailable: \(why).", provider: id)
+            case .unsupported:
+                throw expire(s, stale, why: "the session cannot be refreshed")
+            }
+        }
+        let task: Task<Session, Error>
+        switch start {
+        case .alreadyFresh(let current): return (current, false)
+        case .loggedOut: throw notLoggedIn(s)
+        case .limited:
+            throw AuthError(.excessiveRefresh, "\(s.config.displayName) was refreshed \(ProviderState.refreshLimit) times within \(Int(ProviderState.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
+        case .joined(let t), .started(let t): task = t
+        }
+        do {
+            return (try await task.value, true)
+        } catch let e as AuthError {
+            throw e
+        } catch {
+            throw AuthError(.authServerUnavailable, "\(s.config.displayName) is unavailable.", provider: id)
+        }
+    }
+
+    /// The server no longer accepts `session`: forget it and tell subscribers.
+    private func expire(_ s: ProviderState, _ session: Session, why: String) -> AuthError {
+        if s.clear(ifStill: session, persist: { persist(s.id, nil) }) {
+            logger.info("session of \(s.id) ended: \(why)")
+            events(.loggedOut(provider: s.id, reason: .expired))
+        }
+        return AuthError(.sessionExpired, "The \(s.config.displayName) session has expired; log in again.", provider: s.id)
+    }
+
+    private func persist(_ id: String, _ session: Session?) {
+        do {
+            if let session { try store.save(session, for: id) } else { try store.remove(id) }
+        } catch {
+            logger.error("could not write the session of \(id) to the store: \(error)")
+        }
+    }
+}

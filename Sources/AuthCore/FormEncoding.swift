@@ -1,0 +1,50 @@
+/// `application/x-www-form-urlencoded` as OAuth token endpoints expect it
+/// (RFC 6749 Appendix B), and the client authentication header built on it.
+///
+/// Only the unreserved characters `A-Z a-z 0-9 - . _ ~` pass through; a space
+/// becomes `+`; every other UTF-8 byte becomes `%XX` in uppercase hex. Encoding
+/// everything else keeps `&`, `=` and `+` inside a password from changing the
+/// form's structure.
+public enum FormEncoding {
+    /// `name=value&name=value`, in the order given.
+    public static func encode(_ pairs: [(String, String)]) -> [UInt8] {
+        var out: [UInt8] = []
+        for (index, (name, value)) in pairs.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: "&")) }
+            append(name, to: &out)
+            out.append(UInt8(ascii: "="))
+            append(value, to: &out)
+        }
+        return out
+    }
+
+    /// One name or value, encoded.
+    public static func component(_ text: String) -> String {
+        var out: [UInt8] = []
+        append(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `Basic base64(urlencode(id) ":" urlencode(secret))` (RFC 6749 §2.3.1): the
+    /// form encoding first, so a `:` in the client id cannot split it.
+    public static func basicAuthorization(clientId: String, clientSecret: String) -> String {
+        "Basic " + Base64URL.standardEncode(Array((component(clientId) + ":" + component(clientSecret)).utf8))
+    }
+
+    private static let hex = Array("0123456789ABCDEF".utf8)
+
+    private static func append(_ text: String, to out: inout [UInt8]) {
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                 UInt8(ascii: "~"):
+                out.append(byte)
+            case UInt8(ascii: " "):
+                out.append(UInt8(ascii: "+"))
+            default:
+                out.append(contentsOf: [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+            }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+/// Why an HTTP exchange produced no response.
+///
+/// Messages come from the transport's own wording (host and a short reason),
+/// never from headers, bodies or the full URL, which may carry secrets.
+public enum HTTPTransportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No connection or the connection broke; the text names the host and why.
+    case unreachable(String)
+    /// The request's timeout passed before the response was complete (or was not positive).
+    case timedOut
+    /// The response body exceeded the transport's limit and was dropped.
+    case responseTooLarge
+    /// Not a request the transport is willing to send: the URL is not an
+    /// absolute http(s) URL that `Origin` accepts, or the method or a header
+    /// contains characters that would split the request (CR, LF, NUL).
+    case invalidURL
+
+    public var description: String {
+        switch self {
+        case .unreachable(let reason): return "cannot reach \(reason)"
+        case .timedOut: return "the request timed out"
+        case .responseTooLarge: return "the response was too large"
+        case .invalidURL: return "the request is not a valid http or https request"
+        }
+    }
+}

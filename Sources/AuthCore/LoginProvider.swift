@@ -1,0 +1,27 @@
+import Foundation
+import JSON
+
+/// One way of logging in, refreshing and logging out — a flow bound to a
+/// provider's configuration. The session state machine above it is the same
+/// for every flow; only these calls differ.
+public protocol LoginProvider: Sendable {
+    var config: ProviderConfig { get }
+    /// Exchanges credentials for a session. Throws `invalidCredentials` when the
+    /// server rejects them, `authServerUnavailable` on transient failure.
+    func login(_ credentials: Credentials?) async throws(AuthError) -> Session
+    /// Obtains a fresh session from the current one.
+    func refresh(_ session: Session) async -> RefreshOutcome
+    /// Tells the server the session is over; true when it confirmed.
+    func revoke(_ session: Session) async -> Bool
+}
+
+/// What a refresh attempt came to; the coordinator decides what it means for the user.
+public enum RefreshOutcome: Sendable {
+    case refreshed(Session)
+    /// The server no longer accepts the session (e.g. `invalid_grant`).
+    case rejected(String)
+    /// Network trouble, a 5xx, an unparseable answer: try again later.
+    case transient(String)
+    /// The flow has no way to refresh (a static token, a session API without `refreshEndpoint`).
+    case unsupported
+}

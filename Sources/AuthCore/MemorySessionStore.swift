@@ -1,0 +1,32 @@
+import Foundation
+import JSONRPC
+
+/// A session store that forgets everything when the process exits.
+///
+/// For `"store": {"kind": "memory"}` (nothing touches the disk, e.g. on shared
+/// machines) and for tests of code built on `SessionStore`. Locks are per
+/// provider and in-process only, which is all a memory store can need.
+public final class MemorySessionStore: SessionStore {
+    private let sessions = Locked<[String: Session]>([:])
+    private let locks = InProcessLocks()
+
+    public init() {}
+
+    public func load(_ provider: String) throws -> Session? {
+        sessions.withLock { $0[provider] }
+    }
+
+    public func save(_ session: Session, for provider: String) throws {
+        sessions.withLock { $0[provider] = session }
+    }
+
+    public func remove(_ provider: String) throws {
+        sessions.withLock { $0[provider] = nil }
+    }
+
+    public func withLock<T>(_ provider: String, timeout: Double, _ body: () throws -> T) throws -> T {
+        guard locks.acquire(provider, timeout: timeout) else { throw SessionStoreError.lockTimeout(provider: provider) }
+        defer { locks.release(provider) }
+        return try body()
+    }
+}

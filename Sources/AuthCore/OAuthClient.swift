@@ -1,0 +1,97 @@
+import Foundation
+import JSON
+
+/// Talks to an OAuth 2.0 authorization server for one provider: token grants
+/// (RFC 6749), revocation (RFC 7009) and userinfo (OIDC). Separate from the
+/// session state, as AppAuth separates its service from `OIDAuthState`.
+struct OAuthClient: Sendable {
+    let config: ProviderConfig
+    let http: HTTPCalls
+    let clock: Clock
+
+    /// Client authentication: `client_secret_basic` for confidential clients,
+    /// `client_id` in the body for public ones.
+    private func clientAuth(_ pairs: [(String, String)]) -> (pairs: [(String, String)], headers: [(String, String)]) {
+        let clientId = config.clientId ?? ""
+        if let secret = config.clientSecret {
+            return (pairs, [("Authorization", FormEncoding.basicAuthorization(clientId: clientId, clientSecret: secret))])
+        }
+        return (pairs + [("client_id", clientId)], [])
+    }
+
+    enum GrantResult {
+        case success(TokenResponse)
+        case rejected(String)
+        case transient(String)
+    }
+
+    func grant(_ pairs: [(String, String)]) async -> GrantResult {
+        guard let endpoint = config.tokenEndpoint else { return .transient("no token endpoint is configured") }
+        let auth = clientAuth(pairs)
+        let response: HTTPResponse
+        do {
+            response = try await http.postForm(endpoint, auth.pairs, headers: auth.headers)
+        } catch {
+            switch error { case .transient(let why): return .transient(why) }
+        }
+        switch TokenEndpointResult.classify(response) {
+        case .success(let token): return .success(token)
+        case .rejected(let error, _): return .rejected(error)
+        case .transient(let why): return .transient(why)
+        }
+    }
+
+    /// A session from a token response; a missing refresh token keeps the previous one.
+    func session(from token: TokenResponse, previous: Session?, user: JSONValue?) -> Session {
+        let now = clock.now()
+        var expiresAt: Date?
+        if let seconds = token.expiresIn {
+            expiresAt = now.addingTimeInterval(TimeInterval(seconds))
+        } else {
+            expiresAt = JWT.expiry(of: token.accessToken)
+        }
+        return Session(accessToken: token.accessToken, tokenType: token.tokenType,
+                       refreshToken: token.refreshToken ?? previous?.refreshToken, expiresAt: expiresAt,
+                       idToken: token.idToken ?? previous?.idToken, user: user ?? previous?.user,
+                       obtainedAt: now, generation: (previous?.generation ?? 0) + 1)
+    }
+
+    /// Who logged in: userinfo when configured, else the ID token's display claims, else `fallback`.
+    func user(accessToken: String, tokenType: String, idToken: String?, fallback: JSONValue) async -> JSONValue {
+        if let endpoint = config.userinfoEndpoint,
+           let response = try? await http.send("GET", endpoint, headers: [("Authorization", "\(tokenType) \(accessToken)"), ("Accept", "application/json")], body: nil),
+           response.status == 200, let info = try? JSONParser.parse(response.body), case .object = info
+        {
+            return info
+        }
+        if let idToken, let claims = JWT.claims(of: idToken) {
+            var user = JSONObject()
+            for key in ["sub", "name", "email", "preferred_username"] { if let v = claims[key] { user[key] = v } }
+            if !user.isEmpty { return .object(user) }
+        }
+        return fallback
+    }
+
+    func scopePairs() -> [(String, String)] {
+        config.scopes.isEmpty ? [] : [("scope", config.scopes.joined(separator: " "))]
+    }
+
+    func refresh(_ session: Session) async -> RefreshOutcome {
+        guard let refreshToken = session.refreshToken else { return .unsupported }
+        switch await grant([("grant_type", "refresh_token"), ("refresh_token", refreshToken)] + scopePairs()) {
+        case .success(let token): return .refreshed(self.session(from: token, previous: session, user: nil))
+        case .rejected(let error): return .rejected(error)
+        case .transient(let why): return .transient(why)
+        }
+    }
+
+    /// RFC 7009: revoke the refresh token when there is one (servers revoke its
+    /// access tokens with it), else the access token.
+    func revoke(_ session: Session, timeout: Double) async -> Bool {
+        guard let endpoint = config.revocationEndpoint else { return false }
+        let (token, hint) = session.refreshToken.map { ($0, "refresh_token") } ?? (session.accessToken, "access_token")
+        let auth = clientAuth([("token", token), ("token_type_hint", hint)])
+        guard let response = try? await http.postForm(endpoint, auth.pairs, headers: auth.headers, timeout: timeout) else { return false }
+        return response.status == 200
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import JSON
+
+/// The live state of one provider — its session and the refresh in flight —
+/// as one small state machine behind one lock.
+///
+/// Single flight: however many callers find the token stale at once, one
+/// refresh runs and all of them await it; a caller that arrives after it
+/// finished sees the new session and refreshes nothing. A refresh result is
+/// installed (and persisted) only if the session it started from is still
+/// current, so a logout or a new login during a refresh is never undone.
+final class ProviderState: @unchecked Sendable {
+    let config: ProviderConfig
+    let provider: LoginProvider
+
+    private let lock = NSLock()
+    private var session: Session?
+    /// The `sign` answer for the current session, built once per session.
+    private var signResult: JSONValue = .null
+    private var inFlight: (generation: Int, task: Task<Session, Error>)?
+    private var recentRefreshes: [Date] = []
+
+    static let refreshLimit = 5
+    static let refreshLimitWindow: TimeInterval = 30
+
+    init(config: ProviderConfig, provider: LoginProvider, session: Session?) {
+        self.config = config
+        self.provider = provider
+        install(session)
+    }
+
+    var id: String { config.id }
+
+    var current: Session? {
+        lock.lock()
+        defer { lock.unlock() }
+        return session
+    }
+
+    /// The current session and its prepared `sign` answer, in one lock.
+    func snapshot() -> (Session, JSONValue)? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let session else { return nil }
+        return (session, signResult)
+    }
+
+    private func install(_ s: Session?) {
+        session = s
+        if let s {
+            signResult = [
+                "signed": true, "provider": .string(config.id),
+                "headers": ["Authorization": .string(s.authorization)],
+                "expiresAt": RFC3339.json(s.expiresAt),
+            ]
+        } else {
+            signResult = .null
+        }
+    }
+
+    /// Replaces the session unconditionally (login); `persist` runs under the lock so
+    /// the store and memory never disagree about the order of writes.
+    func replace(with new: Session?, persist: (Session?) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        persist(new)
+        install(new)
+    }
+
+    /// Removes the session if it is still `expected` (by generation and token); returns whether it did.
+    func clear(ifStill expected: Session, persist: () -> Void) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let s = session, s.sameTokens(as: expected) else { return false }
+        persist()
+        install(nil)
+        return true
+    }
+
+    /// Takes the session away (logout).
+    func take(persist: () -> Void) -> Session? {
+        lock.lock()
+        defer { lock.unlock() }
+        let s = session
+        if s != nil { persist() }
+        install(nil)
+        return s
+    }
+
+    enum RefreshStart {
+        /// Someone already replaced the stale session: use this one.
+        case alreadyFresh(Session)
+        case joined(Task<Session, Error>)
+        case started(Task<Session, Error>)
+        case limited
+        case loggedOut
+    }
+
+    /// Starts (or joins) the refresh of `stale`. `work` runs at most once per stale session.
+    func beginRefresh(of stale: Session, now: Date, work: @escaping @Sendable () async throws -> Session) -> RefreshStart {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let s = session else { return .loggedOut }
+        if !s.sameTokens(as: stale) { return .alreadyFresh(s) }
+        if let inFlight, inFlight.generation == s.generation { return .joined(inFlight.task) }
+        recentRefreshes.removeAll { now.timeIntervalSince($0) >= Self.refreshLimitWindow }
+        if recentRefreshes.count >= Self.refreshLimit { return .limited }
+        recentRefreshes.append(now)
+        let generation = s.generation
+        let task = Task { [weak self] in
+            defer { self?.endRefresh(generation: generation) }
+            return try await work()
+        }
+        inFlight = (generation, task)
+        return .started(task)
+    }
+
+    private func endRefresh(generation: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        if inFlight?.generation == generation { inFlight = nil }
+    }
+
+    /// Installs a refreshed session if `stale` is still current; persistence first.
+    func complete(refreshOf stale: Session, with fresh: Session, persist: (Session) -> Void) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let s = session, s.sameTokens(as: stale) else { return false }
+        persist(fresh)
+        install(fresh)
+        return true
+    }
+}
+
+extension Session {
+    /// The `Authorization` header value.
+    var authorization: String { "\(tokenType) \(accessToken)" }
+
+    /// Same tokens and generation: "nobody replaced this session meanwhile".
+    func sameTokens(as other: Session) -> Bool {
+        generation == other.generation && accessToken == other.accessToken && refreshToken == other.refreshToken
+    }
+}

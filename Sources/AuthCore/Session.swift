@@ -1,0 +1,103 @@
+import Foundation
+import JSON
+
+/// What the agent holds for one provider after a login: the credentials it
+/// attaches for the host and what it needs to renew them.
+///
+/// `generation` increases on every write (login or refresh) so that code which
+/// read a session, released the lock and came back can tell whether someone else
+/// replaced it meanwhile, without comparing tokens. `description`, `debugDescription`
+/// and the mirror show no token, so a session can be logged or dumped safely.
+public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var accessToken: String
+    public var tokenType: String
+    public var refreshToken: String?
+    public var expiresAt: Date?
+    public var idToken: String?
+    /// Whatever the provider says about the user (a login response's user object, userinfo claims).
+    public var user: JSONValue?
+    public var obtainedAt: Date
+    public var generation: Int
+
+    public init(accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
+                idToken: String? = nil, user: JSONValue? = nil, obtainedAt: Date, generation: Int = 0) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+        self.idToken = idToken
+        self.user = user
+        self.obtainedAt = obtainedAt
+        self.generation = generation
+    }
+
+    /// The record as stored: camelCase keys, dates as RFC 3339 strings (whole
+    /// seconds, so sub-second parts do not survive a round trip), absent optionals
+    /// omitted.
+    public func toJSON() -> JSONValue {
+        var o = JSONObject()
+        o["accessToken"] = .string(accessToken)
+        o["tokenType"] = .string(tokenType)
+        if let refreshToken { o["refreshToken"] = .string(refreshToken) }
+        if let expiresAt { o["expiresAt"] = .string(RFC3339.format(expiresAt)) }
+        if let idToken { o["idToken"] = .string(idToken) }
+        if let user { o["user"] = user }
+        o["obtainedAt"] = .string(RFC3339.format(obtainedAt))
+        o["generation"] = .int(Int64(generation))
+        return .object(o)
+    }
+
+    /// Reads a record written by `toJSON()`. Optional members may be absent or
+    /// `null` (`user: null` is kept as `.null`); unknown members are ignored so an
+    /// older agent can read a newer record. Errors name the member, never its value.
+    public init(json: JSONValue) throws(SessionFormatError) {
+        guard let o = json.objectValue else { throw SessionFormatError("the session is \(json.kindName), not an object") }
+        accessToken = try Session.requiredString(o, "accessToken")
+        guard !accessToken.isEmpty else { throw SessionFormatError("\"accessToken\" is empty") }
+        tokenType = try Session.requiredString(o, "tokenType")
+        refreshToken = try Session.optionalString(o, "refreshToken")
+        idToken = try Session.optionalString(o, "idToken")
+        expiresAt = try Session.optionalString(o, "expiresAt").map { (text) throws(SessionFormatError) in
+            guard let date = RFC3339.parse(text) else { throw SessionFormatError("\"expiresAt\" is not an RFC 3339 date") }
+            return date
+        }
+        guard let obtained = RFC3339.parse(try Session.requiredString(o, "obtainedAt")) else {
+            throw SessionFormatError("\"obtainedAt\" is not an RFC 3339 date")
+        }
+        obtainedAt = obtained
+        guard let value = o["generation"] else { throw SessionFormatError("\"generation\" is missing") }
+        guard case .int(let g) = value, g >= 0, g <= Int64(Int.max) else {
+            throw SessionFormatError("\"generation\" is not a non-negative integer")
+        }
+        generation = Int(g)
+        user = o["user"]
+    }
+
+    private static func requiredString(_ o: JSONObject, _ key: String) throws(SessionFormatError) -> String {
+        guard let value = o[key] else { throw SessionFormatError("\"\(key)\" is missing") }
+        guard let s = value.stringValue else { throw SessionFormatError("\"\(key)\" is \(value.kindName), not a string") }
+        return s
+    }
+
+    private static func optionalString(_ o: JSONObject, _ key: String) throws(SessionFormatError) -> String? {
+        guard let value = o[key], !value.isNull else { return nil }
+        guard let s = value.stringValue else { throw SessionFormatError("\"\(key)\" is \(value.kindName), not a string") }
+        return s
+    }
+
+    public var description: String {
+        var parts = ["tokenType: \(tokenType)", "generation: \(generation)", "obtainedAt: \(RFC3339.format(obtainedAt))"]
+        if let expiresAt { parts.append("expiresAt: \(RFC3339.format(expiresAt))") }
+        parts.append("refreshToken: \(refreshToken == nil ? "none" : "present")")
+        parts.append("idToken: \(idToken == nil ? "none" : "present")")
+        return "Session(\(parts.joined(separator: ", ")))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["tokenType": tokenType, "expiresAt": expiresAt as Any, "obtainedAt": obtainedAt,
+                                "generation": generation, "hasRefreshToken": refreshToken != nil],
+               displayStyle: .struct)
+    }
+}

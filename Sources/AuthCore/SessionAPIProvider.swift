@@ -1,0 +1,98 @@
+import Foundation
+import JSON
+
+/// A JSON login API (`POST /sessions {"session": {...}}` → `{"jwt": ...}`), the
+/// kind many apps have instead of OAuth. The body template's `{{username}}` and
+/// `{{password}}` are filled in; token and user are read by JSON Pointer.
+struct SessionAPIProvider: LoginProvider {
+    let config: ProviderConfig
+    let http: HTTPCalls
+    let clock: Clock
+    let revokeTimeout: Double
+
+    func login(_ credentials: Credentials?) async throws(AuthError) -> Session {
+        guard case .password(let username, let password)? = credentials else {
+            throw AuthError(.invalidCredentials, "\(config.displayName) needs a username and a password.", provider: config.id)
+        }
+        guard let endpoint = config.loginEndpoint else {
+            throw AuthError(.authServerUnavailable, "\(config.displayName) has no login endpoint.", provider: config.id)
+        }
+        let body = Self.fill(config.loginBody ?? [:], username: username, password: password)
+        let response: HTTPResponse
+        do {
+            response = try await http.postJSON(endpoint, body)
+        } catch {
+            switch error { case .transient(let why): throw unavailable(why) }
+        }
+        switch response.status {
+        case 200..<300: break
+        case 400, 401, 403, 404, 422:
+            throw AuthError(.invalidCredentials, "\(config.displayName) rejected the username or password.", provider: config.id)
+        default:
+            throw unavailable("the login endpoint answered HTTP \(response.status)")
+        }
+        guard let session = session(from: response, previous: nil, username: username) else {
+            throw unavailable("the login response has no token at \(config.tokenPointer?.description ?? "?")")
+        }
+        return session
+    }
+
+    func refresh(_ session: Session) async -> RefreshOutcome {
+        guard let endpoint = config.refreshEndpoint else { return .unsupported }
+        let response: HTTPResponse
+        do {
+            response = try await http.postJSON(endpoint, [:], headers: [("Authorization", "\(session.tokenType) \(session.accessToken)")])
+        } catch {
+            switch error { case .transient(let why): return .transient(why) }
+        }
+        switch response.status {
+        case 200..<300:
+            guard let next = self.session(from: response, previous: session, username: nil) else {
+                return .transient("the refresh response has no token")
+            }
+            return .refreshed(next)
+        case 400, 401, 403: return .rejected("HTTP \(response.status)")
+        default: return .transient("the refresh endpoint answered HTTP \(response.status)")
+        }
+    }
+
+    func revoke(_ session: Session) async -> Bool {
+        guard let endpoint = config.logoutEndpoint,
+              let response = try? await http.postJSON(endpoint, [:], headers: [("Authorization", "\(session.tokenType) \(session.accessToken)")], timeout: revokeTimeout)
+        else { return false }
+        return (200..<300).contains(response.status)
+    }
+
+    private func unavailable(_ why: String) -> AuthError {
+        AuthError(.authServerUnavailable, "\(config.displayName) is unavailable: \(why).", provider: config.id)
+    }
+
+    private func session(from response: HTTPResponse, previous: Session?, username: String?) -> Session? {
+        guard let document = try? JSONParser.parse(response.body),
+              let token = config.tokenPointer?.resolve(in: document)?.stringValue, !token.isEmpty
+        else { return nil }
+        var user = previous?.user ?? (username.map { ["username": .string($0)] } ?? [:])
+        if let found = config.userPointer?.resolve(in: document), found != .null {
+            user = found.objectValue != nil ? found : ["id": found]
+        }
+        let now = clock.now()
+        return Session(accessToken: token, tokenType: "Bearer", refreshToken: nil, expiresAt: JWT.expiry(of: token),
+                       idToken: nil, user: user, obtainedAt: now, generation: (previous?.generation ?? 0) + 1)
+    }
+
+    /// Replaces `{{username}}` and `{{password}}` inside every string of the template.
+    static func fill(_ template: JSONValue, username: String, password: String) -> JSONValue {
+        switch template {
+        case .string(let s):
+            return .string(s.replacingOccurrences(of: "{{username}}", with: username).replacingOccurrences(of: "{{password}}", with: password))
+        case .array(let items):
+            return .array(items.map { fill($0, username: username, password: password) })
+        case .object(let o):
+            var out = JSONObject()
+            for (k, v) in o.members { out.appendUnchecked(k, fill(v, username: username, password: password)) }
+            return .object(out)
+        default:
+            return template
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import JSON
+
+/// What a token endpoint's answer means for the caller: use the tokens, give up
+/// on this grant, or try again later.
+///
+/// The split matters for refresh: `rejected` means the refresh token is dead
+/// (the user must log in again), while `transient` must keep it, because a
+/// server outage is no reason to log everyone out.
+public enum TokenEndpointResult: Sendable, Equatable {
+    case success(TokenResponse)
+    /// The server refused the grant: its OAuth `error` code (or `http_<status>`
+    /// when it gave none) and its `error_description`, if any.
+    case rejected(error: String, description: String?)
+    /// Worth retrying: server errors, rate limiting, timeouts, unreadable answers.
+    /// The text never includes the response body.
+    case transient(String)
+
+    /// Classifies a token endpoint response (RFC 6749 §5.1, §5.2):
+    /// - 2xx with a JSON object holding a string `access_token` → `success`;
+    ///   2xx with an `error` member instead → `rejected` (some servers, GitHub
+    ///   among them, report errors with 200); any other 2xx body → `transient`.
+    /// - 408, 429 and 5xx → `transient`.
+    /// - other 4xx → `rejected`, with the body's `error` when it has one, else `http_<status>`.
+    /// - anything else (1xx, 3xx) → `transient`.
+    public static func classify(_ response: HTTPResponse) -> TokenEndpointResult {
+        let status = response.status
+        let object = (try? JSONParser.parse(response.body))?.objectValue
+        switch status {
+        case 200...299:
+            if let object, let token = TokenResponse(json: object) { return .success(token) }
+            if let object, let rejection = oauthError(object) { return rejection }
+            return .transient("the token endpoint answered HTTP \(status) without a usable token")
+        case 408, 429, 500...599:
+            return .transient("the token endpoint answered HTTP \(status)")
+        case 400...499:
+            if let object, let rejection = oauthError(object) { return rejection }
+            return .rejected(error: "http_\(status)", description: nil)
+        default:
+            return .transient("the token endpoint answered HTTP \(status)")
+        }
+    }
+
+    private static func oauthError(_ object: JSONObject) -> TokenEndpointResult? {
+        guard let error = object["error"]?.stringValue, !error.isEmpty else { return nil }
+        return .rejected(error: error, description: object["error_description"]?.stringValue)
+    }
+}
+
+extension TokenResponse {
+    /// The same as `TokenEndpointResult.classify(_:)`, reachable from either type.
+    public static func classify(_ response: HTTPResponse) -> TokenEndpointResult {
+        TokenEndpointResult.classify(response)
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import JSONRPC
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The real `HTTPTransport`, on an ephemeral `URLSession` configured for sending credentials.
+///
+/// - No redirects: a 3xx comes back as the response. Following one would carry
+///   a request (and its `Authorization` header or form body) to a server nobody
+///   configured.
+/// - No cookies, no cache, no credential storage: nothing a server says outlives
+///   the exchange or leaks into the next one.
+/// - A deadline for the whole exchange (`HTTPRequest.timeout`), not just between packets.
+/// - A cap on the response size (default 1 MiB), so a hostile server cannot
+///   exhaust memory.
+/// - The URL must be one `Origin` accepts and Foundation must agree on its host
+///   and port, so the request goes where the origin check thought it would.
+public final class URLSessionTransport: HTTPTransport {
+    public let maxResponseBytes: Int
+    private let session: URLSession
+    private let exchanges: ExchangeTable
+
+    public init(maxResponseBytes: Int = 1 << 20) {
+        self.maxResponseBytes = maxResponseBytes
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCache = nil
+        configuration.urlCredentialStorage = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
+        exchanges = ExchangeTable(maxResponseBytes: maxResponseBytes)
+        session = URLSession(configuration: configuration, delegate: exchanges, delegateQueue: nil)
+    }
+
+    deinit {
+        session.invalidateAndCancel()
+    }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let origin = Origin(url: request.url), let url = URL(string: request.url),
+              URLSessionTransport.foundationAgrees(url, origin),
+              request.headers.allSatisfy({ URLSessionTransport.isHeaderSafe($0.0) && URLSessionTransport.isHeaderSafe($0.1) }),
+              !request.method.isEmpty, request.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { throw HTTPTransportError.invalidURL }
+        guard request.timeout > 0 else { throw HTTPTransportError.timedOut }
+        let timeout = min(request.timeout, 86_400)
+        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData,
+                                    timeoutInterval: timeout)
+        urlRequest.httpMethod = request.method
+        urlRequest.httpShouldHandleCookies = false
+        for (name, value) in request.headers { urlRequest.addValue(value, forHTTPHeaderField: name) }
+        // No keep-alive: on Linux, a reused connection that the server drops mid-request
+        // left the call hanging until its timeout (10 s measured) instead of failing at
+        // once. Auth-server calls are rare; a fresh connection each is cheap.
+        urlRequest.setValue("close", forHTTPHeaderField: "Connection")
+        urlRequest.httpBody = request.body.map { Data($0) }
+        let task = session.dataTask(with: urlRequest)
+        let exchanges = self.exchanges
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
+                exchanges.begin(task, host: origin.host, continuation: continuation)
+                task.resume()
+                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak exchanges] in
+                    exchanges?.expire(task)
+                }
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// No CR, LF or NUL: characters that would end a header line and start another.
+    static func isHeaderSafe(_ text: String) -> Bool {
+        !text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+    }
+
+    /// Whether Foundation's URL parser reads the same scheme, host and port as `Origin`.
+    static func foundationAgrees(_ url: URL, _ origin: Origin) -> Bool {
+        guard let scheme = url.scheme?.lowercased(), scheme == origin.scheme, var host = url.host?.lowercased() else {
+            return false
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.contains(":") {
+            guard let canonical = URLAuthority.canonicalIPv6(host) else { return false }
+            host = "[\(canonical)]"
+        }
+        return host == origin.host && (url.port ?? Origin.defaultPort(for: scheme)) == origin.port
+    }
+}
+
+/// The session delegate: collects each task's response and body, enforces the
+/// size cap and the deadline, refuses redirects, and resumes the waiting caller.
+private final class ExchangeTable: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private struct Exchange {
+        var host: String
+        var continuation: CheckedContinuation<HTTPResponse, Error>
+        var body: [UInt8] = []
+        var timedOut = false
+        var tooLarge = false
+    }
+
+    private let maxResponseBytes: Int
+    private let table = Locked<[Int: Exchange]>([:])
+
+    init(maxResponseBytes: Int) { self.maxResponseBytes = maxResponseBytes }
+
+    func begin(_ task: URLSessionTask, host: String, continuation: CheckedContinuation<HTTPResponse, Error>) {
+        table.withLock { $0[task.taskIdentifier] = Exchange(host: host, continuation: continuation) }
+    }
+
+    func expire(_ task: URLSessionTask) {
+        let pending = table.withLock { (table: inout [Int: Exchange]) -> Bool in
+            guard table[task.taskIdentifier] != nil else { return false }
+            table[task.taskIdentifier]?.timedOut = true
+            return true
+        }
+        if pending { task.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(nil)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        if response.expectedContentLength > Int64(maxResponseBytes) {
+            table.withLock { $0[dataTask.taskIdentifier]?.tooLarge = true }
+            completionHandler(.cancel)
+        } else {
+            completionHandler(.allow)
+        }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let overflow = table.withLock { (table: inout [Int: Exchange]) -> Bool in
+            guard var exchange = table[dataTask.taskIdentifier], !exchange.tooLarge else { return false }
+            if exchange.body.count + data.count > maxResponseBytes {
+                exchange.tooLarge = true
+                exchange.body = []
+            } else {
+                exchange.body.append(contentsOf: data)
+            }
+            table[dataTask.taskIdentifier] = exchange
+            return exchange.tooLarge
+        }
+        if overflow { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        guard let exchange = table.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        exchange.continuation.resume(with: ExchangeTable.outcome(exchange, task.response, error))
+    }
+
+    private static func outcome(_ exchange: Exchange, _ response: URLResponse?, _ error: Error?) -> Result<HTTPResponse, Error> {
+        if exchange.tooLarge { return .failure(HTTPTransportError.responseTooLarge) }
+        if exchange.timedOut { return .failure(HTTPTransportError.timedOut) }
+        if let error {
+            guard let urlError = error as? URLError else {
+                return .failure(HTTPTransportError.unreachable("\(exchange.host): network error"))
+            }
+            if urlError.code == .timedOut { return .failure(HTTPTransportError.timedOut) }
+            if urlError.code == .cancelled { return .failure(CancellationError()) }
+            return .failure(HTTPTransportError.unreachable("\(exchange.host): \(reason(urlError.code))"))
+        }
+        guard let http = response as? HTTPURLResponse else {
+            return .failure(HTTPTransportError.unreachable("\(exchange.host): not an HTTP response"))
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name] = value }
+        }
+        return .success(HTTPResponse(status: http.statusCode, headers: headers, body: exchange.body))
+    }
+
+    /// Our own wording for URL errors, so no URL (and no query string) reaches a message.
+    private static func reason(_ code: URLError.Code) -> String {
+        switch code {
+        case .cannotConnectToHost: return "connection refused"
+        case .cannotFindHost, .dnsLookupFailed: return "host not found"
+        case .networkConnectionLost: return "connection lost"
+        case .notConnectedToInternet: return "no network connection"
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
+             .clientCertificateRequired:
+            return "TLS handshake failed"
+        case .badServerResponse, .cannotParseResponse: return "malformed HTTP response"
+        default: return "network error \(code.rawValue)"
+        }
+    }
+}

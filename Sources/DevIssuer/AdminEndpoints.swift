@@ -1,0 +1,59 @@
+import JSON
+
+/// `/_admin/…`: fault injection and counters over HTTP, for test suites in
+/// other languages and the `dev-issuer` CLI. Not counted and never faulted, so
+/// a test can always observe and reset the issuer.
+enum AdminEndpoints {
+    /// `GET /_admin/stats` → `{"counts":{endpoint: n}}`.
+    static func stats(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
+        var counts = JSONObject()
+        for (key, value) in context.state.counts.sorted(by: { $0.key < $1.key }) {
+            counts[key] = .int(Int64(value))
+        }
+        return .json(200, ["counts": .object(counts)])
+    }
+
+    /// `POST /_admin/fault` with any of `latencyMs`, `fail` (+ `status`), `drop`,
+    /// `revokeAll`, `accessTokenLifetime` → `{}`. Unknown or mistyped fields are a 400,
+    /// so a typo in a test does not silently inject nothing.
+    static func fault(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
+        let body: JSONObject
+        if request.body.isEmpty {
+            body = [:]
+        } else if let object = request.jsonBody?.objectValue {
+            body = object
+        } else {
+            return .error(400, "invalid_request", "expected a JSON object")
+        }
+        let integers = ["latencyMs", "fail", "status", "drop", "accessTokenLifetime"]
+        for (key, value) in body.members {
+            if integers.contains(key) {
+                guard let number = value.intValue, abs(number) <= Int64(Int32.max) else {
+                    return .error(400, "invalid_request", "\(key) must be an integer")
+                }
+            } else if key == "revokeAll" {
+                guard value.boolValue != nil else { return .error(400, "invalid_request", "revokeAll must be a boolean") }
+            } else {
+                return .error(400, "invalid_request", "unknown field \(key)")
+            }
+        }
+        func integer(_ key: String) -> Int? { body[key]?.intValue.map { Int($0) } }
+        let status = integer("status") ?? 503
+        guard (100...599).contains(status) else { return .error(400, "invalid_request", "status must be 100...599") }
+
+        let state = context.state
+        if let latency = integer("latencyMs") { state.setLatency(milliseconds: latency) }
+        if let count = integer("fail") { state.failNext(count, status: status) }
+        if let count = integer("drop") { state.dropNext(count) }
+        if body["revokeAll"]?.boolValue == true { state.revokeAll() }
+        if let seconds = integer("accessTokenLifetime") { state.setAccessTokenLifetime(seconds) }
+        return .json(200, [:])
+    }
+
+    /// `POST /_admin/reset`: zero the counters, clear faults, restore the configured token lifetime.
+    static func reset(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
+        context.state.resetCounts()
+        context.state.resetFaults()
+        return .json(200, [:])
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// A loopback-only identity issuer for demos and tests.
+///
+/// It speaks the two login styles `auth-agent` brokers — a JSON session API
+/// (`POST /sessions`, Rails/Devise-like) and an OAuth 2.0 token endpoint with
+/// refresh-token rotation and reuse detection — so the agent can be exercised
+/// end to end without a real identity provider. Faults (latency, error
+/// statuses, dropped connections, mass revocation) can be injected from Swift
+/// or over HTTP (`/_admin/…`) so clients' retry and re-login paths get tested,
+/// and per-endpoint counters let tests assert how many calls a client made.
+///
+/// It binds 127.0.0.1 only and has no real cryptography: tokens are
+/// JWT-shaped but validated by table lookup, and the credentials are fixed.
+/// Never expose it beyond the local machine.
+public final class DevIssuer: Sendable {
+    private let state: IssuerState
+    private let server = Locked<HTTPServer?>(nil)
+    private let boundPort = Locked<UInt16>(0)
+
+    public init(options: DevIssuerOptions = .init()) {
+        state = IssuerState(options: options)
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Binds 127.0.0.1:`port` (0 picks a free port), starts serving, and returns the bound port.
+    /// Can be called again after `stop()`; tokens issued before survive a restart.
+    @discardableResult
+    public func start(port: UInt16 = 0) throws -> UInt16 {
+        try server.withLock { server in
+            guard server == nil else { throw DevIssuerError.alreadyStarted }
+            let state = self.state
+            let started = try HTTPServer(port: port) { boundPort in
+                let router = IssuerRouter(state: state, issuer: "http://127.0.0.1:\(boundPort)")
+                return { router.handle($0) }
+            }
+            server = started
+            boundPort.withLock { $0 = started.port }
+            return started.port
+        }
+    }
+
+    /// The bound port; 0 before the first `start`, the last port after `stop`.
+    public var port: UInt16 { boundPort.withLock { $0 } }
+
+    /// `http://127.0.0.1:PORT`, also the `iss` of issued tokens.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Closes the listener and every open connection; returns once the port is free. Idempotent.
+    public func stop() {
+        let running = server.withLock { server -> HTTPServer? in
+            defer { server = nil }
+            return server
+        }
+        running?.stop()
+    }
+
+    // MARK: Fault injection
+
+    /// Delays every non-admin response by `milliseconds` (0 turns it off).
+    public func setLatency(milliseconds: Int) {
+        state.setLatency(milliseconds: milliseconds)
+    }
+
+    /// The next `count` non-admin requests are answered with `status` and a small JSON body.
+    public func failNext(_ count: Int, status: Int = 503) {
+        state.failNext(count, status: status)
+    }
+
+    /// The next `count` non-admin requests get their connection closed without an answer.
+    public func dropNext(_ count: Int) {
+        state.dropNext(count)
+    }
+
+    /// Invalidates every session, access and refresh token issued so far.
+    public func revokeAll() {
+        state.revokeAll()
+    }
+
+    /// Lifetime of tokens issued from now on; 0 or negative issues already-expired tokens.
+    public func setAccessTokenLifetime(_ seconds: Int) {
+        state.setAccessTokenLifetime(seconds)
+    }
+
+    // MARK: Observation
+
+    /// Requests received for `endpoint` ("session", "token", "token.refresh_token", …), faulted ones included.
+    public func count(_ endpoint: String) -> Int {
+        state.count(endpoint)
+    }
+
+    public var counts: [String: Int] { state.counts }
+
+    public func resetCounts() {
+        state.resetCounts()
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import JSON
+
+/// What a handler sees besides the request.
+struct RouteContext: Sendable {
+    let state: IssuerState
+    /// The issuer identifier and base of every endpoint URL: `http://127.0.0.1:PORT`.
+    let issuer: String
+    /// Seconds since 1970, read once per request after any injected latency.
+    let now: Double
+}
+
+typealias RouteHandler = @Sendable (HTTPRequest, RouteContext) -> HTTPResponse
+
+/// One path the issuer serves: a handler per method and the counter keys a request bumps.
+///
+/// Adding an endpoint is one handler function and one entry in `IssuerRoutes.public`.
+struct Route: Sendable {
+    let path: String
+    let handlers: [String: RouteHandler]
+    let counterKeys: @Sendable (HTTPRequest) -> [String]
+
+    init(_ path: String, counter: String, _ handlers: [String: RouteHandler]) {
+        self.init(path, counterKeys: { _ in [counter] }, handlers)
+    }
+
+    init(_ path: String, counterKeys: @escaping @Sendable (HTTPRequest) -> [String], _ handlers: [String: RouteHandler]) {
+        self.path = path
+        self.counterKeys = counterKeys
+        self.handlers = handlers
+    }
+}
+
+/// The route tables.
+enum IssuerRoutes {
+    /// Counted and subject to injected faults.
+    static let `public`: [Route] = [
+        Route("/sessions", counter: "session", ["POST": SessionEndpoints.login]),
+        Route("/sessions/refresh", counter: "sessionRefresh", ["POST": SessionEndpoints.refresh]),
+        Route("/sessions/logout", counter: "sessionLogout", ["POST": SessionEndpoints.logout]),
+        Route("/token", counterKeys: TokenEndpoint.counterKeys, ["POST": TokenEndpoint.handle]),
+        Route("/revoke", counter: "revoke", ["POST": RevocationEndpoint.handle]),
+        Route("/userinfo", counter: "userinfo", ["GET": UserInfoEndpoint.handle, "POST": UserInfoEndpoint.handle]),
+        Route("/.well-known/openid-configuration", counter: "discovery", ["GET": DiscoveryEndpoint.handle]),
+        Route("/.well-known/oauth-authorization-server", counter: "discovery", ["GET": DiscoveryEndpoint.handle]),
+    ]
+
+    /// Control plane for tests and the `dev-issuer` CLI: never counted, never faulted.
+    static let admin: [Route] = [
+        Route("/_admin/stats", counterKeys: { _ in [] }, ["GET": AdminEndpoints.stats]),
+        Route("/_admin/fault", counterKeys: { _ in [] }, ["POST": AdminEndpoints.fault]),
+        Route("/_admin/reset", counterKeys: { _ in [] }, ["POST": AdminEndpoints.reset]),
+    ]
+
+    static let adminPrefix = "/_admin/"
+}
+
+/// Turns a request into an outcome: admin requests go straight to their
+/// handler; every other request is counted, gets any pending fault, then is routed.
+struct IssuerRouter: Sendable {
+    let state: IssuerState
+    let issuer: String
+
+    func handle(_ request: HTTPRequest) -> HTTPServer.Outcome {
+        let path = request.path
+        if path.hasPrefix(IssuerRoutes.adminPrefix) {
+            return .respond(dispatch(request, to: IssuerRoutes.admin.first { $0.path == path }))
+        }
+        let route = IssuerRoutes.public.first { $0.path == path }
+        let decision = state.admit(countingAs: route?.counterKeys(request) ?? [])
+        if decision.latencyMilliseconds > 0 {
+            Thread.sleep(forTimeInterval: Double(decision.latencyMilliseconds) / 1000)
+        }
+        switch decision.action {
+        case .drop:
+            return .drop
+        case .fail(let status):
+            return .respond(.json(status, ["error": "injected_fault", "status": .int(Int64(status))]))
+        case .none:
+            return .respond(dispatch(request, to: route))
+        }
+    }
+
+    private func dispatch(_ request: HTTPRequest, to route: Route?) -> HTTPResponse {
+        guard let route else { return .error(404, "not_found", "no such endpoint: \(request.path)") }
+        guard let handler = route.handlers[request.method] else {
+            let allowed = route.handlers.keys.sorted().joined(separator: ", ")
+            return .error(405, "method_not_allowed", "\(request.method) is not allowed here", headers: [("Allow", allowed)])
+        }
+        let context = RouteContext(state: state, issuer: issuer, now: Date().timeIntervalSince1970)
+        return handler(request, context)
+    }
+}

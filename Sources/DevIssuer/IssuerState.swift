@@ -1,0 +1,364 @@
+import JSON
+
+/// Everything the issuer knows and remembers, with all mutable parts behind one lock.
+///
+/// One owner for tokens, families, counters and faults keeps operations that
+/// span tables atomic (rotating a refresh token, revoking a family, counting a
+/// request and consuming its fault) without any lock-ordering rules. Users and
+/// clients never change after init and live outside the lock.
+///
+/// Every token belongs to a *family*: one login (or client_credentials grant)
+/// and everything rotated from it. Revoking a family invalidates all of its
+/// tokens at once, which is what refresh-token reuse detection needs.
+final class IssuerState: Sendable {
+    let users: [String: UserProfile]
+    let clients: [String: String?]
+    let defaultAccessTokenLifetime: Int
+    let refreshTokenReuseGrace: Int
+    private let passwords: [String: String]
+    private let store: Locked<Store>
+
+    init(options: DevIssuerOptions) {
+        var users: [String: UserProfile] = [:]
+        for (index, username) in options.users.keys.sorted().enumerated() {
+            let name = username.prefix(1).uppercased() + username.dropFirst()
+            users[username] = UserProfile(id: String(index + 1), username: username, name: name)
+        }
+        self.users = users
+        self.passwords = options.users
+        self.clients = options.clients
+        self.defaultAccessTokenLifetime = options.accessTokenLifetime
+        self.refreshTokenReuseGrace = options.refreshTokenReuseGrace
+        self.store = Locked(Store(accessTokenLifetime: options.accessTokenLifetime))
+    }
+
+    // MARK: Users
+
+    /// The user if `password` is right; compared in constant time.
+    func user(username: String, password: String) -> UserProfile? {
+        guard let expected = passwords[username], let user = users[username] else { return nil }
+        return SecretComparison.equal(expected, password) ? user : nil
+    }
+
+    // MARK: Session API
+
+    /// A new session token starting a new family.
+    func startSession(for user: UserProfile, now: Double) -> String {
+        store.withLock { store in
+            store.mintSessionToken(for: user, family: store.newFamily(), now: now)
+        }
+    }
+
+    /// Exchanges a current session token (expired is fine, revoked is not) for a new one;
+    /// the old one stops working.
+    func refreshSession(_ token: String, now: Double) -> (jwt: String, user: UserProfile)? {
+        store.withLock { store -> (jwt: String, user: UserProfile)? in
+            guard let record = store.accessTokens[token], record.kind == .session, !store.isRevoked(record),
+                  let username = record.username, let user = users[username] else { return nil }
+            store.accessTokens[token]?.revoked = true
+            return (store.mintSessionToken(for: user, family: record.family, now: now), user)
+        }
+    }
+
+    /// Revokes a session token; `false` when the token was never issued as one.
+    func endSession(_ token: String) -> Bool {
+        store.withLock { store in
+            guard let record = store.accessTokens[token], record.kind == .session else { return false }
+            store.accessTokens[token]?.revoked = true
+            return true
+        }
+    }
+
+    // MARK: OAuth
+
+    /// Tokens for a fresh grant (password or client_credentials), in a new family.
+    func issueTokens(user: UserProfile?, clientID: String, scope: String?, refreshable: Bool,
+                     issuer: String, now: Double) -> TokenGrant {
+        store.withLock { store in
+            store.mintGrant(user: user, clientID: clientID, scope: scope, refreshScope: scope,
+                            family: store.newFamily(), refreshable: refreshable, issuer: issuer, now: now)
+        }
+    }
+
+    /// Rotates a refresh token, with reuse detection (see `RefreshOutcome`).
+    func redeemRefreshToken(_ token: String, clientID: String, requestedScope: String?,
+                            issuer: String, now: Double) -> RefreshOutcome {
+        store.withLock { store -> RefreshOutcome in
+            guard let record = store.refreshTokens[token] else { return .invalid("unknown refresh token") }
+            guard record.clientID == clientID else { return .invalid("refresh token was issued to another client") }
+            guard !record.revoked, !store.isRevoked(family: record.family) else { return .invalid("refresh token revoked") }
+            if let usedAt = record.usedAt {
+                if now - usedAt < Double(refreshTokenReuseGrace), let successor = record.successor {
+                    return .replayed(successor)
+                }
+                store.revokedFamilies.insert(record.family)
+                return .reuseDetected
+            }
+            let scope: String?
+            if let requestedScope {
+                let granted = Set(IssuerState.scopes(record.scope))
+                guard IssuerState.scopes(requestedScope).allSatisfy(granted.contains) else { return .invalidScope }
+                scope = requestedScope
+            } else {
+                scope = record.scope
+            }
+            let user = record.username.flatMap { users[$0] }
+            let grant = store.mintGrant(user: user, clientID: clientID, scope: scope, refreshScope: record.scope,
+                                        family: record.family, refreshable: true, issuer: issuer, now: now)
+            store.refreshTokens[token]?.usedAt = now
+            store.refreshTokens[token]?.successor = grant
+            return .issued(grant)
+        }
+    }
+
+    /// RFC 7009 revocation. A refresh token takes its whole family with it
+    /// (RFC 7009 §2.1: access tokens of the same grant SHOULD be invalidated too).
+    func revoke(_ token: String, clientID: String) -> RevocationOutcome {
+        store.withLock { store in
+            if let record = store.refreshTokens[token] {
+                guard record.clientID == clientID else { return .wrongClient }
+                store.refreshTokens[token]?.revoked = true
+                store.revokedFamilies.insert(record.family)
+                return .revoked
+            }
+            if let record = store.accessTokens[token] {
+                if let owner = record.clientID, owner != clientID { return .wrongClient }
+                store.accessTokens[token]?.revoked = true
+                return .revoked
+            }
+            return .unknown
+        }
+    }
+
+    /// Whom `token` speaks for, if it is known, unrevoked and unexpired.
+    func subject(ofAccessToken token: String, now: Double) -> TokenSubject? {
+        store.withLock { store -> TokenSubject? in
+            guard let record = store.accessTokens[token], !store.isRevoked(record), now < record.expiresAt else { return nil }
+            if let username = record.username {
+                return users[username].map(TokenSubject.user)
+            }
+            return record.clientID.map(TokenSubject.client)
+        }
+    }
+
+    /// Invalidates every token issued so far; later logins work normally.
+    func revokeAll() {
+        store.withLock { $0.familiesRevokedBelow = $0.nextFamily }
+    }
+
+    func setAccessTokenLifetime(_ seconds: Int) {
+        store.withLock { $0.accessTokenLifetime = seconds }
+    }
+
+    // MARK: Faults
+
+    func setLatency(milliseconds: Int) {
+        store.withLock { $0.faults.latencyMilliseconds = max(0, milliseconds) }
+    }
+
+    func failNext(_ count: Int, status: Int) {
+        store.withLock {
+            $0.faults.failRemaining = max(0, count)
+            $0.faults.failStatus = status
+        }
+    }
+
+    func dropNext(_ count: Int) {
+        store.withLock { $0.faults.dropRemaining = max(0, count) }
+    }
+
+    /// Counts the request under `endpoints` and consumes at most one pending fault for it, atomically.
+    func admit(countingAs endpoints: [String]) -> FaultDecision {
+        store.withLock { store in
+            for key in endpoints { store.counts[key, default: 0] += 1 }
+            var decision = FaultDecision(latencyMilliseconds: store.faults.latencyMilliseconds, action: .none)
+            if store.faults.dropRemaining > 0 {
+                store.faults.dropRemaining -= 1
+                decision.action = .drop
+            } else if store.faults.failRemaining > 0 {
+                store.faults.failRemaining -= 1
+                decision.action = .fail(status: store.faults.failStatus)
+            }
+            return decision
+        }
+    }
+
+    /// Clears latency, pending failures and drops, and restores the configured token lifetime.
+    func resetFaults() {
+        store.withLock {
+            $0.faults = Faults()
+            $0.accessTokenLifetime = defaultAccessTokenLifetime
+        }
+    }
+
+    // MARK: Counters
+
+    var counts: [String: Int] { store.withLock { $0.counts } }
+
+    func count(_ endpoint: String) -> Int { store.withLock { $0.counts[endpoint] ?? 0 } }
+
+    func resetCounts() { store.withLock { $0.counts = [:] } }
+
+    /// Space-separated scope tokens (RFC 6749 §3.3).
+    static func scopes(_ scope: String?) -> [String] {
+        (scope ?? "").split(separator: " ").map(String.init)
+    }
+}
+
+/// The lock-protected tables. Token strings are the keys: lookups are what
+/// validation means here, since token signatures are not real (see `DevJWT`).
+private struct Store {
+    enum Kind {
+        case session
+        case access
+    }
+
+    struct AccessTokenRecord {
+        let kind: Kind
+        let username: String?
+        let clientID: String?
+        let family: Int
+        let expiresAt: Double
+        var revoked = false
+    }
+
+    struct RefreshTokenRecord {
+        let clientID: String
+        let username: String?
+        let scope: String?
+        let family: Int
+        var revoked = false
+        var usedAt: Double? = nil
+        var successor: TokenGrant? = nil
+    }
+
+    var accessTokens: [String: AccessTokenRecord] = [:]
+    var refreshTokens: [String: RefreshTokenRecord] = [:]
+    var revokedFamilies: Set<Int> = []
+    /// Families numbered below this were revoked wholesale by `revokeAll`.
+    var familiesRevokedBelow = 0
+    var nextFamily = 0
+    var accessTokenLifetime: Int
+    var counts: [String: Int] = [:]
+    var faults = Faults()
+
+    mutating func newFamily() -> Int {
+        defer { nextFamily += 1 }
+        return nextFamily
+    }
+
+    func isRevoked(family: Int) -> Bool {
+        family < familiesRevokedBelow || revokedFamilies.contains(family)
+    }
+
+    func isRevoked(_ record: AccessTokenRecord) -> Bool {
+        record.revoked || isRevoked(family: record.family)
+    }
+
+    /// `(iat, exp, expiresAt)`: whole seconds for the JWT, exact time for validation.
+    /// `exp` rounds down, so a client that trusts it refreshes slightly early, never late.
+    private func lifetime(from now: Double) -> (iat: Int64, exp: Int64, expiresAt: Double) {
+        let iat = Int64(now.rounded(.down))
+        return (iat, iat + Int64(accessTokenLifetime), now + Double(accessTokenLifetime))
+    }
+
+    mutating func mintSessionToken(for user: UserProfile, family: Int, now: Double) -> String {
+        let times = lifetime(from: now)
+        let token = DevJWT.mint(claims: [
+            "sub": .string(user.username),
+            "name": .string(user.name),
+            "iat": .int(times.iat),
+            "exp": .int(times.exp),
+            "jti": .string(SecureRandom.token(bytes: 12)),
+        ])
+        accessTokens[token] = AccessTokenRecord(kind: .session, username: user.username, clientID: nil,
+                                                family: family, expiresAt: times.expiresAt)
+        return token
+    }
+
+    /// An access token (and optionally a refresh token and, for `openid`, an id token) in `family`.
+    mutating func mintGrant(user: UserProfile?, clientID: String, scope: String?, refreshScope: String?,
+                            family: Int, refreshable: Bool, issuer: String, now: Double) -> TokenGrant {
+        let times = lifetime(from: now)
+        var claims: JSONObject = [
+            "iss": .string(issuer),
+            "sub": .string(user?.username ?? clientID),
+            "aud": .string(clientID),
+            "client_id": .string(clientID),
+        ]
+        if let scope { claims["scope"] = .string(scope) }
+        claims["iat"] = .int(times.iat)
+        claims["exp"] = .int(times.exp)
+        claims["jti"] = .string(SecureRandom.token(bytes: 12))
+        let accessToken = DevJWT.mint(claims: claims)
+        accessTokens[accessToken] = AccessTokenRecord(kind: .access, username: user?.username, clientID: clientID,
+                                                      family: family, expiresAt: times.expiresAt)
+
+        var refreshToken: String? = nil
+        if refreshable {
+            let token = SecureRandom.token(bytes: 32)
+            refreshTokens[token] = RefreshTokenRecord(clientID: clientID, username: user?.username,
+                                                      scope: refreshScope, family: family)
+            refreshToken = token
+        }
+
+        var idToken: String? = nil
+        if let user, IssuerState.scopes(scope).contains("openid") {
+            var idClaims = user.standardClaims
+            idClaims["iss"] = .string(issuer)
+            idClaims["aud"] = .string(clientID)
+            idClaims["iat"] = .int(times.iat)
+            idClaims["exp"] = .int(times.exp)
+            idToken = DevJWT.mint(claims: idClaims)
+        }
+        return TokenGrant(accessToken: accessToken, expiresIn: max(0, accessTokenLifetime),
+                          refreshToken: refreshToken, scope: scope, idToken: idToken)
+    }
+}
+
+/// Pending injected faults.
+private struct Faults {
+    var latencyMilliseconds = 0
+    var failRemaining = 0
+    var failStatus = 503
+    var dropRemaining = 0
+}
+
+/// The result of presenting a refresh token.
+enum RefreshOutcome: Sendable {
+    /// First use: new access token and rotated refresh token.
+    case issued(TokenGrant)
+    /// Reuse within the grace period: the successor tokens of the first use.
+    case replayed(TokenGrant)
+    /// Reuse after the grace period: the whole family is now revoked.
+    case reuseDetected
+    /// Unknown, revoked, or issued to another client.
+    case invalid(String)
+    /// The requested scope is not part of the original grant.
+    case invalidScope
+}
+
+/// The result of an RFC 7009 revocation request.
+enum RevocationOutcome: Sendable {
+    case revoked
+    case unknown
+    case wrongClient
+}
+
+/// Whom a valid access token speaks for.
+enum TokenSubject: Sendable {
+    case user(UserProfile)
+    case client(String)
+}
+
+/// What fault injection decided for one request.
+struct FaultDecision: Sendable {
+    enum Action: Sendable {
+        case none
+        case fail(status: Int)
+        case drop
+    }
+
+    var latencyMilliseconds: Int
+    var action: Action
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// A client that proved who it is at the token or revocation endpoint.
+struct AuthenticatedClient: Sendable {
+    let id: String
+    /// Has a secret; only these may use client_credentials.
+    let isConfidential: Bool
+}
+
+/// A form-encoded OAuth request (token or revocation endpoint) after parsing
+/// and client authentication, the steps both endpoints share.
+struct OAuthRequest: Sendable {
+    let parameters: [String: String]
+    let client: AuthenticatedClient
+
+    enum Parsed: Sendable {
+        case accepted(OAuthRequest)
+        case rejected(HTTPResponse)
+    }
+
+    /// Every OAuth response is a credential or about one: never cache (RFC 6749 §5.1).
+    static let noStore: [(name: String, value: String)] = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
+
+    static func error(_ status: Int, _ code: String, _ description: String,
+                      headers: [(name: String, value: String)] = []) -> HTTPResponse {
+        .error(status, code, description, headers: noStore + headers)
+    }
+
+    /// Parses the form body and authenticates the client, by HTTP Basic
+    /// (`client_secret_basic`) or by `client_id`/`client_secret` in the body
+    /// (`client_secret_post`, or `none` for public clients).
+    static func parse(_ request: HTTPRequest, clients: [String: String?]) -> Parsed {
+        if let type = request.mediaType, type != "application/x-www-form-urlencoded" {
+            return .rejected(error(400, "invalid_request", "the body must be application/x-www-form-urlencoded"))
+        }
+        guard let pairs = FormURLEncoding.decode(request.body) else {
+            return .rejected(error(400, "invalid_request", "malformed form body"))
+        }
+        var parameters: [String: String] = [:]
+        for (name, value) in pairs {
+            // RFC 6749 §3.2: parameters MUST NOT be included more than once.
+            guard parameters.updateValue(value, forKey: name) == nil else {
+                return .rejected(error(400, "invalid_request", "parameter \(name) is repeated"))
+            }
+        }
+
+        let claimed: (id: String, secret: String?)
+        if let basic = request.authorization(scheme: "Basic") {
+            guard let credentials = decodeBasic(basic) else {
+                return .rejected(invalidClient("malformed Basic credentials"))
+            }
+            if parameters["client_secret"] != nil {
+                return .rejected(error(400, "invalid_request", "use one client authentication method, not Basic and client_secret"))
+            }
+            if let bodyID = parameters["client_id"], bodyID != credentials.id {
+                return .rejected(error(400, "invalid_request", "client_id does not match the Basic credentials"))
+            }
+            claimed = (credentials.id, credentials.secret)
+        } else if let id = parameters["client_id"] {
+            claimed = (id, parameters["client_secret"])
+        } else {
+            return .rejected(invalidClient("client authentication required"))
+        }
+
+        switch clients[claimed.id] {
+        case .none:
+            return .rejected(invalidClient("unknown client"))
+        case .some(.none):
+            if let secret = claimed.secret, !secret.isEmpty {
+                return .rejected(invalidClient("public client must not send a secret"))
+            }
+            return .accepted(OAuthRequest(parameters: parameters, client: AuthenticatedClient(id: claimed.id, isConfidential: false)))
+        case .some(.some(let expected)):
+            guard let secret = claimed.secret, SecretComparison.equal(expected, secret) else {
+                return .rejected(invalidClient("client authentication failed"))
+            }
+            return .accepted(OAuthRequest(parameters: parameters, client: AuthenticatedClient(id: claimed.id, isConfidential: true)))
+        }
+    }
+
+    private static func invalidClient(_ description: String) -> HTTPResponse {
+        error(401, "invalid_client", description, headers: [("WWW-Authenticate", "Basic realm=\"dev-issuer\"")])
+    }
+
+    /// RFC 6749 §2.3.1: id and secret are form-urlencoded, joined by `:`, then base64.
+    private static func decodeBasic(_ encoded: String) -> (id: String, secret: String)? {
+        guard let data = Data(base64Encoded: encoded), let text = String(data: data, encoding: .utf8),
+              let colon = text.firstIndex(of: ":") else { return nil }
+        guard let id = FormURLEncoding.unescape(text[..<colon].utf8),
+              let secret = FormURLEncoding.unescape(text[text.index(after: colon)...].utf8),
+              !id.isEmpty else { return nil }
+        return (id, secret)
+    }
+}

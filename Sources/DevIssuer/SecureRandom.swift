@@ -1,0 +1,21 @@
+/// Unpredictable bytes for token material.
+///
+/// `SystemRandomNumberGenerator` reads the kernel's CSPRNG (getrandom on Linux,
+/// arc4random on Darwin), so dev tokens cannot be guessed by a test that
+/// probes revocation with made-up values.
+enum SecureRandom {
+    static func bytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        var out: [UInt8] = []
+        out.reserveCapacity(count + 8)
+        while out.count < count {
+            withUnsafeBytes(of: generator.next() as UInt64) { out.append(contentsOf: $0) }
+        }
+        return Array(out.prefix(count))
+    }
+
+    /// `count` random bytes as base64url text.
+    static func token(bytes count: Int = 32) -> String {
+        Base64URL.encode(bytes(count))
+    }
+}

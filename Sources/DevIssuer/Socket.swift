@@ -1,0 +1,186 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The POSIX socket calls the server needs, with the platform differences
+/// (constant types, SIGPIPE suppression, close-on-exec) kept in one place.
+///
+/// Every descriptor is close-on-exec: the agent spawns helper processes, and an
+/// inherited listener would keep the port bound after `stop()`.
+enum Socket {
+    #if canImport(Glibc)
+    private static let streamType = Int32(SOCK_STREAM.rawValue)
+    private static let sendFlags = Int32(MSG_NOSIGNAL)
+    #else
+    private static let streamType = SOCK_STREAM
+    private static let sendFlags: Int32 = 0
+    #endif
+
+    enum ReceiveResult {
+        case data(Int)
+        case closed
+    }
+
+    /// A listening socket bound to 127.0.0.1 and the port it actually got.
+    static func makeListener(port: UInt16, backlog: Int32 = 128) throws(DevIssuerError) -> (fd: Int32, port: UInt16) {
+        let fd = socket(AF_INET, streamType, 0)
+        guard fd >= 0 else { throw .socket(operation: "socket", errno: errno) }
+        setCloseOnExec(fd)
+        #if canImport(Darwin)
+        setOption(fd, SOL_SOCKET, SO_NOSIGPIPE, 1)
+        #endif
+        setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+
+        var address = sockaddr_in()
+        #if canImport(Darwin)
+        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+        #endif
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else { throw failure("bind", closing: fd) }
+        guard listen(fd, backlog) == 0 else { throw failure("listen", closing: fd) }
+
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else { throw failure("getsockname", closing: fd) }
+        return (fd, UInt16(bigEndian: actual.sin_port))
+    }
+
+    /// A pipe used to wake a thread blocked in `poll`.
+    static func makeWakePipe() throws(DevIssuerError) -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw .socket(operation: "pipe", errno: errno) }
+        setCloseOnExec(fds[0])
+        setCloseOnExec(fds[1])
+        return (fds[0], fds[1])
+    }
+
+    /// Blocks until one of `fds` is readable; returns which ones (by index).
+    static func waitReadable(_ fds: [Int32]) -> [Bool] {
+        var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        while true {
+            let rc = poll(&polled, nfds_t(polled.count), -1)
+            if rc >= 0 { break }
+            if errno != EINTR {
+                usleep(10_000)  // resource trouble: let the caller retry without spinning
+                break
+            }
+        }
+        return polled.map { $0.revents != 0 }
+    }
+
+    /// Accepts one connection; `nil` on a transient failure the caller should retry.
+    static func acceptConnection(_ listener: Int32) -> Int32? {
+        let fd = accept(listener, nil, nil)
+        guard fd >= 0 else {
+            if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
+                usleep(10_000)  // out of descriptors: back off instead of spinning
+            }
+            return nil
+        }
+        setCloseOnExec(fd)
+        #if canImport(Darwin)
+        setOption(fd, SOL_SOCKET, SO_NOSIGPIPE, 1)
+        #endif
+        setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        return fd
+    }
+
+    static func setReceiveTimeout(_ fd: Int32, milliseconds: Int) {
+        setTimeout(fd, SO_RCVTIMEO, milliseconds: milliseconds)
+    }
+
+    static func setSendTimeout(_ fd: Int32, milliseconds: Int) {
+        setTimeout(fd, SO_SNDTIMEO, milliseconds: milliseconds)
+    }
+
+    /// Reads whatever is available (up to `capacity` bytes) onto the end of `buffer`.
+    /// A timeout, reset or EOF all read as `.closed`: the connection is finished either way.
+    static func receive(_ fd: Int32, into buffer: inout [UInt8], capacity: Int = 64 * 1024) -> ReceiveResult {
+        let start = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: capacity))
+        while true {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                recv(fd, raw.baseAddress! + start, capacity, 0)
+            }
+            if n > 0 {
+                buffer.removeLast(capacity - n)
+                return .data(n)
+            }
+            if n < 0, errno == EINTR { continue }
+            buffer.removeLast(capacity)
+            return .closed
+        }
+    }
+
+    /// Writes all of `bytes`; `false` when the peer is gone or too slow to read.
+    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                send(fd, raw.baseAddress! + offset, bytes.count - offset, sendFlags)
+            }
+            if n > 0 {
+                offset += n
+            } else if n < 0, errno == EINTR {
+                continue
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Half-closes our side so the peer sees EOF while we can still read what it sends.
+    static func shutdownWrite(_ fd: Int32) {
+        _ = shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// Wakes any thread blocked on `fd` without releasing the descriptor number,
+    /// so it is safe to call from another thread than the owner.
+    static func shutdownBoth(_ fd: Int32) {
+        _ = shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    static func closeDescriptor(_ fd: Int32) {
+        _ = close(fd)
+    }
+
+    static func writeByte(_ fd: Int32) {
+        var byte: UInt8 = 1
+        _ = write(fd, &byte, 1)
+    }
+
+    private static func failure(_ operation: String, closing fd: Int32) -> DevIssuerError {
+        let code = errno
+        _ = close(fd)
+        return .socket(operation: operation, errno: code)
+    }
+
+    private static func setCloseOnExec(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    }
+
+    private static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
+        var value = value
+        _ = setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    private static func setTimeout(_ fd: Int32, _ name: Int32, milliseconds: Int) {
+        var tv = timeval()
+        tv.tv_sec = milliseconds / 1000
+        tv.tv_usec = suseconds_t((milliseconds % 1000) * 1000)
+        _ = setsockopt(fd, SOL_SOCKET, name, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+}

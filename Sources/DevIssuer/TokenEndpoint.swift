@@ -1,0 +1,76 @@
+import JSON
+
+/// `POST /token`, the OAuth 2.0 token endpoint (RFC 6749 §3.2) with the
+/// password, client_credentials and refresh_token grants.
+///
+/// Refresh tokens rotate on every use. Presenting a used one after the grace
+/// period is treated as theft (OAuth 2.0 Security BCP §4.14.2): the whole token
+/// family is revoked, so the legitimate client's newer tokens die too.
+enum TokenEndpoint {
+    static let supportedGrants = ["password", "client_credentials", "refresh_token"]
+
+    /// `token` plus `token.<grant_type>` for supported grants.
+    static func counterKeys(_ request: HTTPRequest) -> [String] {
+        let grant = FormURLEncoding.decode(request.body)?.first { $0.name == "grant_type" }?.value
+        guard let grant, supportedGrants.contains(grant) else { return ["token"] }
+        return ["token", "token.\(grant)"]
+    }
+
+    static func handle(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
+        let oauth: OAuthRequest
+        switch OAuthRequest.parse(request, clients: context.state.clients) {
+        case .rejected(let response): return response
+        case .accepted(let parsed): oauth = parsed
+        }
+        switch oauth.parameters["grant_type"] {
+        case nil: return OAuthRequest.error(400, "invalid_request", "grant_type is required")
+        case "password": return password(oauth, context)
+        case "client_credentials": return clientCredentials(oauth, context)
+        case "refresh_token": return refreshToken(oauth, context)
+        case let other?: return OAuthRequest.error(400, "unsupported_grant_type", "grant_type \(other) is not supported")
+        }
+    }
+
+    private static func password(_ oauth: OAuthRequest, _ context: RouteContext) -> HTTPResponse {
+        guard let username = oauth.parameters["username"], let password = oauth.parameters["password"] else {
+            return OAuthRequest.error(400, "invalid_request", "username and password are required")
+        }
+        guard let user = context.state.user(username: username, password: password) else {
+            return OAuthRequest.error(400, "invalid_grant", "invalid username or password")
+        }
+        let grant = context.state.issueTokens(user: user, clientID: oauth.client.id, scope: oauth.parameters["scope"],
+                                              refreshable: true, issuer: context.issuer, now: context.now)
+        return success(grant)
+    }
+
+    private static func clientCredentials(_ oauth: OAuthRequest, _ context: RouteContext) -> HTTPResponse {
+        guard oauth.client.isConfidential else {
+            return OAuthRequest.error(400, "unauthorized_client", "public clients may not use client_credentials")
+        }
+        let grant = context.state.issueTokens(user: nil, clientID: oauth.client.id, scope: oauth.parameters["scope"],
+                                              refreshable: false, issuer: context.issuer, now: context.now)
+        return success(grant)
+    }
+
+    private static func refreshToken(_ oauth: OAuthRequest, _ context: RouteContext) -> HTTPResponse {
+        guard let token = oauth.parameters["refresh_token"] else {
+            return OAuthRequest.error(400, "invalid_request", "refresh_token is required")
+        }
+        let outcome = context.state.redeemRefreshToken(token, clientID: oauth.client.id, requestedScope: oauth.parameters["scope"],
+                                                       issuer: context.issuer, now: context.now)
+        switch outcome {
+        case .issued(let grant), .replayed(let grant):
+            return success(grant)
+        case .reuseDetected:
+            return OAuthRequest.error(400, "invalid_grant", "refresh token was already used; its token family is revoked")
+        case .invalid(let reason):
+            return OAuthRequest.error(400, "invalid_grant", reason)
+        case .invalidScope:
+            return OAuthRequest.error(400, "invalid_scope", "requested scope exceeds the original grant")
+        }
+    }
+
+    private static func success(_ grant: TokenGrant) -> HTTPResponse {
+        .json(200, grant.json, headers: OAuthRequest.noStore)
+    }
+}

@@ -1,0 +1,24 @@
+import JSON
+
+/// What a successful token request returned. Kept with the refresh token it
+/// came from, so a replay within the reuse grace period gets the very same tokens.
+struct TokenGrant: Sendable {
+    let accessToken: String
+    let expiresIn: Int
+    let refreshToken: String?
+    let scope: String?
+    let idToken: String?
+
+    /// The RFC 6749 §5.1 response body.
+    var json: JSONValue {
+        var object: JSONObject = [
+            "access_token": .string(accessToken),
+            "token_type": "Bearer",
+            "expires_in": .int(Int64(expiresIn)),
+        ]
+        if let refreshToken { object["refresh_token"] = .string(refreshToken) }
+        if let scope { object["scope"] = .string(scope) }
+        if let idToken { object["id_token"] = .string(idToken) }
+        return .object(object)
+    }
+}

@@ -1,0 +1,47 @@
+import AuthCore
+import DevIssuer
+import Foundation
+import JSON
+import JSONRPC
+
+/// `auth-agent demo`: the agent against a built-in dev issuer on a free
+/// loopback port, with a memory store, so anyone can try the protocol with
+/// nothing configured.
+enum Demo {
+    /// The configuration, and the issuer it points at (which must outlive the agent's serving).
+    static func start(logger: Logger) -> (AgentConfig, DevIssuer) {
+        let issuer = DevIssuer()
+        do {
+            _ = try issuer.start(port: 0)
+        } catch {
+            Logger.stderrSink("auth-agent: demo cannot start its dev issuer: \(error)")
+            exit(1)
+        }
+        let base = issuer.baseURL
+        let text = """
+            {"refreshWindowSeconds": 60, "store": {"kind": "memory"}, "providers": [
+              {"id": "demo", "displayName": "Demo API", "flow": "session", "origins": ["\(base)"],
+               "loginEndpoint": "\(base)/sessions",
+               "loginBody": {"session": {"username": "{{username}}", "password": "{{password}}"}},
+               "tokenPointer": "/jwt", "userPointer": "/user",
+               "refreshEndpoint": "\(base)/sessions/refresh", "logoutEndpoint": "\(base)/sessions/logout"},
+              {"id": "demo-oauth", "displayName": "Demo OAuth", "flow": "password", "origins": ["http://localhost:\(issuer.port)"],
+               "tokenEndpoint": "\(base)/token", "revocationEndpoint": "\(base)/revoke", "userinfoEndpoint": "\(base)/userinfo",
+               "clientId": "cli", "scopes": ["openid", "profile"]}
+            ]}
+            """
+        let config: AgentConfig
+        do {
+            config = try AgentConfig.parse(Array(text.utf8), file: "(demo)")
+        } catch {
+            fatalError("the embedded demo configuration is invalid: \(error)")
+        }
+        Logger.stderrSink("""
+            auth-agent demo: dev issuer on \(base) (users alice/wonderland, bob/builder). Try:
+              {"jsonrpc":"2.0","id":1,"method":"login","params":{"provider":"demo","credentials":{"username":"alice","password":"wonderland"}}}
+              {"jsonrpc":"2.0","id":2,"method":"sign","params":{"request":{"method":"GET","url":"\(base)/api/items"}}}
+              {"jsonrpc":"2.0","id":3,"method":"status"}
+            """)
+        return (config, issuer)
+    }
+}

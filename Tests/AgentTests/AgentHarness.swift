@@ -1,0 +1,59 @@
+import DevIssuer
+import Foundation
+import JSON
+import XCTest
+
+/// A dev issuer plus agents configured against it, for tests that need more
+/// than a transcript can say (concurrency, timing, several processes).
+final class AgentHarness {
+    let issuer: DevIssuer
+    let directory: URL
+    let configPath: URL
+
+    init(issuerOptions: DevIssuerOptions = .init(), refreshWindowSeconds: Int = 60) throws {
+        issuer = DevIssuer(options: issuerOptions)
+        _ = try issuer.start(port: 0)
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-harness-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        configPath = directory.appendingPathComponent("config.json")
+        let base = issuer.baseURL
+        let config: JSONValue = [
+            "refreshWindowSeconds": .int(Int64(refreshWindowSeconds)),
+            "store": ["kind": "file", "path": .string(directory.appendingPathComponent("store").path)],
+            "providers": [
+                ["id": "corp", "displayName": "Corp SSO", "flow": "password", "origins": [.string(base)],
+                 "tokenEndpoint": .string(base + "/token"), "revocationEndpoint": .string(base + "/revoke"), "clientId": "cli"],
+            ],
+        ]
+        try Data(JSONSerializer.bytes(config)).write(to: configPath)
+    }
+
+    deinit {
+        issuer.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func spawn() throws -> AgentProcess {
+        try AgentProcess(arguments: ["--config", configPath.path], environment: ["XDG_STATE_HOME": directory.path])
+    }
+}
+
+extension AgentProcess {
+    /// Sends a request and returns its answer, skipping (and collecting) notifications.
+    @discardableResult
+    func call(_ method: String, _ params: JSONValue = [:], id: JSONValue = "call", notifications: inout [JSONValue]) throws -> JSONValue {
+        try send(JSONSerializer.string(["jsonrpc": "2.0", "id": id, "method": .string(method), "params": params]))
+        while let line = nextLine(timeout: 15) {
+            let message = try JSONParser.parse([UInt8](line))
+            if message["id"] == id { return message }
+            notifications.append(message)
+        }
+        throw XCTSkip("no answer to \(method)")
+    }
+
+    @discardableResult
+    func call(_ method: String, _ params: JSONValue = [:], id: JSONValue = "call") throws -> JSONValue {
+        var ignored: [JSONValue] = []
+        return try call(method, params, id: id, notifications: &ignored)
+    }
+}

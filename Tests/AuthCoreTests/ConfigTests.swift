@@ -1,0 +1,263 @@
+import XCTest
+@testable import AuthCore
+import JSON
+
+final class ConfigTests: XCTestCase {
+    static let example = """
+    { "refreshWindowSeconds": 90,
+      "store": {"kind": "file", "path": "/var/lib/agent"},
+      "providers": [
+        {"id": "api", "displayName": "Example API", "flow": "session",
+         "origins": ["https://api.example.com"],
+         "loginEndpoint": "https://api.example.com/sessions",
+         "loginBody": {"session": {"username": "{{username}}", "password": "{{password}}"}},
+         "tokenPointer": "/jwt", "userPointer": "/user", "refreshEndpoint": "https://api.example.com/sessions/refresh"},
+        {"id": "corp", "displayName": "Corp SSO", "flow": "password",
+         "origins": ["https://corp.example.com", "http://127.0.0.1:8080"],
+         "tokenEndpoint": "https://sso.example.com/token", "revocationEndpoint": "https://sso.example.com/revoke",
+         "userinfoEndpoint": "https://sso.example.com/userinfo",
+         "clientId": "cli", "clientSecret": "TOP-SECRET", "scopes": ["openid", "profile"]}
+      ] }
+    """
+
+    private func parse(_ text: String) throws(ConfigError) -> AgentConfig {
+        try AgentConfig.parse(Array(text.utf8), file: "config.json")
+    }
+
+    func testValidExample() throws {
+        let config = try parse(ConfigTests.example)
+        XCTAssertEqual(config.refreshWindowSeconds, 90)
+        XCTAssertEqual(config.store, .file(path: "/var/lib/agent"))
+        XCTAssertEqual(config.providers.map(\.id), ["api", "corp"])
+        let api = config.providers[0]
+        XCTAssertEqual(api.flow, .session)
+        XCTAssertEqual(api.displayName, "Example API")
+        XCTAssertEqual(api.origins, [Origin(url: "https://api.example.com:443")!])
+        XCTAssertEqual(api.loginEndpoint, "https://api.example.com/sessions")
+        XCTAssertEqual(api.loginBody?["session"]?["password"], "{{password}}")
+        XCTAssertEqual(api.tokenPointer, JSONPointer("/jwt"))
+        XCTAssertEqual(api.userPointer, JSONPointer("/user"))
+        XCTAssertEqual(api.refreshEndpoint, "https://api.example.com/sessions/refresh")
+        XCTAssertNil(api.logoutEndpoint)
+        XCTAssertNil(api.clientId)
+        let corp = config.providers[1]
+        XCTAssertEqual(corp.flow, .password)
+        XCTAssertEqual(corp.origins.map(\.description), ["https://corp.example.com", "http://127.0.0.1:8080"])
+        XCTAssertEqual(corp.tokenEndpoint, "https://sso.example.com/token")
+        XCTAssertEqual(corp.revocationEndpoint, "https://sso.example.com/revoke")
+        XCTAssertEqual(corp.userinfoEndpoint, "https://sso.example.com/userinfo")
+        XCTAssertEqual(corp.clientId, "cli")
+        XCTAssertEqual(corp.clientSecret, "TOP-SECRET")
+        XCTAssertEqual(corp.scopes, ["openid", "profile"])
+        XCTAssertTrue(corp.openBrowser)
+        XCTAssertNil(corp.redirectPort)
+        XCTAssertEqual(config.originMatcher.provider(for: "http://127.0.0.1:8080/x"), "corp")
+        XCTAssertEqual(config.originMatcher.provider(for: "https://api.example.com/x"), "api")
+    }
+
+    func testDefaultsAndOtherFlows() throws {
+        let config = try parse("""
+        {"providers": [
+          {"id": "pat", "flow": "token", "origins": ["https://git.example.com/"]},
+          {"id": "svc", "flow": "clientCredentials", "origins": ["https://svc.example.com"],
+           "tokenEndpoint": "http://localhost:9000/token", "clientId": "svc"},
+          {"id": "dev", "flow": "deviceCode", "origins": ["https://dev.example.com"], "clientId": "d",
+           "issuer": "https://login.example.com", "openBrowser": false},
+          {"id": "web.app_2-x", "flow": "authorizationCode", "origins": ["http://[::1]:7000"], "clientId": "w",
+           "authorizationEndpoint": "https://login.example.com/auth", "tokenEndpoint": "https://login.example.com/token",
+           "redirectPort": 53682, "scopes": ["openid", "offline_access"]}
+        ]}
+        """)
+        XCTAssertEqual(config.refreshWindowSeconds, 60)
+        XCTAssertEqual(config.store, .file(path: nil))
+        XCTAssertEqual(config.providers.map(\.flow), [.token, .clientCredentials, .deviceCode, .authorizationCode])
+        XCTAssertEqual(config.providers[0].displayName, "pat")
+        XCTAssertEqual(config.providers[2].openBrowser, false)
+        XCTAssertEqual(config.providers[2].issuer, "https://login.example.com")
+        XCTAssertEqual(config.providers[3].redirectPort, 53682)
+        XCTAssertEqual(try parse(#"{"store": {"kind": "memory"}, "providers": [], "$schema": "x"}"#).store, .memory)
+        XCTAssertEqual(try parse(#"{"refreshWindowSeconds": 0, "providers": []}"#).refreshWindowSeconds, 0)
+    }
+
+    private let session = #""id": "api", "flow": "session", "origins": ["https://api.example.com"], "loginEndpoint": "https://api.example.com/s", "loginBody": {}, "tokenPointer": "/jwt""#
+    private let password = #""id": "corp", "flow": "password", "origins": ["https://corp.example.com"], "tokenEndpoint": "https://sso.example.com/token", "clientId": "cli""#
+
+    func testInvalidConfigs() {
+        let cases: [(String, String, String)] = [
+            ("{\"providers\": [}", "$", "not valid JSON: unexpected character at line 1, column 16"),
+            ("{\n  \"providers\": [,]\n}", "$", "line 2, column 17"),
+            ("", "$", "not valid JSON"),
+            (#"{"providers": [], "providers": []}"#, "$", "duplicate key"),
+            ("[]", "$", "expected an object, got an array"),
+            ("{}", "$", #"missing required key "providers""#),
+            (#"{"provider": []}"#, "$.provider", #"unknown key "provider"; did you mean "providers"?"#),
+            (#"{"providers": {}}"#, "$.providers", "expected an array, got an object"),
+            (#"{"refreshWindowSeconds": "60", "providers": []}"#, "$.refreshWindowSeconds", "expected an integer, got a string"),
+            (#"{"refreshWindowSeconds": 1.5, "providers": []}"#, "$.refreshWindowSeconds", "expected a whole number"),
+            (#"{"refreshWindowSeconds": 90000, "providers": []}"#, "$.refreshWindowSeconds", "between 0 and 86400"),
+            (#"{"store": "file", "providers": []}"#, "$.store", "expected an object, got a string"),
+            (#"{"store": {"kind": "disk"}, "providers": []}"#, "$.store.kind", #"unknown store kind "disk""#),
+            (#"{"store": {"kind": "memory", "path": "/x"}, "providers": []}"#, "$.store.path", #"only used with kind "file""#),
+            (#"{"store": {"path": "state"}, "providers": []}"#, "$.store.path", "absolute path"),
+            (#"{"store": {"kind": "file", "dir": "/x"}, "providers": []}"#, "$.store.dir", #"unknown key "dir""#),
+            (#"{"providers": ["api"]}"#, "$.providers[0]", "expected an object, got a string"),
+            (#"{"providers": [{"flow": "token", "origins": ["https://a.com"]}]}"#, "$.providers[0]", #"missing required key "id""#),
+            (#"{"providers": [{"id": 5, "flow": "token", "origins": ["https://a.com"]}]}"#, "$.providers[0].id",
+             "expected a string, got a number"),
+            (#"{"providers": [{"id": "API", "flow": "token", "origins": ["https://a.com"]}]}"#, "$.providers[0].id", "[a-z0-9._-]+"),
+            (#"{"providers": [{"id": "a/b", "flow": "token", "origins": ["https://a.com"]}]}"#, "$.providers[0].id", "[a-z0-9._-]+"),
+            (#"{"providers": [{"id": "", "flow": "token", "origins": ["https://a.com"]}]}"#, "$.providers[0].id", "must not be empty"),
+            ("{\"providers\": [{\(session)}, {\(password), \"tokenEndPoint\": \"https://x.com\"}]}", "$.providers[1].tokenEndPoint",
+             #"unknown key "tokenEndPoint"; did you mean "tokenEndpoint"?"#),
+            (#"{"providers": [{"id": "a", "flow": "token", "origins": ["https://a.com"], "Origins": []}]}"#,
+             "$.providers[0].Origins", #"did you mean "origins"?"#),
+            (#"{"providers": [{"id": "a", "flow": "token", "origins": ["https://a.com"], "zzz": 1}]}"#,
+             "$.providers[0].zzz", #"unknown key "zzz""#),
+            (#"{"providers": [{"id": "a", "flow": "client_credentials", "origins": ["https://a.com"]}]}"#,
+             "$.providers[0].flow", #"did you mean "clientCredentials"?"#),
+            (#"{"providers": [{"id": "a", "flow": "magic", "origins": ["https://a.com"]}]}"#,
+             "$.providers[0].flow", "expected one of session, password, clientCredentials, token, deviceCode, authorizationCode"),
+            (#"{"providers": [{"id": "a", "origins": ["https://a.com"]}]}"#, "$.providers[0]", #"missing required key "flow""#),
+            ("{\"providers\": [{\(session)}, {\(password.replacingOccurrences(of: "corp", with: "api"))}]}", "$.providers[1].id",
+             #"duplicate provider id "api" (also $.providers[0])"#),
+            ("{\"providers\": [{\(session.replacingOccurrences(of: #""tokenPointer": "/jwt""#, with: #""userPointer": "/u""#))}]}",
+             "$.providers[0]", #"flow "session" requires "tokenPointer""#),
+            ("{\"providers\": [{\(session.replacingOccurrences(of: #""loginBody": {}, "#, with: ""))}]}",
+             "$.providers[0]", #"flow "session" requires "loginBody""#),
+            ("{\"providers\": [{\(password.replacingOccurrences(of: #", "clientId": "cli""#, with: ""))}]}",
+             "$.providers[0]", #"flow "password" requires "clientId""#),
+            (#"{"providers": [{"id": "c", "flow": "clientCredentials", "origins": ["https://a.com"], "clientId": "x"}]}"#,
+             "$.providers[0]", #"flow "clientCredentials" requires "tokenEndpoint""#),
+            (#"{"providers": [{"id": "d", "flow": "deviceCode", "origins": ["https://a.com"], "clientId": "x", "tokenEndpoint": "https://a.com/t"}]}"#,
+             "$.providers[0]", #"requires "deviceAuthorizationEndpoint" and "tokenEndpoint", or "issuer""#),
+            (#"{"providers": [{"id": "w", "flow": "authorizationCode", "origins": ["https://a.com"], "clientId": "x", "authorizationEndpoint": "https://a.com/a"}]}"#,
+             "$.providers[0]", #"requires "authorizationEndpoint" and "tokenEndpoint", or "issuer""#),
+            (#"{"providers": [{"id": "w", "flow": "authorizationCode", "origins": ["https://a.com"], "issuer": "https://a.com"}]}"#,
+             "$.providers[0]", #"flow "authorizationCode" requires "clientId""#),
+            ("{\"providers\": [{\(password), \"loginEndpoint\": \"https://a.com\"}]}", "$.providers[0].loginEndpoint",
+             #""loginEndpoint" is not used by flow "password""#),
+            (#"{"providers": [{"id": "t", "flow": "token", "origins": ["https://a.com"], "clientSecret": "s"}]}"#,
+             "$.providers[0].clientSecret", #"not used by flow "token""#),
+            (#"{"providers": [{"id": "t", "flow": "token"}]}"#, "$.providers[0]", #"missing required key "origins""#),
+            (#"{"providers": [{"id": "t", "flow": "token", "origins": []}]}"#, "$.providers[0].origins", "at least one origin"),
+            (#"{"providers": [{"id": "t", "flow": "token", "origins": "https://a.com"}]}"#, "$.providers[0].origins",
+             "expected an array, got a string"),
+            (#"{"providers": [{"id": "t", "flow": "token", "origins": ["https://a.com", 5]}]}"#, "$.providers[0].origins[1]",
+             "expected a string, got a number"),
+            (#"{"providers": [{"id": "t", "flow": "token", "origins": ["corp.example.com"]}]}"#, "$.providers[0].origins[0]",
+             "not a valid origin"),
+            (#"{"providers": [{"id": "t", "flow": "token", "origins": ["https://a.com/api"]}]}"#, "$.providers[0].origins[0]",
+             "no path, query or fragment"),
+            (#"{"providers": [{"id": "t", "flow": "token", "origins": ["https://u:p@a.com"]}]}"#, "$.providers[0].origins[0]",
+             "must not contain a user name or password"),
+            ("{\"providers\": [{\(session)}, {\"id\": \"corp\", \"flow\": \"token\", \"origins\": [\"https://corp.example.com\", \"http://corp.example.com\"]}]}",
+             "$.providers[1].origins[1]", "a token is never sent over plain http except to loopback"),
+            ("{\"providers\": [{\(session)}, {\"id\": \"b\", \"flow\": \"token\", \"origins\": [\"https://API.example.com:443/\"]}]}",
+             "$.providers[1].origins[0]", #"origin https://api.example.com is already claimed by provider "api""#),
+            (#"{"providers": [{"id": "t", "flow": "token", "origins": ["https://a.com", "https://a.com:443"]}]}"#,
+             "$.providers[0].origins[1]", "listed twice"),
+            ("{\"providers\": [{\(password.replacingOccurrences(of: "https://sso", with: "http://sso"))}]}",
+             "$.providers[0].tokenEndpoint", "plain http is only allowed for loopback hosts"),
+            ("{\"providers\": [{\(password.replacingOccurrences(of: "https://sso", with: "https://me:pw@sso"))}]}",
+             "$.providers[0].tokenEndpoint", "must not contain a user name or password"),
+            ("{\"providers\": [{\(password.replacingOccurrences(of: "sso.example.com/token", with: "sso.example.com/token#x"))}]}",
+             "$.providers[0].tokenEndpoint", "must not have a fragment"),
+            ("{\"providers\": [{\(password.replacingOccurrences(of: "https://sso.example.com/token", with: "sso.example.com/token"))}]}",
+             "$.providers[0].tokenEndpoint", "not a valid http or https URL"),
+            ("{\"providers\": [{\(password), \"revocationEndpoint\": 5}]}", "$.providers[0].revocationEndpoint",
+             "expected a string, got a number"),
+            ("{\"providers\": [{\(session.replacingOccurrences(of: "\"/jwt\"", with: "\"jwt\""))}]}", "$.providers[0].tokenPointer",
+             "not a valid JSON pointer"),
+            ("{\"providers\": [{\(session.replacingOccurrences(of: "\"loginBody\": {}", with: "\"loginBody\": \"x\""))}]}",
+             "$.providers[0].loginBody", "expected an object, got a string"),
+            ("{\"providers\": [{\(password), \"scopes\": [\"openid profile\"]}]}", "$.providers[0].scopes[0]", "a scope is printable ASCII"),
+            ("{\"providers\": [{\(password), \"scopes\": \"openid\"}]}", "$.providers[0].scopes", "expected an array, got a string"),
+            (#"{"providers": [{"id": "w", "flow": "authorizationCode", "origins": ["https://a.com"], "clientId": "x", "issuer": "https://a.com", "redirectPort": 70000}]}"#,
+             "$.providers[0].redirectPort", "between 1 and 65535"),
+            (#"{"providers": [{"id": "w", "flow": "deviceCode", "origins": ["https://a.com"], "clientId": "x", "issuer": "https://a.com", "openBrowser": "yes"}]}"#,
+             "$.providers[0].openBrowser", "expected a boolean, got a string"),
+            (#"{"providers": [{"id": "t", "flow": "token", "origins": ["https://a.com"], "displayName": null}]}"#,
+             "$.providers[0].displayName", "expected a string, got null"),
+            (#"{"providers": [], "odd key": 1}"#, #"$["odd key"]"#, #"unknown key "odd key""#),
+        ]
+        XCTAssertGreaterThanOrEqual(cases.count, 15)
+        for (text, path, problem) in cases {
+            do {
+                _ = try parse(text)
+                XCTFail("accepted: \(text)")
+            } catch {
+                XCTAssertEqual(error.path, path, "\(text)\n\(error)")
+                XCTAssertTrue(error.problem.contains(problem), "\(error.problem) should contain \(problem)")
+                XCTAssertEqual(error.file, "config.json")
+                XCTAssertEqual(error.description, "config.json: \(error.path): \(error.problem)")
+            }
+        }
+    }
+
+    func testSecretsStayOutOfErrorsAndDescriptions() throws {
+        let config = try parse(ConfigTests.example)
+        var dumped = ""
+        dump(config, to: &dumped)
+        for text in [String(describing: config), String(reflecting: config), dumped, String(describing: config.providers[1])] {
+            XCTAssertFalse(text.contains("TOP-SECRET"), text)
+            XCTAssertFalse(text.contains("{{password}}"), text)
+        }
+        XCTAssertThrowsError(try parse(#"{"providers": [{"id": "t", "flow": "token", "origins": ["https://a.com"], "clientSecret": "TOP-SECRET"}]}"#)) {
+            XCTAssertFalse(String(describing: $0).contains("TOP-SECRET"))
+        }
+    }
+
+    func testLoad() throws {
+        let temp = try TemporaryDirectory()
+        defer { temp.remove() }
+        let file = temp.url.appendingPathComponent("config.json")
+        try Data(ConfigTests.example.utf8).write(to: file)
+        XCTAssertEqual(try AgentConfig.load(path: file.path).providers.count, 2)
+
+        let missing = temp.url.appendingPathComponent("absent.json").path
+        XCTAssertThrowsError(try AgentConfig.load(path: missing)) { error in
+            let e = error as? ConfigError
+            XCTAssertEqual(e?.file, missing)
+            XCTAssertEqual(e?.path, "$")
+            XCTAssertEqual(e?.problem.hasPrefix("cannot read the file: "), true, "\(error)")
+        }
+        XCTAssertThrowsError(try AgentConfig.load(path: temp.path)) { error in
+            XCTAssertEqual((error as? ConfigError)?.problem.hasPrefix("cannot read the file: "), true, "\(error)")
+        }
+        try Data("{\n\"providers\": [\n  {\"id\": \"x\" \"flow\": 1}\n]}".utf8).write(to: file)
+        XCTAssertThrowsError(try AgentConfig.load(path: file.path)) { error in
+            XCTAssertEqual(String(describing: error),
+                           "\(file.path): $: not valid JSON: expected ',' or '}' in object at line 3, column 14")
+        }
+    }
+
+    func testResolvePath() {
+        let env = ["AUTH_AGENT_CONFIG": "/etc/agent.json", "XDG_CONFIG_HOME": "/xdg", "HOME": "/home/u"]
+        XCTAssertEqual(AgentConfig.resolvePath(argument: "./c.json", environment: env), "./c.json")
+        XCTAssertEqual(AgentConfig.resolvePath(argument: nil, environment: env), "/etc/agent.json")
+        XCTAssertEqual(AgentConfig.resolvePath(argument: "", environment: env), "/etc/agent.json")
+        XCTAssertEqual(AgentConfig.resolvePath(argument: nil, environment: ["XDG_CONFIG_HOME": "/xdg/", "HOME": "/home/u"]),
+                       "/xdg/auth-agent/config.json")
+        XCTAssertEqual(AgentConfig.resolvePath(argument: nil, environment: ["XDG_CONFIG_HOME": "rel", "HOME": "/home/u"]),
+                       "/home/u/.config/auth-agent/config.json")
+        XCTAssertEqual(AgentConfig.resolvePath(argument: nil, environment: ["AUTH_AGENT_CONFIG": "", "HOME": "/home/u"]),
+                       "/home/u/.config/auth-agent/config.json")
+    }
+
+    func testLineAndColumnCountCharactersNotBytes() {
+        let (line, column) = AgentConfig.lineAndColumn(Array("ab\ncü!".utf8), offset: 6)
+        XCTAssertEqual([line, column], [2, 3])
+        let (emptyLine, emptyColumn) = AgentConfig.lineAndColumn([], offset: 0)
+        XCTAssertEqual([emptyLine, emptyColumn], [1, 1])
+    }
+
+    func testKeySuggestion() {
+        let keys = ProviderConfig.knownKeys
+        XCTAssertEqual(KeySuggestion.closest(to: "tokenEndPoint", among: keys), "tokenEndpoint")
+        XCTAssertEqual(KeySuggestion.closest(to: "client_id", among: keys), "clientId")
+        XCTAssertEqual(KeySuggestion.closest(to: "scope", among: keys), "scopes")
+        XCTAssertEqual(KeySuggestion.closest(to: "redirectUri", among: keys), nil)
+        XCTAssertEqual(KeySuggestion.editDistance("kitten", "sitting"), 3)
+        XCTAssertEqual(KeySuggestion.editDistance("", "abc"), 3)
+    }
+}

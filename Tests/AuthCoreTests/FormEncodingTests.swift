@@ -1,0 +1,27 @@
+import XCTest
+import AuthCore
+
+final class FormEncodingTests: XCTestCase {
+    private func encoded(_ pairs: [(String, String)]) -> String { String(decoding: FormEncoding.encode(pairs), as: UTF8.self) }
+
+    func testVectors() {
+        XCTAssertEqual(encoded([]), "")
+        XCTAssertEqual(encoded([("grant_type", "password")]), "grant_type=password")
+        XCTAssertEqual(encoded([("username", "a b"), ("password", "p+&=%ü")]), "username=a+b&password=p%2B%26%3D%25%C3%BC")
+        XCTAssertEqual(encoded([("k", "AZaz09-._~")]), "k=AZaz09-._~")
+        XCTAssertEqual(encoded([("scope", "openid profile")]), "scope=openid+profile")
+        XCTAssertEqual(encoded([("r", "https://x/cb?a=1#f")]), "r=https%3A%2F%2Fx%2Fcb%3Fa%3D1%23f")
+        XCTAssertEqual(encoded([("a b", ""), ("", "=")]), "a+b=&=%3D")
+        XCTAssertEqual(encoded([("x", "*'()!\n\"\\")]), "x=%2A%27%28%29%21%0A%22%5C")
+        XCTAssertEqual(encoded([("e", "😀")]), "e=%F0%9F%98%80")
+        XCTAssertEqual(FormEncoding.component("a+b c"), "a%2Bb+c")
+    }
+
+    func testBasicAuthorization() {
+        XCTAssertEqual(FormEncoding.basicAuthorization(clientId: "cli", clientSecret: "sec"), "Basic Y2xpOnNlYw==")
+        // "my%3Aclient:s+e%2Bc": the colon in the id is encoded, so the first raw colon separates id and secret.
+        XCTAssertEqual(FormEncoding.basicAuthorization(clientId: "my:client", clientSecret: "s e+c"),
+                       "Basic bXklM0FjbGllbnQ6cytlJTJCYw==")
+        XCTAssertEqual(FormEncoding.basicAuthorization(clientId: "cli", clientSecret: ""), "Basic Y2xpOg==")
+    }
+}

@@ -1,0 +1,67 @@
+import XCTest
+@testable import AuthCore
+
+final class OriginTests: XCTestCase {
+    func testParsesAndNormalises() throws {
+        let o = try XCTUnwrap(Origin(url: "HTTPS://API.Example.COM/path?q#f"))
+        XCTAssertEqual(o.scheme, "https")
+        XCTAssertEqual(o.host, "api.example.com")
+        XCTAssertEqual(o.port, 443)
+        XCTAssertEqual(o.description, "https://api.example.com")
+    }
+
+    func testDefaultPortsAreExplicitAndEqual() {
+        XCTAssertEqual(Origin(url: "https://a.com"), Origin(url: "https://a.com:443/"))
+        XCTAssertEqual(Origin(url: "http://localhost"), Origin(url: "http://localhost:80"))
+        XCTAssertNotEqual(Origin(url: "https://a.com"), Origin(url: "http://a.com"))
+        XCTAssertEqual(Origin(url: "http://localhost:8080")?.description, "http://localhost:8080")
+        XCTAssertEqual(Origin(url: "http://a.com:443")?.port, 443)
+        XCTAssertEqual(Origin(url: "http://a.com:443")?.description, "http://a.com:443")
+    }
+
+    func testUserinfoEndsAtLastAt() {
+        XCTAssertEqual(Origin(url: "https://api.example.com@evil.com")?.host, "evil.com")
+        XCTAssertEqual(Origin(url: "https://a@b@evil.com/x")?.host, "evil.com")
+        XCTAssertEqual(Origin(url: "https://user:pw@api.example.com:8443/")?.port, 8443)
+    }
+
+    func testIPv6IsCanonicalised() {
+        XCTAssertEqual(Origin(url: "http://[::1]:8080/")?.host, "[::1]")
+        XCTAssertEqual(Origin(url: "http://[0:0:0:0:0:0:0:1]:8080/")?.host, "[::1]")
+        XCTAssertEqual(Origin(url: "https://[2001:DB8::1]/")?.host, "[2001:db8::1]")
+        XCTAssertNil(Origin(url: "http://[::1"))
+        XCTAssertNil(Origin(url: "http://[::g]/"))
+        XCTAssertNil(Origin(url: "http://[fe80::1%25eth0]/"))
+        XCTAssertNil(Origin(url: "http://[::1]x/"))
+    }
+
+    func testRejects() {
+        let bad = [
+            "", "https:", "https:/a.com", "https://", "https:///x", "ftp://a.com", "javascript:alert(1)",
+            "a.com", "//a.com", "https://a.com:0", "https://a.com:65536", "https://a.com:", "https://a.com:8a",
+            "https://a.com:123456", "https://a com", "https://a.com\t", "https://a.com\\@b.com", "https:\\\\a.com",
+            "https://a%2ecom", "https://ä.com", "https://.a.com", "https://a..com", "https://a.com:1:2",
+            "http://127.1/", "http://2130706433/", "http://0x7f.0.0.1/", "http://127.0.0.01/", "http://127.0.0.1./",
+            "https://a.com/\u{0}", "https://a.com/\u{200B}", "https://a.com/\u{2028}", "https://a<b.com",
+        ]
+        for url in bad { XCTAssertNil(Origin(url: url), url.debugDescription) }
+    }
+
+    func testAcceptsPathsWithUnicodeAndTrailingDotHostDistinct() {
+        XCTAssertEqual(Origin(url: "https://a.com/ü?x=ä")?.host, "a.com")
+        XCTAssertEqual(Origin(url: "https://a.com./")?.host, "a.com.")
+        XCTAssertNotEqual(Origin(url: "https://a.com./"), Origin(url: "https://a.com/"))
+    }
+
+    func testLoopbackAndBearerSafety() {
+        for url in ["http://127.0.0.1:8080", "http://127.255.0.9", "http://[::1]", "http://localhost:3000"] {
+            XCTAssertEqual(Origin(url: url)?.isLoopback, true, url)
+            XCTAssertEqual(Origin(url: url)?.isSecureForBearer, true, url)
+        }
+        for url in ["http://128.0.0.1", "http://localhost.evil.com", "http://[::2]", "http://10.0.0.1"] {
+            XCTAssertEqual(Origin(url: url)?.isLoopback, false, url)
+            XCTAssertEqual(Origin(url: url)?.isSecureForBearer, false, url)
+        }
+        XCTAssertEqual(Origin(url: "https://example.com")?.isSecureForBearer, true)
+    }
+}

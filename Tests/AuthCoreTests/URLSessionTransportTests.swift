@@ -1,0 +1,287 @@
+import XCTest
+import AuthCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+final class URLSessionTransportTests: XCTestCase {
+    private var server: LoopbackServer!
+
+    override func setUpWithError() throws { server = try LoopbackServer() }
+
+    override func tearDown() { server.stop() }
+
+    private func url(_ path: String) -> String { "http://127.0.0.1:\(server.port)\(path)" }
+
+    func testBodyRoundTripAndLowercasedHeaders() async throws {
+        let transport = URLSessionTransport()
+        let body: [UInt8] = Array(0...255) + Array("grant_type=password&x=%26".utf8)
+        let response = try await transport.send(HTTPRequest(
+            method: "POST", url: url("/echo?q=1"),
+            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("X-Test", "one")], body: body, timeout: 5))
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.body, body)
+        XCTAssertEqual(response.headers["x-method"], "POST")
+        XCTAssertEqual(response.headers["x-test-echo"], "one")
+        XCTAssertEqual(response.headers["content-type"], "application/octet-stream")
+        XCTAssertNil(response.headers["Content-Type"])
+    }
+
+    func testRedirectIsReturnedNotFollowed() async throws {
+        let transport = URLSessionTransport()
+        let response = try await transport.send(HTTPRequest(
+            method: "POST", url: url("/redirect"), headers: [("Authorization", "Bearer SECRET")], body: [1, 2], timeout: 5))
+        XCTAssertEqual(response.status, 302)
+        XCTAssertEqual(response.headers["location"], url("/echo"))
+        XCTAssertEqual(response.body, Array("moved".utf8))
+        XCTAssertEqual(server.paths, ["/redirect"], "the redirect target was never requested")
+    }
+
+    func testCookiesAreNeitherStoredNorSent() async throws {
+        let transport = URLSessionTransport()
+        let first = try await transport.send(HTTPRequest(url: url("/echo"), timeout: 5))
+        XCTAssertEqual(first.headers["set-cookie"], "sid=abc; Path=/")
+        let second = try await transport.send(HTTPRequest(url: url("/echo"), timeout: 5))
+        XCTAssertNil(second.headers["x-cookie-echo"])
+        XCTAssertEqual(server.paths, ["/echo", "/echo"])
+    }
+
+    func testTimeout() async throws {
+        let transport = URLSessionTransport()
+        let start = Date()
+        do {
+            _ = try await transport.send(HTTPRequest(url: url("/hang"), timeout: 0.5))
+            XCTFail("expected a timeout")
+        } catch {
+            XCTAssertEqual(error as? HTTPTransportError, .timedOut)
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        XCTAssertGreaterThanOrEqual(elapsed, 0.4)
+        XCTAssertLessThan(elapsed, 3)
+    }
+
+    func testResponseSizeCap() async throws {
+        let transport = URLSessionTransport(maxResponseBytes: 1000)
+        for path in ["/big", "/big-unframed"] {
+            do {
+                _ = try await transport.send(HTTPRequest(url: url(path), timeout: 5))
+                XCTFail("expected responseTooLarge for \(path)")
+            } catch {
+                XCTAssertEqual(error as? HTTPTransportError, .responseTooLarge, path)
+            }
+        }
+        let ok = try await transport.send(HTTPRequest(method: "POST", url: url("/echo"), body: Array(repeating: 7, count: 1000),
+                                                      timeout: 5))
+        XCTAssertEqual(ok.body.count, 1000, "exactly the limit is allowed")
+    }
+
+    func testUnreachableNamesTheHostOnly() async throws {
+        let port = try LoopbackServer.unusedPort()
+        let transport = URLSessionTransport()
+        do {
+            _ = try await transport.send(HTTPRequest(url: "http://127.0.0.1:\(port)/x?token=SECRET",
+                                                     headers: [("Authorization", "Bearer SECRET")], timeout: 5))
+            XCTFail("expected unreachable")
+        } catch let error as HTTPTransportError {
+            guard case .unreachable(let reason) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("127.0.0.1"), reason)
+            XCTAssertFalse(String(describing: error).contains("SECRET"))
+        }
+    }
+
+    func testInvalidURLs() async {
+        let transport = URLSessionTransport()
+        for bad in ["ftp://127.0.0.1/", "not a url", "http://127.0.0.1\\@evil.com/", "", "http://[::1/"] {
+            do {
+                _ = try await transport.send(HTTPRequest(url: bad, timeout: 1))
+                XCTFail("\(bad) should be rejected")
+            } catch {
+                XCTAssertEqual(error as? HTTPTransportError, .invalidURL, bad)
+            }
+        }
+        for headers in [[("Authorization", "Bearer a\r\nX-Evil: 1")], [("X\nY", "v")], [("X", "a\u{0}")]] {
+            do {
+                _ = try await transport.send(HTTPRequest(url: url("/echo"), headers: headers, timeout: 1))
+                XCTFail("header splitting must be refused")
+            } catch {
+                XCTAssertEqual(error as? HTTPTransportError, .invalidURL)
+            }
+        }
+        do {
+            _ = try await transport.send(HTTPRequest(url: url("/echo"), timeout: 0))
+            XCTFail("a zero timeout has already expired")
+        } catch {
+            XCTAssertEqual(error as? HTTPTransportError, .timedOut)
+        }
+        XCTAssertEqual(server.paths, [])
+    }
+
+    func testCancellation() async throws {
+        let transport = URLSessionTransport()
+        let request = HTTPRequest(url: url("/hang"), timeout: 5)
+        let task = Task { try await transport.send(request) }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        task.cancel()
+        let start = Date()
+        let result = await task.result
+        XCTAssertLessThan(Date().timeIntervalSince(start), 2)
+        XCTAssertThrowsError(try result.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+    }
+
+    func testRequestDescriptionHidesSecrets() {
+        let request = HTTPRequest(method: "POST", url: "https://a.com/token?code=SECRET#frag",
+                                  headers: [("Authorization", "Basic SECRET")], body: Array("password=SECRET".utf8))
+        var dumped = ""
+        dump(request, to: &dumped)
+        for text in [String(describing: request), String(reflecting: request), dumped] {
+            XCTAssertFalse(text.contains("SECRET"), text)
+        }
+        XCTAssertEqual(request.description, "POST https://a.com/token")
+        XCTAssertEqual(request.header("authorization"), "Basic SECRET")
+        XCTAssertEqual(String(describing: HTTPResponse(status: 200, body: Array("SECRET".utf8))), "HTTP 200 (6 bytes)")
+    }
+}
+
+/// A minimal HTTP/1.1 server on 127.0.0.1 with a few canned routes, one thread
+/// per connection, for exercising the real transport without the network.
+final class LoopbackServer: @unchecked Sendable {
+    let port: Int
+    private let listener: Int32
+    private let seen = TestBox<[String]>([])
+
+    var paths: [String] { seen.get() }
+
+    #if canImport(Glibc)
+    private static let noSignal = Int32(MSG_NOSIGNAL)
+    #else
+    private static let noSignal: Int32 = 0
+    #endif
+
+    init() throws {
+        let (fd, port) = try LoopbackServer.openListener()
+        listener = fd
+        self.port = port
+        let listener = fd
+        Thread { [self] in
+            while true {
+                let client = accept(listener, nil, nil)
+                if client < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                Thread { [self] in self.serve(client) }.start()
+            }
+        }.start()
+    }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    /// A port on which nothing listens (bound, then closed).
+    static func unusedPort() throws -> Int {
+        let (fd, port) = try openListener()
+        close(fd)
+        return port
+    }
+
+    private static func openListener() throws -> (Int32, Int) {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            throw POSIXError(.EADDRINUSE)
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    private func serve(_ fd: Int32) {
+        defer { close(fd) }
+        var buffer: [UInt8] = []
+        guard let headerEnd = readUntilHeaderEnd(fd, &buffer) else { return }
+        let head = String(decoding: buffer[..<headerEnd], as: UTF8.self)
+        let lines = head.components(separatedBy: "\r\n")
+        let requestLine = lines[0].split(separator: " ")
+        guard requestLine.count == 3 else { return }
+        let method = String(requestLine[0])
+        let target = String(requestLine[1])
+        let path = String(target.prefix { $0 != "?" })
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        var body = Array(buffer[(headerEnd + 4)...])
+        let expected = Int(headers["content-length"] ?? "0") ?? 0
+        while body.count < expected, let chunk = readChunk(fd) { body += chunk }
+        seen.update { $0.append(path) }
+
+        switch path {
+        case "/echo":
+            var extra = "X-Method: \(method)\r\nSet-Cookie: sid=abc; Path=/\r\n"
+            if let test = headers["x-test"] { extra += "X-Test-Echo: \(test)\r\n" }
+            if let cookie = headers["cookie"] { extra += "X-Cookie-Echo: \(cookie)\r\n" }
+            reply(fd, status: "200 OK", headers: extra + "Content-Type: application/octet-stream\r\n", body: body)
+        case "/redirect":
+            reply(fd, status: "302 Found", headers: "Location: http://127.0.0.1:\(port)/echo\r\n", body: Array("moved".utf8))
+        case "/big":
+            reply(fd, status: "200 OK", headers: "", body: Array(repeating: 0x61, count: 5000))
+        case "/big-unframed":
+            _ = write(fd, Array("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".utf8))
+            for _ in 0..<10 { _ = write(fd, Array(repeating: 0x62, count: 500)) }
+        case "/hang":
+            while readChunk(fd) != nil {}
+        default:
+            reply(fd, status: "404 Not Found", headers: "", body: [])
+        }
+    }
+
+    private func reply(_ fd: Int32, status: String, headers: String, body: [UInt8]) {
+        let head = "HTTP/1.1 \(status)\r\n\(headers)Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        _ = write(fd, Array(head.utf8) + body)
+    }
+
+    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, LoopbackServer.noSignal) }
+            if n <= 0 { return false }
+            offset += n
+        }
+        return true
+    }
+
+    private func readChunk(_ fd: Int32) -> [UInt8]? {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return n > 0 ? Array(chunk[..<n]) : nil
+    }
+
+    private func readUntilHeaderEnd(_ fd: Int32, _ buffer: inout [UInt8]) -> Int? {
+        let marker: [UInt8] = [13, 10, 13, 10]
+        while true {
+            if buffer.count >= 4 {
+                for i in 0...(buffer.count - 4) where Array(buffer[i..<(i + 4)]) == marker { return i }
+            }
+            guard let chunk = readChunk(fd) else { return nil }
+            buffer += chunk
+        }
+    }
+}
