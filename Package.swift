@@ -26,7 +26,7 @@ let package = Package(
         // The thin executable that wires the layers to stdin/stdout.
         .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "AuthCore", "DevIssuer"], swiftSettings: strict),
         // Drives the built agent over pipes beside an echo baseline; prints ratios.
-        .executableTarget(name: "auth-agent-bench", dependencies: ["auth-agent"], swiftSettings: strict),
+        .executableTarget(name: "auth-agent-bench", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
         .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON"], swiftSettings: strict),

@@ -49,12 +49,20 @@ public enum AuthMethods {
             try call.params.rejectUnknown(allowed: login.paramNames)
             let provider = try call.params.string("provider")
             let credentials = try Credentials.parse(call.params.optionalObject("credentials"))
-            return later { try await service.login(provider: provider, credentials: credentials) }
+            do {
+                return later(try service.beginLogin(provider: provider, credentials: credentials))
+            } catch let error as AuthError {
+                throw error.rpcError
+            }
         }
         registry.register(logout) { call in
             try call.params.rejectUnknown(allowed: logout.paramNames)
             let provider = try call.params.string("provider")
-            return later { try await service.logout(provider: provider) }
+            do {
+                return later(try service.beginLogout(provider: provider))
+            } catch let error as AuthError {
+                throw error.rpcError
+            }
         }
         registry.register(sign) { call in
             try call.params.rejectUnknown(allowed: sign.paramNames)
@@ -65,22 +73,32 @@ public enum AuthMethods {
             _ = try request.optionalObject("headers")
             let provider = try call.params.optionalString("provider")
             do {
-                if let ready = try service.signFromMemory(url: url, provider: provider) { return .result(ready) }
+                switch try service.beginSign(url: url, provider: provider) {
+                case .ready(let answer): return .result(answer)
+                case .wait(let work): return later(work)
+                }
             } catch let error as AuthError {
                 throw error.rpcError
             }
-            return later { try await service.sign(url: url, provider: provider) }
         }
         registry.register(refresh) { call in
             try call.params.rejectUnknown(allowed: refresh.paramNames)
             let provider = try call.params.string("provider")
             let failed = try call.params.optionalString("failedAuthorization")
-            return later { try await service.refresh(provider: provider, failedAuthorization: failed) }
+            do {
+                return later(try service.beginRefresh(provider: provider, failedAuthorization: failed))
+            } catch let error as AuthError {
+                throw error.rpcError
+            }
         }
         registry.register(token) { call in
             try call.params.rejectUnknown(allowed: token.paramNames)
             let provider = try call.params.string("provider")
-            return later { try await service.token(provider: provider) }
+            do {
+                return later(try service.beginToken(provider: provider))
+            } catch let error as AuthError {
+                throw error.rpcError
+            }
         }
         registry.register(subscribe) { call in
             try call.params.rejectUnknown(allowed: subscribe.paramNames)

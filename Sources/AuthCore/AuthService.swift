@@ -101,8 +101,31 @@ public final class AuthService: Sendable {
 
     // MARK: login / logout
 
-    public func login(provider id: String, credentials: Credentials?) async throws(AuthError) -> JSONValue {
+    /// Starts a login: the provider is marked as changing at once (so later
+    /// requests for it wait), and the returned work performs it.
+    public func beginLogin(provider id: String, credentials: Credentials?) throws(AuthError) -> @Sendable () async throws -> JSONValue {
         let s = try state(id)
+        let change = s.beginChange()
+        return { [self] in
+            defer { s.endChange(change.mine) }
+            await change.previous?.wait()
+            return try await login(s, credentials: credentials)
+        }
+    }
+
+    /// Starts a logout, ordered like `beginLogin`.
+    public func beginLogout(provider id: String) throws(AuthError) -> @Sendable () async throws -> JSONValue {
+        let s = try state(id)
+        let change = s.beginChange()
+        return { [self] in
+            defer { s.endChange(change.mine) }
+            await change.previous?.wait()
+            return await logout(s)
+        }
+    }
+
+    private func login(_ s: ProviderState, credentials: Credentials?) async throws(AuthError) -> JSONValue {
+        let id = s.id
         let fresh = try await s.provider.login(credentials)
         let previous = s.current
         var session = fresh
@@ -114,8 +137,8 @@ public final class AuthService: Sendable {
         return ["provider": .string(id), "user": user, "expiresAt": RFC3339.json(session.expiresAt)]
     }
 
-    public func logout(provider id: String) async throws(AuthError) -> JSONValue {
-        let s = try state(id)
+    private func logout(_ s: ProviderState) async -> JSONValue {
+        let id = s.id
         guard let session = s.take(persist: { persist(id, nil) }) else { return ["revoked": false] }
         logger.info("logged out of \(id)")
         events(.loggedOut(provider: id, reason: .logout))
@@ -127,43 +150,67 @@ public final class AuthService: Sendable {
 
     /// The provider a request goes to, or nil when no provider covers its origin.
     private func route(url: String, provider explicit: String?) throws(AuthError) -> ProviderState? {
+        let origin = Origin(url: url)
+        // A token is only ever attached over https, or to loopback.
+        let covering = origin.flatMap { $0.isSecureForBearer ? matcher.provider(for: $0) : nil }
         if let explicit {
             let s = try state(explicit)
-            guard matcher.allows(provider: explicit, url: url), Origin(url: url)?.isSecureForBearer == true else {
-                let origin = Origin(url: url)?.description ?? "that URL"
-                throw AuthError(.originNotAllowed, "Provider \(explicit) does not cover \(origin).", provider: explicit)
+            guard covering == explicit else {
+                throw AuthError(.originNotAllowed, "Provider \(explicit) does not cover \(origin?.description ?? "that URL").", provider: explicit)
             }
             return s
         }
-        guard let id = matcher.provider(for: url), Origin(url: url)?.isSecureForBearer == true else { return nil }
-        return states[id]
+        return covering.flatMap { states[$0] }
     }
 
     public static let unsigned: JSONValue = ["signed": false, "headers": [:]]
 
-    /// Answers `sign` from memory when the token is fresh; nil when it must refresh first.
-    public func signFromMemory(url: String, provider: String?) throws(AuthError) -> JSONValue? {
-        guard let s = try route(url: url, provider: provider) else { return Self.unsigned }
-        guard let (session, result) = s.snapshot() else { throw notLoggedIn(s) }
-        return needsRefresh(session) ? nil : result
+    /// What a request needs next: an answer now, or work that waits (for a
+    /// login or logout of the same provider begun earlier, or for the network).
+    public enum Step: Sendable {
+        case ready(JSONValue)
+        case wait(@Sendable () async throws -> JSONValue)
     }
 
-    public func sign(url: String, provider: String?) async throws(AuthError) -> JSONValue {
-        guard let s = try route(url: url, provider: provider) else { return Self.unsigned }
-        _ = try await usableSession(s)
-        guard let (_, result) = s.snapshot() else { throw notLoggedIn(s) }
-        return result
+    /// `sign`: answered from memory when the token is fresh and nothing is changing.
+    public func beginSign(url: String, provider: String?) throws(AuthError) -> Step {
+        guard let s = try route(url: url, provider: provider) else { return .ready(Self.unsigned) }
+        let pending = s.pendingChange()
+        if pending == nil {
+            guard let (session, result) = s.snapshot() else { throw notLoggedIn(s) }
+            if !needsRefresh(session) { return .ready(result) }
+        }
+        return .wait { [self] () async throws -> JSONValue in
+            await pending?.wait()
+            _ = try await usableSession(s)
+            guard let result = s.signAnswer else { throw notLoggedIn(s) }
+            return result
+        }
     }
 
-    public func token(provider id: String) async throws(AuthError) -> JSONValue {
+    /// `token`: the session's access token, refreshed first when needed.
+    public func beginToken(provider id: String) throws(AuthError) -> @Sendable () async throws -> JSONValue {
         let s = try state(id)
-        let session = try await usableSession(s)
-        return ["accessToken": .string(session.accessToken), "tokenType": .string(session.tokenType), "expiresAt": RFC3339.json(session.expiresAt)]
+        let pending = s.pendingChange()
+        return { [self] () async throws -> JSONValue in
+            await pending?.wait()
+            let session = try await usableSession(s)
+            return ["accessToken": .string(session.accessToken), "tokenType": .string(session.tokenType), "expiresAt": RFC3339.json(session.expiresAt)]
+        }
     }
 
-    /// After a 401: refresh unless the rejected authorization is no longer the current one.
-    public func refresh(provider id: String, failedAuthorization: String?) async throws(AuthError) -> JSONValue {
+    /// `refresh` after a 401: refresh unless the rejected authorization is no longer the current one.
+    public func beginRefresh(provider id: String, failedAuthorization: String?) throws(AuthError) -> @Sendable () async throws -> JSONValue {
         let s = try state(id)
+        let pending = s.pendingChange()
+        return { [self] () async throws -> JSONValue in
+            await pending?.wait()
+            return try await refresh(s, failedAuthorization: failedAuthorization)
+        }
+    }
+
+    private func refresh(_ s: ProviderState, failedAuthorization: String?) async throws(AuthError) -> JSONValue {
+        let id = s.id
         guard let session = s.current else { throw notLoggedIn(s) }
         if let failed = failedAuthorization, failed != session.authorization, failed != session.accessToken {
             return ["provider": .string(id), "refreshed": false, "expiresAt": RFC3339.json(session.expiresAt)]

@@ -22,6 +22,9 @@ public struct OriginMatcher: Sendable {
         return index[origin]
     }
 
+    /// The provider configured for an origin already parsed, or `nil`.
+    public func provider(for origin: Origin) -> String? { index[origin] }
+
     /// Whether `url` is on one of `provider`'s own origins (and no earlier provider's).
     public func allows(provider: String, url: String) -> Bool {
         self.provider(for: url) == provider

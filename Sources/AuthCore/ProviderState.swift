@@ -19,6 +19,10 @@ final class ProviderState: @unchecked Sendable {
     private var signResult: JSONValue = .null
     private var inFlight: (generation: Int, task: Task<Session, Error>)?
     private var recentRefreshes: [Date] = []
+    /// Logins and logouts under way, and the requests waiting for them to settle.
+    private var changesInFlight = 0
+    /// Opens when the most recently begun change has finished.
+    private var lastChange: Gate?
 
     static let refreshLimit = 5
     static let refreshLimitWindow: TimeInterval = 30
@@ -43,6 +47,44 @@ final class ProviderState: @unchecked Sendable {
         defer { lock.unlock() }
         guard let session else { return nil }
         return (session, signResult)
+    }
+
+    /// The prepared `sign` answer for the current session, if any.
+    var signAnswer: JSONValue? {
+        lock.lock()
+        defer { lock.unlock() }
+        return session == nil ? nil : signResult
+    }
+
+    // MARK: Ordering of changes
+
+    /// Marks a login or logout as started. Requests for this provider that arrive
+    /// afterwards wait for it, so a script that pipes `login` then `sign` signs
+    /// with the new session, and changes run in the order they arrived;
+    /// requests for other providers are not held back.
+    func beginChange() -> (previous: Gate?, mine: Gate) {
+        let mine = Gate()
+        lock.lock()
+        changesInFlight += 1
+        let previous = lastChange
+        lastChange = mine
+        lock.unlock()
+        return (previous, mine)
+    }
+
+    func endChange(_ mine: Gate) {
+        lock.lock()
+        changesInFlight -= 1
+        lock.unlock()
+        mine.open()
+    }
+
+    /// The gate of the latest login or logout still under way, if any: a request
+    /// that arrives now waits for it (and, through it, for every earlier one).
+    func pendingChange() -> Gate? {
+        lock.lock()
+        defer { lock.unlock() }
+        return changesInFlight > 0 ? lastChange : nil
     }
 
     private func install(_ s: Session?) {

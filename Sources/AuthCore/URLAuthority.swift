@@ -17,29 +17,56 @@ struct URLAuthority: Equatable {
     var rest: Substring
 
     init?(_ text: String) {
-        for scalar in text.unicodeScalars where URLAuthority.isForbidden(scalar) { return nil }
-        guard let colon = text.firstIndex(of: ":") else { return nil }
-        let scheme = text[..<colon].lowercased()
+        guard URLAuthority.isClean(text) else { return nil }
+        // Work on UTF-8 offsets: every delimiter that matters here is ASCII, and
+        // byte scans are many times cheaper than Character indexing on this hot path.
+        let utf8 = text.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let scheme = URLAuthority.lowercased(Substring(utf8[..<colon]))
         guard let defaultPort = Origin.defaultPort(for: scheme) else { return nil }
-        let afterScheme = text[text.index(after: colon)...]
-        guard afterScheme.hasPrefix("//") else { return nil }
-        let authorityStart = afterScheme.index(afterScheme.startIndex, offsetBy: 2)
-        let tail = afterScheme[authorityStart...]
-        let authorityEnd = tail.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? tail.endIndex
+        let afterScheme = utf8[utf8.index(after: colon)...]
+        guard afterScheme.starts(with: [UInt8(ascii: "/"), UInt8(ascii: "/")]) else { return nil }
+        let tail = afterScheme.dropFirst(2)
+        let authorityEnd = tail.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? tail.endIndex
         let authority = tail[..<authorityEnd]
         var hostPort = authority
         var hasUserinfo = false
-        if let at = authority.lastIndex(of: "@") {
+        if let at = authority.lastIndex(of: UInt8(ascii: "@")) {
             hasUserinfo = true
             hostPort = authority[authority.index(after: at)...]
         }
-        guard let (host, port) = URLAuthority.splitHostPort(hostPort) else { return nil }
+        guard let (host, port) = URLAuthority.splitHostPort(Substring(hostPort)) else { return nil }
         self.scheme = scheme
         self.hasUserinfo = hasUserinfo
         self.host = host
         self.port = port ?? defaultPort
         self.hasExplicitPort = port != nil
-        self.rest = tail[authorityEnd...]
+        self.rest = Substring(tail[authorityEnd...])
+    }
+
+    /// ASCII lowercasing; copies only when there is an uppercase letter.
+    static func lowercased(_ text: Substring) -> String {
+        if !text.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) { return String(text) }
+        return String(decoding: text.utf8.map(lowercaseASCII), as: UTF8.self)
+    }
+
+    static func lowercaseASCII(_ c: UInt8) -> UInt8 {
+        c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") ? c + 32 : c
+    }
+
+    /// No forbidden character anywhere. ASCII text (nearly every URL) is checked
+    /// byte by byte; Unicode properties are consulted only for non-ASCII text.
+    static func isClean(_ text: String) -> Bool {
+        var ascii = true
+        for b in text.utf8 {
+            if b >= 0x80 {
+                ascii = false
+                break
+            }
+            if b <= 0x20 || b == 0x7F || b == UInt8(ascii: "\\") { return false }
+        }
+        if ascii { return true }
+        return !text.unicodeScalars.contains(where: isForbidden)
     }
 
     /// Whitespace, controls and backslashes: characters on which URL parsers disagree.
@@ -50,28 +77,29 @@ struct URLAuthority: Equatable {
 
     /// Splits `host[:port]` or `[v6][:port]`; the port is `nil` when absent.
     static func splitHostPort(_ text: Substring) -> (String, Int?)? {
-        let hostPart: Substring
-        let portPart: Substring?
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { return nil }
-            hostPart = text[...close]
-            let after = text[text.index(after: close)...]
+        let utf8 = text.utf8
+        let hostPart: Substring.UTF8View.SubSequence
+        let portPart: Substring.UTF8View.SubSequence?
+        if utf8.first == UInt8(ascii: "[") {
+            guard let close = utf8.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            hostPart = utf8[...close]
+            let after = utf8[utf8.index(after: close)...]
             if after.isEmpty {
                 portPart = nil
             } else {
-                guard after.hasPrefix(":") else { return nil }
+                guard after.first == UInt8(ascii: ":") else { return nil }
                 portPart = after.dropFirst()
             }
-        } else if let colon = text.firstIndex(of: ":") {
-            hostPart = text[..<colon]
-            portPart = text[text.index(after: colon)...]
+        } else if let colon = utf8.firstIndex(of: UInt8(ascii: ":")) {
+            hostPart = utf8[..<colon]
+            portPart = utf8[utf8.index(after: colon)...]
         } else {
-            hostPart = text
+            hostPart = utf8[...]
             portPart = nil
         }
-        guard let host = normalizedHost(hostPart) else { return nil }
+        guard let host = normalizedHost(Substring(hostPart)) else { return nil }
         guard let portPart else { return (host, nil) }
-        guard let port = parsePort(portPart) else { return nil }
+        guard let port = parsePort(Substring(portPart)) else { return nil }
         return (host, port)
     }
 
@@ -85,18 +113,21 @@ struct URLAuthority: Equatable {
 
     /// Lowercased host, or `nil` for anything ambiguous.
     static func normalizedHost(_ text: Substring) -> String? {
-        if text.hasPrefix("[") {
-            guard text.hasSuffix("]"), text.count > 2 else { return nil }
+        if text.utf8.first == UInt8(ascii: "[") {
+            guard text.utf8.last == UInt8(ascii: "]"), text.utf8.count > 2 else { return nil }
             return canonicalIPv6(String(text.dropFirst().dropLast())).map { "[\($0)]" }
         }
-        let host = text.lowercased()
-        guard !host.isEmpty, host.utf8.allSatisfy(isHostByte) else { return nil }
-        guard !host.hasPrefix("."), !host.contains("..") else { return nil }
-        let labels = host.split(separator: ".")
+        let host = lowercased(text)
+        let bytes = host.utf8
+        guard !bytes.isEmpty, bytes.allSatisfy(isHostByte) else { return nil }
+        guard bytes.first != UInt8(ascii: "."), !zip(bytes, bytes.dropFirst()).contains(where: { $0 == UInt8(ascii: ".") && $1 == UInt8(ascii: ".") })
+        else { return nil }
         // A last label that is numeric makes the whole host an IPv4 address to
         // WHATWG parsers ("127.1", "0x7f.1", "2130706433"); accept only the
         // unambiguous dotted-quad spelling.
-        if let last = labels.last, looksNumeric(last) {
+        let trimmed = host.utf8.last == UInt8(ascii: ".") ? host.utf8.dropLast() : host.utf8[...]
+        let lastLabel = trimmed.lastIndex(of: UInt8(ascii: ".")).map { trimmed[trimmed.index(after: $0)...] } ?? trimmed
+        if !lastLabel.isEmpty, looksNumeric(Substring(lastLabel)) {
             let withoutTrailingDot = host.hasSuffix(".") ? String(host.dropLast()) : host
             guard dottedQuad(withoutTrailingDot) != nil, !host.hasSuffix(".") else { return nil }
         }
@@ -114,8 +145,14 @@ struct URLAuthority: Equatable {
     }
 
     static func looksNumeric(_ label: Substring) -> Bool {
-        if label.hasPrefix("0x") { return label.dropFirst(2).allSatisfy(\.isHexDigit) }
-        return label.allSatisfy { $0.isASCII && $0.isNumber }
+        let utf8 = label.utf8
+        if utf8.starts(with: [UInt8(ascii: "0"), UInt8(ascii: "x")]) { return utf8.dropFirst(2).allSatisfy(isHexDigit) }
+        return utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+
+    static func isHexDigit(_ c: UInt8) -> Bool {
+        (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "f"))
+            || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "F"))
     }
 
     /// The four octets of a canonical `a.b.c.d` (no leading zeros), else `nil`.

@@ -18,24 +18,34 @@ import FoundationNetworking
 ///   and port, so the request goes where the origin check thought it would.
 public final class URLSessionTransport: HTTPTransport {
     public let maxResponseBytes: Int
-    private let session: URLSession
     private let exchanges: ExchangeTable
+    /// Created on first use: most agent processes (a script asking for a cached
+    /// token) never touch the network, and setting up a session costs start-up time.
+    private let lazySession = Locked<URLSession?>(nil)
 
     public init(maxResponseBytes: Int = 1 << 20) {
         self.maxResponseBytes = maxResponseBytes
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.httpCookieAcceptPolicy = .never
-        configuration.urlCache = nil
-        configuration.urlCredentialStorage = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
         exchanges = ExchangeTable(maxResponseBytes: maxResponseBytes)
-        session = URLSession(configuration: configuration, delegate: exchanges, delegateQueue: nil)
+    }
+
+    private var session: URLSession {
+        lazySession.withLock { existing in
+            if let existing { return existing }
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.httpCookieStorage = nil
+            configuration.httpShouldSetCookies = false
+            configuration.httpCookieAcceptPolicy = .never
+            configuration.urlCache = nil
+            configuration.urlCredentialStorage = nil
+            configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
+            let created = URLSession(configuration: configuration, delegate: exchanges, delegateQueue: nil)
+            existing = created
+            return created
+        }
     }
 
     deinit {
-        session.invalidateAndCancel()
+        lazySession.withLock { $0?.invalidateAndCancel() }
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {

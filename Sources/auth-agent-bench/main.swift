@@ -32,24 +32,30 @@ guard FileManager.default.isExecutableFile(atPath: agentPath) else {
 let quick = args.contains("--quick")
 let scale = quick ? 10 : 1
 
+// An empty configuration, so the ping runs measure the engine and log nothing.
+let emptyConfig = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-bench-empty-\(getpid()).json")
+try? Data(#"{"store": {"kind": "memory"}, "providers": []}"#.utf8).write(to: emptyConfig)
+defer { try? FileManager.default.removeItem(at: emptyConfig) }
+let pingArgs = ["--config", emptyConfig.path]
+
 let report = Report()
 report.header(agentPath: agentPath)
 
 // Throughput and round trip: ping.
 let ping = Array(#"{"jsonrpc":"2.0","method":"ping","id":1}"#.utf8) + [0x0A]
 let pingCount = 400_000 / scale
-let agentRate = Measure.pipelined(agentPath, [], line: ping, count: pingCount)
+let agentRate = Measure.pipelined(agentPath, pingArgs, line: ping, count: pingCount)
 let echoRate = Measure.pipelined(selfPath, ["--echo"], line: ping, count: pingCount)
 report.row("pipelined ping", agent: Report.rate(agentRate.rate), baseline: Report.rate(echoRate.rate) + " (echo)",
            ratio: String(format: "%.2f× echo", agentRate.rate / echoRate.rate))
-let agentRT = Measure.roundTrip(agentPath, [], line: ping, iterations: 20_000 / scale)
+let agentRT = Measure.roundTrip(agentPath, pingArgs, line: ping, iterations: 20_000 / scale)
 let echoRT = Measure.roundTrip(selfPath, ["--echo"], line: ping, iterations: 20_000 / scale)
 report.row("round trip p50", agent: Report.micros(agentRT.p50), baseline: Report.micros(echoRT.p50) + " (echo)",
            ratio: String(format: "%.2f× echo", agentRT.p50 / echoRT.p50))
 report.row("round trip p99", agent: Report.micros(agentRT.p99), baseline: Report.micros(echoRT.p99) + " (echo)",
            ratio: String(format: "%.2f× echo", agentRT.p99 / echoRT.p99))
 let emptyStart = Measure.coldStart(selfPath, ["--noop"], line: nil, runs: 60 / (quick ? 3 : 1))
-let agentStart = Measure.coldStart(agentPath, [], line: ping, runs: 60 / (quick ? 3 : 1))
+let agentStart = Measure.coldStart(agentPath, pingArgs, line: ping, runs: 60 / (quick ? 3 : 1))
 report.row("cold start (ping)", agent: Report.millis(agentStart), baseline: Report.millis(emptyStart) + " (empty)",
            ratio: String(format: "%.2f× empty", agentStart / emptyStart))
 report.row("peak RSS (ping run)", agent: Report.mebibytes(agentRate.rssKiB), baseline: Report.mebibytes(echoRate.rssKiB) + " (echo)",

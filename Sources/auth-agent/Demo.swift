@@ -20,12 +20,12 @@ enum Demo {
         let base = issuer.baseURL
         let text = """
             {"refreshWindowSeconds": 60, "store": {"kind": "memory"}, "providers": [
-              {"id": "demo", "displayName": "Demo API", "flow": "session", "origins": ["\(base)"],
+              {"id": "demo", "displayName": "Demo API", "flow": "session", "origins": ["https://api.demo.test", "\(base)"],
                "loginEndpoint": "\(base)/sessions",
                "loginBody": {"session": {"username": "{{username}}", "password": "{{password}}"}},
                "tokenPointer": "/jwt", "userPointer": "/user",
                "refreshEndpoint": "\(base)/sessions/refresh", "logoutEndpoint": "\(base)/sessions/logout"},
-              {"id": "demo-oauth", "displayName": "Demo OAuth", "flow": "password", "origins": ["http://localhost:\(issuer.port)"],
+              {"id": "demo-oauth", "displayName": "Demo OAuth", "flow": "password", "origins": ["https://oauth.demo.test", "http://localhost:\(issuer.port)"],
                "tokenEndpoint": "\(base)/token", "revocationEndpoint": "\(base)/revoke", "userinfoEndpoint": "\(base)/userinfo",
                "clientId": "cli", "scopes": ["openid", "profile"]}
             ]}
@@ -39,7 +39,7 @@ enum Demo {
         Logger.stderrSink("""
             auth-agent demo: dev issuer on \(base) (users alice/wonderland, bob/builder). Try:
               {"jsonrpc":"2.0","id":1,"method":"login","params":{"provider":"demo","credentials":{"username":"alice","password":"wonderland"}}}
-              {"jsonrpc":"2.0","id":2,"method":"sign","params":{"request":{"method":"GET","url":"\(base)/api/items"}}}
+              {"jsonrpc":"2.0","id":2,"method":"sign","params":{"request":{"method":"GET","url":"https://api.demo.test/items"}}}
               {"jsonrpc":"2.0","id":3,"method":"status"}
             """)
         return (config, issuer)
