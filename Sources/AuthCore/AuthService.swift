@@ -15,14 +15,22 @@ public final class AuthService: Sendable {
     private let clock: Clock
     private let logger: Logger
     private let events: @Sendable (AuthEvent) -> Void
+    private let lockTimeout: Double
+    /// The store fingerprint last seen per provider, for `checkStore`.
+    private let stamps = Locked<[String: String?]>([:])
+    private let watcher = Locked<DispatchSourceTimer?>(nil)
 
     /// Seconds a logout may spend telling the server; the local session is gone either way.
     static let revokeTimeout = 5.0
 
+    /// - Parameter lockTimeout: how long to wait for another agent process that
+    ///   holds a provider's store lock (then 1005, retryable).
     public init(config: AgentConfig, store: SessionStore, transport: HTTPTransport, clock: Clock = SystemClock(),
-                logger: Logger, httpTimeout: Double = 10, events: @escaping @Sendable (AuthEvent) -> Void)
+                logger: Logger, httpTimeout: Double = 10, lockTimeout: Double = 15,
+                events: @escaping @Sendable (AuthEvent) -> Void)
     {
         self.config = config
+        self.lockTimeout = lockTimeout
         self.store = store
         self.clock = clock
         self.logger = logger
@@ -44,6 +52,7 @@ public final class AuthService: Sendable {
             } catch {
                 logger.warn("could not read the stored session of \(p.id): \(error)")
             }
+            stamps.withLock { $0[p.id] = store.modificationStamp(p.id) }
             states[p.id] = ProviderState(config: p, provider: provider, session: session)
         }
         self.states = states
@@ -127,9 +136,11 @@ public final class AuthService: Sendable {
     private func login(_ s: ProviderState, credentials: Credentials?) async throws(AuthError) -> JSONValue {
         let id = s.id
         let fresh = try await s.provider.login(credentials)
-        let previous = s.current
+        let held = try await lockStore(s)
+        defer { held.unlock() }
+        let stored = try? store.load(id)
         var session = fresh
-        session.generation = (previous?.generation ?? 0) + 1
+        session.generation = max(stored?.generation ?? 0, s.current?.generation ?? 0) + 1
         s.replace(with: session) { persist(id, $0) }
         logger.info("logged in to \(id)")
         let user = session.user ?? [:]
@@ -139,6 +150,9 @@ public final class AuthService: Sendable {
 
     private func logout(_ s: ProviderState) async -> JSONValue {
         let id = s.id
+        // The user asked to be logged out: if another agent holds the lock too long, log out anyway.
+        let held = try? await lockStore(s)
+        defer { held?.unlock() }
         guard let session = s.take(persist: { persist(id, nil) }) else { return ["revoked": false] }
         logger.info("logged out of \(id)")
         events(.loggedOut(provider: id, reason: .logout))
@@ -177,7 +191,7 @@ public final class AuthService: Sendable {
         guard let s = try route(url: url, provider: provider) else { return .ready(Self.unsigned) }
         let pending = s.pendingChange()
         if pending == nil {
-            guard let (session, result) = s.snapshot() else { throw notLoggedIn(s) }
+            guard let (session, result) = s.snapshot() ?? catchUp(s) else { throw notLoggedIn(s) }
             if !needsRefresh(session) { return .ready(result) }
         }
         return .wait { [self] () async throws -> JSONValue in
@@ -211,13 +225,14 @@ public final class AuthService: Sendable {
 
     private func refresh(_ s: ProviderState, failedAuthorization: String?) async throws(AuthError) -> JSONValue {
         let id = s.id
-        guard let session = s.current else { throw notLoggedIn(s) }
+        guard let session = s.current ?? catchUp(s)?.0 else { throw notLoggedIn(s) }
         if let failed = failedAuthorization, failed != session.authorization, failed != session.accessToken {
             return ["provider": .string(id), "refreshed": false, "expiresAt": RFC3339.json(session.expiresAt)]
         }
         guard canRefresh(s, session) else {
             // The server rejected the current token and there is no way to get another.
-            throw expire(s, session, why: "the server no longer accepts the token")
+            let replacement = try await expireUnlessReplaced(s, session, why: "the server no longer accepts the token")
+            return ["provider": .string(id), "refreshed": false, "expiresAt": RFC3339.json(replacement.expiresAt)]
         }
         let (fresh, refreshed) = try await refresh(s, stale: session)
         return ["provider": .string(id), "refreshed": .bool(refreshed), "expiresAt": RFC3339.json(fresh.expiresAt)]
@@ -239,11 +254,11 @@ public final class AuthService: Sendable {
 
     /// The session, refreshed first when it expires within the refresh window.
     private func usableSession(_ s: ProviderState) async throws(AuthError) -> Session {
-        guard let session = s.current else { throw notLoggedIn(s) }
+        guard let session = s.current ?? catchUp(s)?.0 else { throw notLoggedIn(s) }
         guard needsRefresh(session) else { return session }
         if canRefresh(s, session) { return try await refresh(s, stale: session).0 }
         if let expiresAt = session.expiresAt, expiresAt <= clock.now() {
-            throw expire(s, session, why: "the session has expired")
+            return try await expireUnlessReplaced(s, session, why: "the session has expired")
         }
         return session  // expiring soon, but there is no way to refresh it: use it while it lasts
     }
@@ -252,22 +267,7 @@ public final class AuthService: Sendable {
     private func refresh(_ s: ProviderState, stale: Session) async throws(AuthError) -> (Session, Bool) {
         let id = s.id
         let start = s.beginRefresh(of: stale, now: clock.now()) { [self] () async throws -> Session in
-            switch await s.provider.refresh(stale) {
-            case .refreshed(var fresh):
-                fresh.generation = stale.generation + 1
-                let installed = s.complete(refreshOf: stale, with: fresh) { persist(id, $0) }
-                guard installed else { return s.current ?? fresh }
-                logger.info("refreshed \(id)")
-                events(.tokenRefreshed(provider: id, expiresAt: fresh.expiresAt))
-                return fresh
-            case .rejected(let why):
-                throw expire(s, stale, why: "the server rejected the refresh (\(why))")
-            case .transient(let why):
-                logger.warn("refreshing \(id) failed: \(why); the session is kept")
-                throw AuthError(.authServerUnavailable, "\(s.config.displayName) is unavailable: \(why).", provider: id)
-            case .unsupported:
-                throw expire(s, stale, why: "the session cannot be refreshed")
-            }
+            try await performRefresh(s, stale: stale)
         }
         let task: Task<Session, Error>
         switch start {
@@ -284,6 +284,111 @@ public final class AuthService: Sendable {
         } catch {
             throw AuthError(.authServerUnavailable, "\(s.config.displayName) is unavailable.", provider: id)
         }
+    }
+
+    /// One refresh, serialised with every other agent process on the same store:
+    /// under the provider's lock, re-read the store first — if another agent
+    /// already refreshed (or logged out), use that and send nothing.
+    private func performRefresh(_ s: ProviderState, stale: Session) async throws -> Session {
+        let id = s.id
+        let held = try await lockStore(s)
+        defer { held.unlock() }
+        if let current = try adoptStored(s), !current.sameTokens(as: stale) { return current }
+        switch await s.provider.refresh(stale) {
+        case .refreshed(var fresh):
+            fresh.generation = stale.generation + 1
+            // Persist before anything else: the server may already have retired the old refresh token.
+            let installed = s.complete(refreshOf: stale, with: fresh) { persist(id, $0) }
+            guard installed else { return s.current ?? fresh }
+            logger.info("refreshed \(id)")
+            events(.tokenRefreshed(provider: id, expiresAt: fresh.expiresAt))
+            return fresh
+        case .rejected(let why):
+            // Before declaring the session dead, look again: newer tokens in the store win.
+            if let current = try adoptStored(s), !current.sameTokens(as: stale) { return current }
+            throw expire(s, stale, why: "the server rejected the refresh (\(why))")
+        case .transient(let why):
+            logger.warn("refreshing \(id) failed: \(why); the session is kept")
+            throw AuthError(.authServerUnavailable, "\(s.config.displayName) is unavailable: \(why).", provider: id)
+        case .unsupported:
+            throw expire(s, stale, why: "the session cannot be refreshed")
+        }
+    }
+
+    /// Takes the provider's store lock, shared with other agent processes.
+    private func lockStore(_ s: ProviderState) async throws(AuthError) -> StoreLock {
+        do {
+            return try await store.lock(s.id, timeout: lockTimeout)
+        } catch {
+            throw AuthError(.authServerUnavailable, "Another auth-agent is busy with \(s.config.displayName); try again.", provider: s.id)
+        }
+    }
+
+    /// Adopts whatever another agent process saved for this provider; the session now current.
+    private func adoptStored(_ s: ProviderState) throws(AuthError) -> Session? {
+        let id = s.id
+        if let event = s.reconcile(load: { loadQuietly(id) }) {
+            logger.info("\(id) was changed by another agent (\(event.name.rawValue))")
+            events(event)
+        }
+        stamps.withLock { $0[id] = store.modificationStamp(id) }
+        guard let current = s.current else { throw notLoggedIn(s) }
+        return current
+    }
+
+    private func loadQuietly(_ id: String) -> Session? {
+        do {
+            return try store.load(id)
+        } catch {
+            logger.warn("could not read the stored session of \(id): \(error)")
+            return nil
+        }
+    }
+
+    /// Picks up logins, logouts and refreshes made by other agent processes on
+    /// the same store. Cheap when nothing changed: one `stat` per provider.
+    public func checkStore() {
+        for id in order { check(states[id]!) }
+    }
+
+    private func check(_ s: ProviderState) {
+        let id = s.id
+        let stamp = store.modificationStamp(id)
+        let changed = stamps.withLock { seen -> Bool in
+            defer { seen[id] = stamp }
+            return seen[id] != .some(stamp)
+        }
+        guard changed else { return }
+        if let event = s.reconcile(load: { loadQuietly(id) }) {
+            logger.info("\(id) was changed by another agent (\(event.name.rawValue))")
+            events(event)
+        }
+    }
+
+    /// Before answering "not logged in", look at the store once: another agent
+    /// may have logged in since the last periodic check.
+    private func catchUp(_ s: ProviderState) -> (Session, JSONValue)? {
+        check(s)
+        return s.snapshot()
+    }
+
+    /// Ends `session` — unless another agent already replaced it in the store, in
+    /// which case the replacement is returned. Takes the store lock so another
+    /// agent's newer login is never removed.
+    private func expireUnlessReplaced(_ s: ProviderState, _ session: Session, why: String) async throws(AuthError) -> Session {
+        let held = try? await lockStore(s)
+        defer { held?.unlock() }
+        if held != nil, let current = try adoptStored(s), !current.sameTokens(as: session) { return current }
+        throw expire(s, session, why: why)
+    }
+
+    /// Runs `checkStore` every `interval` seconds for the life of the service.
+    public func watchStore(every interval: Double) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
+        timer.setEventHandler { [weak self] in self?.checkStore() }
+        timer.resume()
+        watcher.withLock { $0 = timer }
     }
 
     /// The server no longer accepts `session`: forget it and tell subscribers.

@@ -12,7 +12,7 @@ import Darwin
 /// a session. A file that cannot be read as a session is moved aside to
 /// `<provider>.json.corrupt-<unix time>` (kept for inspection, never deleted)
 /// and the provider starts logged out, rather than the agent refusing to start.
-/// `withLock` is a `flock` on `<provider>.lock` so that concurrent agents
+/// The provider lock is a `flock` on `<provider>.lock` so that concurrent agents
 /// refresh a token once, not once each.
 public final class FileSessionStore: SessionStore {
     public let directory: URL
@@ -83,13 +83,10 @@ public final class FileSessionStore: SessionStore {
         POSIX.syncDirectory(path)
     }
 
-    public func withLock<T>(_ provider: String, timeout: Double, _ body: () throws -> T) throws -> T {
+    public func tryLock(_ provider: String) throws -> StoreLock? {
         let lockPath = "\(path)/\(try FileSessionStore.checkedName(provider)).lock"
-        guard let fd = try FileLock.acquire(lockPath, timeout: timeout) else {
-            throw SessionStoreError.lockTimeout(provider: provider)
-        }
-        defer { FileLock.release(fd) }
-        return try body()
+        guard let fd = try FileLock.acquire(lockPath, timeout: 0) else { return nil }
+        return StoreLock { FileLock.release(fd) }
     }
 
     /// `inode-mtime.nanoseconds-size` of the provider's file, or `nil` when there

@@ -24,9 +24,12 @@ public final class MemorySessionStore: SessionStore {
         sessions.withLock { $0[provider] = nil }
     }
 
-    public func withLock<T>(_ provider: String, timeout: Double, _ body: () throws -> T) throws -> T {
-        guard locks.acquire(provider, timeout: timeout) else { throw SessionStoreError.lockTimeout(provider: provider) }
-        defer { locks.release(provider) }
-        return try body()
+    public func tryLock(_ provider: String) throws -> StoreLock? {
+        guard locks.acquire(provider, timeout: 0) else { return nil }
+        return StoreLock { [locks] in locks.release(provider) }
+    }
+
+    public func modificationStamp(_ provider: String) -> String? {
+        sessions.withLock { $0[provider].map { "\($0.generation)-\($0.accessToken.hashValue)" } }
     }
 }

@@ -129,6 +129,34 @@ final class ProviderState: @unchecked Sendable {
         return s
     }
 
+    /// Brings memory in line with the store after another agent process changed
+    /// it. `load` runs under this state's lock, so a write of this process can
+    /// never be undone by an older read. Returns the event that describes the
+    /// change, if there was one.
+    func reconcile(load: () -> Session?) -> AuthEvent? {
+        lock.lock()
+        defer { lock.unlock() }
+        let stored = load()
+        let event: AuthEvent
+        switch (session, stored) {
+        case (nil, nil):
+            return nil
+        case (let current?, let stored?):
+            if current.sameTokens(as: stored) { return nil }
+            if current.user != stored.user {
+                event = .loggedIn(provider: config.id, user: stored.user ?? [:], expiresAt: stored.expiresAt)
+            } else {
+                event = .tokenRefreshed(provider: config.id, expiresAt: stored.expiresAt)
+            }
+        case (nil, let stored?):
+            event = .loggedIn(provider: config.id, user: stored.user ?? [:], expiresAt: stored.expiresAt)
+        case (_?, nil):
+            event = .loggedOut(provider: config.id, reason: .external)
+        }
+        install(stored)
+        return event
+    }
+
     enum RefreshStart {
         /// Someone already replaced the stale session: use this one.
         case alreadyFresh(Session)

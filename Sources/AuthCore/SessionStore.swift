@@ -1,8 +1,10 @@
+import Foundation
+
 /// Where sessions live between runs, and the lock that keeps two refreshers
 /// (threads or agent processes) from spending the same refresh token twice.
 ///
 /// Synchronous on purpose: every operation is a small local file or dictionary
-/// access, and `withLock` must hold across the caller's whole read-refresh-write.
+/// access; the lock (`tryLock`, `lock`, `withLock`) must hold across the caller's whole read-refresh-write.
 public protocol SessionStore: Sendable {
     /// The saved session, or `nil` when logged out (or the record was unreadable).
     func load(_ provider: String) throws -> Session?
@@ -10,8 +12,59 @@ public protocol SessionStore: Sendable {
     func save(_ session: Session, for provider: String) throws
     /// Forgets the session; not an error when there is none.
     func remove(_ provider: String) throws
-    /// Runs `body` while holding the provider's exclusive lock, waiting at most
-    /// `timeout` seconds for it (then `SessionStoreError.lockTimeout`). Not
-    /// re-entrant: a nested call for the same provider waits for itself.
-    func withLock<T>(_ provider: String, timeout: Double, _ body: () throws -> T) throws -> T
+    /// One attempt, without waiting, at the provider's exclusive lock; nil when
+    /// someone (a thread or another agent process) holds it. Not re-entrant.
+    func tryLock(_ provider: String) throws -> StoreLock?
+    /// A cheap fingerprint of the provider's saved record that changes whenever
+    /// any process saves or removes it; nil when there is none.
+    func modificationStamp(_ provider: String) -> String?
+}
+
+/// A held provider lock; released explicitly or, at the latest, when dropped.
+public final class StoreLock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var release: (() -> Void)?
+
+    init(release: @escaping () -> Void) { self.release = release }
+
+    public func unlock() {
+        lock.lock()
+        let action = release
+        release = nil
+        lock.unlock()
+        action?()
+    }
+
+    deinit { unlock() }
+}
+
+extension SessionStore {
+    /// Waits at most `timeout` seconds for the provider's lock without blocking a
+    /// thread (then `SessionStoreError.lockTimeout`).
+    public func lock(_ provider: String, timeout: Double) async throws -> StoreLock {
+        let deadline = Date(timeIntervalSinceNow: max(0, timeout))
+        var pause: UInt64 = 1_000_000  // nanoseconds, doubling to 25 ms
+        while true {
+            if let held = try tryLock(provider) { return held }
+            guard Date() < deadline else { throw SessionStoreError.lockTimeout(provider: provider) }
+            try await Task.sleep(nanoseconds: pause)
+            pause = min(pause * 2, 25_000_000)
+        }
+    }
+
+    /// Runs `body` holding the provider's lock, waiting at most `timeout` seconds
+    /// for it (then `SessionStoreError.lockTimeout`); blocks the calling thread.
+    public func withLock<T>(_ provider: String, timeout: Double, _ body: () throws -> T) throws -> T {
+        let deadline = Date(timeIntervalSinceNow: max(0, timeout))
+        var pause: useconds_t = 1_000
+        while true {
+            if let held = try tryLock(provider) {
+                defer { held.unlock() }
+                return try body()
+            }
+            guard Date() < deadline else { throw SessionStoreError.lockTimeout(provider: provider) }
+            usleep(pause)
+            pause = min(pause * 2, 25_000)
+        }
+    }
 }

@@ -36,6 +36,10 @@ final class AgentHarness {
     func spawn() throws -> AgentProcess {
         try AgentProcess(arguments: ["--config", configPath.path], environment: ["XDG_STATE_HOME": directory.path])
     }
+
+    var storeDirectory: URL { directory.appendingPathComponent("store") }
+
+    static let corp: JSONValue = ["provider": "corp", "credentials": ["username": "alice", "password": "wonderland"]]
 }
 
 extension AgentProcess {

@@ -1,0 +1,137 @@
+import DevIssuer
+import Foundation
+import JSON
+import JSONRPC
+import XCTest
+
+/// Several agent processes on one store: the refresh is serialised across
+/// processes, changes reach every agent, and a crash never corrupts the store.
+final class MultiAgentTests: XCTestCase {
+    private func subscribeAll(_ agent: AgentProcess) throws {
+        let r = try agent.call("subscribe", ["events": ["userLoggedIn", "userLoggedOut", "tokenRefreshed"]], id: "sub")
+        XCTAssertNotNil(r["result"], "\(r)")
+    }
+
+    /// 4 agents × 200 signs spread over several token lifetimes, against an issuer
+    /// that rotates refresh tokens and revokes the whole family on reuse.
+    func testFourAgentsRefreshOncePerExpiryAndNobodyIsLoggedOut() throws {
+        let harness = try AgentHarness(refreshWindowSeconds: 2)
+        harness.issuer.setAccessTokenLifetime(3)
+        let agents = try (0..<4).map { _ in try harness.spawn() }
+        for a in agents { try subscribeAll(a) }
+        let login = try agents[0].call("login", AgentHarness.corp, id: "login")
+        XCTAssertNotNil(login["result"], "\(login)")
+        // The others learn of the login from the store.
+        for a in agents.dropFirst() {
+            let event = a.nextLine(timeout: 2).flatMap { try? JSONParser.parse([UInt8]($0)) }
+            XCTAssertEqual(event?["method"], "userLoggedIn")
+        }
+        harness.issuer.resetCounts()
+
+        let perAgent = 200
+        let results = Locked([JSONValue]())
+        let group = DispatchGroup()
+        let base = harness.issuer.baseURL
+        for (n, agent) in agents.enumerated() {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                var collected: [JSONValue] = []
+                var notifications: [JSONValue] = []
+                for i in 0..<perAgent {
+                    let url = base + "/r/\(n)/\(i)"
+                    if let r = try? agent.call("sign", ["request": ["method": "GET", "url": .string(url)]], id: .int(Int64(i)), notifications: &notifications) {
+                        collected.append(r)
+                    }
+                    usleep(22_000)
+                }
+                collected += notifications
+                results.withLock { $0 += collected }
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        let all = results.current
+        let answers = all.filter { $0["id"] != nil }
+        let notes = all.filter { $0["method"] != nil }
+        XCTAssertEqual(answers.count, 4 * perAgent, "every sign answered")
+        let errors = answers.filter { $0["error"] != nil }
+        XCTAssertEqual(errors.count, 0, "errors: \(errors.prefix(3))")
+        let loggedOut = notes.filter { $0["method"] == "userLoggedOut" }
+        XCTAssertEqual(loggedOut.count, 0, "\(loggedOut)")
+        let tokens = Set(answers.compactMap { $0["result"]?["headers"]?["Authorization"]?.stringValue })
+        let refreshes = harness.issuer.count("token.refresh_token")
+        print("multi-agent: \(answers.count) signs, \(tokens.count) distinct tokens, \(refreshes) refreshes at the issuer")
+        XCTAssertGreaterThanOrEqual(tokens.count - 1, 2, "the run should span several expiries")
+        XCTAssertEqual(refreshes, tokens.count - 1, "one refresh per expiry, not one per agent")
+    }
+
+    /// Logout and login in agent A reach agent B's subscriber within a second.
+    func testChangesReachOtherAgentsWithinASecond() throws {
+        let harness = try AgentHarness()
+        let a = try harness.spawn()
+        let b = try harness.spawn()
+        try subscribeAll(b)
+        var delays: [Double] = []
+        for round in 0..<8 {
+            let t0 = Date()
+            XCTAssertNotNil(try a.call("login", AgentHarness.corp, id: .int(Int64(round * 2)))["result"])
+            guard let inEvent = b.nextLine(timeout: 2).flatMap({ try? JSONParser.parse([UInt8]($0)) }) else { return XCTFail("no userLoggedIn in B") }
+            delays.append(Date().timeIntervalSince(t0))
+            XCTAssertEqual(inEvent["method"], "userLoggedIn")
+            XCTAssertEqual(inEvent["params"]?["provider"], "corp")
+            let signed = try b.call("sign", ["request": ["method": "GET", "url": .string(harness.issuer.baseURL + "/x")]], id: .string("s\(round)"))
+            XCTAssertEqual(signed["result"]?["signed"], true, "\(signed)")
+
+            let t1 = Date()
+            XCTAssertNotNil(try a.call("logout", ["provider": "corp"], id: .int(Int64(round * 2 + 1)))["result"])
+            guard let outEvent = b.nextLine(timeout: 2).flatMap({ try? JSONParser.parse([UInt8]($0)) }) else { return XCTFail("no userLoggedOut in B") }
+            delays.append(Date().timeIntervalSince(t1))
+            XCTAssertEqual(outEvent["method"], "userLoggedOut")
+            XCTAssertEqual(outEvent["params"], ["provider": "corp", "reason": "external"])
+            let refused = try b.call("sign", ["request": ["method": "GET", "url": .string(harness.issuer.baseURL + "/x")]], id: .string("r\(round)"))
+            XCTAssertEqual(refused["error"]?["code"], 1001, "\(refused)")
+        }
+        delays.sort()
+        print(String(format: "cross-process event delay over %d events: p50 %.0f ms, max %.0f ms", delays.count,
+                     delays[delays.count / 2] * 1000, delays.last! * 1000))
+        XCTAssertLessThan(delays.last!, 1.0)
+    }
+
+    /// kill -9 at random moments during refreshes; a fresh agent must always find a
+    /// parseable store, and (with a reuse grace period, as Okta and Auth0 offer) a live session.
+    func testKillDuringRefreshNeverCorruptsTheStore() throws {
+        let survivedWithGrace = try killLoop(iterations: 200, grace: 30)
+        XCTAssertEqual(survivedWithGrace.survived, survivedWithGrace.iterations, "with a reuse grace period the session must survive every crash")
+        let withoutGrace = try killLoop(iterations: 60, grace: 0)
+        print("kill -9 during refresh: survived \(survivedWithGrace.survived)/\(survivedWithGrace.iterations) with a 30 s reuse grace, \(withoutGrace.survived)/\(withoutGrace.iterations) without")
+    }
+
+    private func killLoop(iterations: Int, grace: Int) throws -> (survived: Int, iterations: Int) {
+        let harness = try AgentHarness(issuerOptions: DevIssuerOptions(refreshTokenReuseGrace: grace))
+        var rng = SeededGenerator(seed: 99 + UInt64(grace))
+        var agent = try harness.spawn()
+        XCTAssertNotNil(try agent.call("login", AgentHarness.corp, id: "login")["result"])
+        var survived = 0
+        var counted = 0
+        for i in 0..<iterations {
+            try agent.send(JSONSerializer.string(["jsonrpc": "2.0", "id": .int(Int64(i)), "method": "refresh", "params": ["provider": "corp"]]))
+            usleep(UInt32.random(in: 0...12_000, using: &rng))
+            kill(agent.process.processIdentifier, SIGKILL)
+            _ = agent.waitForExit(timeout: 5)
+            let corrupt = try FileManager.default.contentsOfDirectory(atPath: harness.storeDirectory.path).filter { $0.contains("corrupt") }
+            XCTAssertEqual(corrupt, [], "iteration \(i) left a corrupt store")
+            agent = try harness.spawn()
+            let status = try agent.call("status", id: "status")
+            XCTAssertNotNil(status["result"], "iteration \(i): \(status)")
+            counted += 1
+            let check = try agent.call("refresh", ["provider": "corp"], id: "check")
+            if check["result"]?["refreshed"] == true {
+                survived += 1
+            } else {
+                // The session was lost: log in again so the loop goes on measuring.
+                XCTAssertNotNil(try agent.call("login", AgentHarness.corp, id: "relogin")["result"])
+            }
+        }
+        return (survived, counted)
+    }
+}
