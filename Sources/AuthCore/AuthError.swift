@@ -11,6 +11,8 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
     case authServerUnavailable = 1005
     case originNotAllowed = 1006
     case excessiveRefresh = 1007
+    case loginDenied = 1008
+    case loginTimedOut = 1009
 
     public var reason: String {
         switch self {
@@ -21,6 +23,8 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
         case .authServerUnavailable: return "authServerUnavailable"
         case .originNotAllowed: return "originNotAllowed"
         case .excessiveRefresh: return "excessiveRefresh"
+        case .loginDenied: return "loginDenied"
+        case .loginTimedOut: return "loginTimedOut"
         }
     }
 

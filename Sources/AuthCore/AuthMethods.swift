@@ -10,9 +10,9 @@ public enum AuthMethods {
     public static let status = MethodDescriptor(
         "status", summary: "Every configured provider, its login state and what a login asks the user for.", result: "StatusResult")
     public static let login = MethodDescriptor(
-        "login", summary: "Log in through a provider; emits userLoggedIn.",
-        params: [.init("provider", required: true), .init("credentials")], result: "LoginResult",
-        errors: [1002, 1003, 1005])
+        "login", summary: "Log in through a provider; emits userLoggedIn. Device-code and browser logins send loginPrompt and wait.",
+        params: [.init("provider", required: true), .init("credentials"), .init("openBrowser")], result: "LoginResult",
+        errors: [1002, 1003, 1005, 1008, 1009])
     public static let logout = MethodDescriptor(
         "logout", summary: "Log out of a provider, revoking its tokens at the server when configured; emits userLoggedOut.",
         params: [.init("provider", required: true)], result: "LogoutResult", errors: [1002])
@@ -34,6 +34,10 @@ public enum AuthMethods {
 
     public static let descriptors = [status, login, logout, sign, refresh, token, subscribe, unsubscribe]
 
+    /// Sent to the host whose interactive login waits for the user; not an `AuthEvent`
+    /// because it goes to that host alone, subscribed or not.
+    public static let loginPrompt = "loginPrompt"
+
     /// What `initialize` advertises.
     public static var capabilities: JSONValue {
         ["flows": .array(Flow.allCases.map { .string($0.rawValue) }), "events": .array(AuthEvent.Name.allCases.map { .string($0.rawValue) })]
@@ -49,8 +53,10 @@ public enum AuthMethods {
             try call.params.rejectUnknown(allowed: login.paramNames)
             let provider = try call.params.string("provider")
             let credentials = try Credentials.parse(call.params.optionalObject("credentials"))
+            let context = LoginContext(requestId: call.id ?? .null, openBrowser: try call.params.optionalBool("openBrowser"),
+                                       prompt: { [connection = call.connection] in connection.notify(loginPrompt, $0) })
             do {
-                return later(try service.beginLogin(provider: provider, credentials: credentials))
+                return later(try service.beginLogin(provider: provider, credentials: credentials, context: context))
             } catch let error as AuthError {
                 throw error.rpcError
             }

@@ -36,15 +36,20 @@ public final class AuthService: Sendable {
         self.logger = logger
         self.events = events
         let http = HTTPCalls(transport: transport, timeout: httpTimeout)
+        let discovery = Discovery(http: http)
         var states: [String: ProviderState] = [:]
         for p in config.providers {
-            let oauth = OAuthClient(config: p, http: http, clock: clock)
+            let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery)
             let provider: LoginProvider
+            let revoke = Self.revokeTimeout
             switch p.flow {
-            case .session: provider = SessionAPIProvider(config: p, http: http, clock: clock, revokeTimeout: Self.revokeTimeout)
-            case .clientCredentials: provider = ClientCredentialsProvider(config: p, oauth: oauth, revokeTimeout: Self.revokeTimeout)
+            case .session: provider = SessionAPIProvider(config: p, http: http, clock: clock, revokeTimeout: revoke)
+            case .password: provider = PasswordProvider(config: p, oauth: oauth, revokeTimeout: revoke)
+            case .clientCredentials: provider = ClientCredentialsProvider(config: p, oauth: oauth, revokeTimeout: revoke)
             case .token: provider = StaticTokenProvider(config: p, oauth: oauth, clock: clock)
-            default: provider = PasswordProvider(config: p, oauth: oauth, revokeTimeout: Self.revokeTimeout)
+            case .deviceCode: provider = DeviceCodeProvider(config: p, oauth: oauth, clock: clock, revokeTimeout: revoke, browser: BrowserLauncher())
+            case .authorizationCode:
+                provider = AuthorizationCodeProvider(config: p, oauth: oauth, clock: clock, revokeTimeout: revoke, browser: BrowserLauncher())
             }
             var session: Session?
             do {
@@ -112,13 +117,13 @@ public final class AuthService: Sendable {
 
     /// Starts a login: the provider is marked as changing at once (so later
     /// requests for it wait), and the returned work performs it.
-    public func beginLogin(provider id: String, credentials: Credentials?) throws(AuthError) -> @Sendable () async throws -> JSONValue {
+    public func beginLogin(provider id: String, credentials: Credentials?, context: LoginContext = LoginContext()) throws(AuthError) -> @Sendable () async throws -> JSONValue {
         let s = try state(id)
         let change = s.beginChange()
         return { [self] in
             defer { s.endChange(change.mine) }
             await change.previous?.wait()
-            return try await login(s, credentials: credentials)
+            return try await login(s, credentials: credentials, context: context)
         }
     }
 
@@ -133,9 +138,9 @@ public final class AuthService: Sendable {
         }
     }
 
-    private func login(_ s: ProviderState, credentials: Credentials?) async throws(AuthError) -> JSONValue {
+    private func login(_ s: ProviderState, credentials: Credentials?, context: LoginContext) async throws(AuthError) -> JSONValue {
         let id = s.id
-        let fresh = try await s.provider.login(credentials)
+        let fresh = try await s.provider.login(credentials, context: context)
         let held = try await lockStore(s)
         defer { held.unlock() }
         let stored = try? store.load(id)

@@ -31,6 +31,33 @@ public enum FormEncoding {
         "Basic " + Base64URL.standardEncode(Array((component(clientId) + ":" + component(clientSecret)).utf8))
     }
 
+    /// Decodes one name or value (`+` is a space, `%XX` a byte); nil when a
+    /// `%` escape is malformed or the bytes are not UTF-8.
+    public static func decodeComponent(_ text: String) -> String? {
+        var out: [UInt8] = []
+        var bytes = text.utf8.makeIterator()
+        while let byte = bytes.next() {
+            switch byte {
+            case UInt8(ascii: "+"): out.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard let high = bytes.next().flatMap(hexValue), let low = bytes.next().flatMap(hexValue) else { return nil }
+                out.append(high << 4 | low)
+            default: out.append(byte)
+            }
+        }
+        let decoded = String(decoding: out, as: UTF8.self)
+        return Array(decoded.utf8) == out ? decoded : nil
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
     private static let hex = Array("0123456789ABCDEF".utf8)
 
     private static func append(_ text: String, to out: inout [UInt8]) {

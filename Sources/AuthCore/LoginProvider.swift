@@ -6,9 +6,10 @@ import JSON
 /// for every flow; only these calls differ.
 public protocol LoginProvider: Sendable {
     var config: ProviderConfig { get }
-    /// Exchanges credentials for a session. Throws `invalidCredentials` when the
-    /// server rejects them, `authServerUnavailable` on transient failure.
-    func login(_ credentials: Credentials?) async throws(AuthError) -> Session
+    /// Exchanges credentials (or an interactive approval, announced through
+    /// `context`) for a session. Throws `invalidCredentials` when the server
+    /// rejects them, `authServerUnavailable` on transient failure.
+    func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session
     /// Obtains a fresh session from the current one.
     func refresh(_ session: Session) async -> RefreshOutcome
     /// Tells the server the session is over; true when it confirmed.

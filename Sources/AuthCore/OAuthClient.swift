@@ -2,16 +2,31 @@ import Foundation
 import JSON
 
 /// Talks to an OAuth 2.0 authorization server for one provider: token grants
-/// (RFC 6749), revocation (RFC 7009) and userinfo (OIDC). Separate from the
-/// session state, as AppAuth separates its service from `OIDAuthState`.
+/// (RFC 6749), device authorization (RFC 8628), revocation (RFC 7009) and
+/// userinfo (OIDC), with endpoints from configuration or discovery. Separate
+/// from the session state, as AppAuth separates its service from `OIDAuthState`.
 struct OAuthClient: Sendable {
     let config: ProviderConfig
     let http: HTTPCalls
     let clock: Clock
+    let discovery: Discovery
+
+    /// The provider's endpoints, discovering the missing ones when an issuer is configured.
+    func endpoints() async throws(AuthError) -> Endpoints {
+        var endpoints = Endpoints(config: config)
+        if let issuer = config.issuer {
+            do {
+                endpoints.fill(from: try await discovery.metadata(issuer: issuer))
+            } catch {
+                throw AuthError(error.code, error.message, provider: config.id)
+            }
+        }
+        return endpoints
+    }
 
     /// Client authentication: `client_secret_basic` for confidential clients,
     /// `client_id` in the body for public ones.
-    private func clientAuth(_ pairs: [(String, String)]) -> (pairs: [(String, String)], headers: [(String, String)]) {
+    func clientAuth(_ pairs: [(String, String)]) -> (pairs: [(String, String)], headers: [(String, String)]) {
         let clientId = config.clientId ?? ""
         if let secret = config.clientSecret {
             return (pairs, [("Authorization", FormEncoding.basicAuthorization(clientId: clientId, clientSecret: secret))])
@@ -26,7 +41,18 @@ struct OAuthClient: Sendable {
     }
 
     func grant(_ pairs: [(String, String)]) async -> GrantResult {
-        guard let endpoint = config.tokenEndpoint else { return .transient("no token endpoint is configured") }
+        let endpoint: String
+        do {
+            guard let token = try await endpoints().token else { return .transient("no token endpoint is configured or discovered") }
+            endpoint = token
+        } catch {
+            return .transient(error.message)
+        }
+        return await post(endpoint, pairs)
+    }
+
+    /// A form POST with client authentication, classified like a token response.
+    func post(_ endpoint: String, _ pairs: [(String, String)]) async -> GrantResult {
         let auth = clientAuth(pairs)
         let response: HTTPResponse
         do {
@@ -56,9 +82,10 @@ struct OAuthClient: Sendable {
                        obtainedAt: now, generation: (previous?.generation ?? 0) + 1)
     }
 
-    /// Who logged in: userinfo when configured, else the ID token's display claims, else `fallback`.
+    /// Who logged in: userinfo when there is an endpoint, else the ID token's
+    /// display claims (decoded for display, not trusted for authorization), else `fallback`.
     func user(accessToken: String, tokenType: String, idToken: String?, fallback: JSONValue) async -> JSONValue {
-        if let endpoint = config.userinfoEndpoint,
+        if let endpoint = try? await endpoints().userinfo,
            let response = try? await http.send("GET", endpoint, headers: [("Authorization", "\(tokenType) \(accessToken)"), ("Accept", "application/json")], body: nil),
            response.status == 200, let info = try? JSONParser.parse(response.body), case .object = info
         {
@@ -78,7 +105,7 @@ struct OAuthClient: Sendable {
 
     func refresh(_ session: Session) async -> RefreshOutcome {
         guard let refreshToken = session.refreshToken else { return .unsupported }
-        switch await grant([("grant_type", "refresh_token"), ("refresh_token", refreshToken)] + scopePairs()) {
+        switch await grant([("grant_type", "refresh_token"), ("refresh_token", refreshToken)]) {
         case .success(let token): return .refreshed(self.session(from: token, previous: session, user: nil))
         case .rejected(let error): return .rejected(error)
         case .transient(let why): return .transient(why)
@@ -88,10 +115,16 @@ struct OAuthClient: Sendable {
     /// RFC 7009: revoke the refresh token when there is one (servers revoke its
     /// access tokens with it), else the access token.
     func revoke(_ session: Session, timeout: Double) async -> Bool {
-        guard let endpoint = config.revocationEndpoint else { return false }
+        guard let endpoint = try? await endpoints().revocation else { return false }
         let (token, hint) = session.refreshToken.map { ($0, "refresh_token") } ?? (session.accessToken, "access_token")
         let auth = clientAuth([("token", token), ("token_type_hint", hint)])
         guard let response = try? await http.postForm(endpoint, auth.pairs, headers: auth.headers, timeout: timeout) else { return false }
         return response.status == 200
+    }
+
+    /// The user for a freshly issued token, then the session.
+    func finish(_ token: TokenResponse, fallbackUser: JSONValue) async -> Session {
+        let user = await user(accessToken: token.accessToken, tokenType: token.tokenType, idToken: token.idToken, fallback: fallbackUser)
+        return session(from: token, previous: nil, user: user)
     }
 }

@@ -8,15 +8,13 @@ struct PasswordProvider: LoginProvider {
     let oauth: OAuthClient
     let revokeTimeout: Double
 
-    func login(_ credentials: Credentials?) async throws(AuthError) -> Session {
+    func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
         guard case .password(let username, let password)? = credentials else {
             throw AuthError(.invalidCredentials, "\(config.displayName) needs a username and a password.", provider: config.id)
         }
         switch await oauth.grant([("grant_type", "password"), ("username", username), ("password", password)] + oauth.scopePairs()) {
         case .success(let token):
-            let user = await oauth.user(accessToken: token.accessToken, tokenType: token.tokenType, idToken: token.idToken,
-                                        fallback: ["username": .string(username)])
-            return oauth.session(from: token, previous: nil, user: user)
+            return await oauth.finish(token, fallbackUser: ["username": .string(username)])
         case .rejected:
             throw AuthError(.invalidCredentials, "\(config.displayName) rejected the username or password.", provider: config.id)
         case .transient(let why):
@@ -36,7 +34,7 @@ struct ClientCredentialsProvider: LoginProvider {
     let oauth: OAuthClient
     let revokeTimeout: Double
 
-    func login(_ credentials: Credentials?) async throws(AuthError) -> Session {
+    func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
         switch await oauth.grant([("grant_type", "client_credentials")] + oauth.scopePairs()) {
         case .success(let token):
             return oauth.session(from: token, previous: nil, user: ["clientId": .string(config.clientId ?? "")])
@@ -65,7 +63,7 @@ struct StaticTokenProvider: LoginProvider {
     let oauth: OAuthClient
     let clock: Clock
 
-    func login(_ credentials: Credentials?) async throws(AuthError) -> Session {
+    func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
         guard case .token(let token)? = credentials, !token.isEmpty else {
             throw AuthError(.invalidCredentials, "\(config.displayName) needs a token.", provider: config.id)
         }

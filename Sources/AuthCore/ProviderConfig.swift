@@ -48,7 +48,7 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
                 tokenEndpoint: String? = nil, revocationEndpoint: String? = nil, userinfoEndpoint: String? = nil,
                 clientId: String? = nil, clientSecret: String? = nil, scopes: [String] = [], issuer: String? = nil,
                 authorizationEndpoint: String? = nil, deviceAuthorizationEndpoint: String? = nil,
-                redirectPort: Int? = nil, openBrowser: Bool = true) {
+                redirectPort: Int? = nil, openBrowser: Bool = false) {
         self.id = id
         self.displayName = displayName ?? id
         self.flow = flow
@@ -163,7 +163,7 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
             p.scopes = scopes.map(\.value)
         }
         p.redirectPort = try r.int("redirectPort", in: 1...65535)
-        p.openBrowser = try r.bool("openBrowser") ?? true
+        p.openBrowser = try r.bool("openBrowser") ?? false
 
         try checkRequirements(p, r)
         return p

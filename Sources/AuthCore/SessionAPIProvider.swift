@@ -10,7 +10,7 @@ struct SessionAPIProvider: LoginProvider {
     let clock: Clock
     let revokeTimeout: Double
 
-    func login(_ credentials: Credentials?) async throws(AuthError) -> Session {
+    func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
         guard case .password(let username, let password)? = credentials else {
             throw AuthError(.invalidCredentials, "\(config.displayName) needs a username and a password.", provider: config.id)
         }

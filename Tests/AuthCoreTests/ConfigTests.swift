@@ -49,7 +49,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(corp.clientId, "cli")
         XCTAssertEqual(corp.clientSecret, "TOP-SECRET")
         XCTAssertEqual(corp.scopes, ["openid", "profile"])
-        XCTAssertTrue(corp.openBrowser)
+        XCTAssertFalse(corp.openBrowser, "the browser opens only when asked")
         XCTAssertNil(corp.redirectPort)
         XCTAssertEqual(config.originMatcher.provider(for: "http://127.0.0.1:8080/x"), "corp")
         XCTAssertEqual(config.originMatcher.provider(for: "https://api.example.com/x"), "api")

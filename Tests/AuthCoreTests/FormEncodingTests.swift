@@ -25,3 +25,15 @@ final class FormEncodingTests: XCTestCase {
         XCTAssertEqual(FormEncoding.basicAuthorization(clientId: "cli", clientSecret: ""), "Basic Y2xpOg==")
     }
 }
+
+final class FormDecodingTests: XCTestCase {
+    func testDecodesWhatEncodeProduces() {
+        for text in ["a b+c&d=e", "é中😀", "%41", "", "~-._"] {
+            XCTAssertEqual(FormEncoding.decodeComponent(FormEncoding.component(text)), text)
+        }
+        XCTAssertEqual(FormEncoding.decodeComponent("a%2Fb+c"), "a/b c")
+        XCTAssertNil(FormEncoding.decodeComponent("%4"))
+        XCTAssertNil(FormEncoding.decodeComponent("%zz"))
+        XCTAssertNil(FormEncoding.decodeComponent("%ff"))
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import JSON
+
+/// OAuth 2.0 authorization code grant with PKCE S256 and a loopback redirect
+/// (RFC 6749 §4.1, RFC 7636, RFC 8252): the user logs in in a browser; the
+/// agent receives the code on `http://127.0.0.1:{port}/callback` and exchanges
+/// it together with the verifier that never left this process.
+struct AuthorizationCodeProvider: LoginProvider {
+    let config: ProviderConfig
+    let oauth: OAuthClient
+    let clock: Clock
+    let revokeTimeout: Double
+    let browser: BrowserLauncher
+    /// How long the browser has to come back (5 minutes).
+    var callbackTimeout: TimeInterval = 300
+
+    static let callbackPath = "/callback"
+
+    func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
+        guard let authorizationEndpoint = try await oauth.endpoints().authorization else {
+            throw unavailable("no authorization endpoint is configured or discovered")
+        }
+        let listener: LoopbackRedirectListener
+        do {
+            listener = try LoopbackRedirectListener(port: UInt16(config.redirectPort ?? 0))
+        } catch {
+            throw unavailable("cannot listen for the browser's redirect on 127.0.0.1:\(config.redirectPort ?? 0)")
+        }
+        defer { listener.shutDown() }
+        let pkce = PKCE()
+        let redirectURI = "http://127.0.0.1:\(listener.port)\(Self.callbackPath)"
+        let url = Self.authorizationURL(endpoint: authorizationEndpoint, clientId: config.clientId ?? "", redirectURI: redirectURI,
+                                        scopes: config.scopes, pkce: pkce)
+        let deadline = clock.now().addingTimeInterval(callbackTimeout)
+        context.prompt([
+            "provider": .string(config.id), "requestId": context.requestId, "url": .string(url),
+            "expiresAt": .string(RFC3339.format(deadline)),
+        ])
+        if context.openBrowser ?? config.openBrowser { browser.open(url) }
+
+        let callback: LoopbackRedirectListener.Callback
+        do {
+            callback = try await withTaskCancellationHandler {
+                try await listener.waitForCallback(path: Self.callbackPath, deadline: Date().addingTimeInterval(callbackTimeout))
+            } onCancel: {
+                listener.shutDown()
+            }
+        } catch LoopbackRedirectListener.Failure.timedOut {
+            throw AuthError(.loginTimedOut, "The \(config.displayName) login did not come back from the browser in time.", provider: config.id)
+        } catch {
+            throw AuthError(.loginDenied, "The \(config.displayName) login was cancelled.", provider: config.id)
+        }
+        // The state ties this redirect to this login: anything else is a forgery or a stale tab.
+        guard callback.query["state"] == pkce.state else {
+            callback.respond(false, "This login link is not the one the application is waiting for.")
+            throw AuthError(.loginDenied, "The \(config.displayName) login came back with a wrong state.", provider: config.id)
+        }
+        if let error = callback.query["error"] {
+            callback.respond(false, "The sign-in was not completed (\(error)). You can close this tab.")
+            throw AuthError(.loginDenied, "The \(config.displayName) login was denied (\(error)).", provider: config.id)
+        }
+        guard let code = callback.query["code"], !code.isEmpty else {
+            callback.respond(false, "The sign-in did not return an authorization code.")
+            throw AuthError(.loginDenied, "The \(config.displayName) login returned no authorization code.", provider: config.id)
+        }
+        switch await oauth.grant([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
+                                  ("code_verifier", pkce.verifier)]) {
+        case .success(let token):
+            callback.respond(true, "You are signed in to \(config.displayName). You can close this tab.")
+            return await oauth.finish(token, fallbackUser: [:])
+        case .rejected(let error):
+            callback.respond(false, "The sign-in could not be completed (\(error)).")
+            throw AuthError(.loginDenied, "\(config.displayName) refused the authorization code (\(error)).", provider: config.id)
+        case .transient(let why):
+            callback.respond(false, "The sign-in could not be completed: the server is unavailable. Please try again.")
+            throw unavailable(why)
+        }
+    }
+
+    static func authorizationURL(endpoint: String, clientId: String, redirectURI: String, scopes: [String], pkce: PKCE) -> String {
+        var pairs: [(String, String)] = [("response_type", "code"), ("client_id", clientId), ("redirect_uri", redirectURI)]
+        if !scopes.isEmpty { pairs.append(("scope", scopes.joined(separator: " "))) }
+        pairs += [("state", pkce.state), ("code_challenge", pkce.challenge), ("code_challenge_method", "S256")]
+        let query = String(decoding: FormEncoding.encode(pairs), as: UTF8.self)
+        return endpoint + (endpoint.contains("?") ? "&" : "?") + query
+    }
+
+    private func unavailable(_ why: String) -> AuthError {
+        AuthError(.authServerUnavailable, "\(config.displayName) is unavailable: \(why).", provider: config.id)
+    }
+
+    func refresh(_ session: Session) async -> RefreshOutcome { await oauth.refresh(session) }
+
+    func revoke(_ session: Session) async -> Bool { await oauth.revoke(session, timeout: revokeTimeout) }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import JSON
+
+/// OAuth 2.0 Device Authorization Grant (RFC 8628): the user approves on
+/// another device while `login` waits. The requesting host is sent a
+/// `loginPrompt` with the user code and where to enter it.
+struct DeviceCodeProvider: LoginProvider {
+    let config: ProviderConfig
+    let oauth: OAuthClient
+    let clock: Clock
+    let revokeTimeout: Double
+    let browser: BrowserLauncher
+
+    func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
+        guard let endpoint = try await oauth.endpoints().deviceAuthorization else {
+            throw unavailable("no device authorization endpoint is configured or discovered")
+        }
+        let authorization: JSONObject
+        switch await deviceAuthorization(endpoint) {
+        case .success(let object): authorization = object
+        case .failure(let error): throw error
+        }
+        guard let deviceCode = authorization["device_code"]?.stringValue,
+              let userCode = authorization["user_code"]?.stringValue,
+              let verificationURI = (authorization["verification_uri"] ?? authorization["verification_url"])?.stringValue
+        else { throw unavailable("the device authorization response lacks device_code, user_code or verification_uri") }
+        let lifetime = authorization["expires_in"]?.intValue.map { max(1, min($0, 3600)) } ?? 600
+        var interval = authorization["interval"]?.intValue.map { max(1, min($0, 60)) } ?? 5
+        let deadline = clock.now().addingTimeInterval(TimeInterval(lifetime))
+
+        var prompt: JSONObject = [
+            "provider": .string(config.id), "requestId": context.requestId,
+            "userCode": .string(userCode), "verificationUri": .string(verificationURI),
+        ]
+        let complete = authorization["verification_uri_complete"]?.stringValue
+        if let complete { prompt["verificationUriComplete"] = .string(complete) }
+        prompt["expiresAt"] = .string(RFC3339.format(deadline))
+        context.prompt(.object(prompt))
+        if context.openBrowser ?? config.openBrowser { browser.open(complete ?? verificationURI) }
+
+        var failures = 0
+        while true {
+            do {
+                try await Task.sleep(nanoseconds: UInt64(interval) * 1_000_000_000)
+            } catch {
+                throw AuthError(.loginDenied, "The \(config.displayName) login was cancelled.", provider: config.id)
+            }
+            if clock.now() >= deadline { throw timedOut() }
+            switch await oauth.grant([("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)]) {
+            case .success(let token):
+                return await oauth.finish(token, fallbackUser: [:])
+            case .rejected("authorization_pending"):
+                continue
+            case .rejected("slow_down"):
+                interval += 5  // RFC 8628 §3.5: for this and every later poll
+            case .rejected("access_denied"):
+                throw AuthError(.loginDenied, "The \(config.displayName) login was denied.", provider: config.id)
+            case .rejected("expired_token"):
+                throw timedOut()
+            case .rejected(let error):
+                throw AuthError(.loginDenied, "\(config.displayName) refused the device login (\(error)).", provider: config.id)
+            case .transient:
+                // Keep polling through short outages, backing off, until the code expires.
+                failures += 1
+                interval = min(interval * 2, 60)
+                if failures > 8 { throw unavailable("the token endpoint keeps failing") }
+            }
+        }
+    }
+
+    private func deviceAuthorization(_ endpoint: String) async -> Result<JSONObject, AuthError> {
+        let auth = oauth.clientAuth(oauth.scopePairs())
+        let response: HTTPResponse
+        do {
+            response = try await oauth.http.postForm(endpoint, auth.pairs, headers: auth.headers)
+        } catch {
+            switch error { case .transient(let why): return .failure(unavailable(why)) }
+        }
+        guard let document = try? JSONParser.parse(response.body), case .object(let object) = document else {
+            return .failure(unavailable("the device authorization endpoint answered HTTP \(response.status)"))
+        }
+        if (400..<500).contains(response.status) {
+            let error = object["error"]?.stringValue ?? "HTTP \(response.status)"
+            return .failure(AuthError(.loginDenied, "\(config.displayName) refused to start a device login (\(error)).", provider: config.id))
+        }
+        guard response.status == 200 else { return .failure(unavailable("the device authorization endpoint answered HTTP \(response.status)")) }
+        return .success(object)
+    }
+
+    private func unavailable(_ why: String) -> AuthError {
+        AuthError(.authServerUnavailable, "\(config.displayName) is unavailable: \(why).", provider: config.id)
+    }
+
+    private func timedOut() -> AuthError {
+        AuthError(.loginTimedOut, "The \(config.displayName) login was not approved in time.", provider: config.id)
+    }
+
+    func refresh(_ session: Session) async -> RefreshOutcome { await oauth.refresh(session) }
+
+    func revoke(_ session: Session) async -> Bool { await oauth.revoke(session, timeout: revokeTimeout) }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import JSON
+import JSONRPC
+
+/// Authorization-server metadata from an issuer (OpenID Connect Discovery,
+/// falling back to RFC 8414), fetched once per process and issuer.
+///
+/// The document must name exactly the configured issuer: a mismatch means the
+/// wrong server (or an attacker) answered, and nothing from it is used.
+final class Discovery: Sendable {
+    private let http: HTTPCalls
+    private let cache = Locked<[String: JSONObject]>([:])
+
+    init(http: HTTPCalls) { self.http = http }
+
+    func metadata(issuer: String) async throws(AuthError) -> JSONObject {
+        if let cached = cache.withLock({ $0[issuer] }) { return cached }
+        var lastProblem = "no discovery document"
+        for url in Self.candidateURLs(issuer: issuer) {
+            let response: HTTPResponse
+            do {
+                response = try await http.send("GET", url, headers: [("Accept", "application/json")], body: nil)
+            } catch {
+                switch error { case .transient(let why): lastProblem = why }
+                continue
+            }
+            guard response.status == 200 else {
+                lastProblem = "\(url) answered HTTP \(response.status)"
+                continue
+            }
+            guard let document = try? JSONParser.parse(response.body), case .object(let metadata) = document else {
+                lastProblem = "\(url) is not a JSON object"
+                continue
+            }
+            guard metadata["issuer"]?.stringValue == issuer else {
+                throw AuthError(.authServerUnavailable, "The discovery document at \(url) names another issuer than \(issuer).")
+            }
+            cache.withLock { $0[issuer] = metadata }
+            return metadata
+        }
+        throw AuthError(.authServerUnavailable, "Cannot discover the endpoints of \(issuer): \(lastProblem).")
+    }
+
+    /// `{issuer}/.well-known/openid-configuration`, then RFC 8414's form, which
+    /// puts the well-known segment between the host and the issuer's path.
+    static func candidateURLs(issuer: String) -> [String] {
+        let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
+        var urls = [trimmed + "/.well-known/openid-configuration"]
+        if let schemeEnd = trimmed.range(of: "://") {
+            let afterScheme = trimmed[schemeEnd.upperBound...]
+            if let slash = afterScheme.firstIndex(of: "/") {
+                let origin = trimmed[..<slash]
+                urls.append(origin + "/.well-known/oauth-authorization-server" + afterScheme[slash...])
+            } else {
+                urls.append(trimmed + "/.well-known/oauth-authorization-server")
+            }
+        }
+        return urls
+    }
+}
+
+/// A provider's OAuth endpoints: what the configuration names, and the rest
+/// from discovery (explicit configuration wins: real servers omit some, such as
+/// the device endpoint).
+struct Endpoints: Sendable {
+    var token: String?
+    var revocation: String?
+    var userinfo: String?
+    var authorization: String?
+    var deviceAuthorization: String?
+
+    init(config: ProviderConfig) {
+        token = config.tokenEndpoint
+        revocation = config.revocationEndpoint
+        userinfo = config.userinfoEndpoint
+        authorization = config.authorizationEndpoint
+        deviceAuthorization = config.deviceAuthorizationEndpoint
+    }
+
+    /// Fills the gaps from discovered metadata; endpoints must be https (or loopback).
+    mutating func fill(from metadata: JSONObject) {
+        func pick(_ current: String?, _ key: String) -> String? {
+            if let current { return current }
+            guard let url = metadata[key]?.stringValue, Origin(url: url)?.isSecureForBearer == true else { return nil }
+            return url
+        }
+        token = pick(token, "token_endpoint")
+        revocation = pick(revocation, "revocation_endpoint")
+        userinfo = pick(userinfo, "userinfo_endpoint")
+        authorization = pick(authorization, "authorization_endpoint")
+        deviceAuthorization = pick(deviceAuthorization, "device_authorization_endpoint")
+    }
+}
