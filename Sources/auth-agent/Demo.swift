@@ -10,7 +10,7 @@ import JSONRPC
 enum Demo {
     /// The configuration, and the issuer it points at (which must outlive the agent's serving).
     static func start(logger: Logger) -> (AgentConfig, DevIssuer) {
-        let issuer = DevIssuer()
+        let issuer = DevIssuer(options: DevIssuerOptions(deviceInterval: 2))
         do {
             _ = try issuer.start(port: 0)
         } catch {
@@ -27,7 +27,9 @@ enum Demo {
                "refreshEndpoint": "\(base)/sessions/refresh", "logoutEndpoint": "\(base)/sessions/logout"},
               {"id": "demo-oauth", "displayName": "Demo OAuth", "flow": "password", "origins": ["https://oauth.demo.test", "http://localhost:\(issuer.port)"],
                "tokenEndpoint": "\(base)/token", "revocationEndpoint": "\(base)/revoke", "userinfoEndpoint": "\(base)/userinfo",
-               "clientId": "cli", "scopes": ["openid", "profile"]}
+               "clientId": "cli", "scopes": ["openid", "profile"]},
+              {"id": "demo-device", "displayName": "Demo device login", "flow": "deviceCode", "origins": ["https://device.demo.test"],
+               "issuer": "\(base)", "clientId": "cli", "scopes": ["openid", "profile"]}
             ]}
             """
         let config: AgentConfig
@@ -41,6 +43,7 @@ enum Demo {
               {"jsonrpc":"2.0","id":1,"method":"login","params":{"provider":"demo","credentials":{"username":"alice","password":"wonderland"}}}
               {"jsonrpc":"2.0","id":2,"method":"sign","params":{"request":{"method":"GET","url":"https://api.demo.test/items"}}}
               {"jsonrpc":"2.0","id":3,"method":"status"}
+              {"jsonrpc":"2.0","id":4,"method":"login","params":{"provider":"demo-device"}}   (then approve at the URL it prompts)
             """)
         return (config, issuer)
     }
