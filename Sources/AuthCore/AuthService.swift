@@ -122,7 +122,7 @@ public final class AuthService: Sendable {
         let change = s.beginChange()
         return { [self] in
             defer { s.endChange(change.mine) }
-            await change.previous?.wait()
+            for earlier in change.previous { await earlier.wait() }
             return try await login(s, credentials: credentials, context: context)
         }
     }
@@ -133,7 +133,7 @@ public final class AuthService: Sendable {
         let change = s.beginChange()
         return { [self] in
             defer { s.endChange(change.mine) }
-            await change.previous?.wait()
+            for earlier in change.previous { await earlier.wait() }
             return await logout(s)
         }
     }
@@ -199,8 +199,10 @@ public final class AuthService: Sendable {
             guard let (session, result) = s.snapshot() ?? catchUp(s) else { throw notLoggedIn(s) }
             if !needsRefresh(session) { return .ready(result) }
         }
+        let read = s.beginRead()
         return .wait { [self] () async throws -> JSONValue in
-            await pending?.wait()
+            defer { read.mine.open() }
+            await read.previous?.wait()
             _ = try await usableSession(s)
             guard let result = s.signAnswer else { throw notLoggedIn(s) }
             return result
@@ -210,9 +212,10 @@ public final class AuthService: Sendable {
     /// `token`: the session's access token, refreshed first when needed.
     public func beginToken(provider id: String) throws(AuthError) -> @Sendable () async throws -> JSONValue {
         let s = try state(id)
-        let pending = s.pendingChange()
+        let read = s.beginRead()
         return { [self] () async throws -> JSONValue in
-            await pending?.wait()
+            defer { read.mine.open() }
+            await read.previous?.wait()
             let session = try await usableSession(s)
             return ["accessToken": .string(session.accessToken), "tokenType": .string(session.tokenType), "expiresAt": RFC3339.json(session.expiresAt)]
         }
@@ -221,9 +224,10 @@ public final class AuthService: Sendable {
     /// `refresh` after a 401: refresh unless the rejected authorization is no longer the current one.
     public func beginRefresh(provider id: String, failedAuthorization: String?) throws(AuthError) -> @Sendable () async throws -> JSONValue {
         let s = try state(id)
-        let pending = s.pendingChange()
+        let read = s.beginRead()
         return { [self] () async throws -> JSONValue in
-            await pending?.wait()
+            defer { read.mine.open() }
+            await read.previous?.wait()
             return try await refresh(s, failedAuthorization: failedAuthorization)
         }
     }

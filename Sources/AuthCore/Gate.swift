@@ -1,7 +1,9 @@
 import Foundation
 
 /// A one-shot signal: tasks wait until it opens; once open it stays open.
-/// Used to run a provider's logins and logouts one after another, in arrival order.
+/// Used to keep a provider's requests in arrival order where it matters: a
+/// login or logout waits for every earlier request of that provider, and a
+/// request waits for earlier logins and logouts.
 final class Gate: @unchecked Sendable {
     private let lock = NSLock()
     private var isOpen = false
@@ -14,6 +16,12 @@ final class Gate: @unchecked Sendable {
         waiters = []
         lock.unlock()
         ready.forEach { $0.resume() }
+    }
+
+    var opened: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return isOpen
     }
 
     func wait() async {

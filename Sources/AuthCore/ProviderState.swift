@@ -23,6 +23,8 @@ final class ProviderState: @unchecked Sendable {
     private var changesInFlight = 0
     /// Opens when the most recently begun change has finished.
     private var lastChange: Gate?
+    /// Requests that had to wait (refresh, network) and began after `lastChange`.
+    private var pendingReads: [Gate] = []
 
     static let refreshLimit = 5
     static let refreshLimitWindow: TimeInterval = 30
@@ -62,14 +64,26 @@ final class ProviderState: @unchecked Sendable {
     /// afterwards wait for it, so a script that pipes `login` then `sign` signs
     /// with the new session, and changes run in the order they arrived;
     /// requests for other providers are not held back.
-    func beginChange() -> (previous: Gate?, mine: Gate) {
+    func beginChange() -> (previous: [Gate], mine: Gate) {
         let mine = Gate()
         lock.lock()
         changesInFlight += 1
-        let previous = lastChange
+        let previous = (lastChange.map { [$0] } ?? []) + pendingReads.filter { !$0.opened }
         lastChange = mine
+        pendingReads = []
         lock.unlock()
         return (previous, mine)
+    }
+
+    /// Marks a request that must wait (for a refresh or an earlier change) as
+    /// started: a later login or logout of this provider waits for it.
+    func beginRead() -> (previous: Gate?, mine: Gate) {
+        let mine = Gate()
+        lock.lock()
+        defer { lock.unlock() }
+        pendingReads.removeAll { $0.opened }
+        pendingReads.append(mine)
+        return (changesInFlight > 0 ? lastChange : nil, mine)
     }
 
     func endChange(_ mine: Gate) {

@@ -28,7 +28,7 @@ public final class RPCConnection: @unchecked Sendable {
                          params: [.init("protocolVersion"), .init("clientInfo"), .init("capabilities")], result: "InitializeResult"),
         MethodDescriptor("ping", summary: "Answers {} at once; for liveness checks and latency measurement.", result: "EmptyResult"),
         MethodDescriptor("shutdown", summary: "Stop accepting requests; answer null. Send exit (or close stdin) next.", result: "NullResult"),
-        MethodDescriptor("exit", kind: .notification, summary: "End the process with code 0.", result: nil),
+        MethodDescriptor("exit", kind: .notification, summary: "End the process with code 0, after in-flight requests are answered (at most 5 s).", result: nil),
         MethodDescriptor("$/cancelRequest", kind: .notification, summary: "Cancel an in-flight request; it is answered with -32800.",
                          params: [.init("id", required: true)], result: nil),
     ]
@@ -176,8 +176,8 @@ public final class RPCConnection: @unchecked Sendable {
                 lifecycle.withLock { $0.shutDown = true }
                 return .now(RPCResponse(id: id ?? .null, result: .null))
             case "exit":
-                output.flush()
-                onExit(0)
+                // Like end of input: requests still in flight get their answers first (bounded).
+                finish()
                 return .none
             case "$/cancelRequest":
                 guard let target = p["id"] else { throw RPCError.invalidParams("missing required field 'id'") }
