@@ -7,6 +7,10 @@ import { CLIENT_REASONS, NOTIFICATIONS, PROTOCOL_VERSION } from './protocol.js';
 import { VERSION } from './version.js';
 
 const STDERR_TAIL_LINES = 50;
+const timeoutError = (method, ms) => new AuthAgentError(
+  `${method} got no answer within ${ms} ms; it was cancelled`,
+  { code: -32800, reason: CLIENT_REASONS.timeout, retryable: true },
+);
 const KNOWN_NOTIFICATIONS = new Set(NOTIFICATIONS);
 
 /**
@@ -54,22 +58,24 @@ export class AuthAgent extends EventEmitter {
    * @param {string} [options.config] passed as --config; else the agent reads $AUTH_AGENT_CONFIG
    * @param {string[]} [options.args] more command-line arguments
    * @param {object} [options.env] the agent's environment (default: this process's)
-   * @param {'inherit'|'capture'} [options.stderr] forward the agent's stderr to ours (default) or only keep its tail
+   * @param {'inherit'|'capture'} [options.stderr] forward the agent's stderr to ours (default),
+   *   or only keep its tail
    * @param {number} [options.timeout] default per-call limit in ms (default 30000; Infinity: none)
    * @param {number} [options.shutdownGrace] ms close() waits before killing (default 3000)
    */
-  constructor({ bin, config, args = [], env, stderr = 'inherit', timeout = 30_000, shutdownGrace = 3_000 } = {}) {
+  constructor({
+    bin, config, args = [], env, stderr = 'inherit', timeout = 30_000, shutdownGrace = 3_000,
+  } = {}) {
     super();
     const executable = findAgent(bin);
     if (!executable) {
-      throw new AuthAgentError('auth-agent not found: pass bin, set AUTH_AGENT_BIN, or put it on PATH', {
-        reason: CLIENT_REASONS.agentNotFound,
-      });
+      const message = 'auth-agent not found: pass bin, set AUTH_AGENT_BIN, or put it on PATH';
+      throw new AuthAgentError(message, { reason: CLIENT_REASONS.agentNotFound });
     }
     this.timeout = timeout;
     this.shutdownGrace = shutdownGrace;
     const argv = [...(config ? ['--config', config] : []), ...args];
-    this.#child = spawn(executable, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: env ?? process.env });
+    this.#child = spawn(executable, argv, { stdio: 'pipe', env: env ?? process.env });
     this.#spawned = new Promise((resolve, reject) => {
       this.#child.once('spawn', resolve);
       this.#child.once('error', (error) => {
@@ -89,7 +95,8 @@ export class AuthAgent extends EventEmitter {
       // A write to a dead agent; 'close' fails the pending calls.
     });
     this.#child.stdout.setEncoding('utf8').on('data', (chunk) => this.#readStdout(chunk));
-    this.#child.stderr.setEncoding('utf8').on('data', (chunk) => this.#readStderr(chunk, stderr === 'inherit'));
+    const forwardStderr = stderr === 'inherit';
+    this.#child.stderr.setEncoding('utf8').on('data', (chunk) => this.#readStderr(chunk, forwardStderr));
   }
 
   /** The agent's process id. */
@@ -120,23 +127,21 @@ export class AuthAgent extends EventEmitter {
       };
       const onAbort = () => abandon(signal.reason);
       const timer = Number.isFinite(timeout)
-        ? setTimeout(() => abandon(new AuthAgentError(`${method} got no answer within ${timeout} ms; it was cancelled`, {
-          code: -32800, reason: CLIENT_REASONS.timeout, retryable: true,
-        })), timeout)
+        ? setTimeout(() => abandon(timeoutError(method, timeout)), timeout)
         : undefined;
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#pending.set(id, {
         resolve: (result) => settle(() => resolve(result)),
         reject: (error) => settle(() => reject(error)),
       });
-      this.#write({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
+      this.#write({ jsonrpc: '2.0', id, method, params });
     });
   }
 
   /** Send a notification (no answer). */
   notify(method, params) {
     if (this.#endError) return;
-    this.#write({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }) });
+    this.#write({ jsonrpc: '2.0', method, params });
   }
 
   /** Optional handshake: the protocol version and the agent's capabilities. */
@@ -156,7 +161,7 @@ export class AuthAgent extends EventEmitter {
 
   /** Log in: `{provider, credentials?: {username, password} | {token}}`. */
   login({ provider, credentials }, options) {
-    return this.request('login', { provider, ...(credentials ? { credentials } : {}) }, options);
+    return this.request('login', { provider, credentials }, options);
   }
 
   /** Log out, revoking at the server when configured: `{provider}` → `{revoked}`. */
@@ -169,8 +174,7 @@ export class AuthAgent extends EventEmitter {
    * origin), refreshing the token first when it is due.
    */
   async sign({ method, url, headers, provider }, options) {
-    const request = { method, url, ...(headers ? { headers } : {}) };
-    const result = await this.request('sign', { request, ...(provider ? { provider } : {}) }, options);
+    const result = await this.request('sign', { request: { method, url, headers }, provider }, options);
     return result.headers;
   }
 
@@ -179,7 +183,7 @@ export class AuthAgent extends EventEmitter {
    * `failedAuthorization`, so a token already replaced is not refreshed twice.
    */
   refresh({ provider, failedAuthorization }, options) {
-    return this.request('refresh', { provider, ...(failedAuthorization ? { failedAuthorization } : {}) }, options);
+    return this.request('refresh', { provider, failedAuthorization }, options);
   }
 
   /** The current access token, for scripts: `{accessToken, tokenType, expiresAt}`. */
@@ -189,7 +193,7 @@ export class AuthAgent extends EventEmitter {
 
   /** Start notifications (default events: userLoggedIn, userLoggedOut). */
   subscribe({ events, providers } = {}, options) {
-    return this.request('subscribe', { ...(events ? { events } : {}), ...(providers ? { providers } : {}) }, options);
+    return this.request('subscribe', { events, providers }, options);
   }
 
   /** Stop notifications. */
@@ -220,6 +224,7 @@ export class AuthAgent extends EventEmitter {
     return ended;
   }
 
+  /** One message per line. JSON.stringify leaves out undefined members: optional params need no checks. */
   #write(message) {
     if (this.#child.stdin.writable) this.#child.stdin.write(`${JSON.stringify(message)}\n`);
   }
@@ -248,9 +253,19 @@ export class AuthAgent extends EventEmitter {
     else call.resolve(message.result);
   }
 
+  /**
+   * A listener that throws still surfaces as an uncaught exception, as with
+   * any emitter, but later: the lines after this one must still be read.
+   */
   #emitNotification(method, params) {
-    if (KNOWN_NOTIFICATIONS.has(method)) this.emit(method, params);
-    this.emit('notification', { method, params });
+    try {
+      if (KNOWN_NOTIFICATIONS.has(method)) this.emit(method, params);
+      this.emit('notification', { method, params });
+    } catch (error) {
+      process.nextTick(() => {
+        throw error;
+      });
+    }
   }
 
   #readStderr(chunk, forward) {

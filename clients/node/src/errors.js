@@ -28,7 +28,8 @@ export class AuthAgentError extends Error {
   /** The exception for a JSON-RPC `error` member. */
   static fromResponse(error) {
     const code = Number.isInteger(error?.code) ? error.code : null;
-    const data = error?.data && typeof error.data === 'object' && !Array.isArray(error.data) ? error.data : {};
+    const isObject = error?.data && typeof error.data === 'object' && !Array.isArray(error.data);
+    const data = isObject ? error.data : {};
     const kind = code === null ? undefined : ERRORS[code];
     const reason = typeof data.reason === 'string' ? data.reason : (kind?.reason ?? 'unknownError');
     const retryable = typeof data.retryable === 'boolean' ? data.retryable : (kind?.retryable ?? false);

@@ -23,7 +23,9 @@ class Response(NamedTuple):
     error: Optional[AuthAgentError]
 
 
-def encode(method: str, params: Optional[Mapping[str, Any]], id: Optional[RequestId] = None) -> bytes:
+def encode(
+    method: str, params: Optional[Mapping[str, Any]], id: Optional[RequestId] = None
+) -> bytes:
     """One request (with ``id``) or notification (without), as a line."""
     message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if id is not None:

@@ -213,6 +213,7 @@ class AsyncAuthAgent:
             raise
 
     async def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
+        """Send a notification: no answer comes, and none is waited for."""
         await self._write(encode(method, params))
 
     async def initialize(
@@ -226,9 +227,11 @@ class AsyncAuthAgent:
         return cast(InitializeResult, await self.call("initialize", params, timeout=timeout))
 
     async def ping(self, *, timeout: Optional[float] = None) -> None:
+        """Return once the agent answers; a liveness check."""
         await self.call("ping", timeout=timeout)
 
     async def status(self, *, timeout: Optional[float] = None) -> StatusResult:
+        """Every configured provider, its login state and the fields a login asks for."""
         return cast(StatusResult, await self.call("status", timeout=timeout))
 
     async def login(
@@ -240,10 +243,14 @@ class AsyncAuthAgent:
         token: Optional[str] = None,
         timeout: Optional[float] = None,
     ) -> LoginResult:
+        """Log in through ``provider`` with the credentials its flow needs
+        (username and password, or token); emits userLoggedIn."""
         params = _params.login(provider, username, password, token)
         return cast(LoginResult, await self.call("login", params, timeout=timeout))
 
     async def logout(self, provider: str, *, timeout: Optional[float] = None) -> LogoutResult:
+        """Log out of ``provider``, revoking its tokens at the server when
+        configured; emits userLoggedOut."""
         params = {"provider": provider}
         return cast(LogoutResult, await self.call("logout", params, timeout=timeout))
 
@@ -275,6 +282,8 @@ class AsyncAuthAgent:
         return cast(RefreshResult, await self.call("refresh", params, timeout=timeout))
 
     async def token(self, provider: str, *, timeout: Optional[float] = None) -> TokenResult:
+        """The current access token, for scripts that cannot use ``sign``;
+        refreshed first when due."""
         params = {"provider": provider}
         return cast(TokenResult, await self.call("token", params, timeout=timeout))
 
@@ -290,6 +299,7 @@ class AsyncAuthAgent:
         return cast(SubscribeResult, await self.call("subscribe", params, timeout=timeout))
 
     async def unsubscribe(self, *, timeout: Optional[float] = None) -> None:
+        """Stop notifications."""
         await self.call("unsubscribe", timeout=timeout)
 
     async def aclose(self) -> Optional[int]:

@@ -204,6 +204,7 @@ class AuthAgent:
         return self.submit(method, params).result(timeout)
 
     def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
+        """Send a notification: no answer comes, and none is waited for."""
         self._write(encode(method, params))
 
     def cancel(self, request_id: RequestId) -> None:
@@ -222,9 +223,11 @@ class AuthAgent:
         return cast(InitializeResult, self.call("initialize", params, timeout=timeout))
 
     def ping(self, *, timeout: Optional[float] = None) -> None:
+        """Return once the agent answers; a liveness check."""
         self.call("ping", timeout=timeout)
 
     def status(self, *, timeout: Optional[float] = None) -> StatusResult:
+        """Every configured provider, its login state and the fields a login asks for."""
         return cast(StatusResult, self.call("status", timeout=timeout))
 
     def login(
@@ -236,10 +239,14 @@ class AuthAgent:
         token: Optional[str] = None,
         timeout: Optional[float] = None,
     ) -> LoginResult:
+        """Log in through ``provider`` with the credentials its flow needs
+        (username and password, or token); emits userLoggedIn."""
         params = _params.login(provider, username, password, token)
         return cast(LoginResult, self.call("login", params, timeout=timeout))
 
     def logout(self, provider: str, *, timeout: Optional[float] = None) -> LogoutResult:
+        """Log out of ``provider``, revoking its tokens at the server when
+        configured; emits userLoggedOut."""
         return cast(LogoutResult, self.call("logout", {"provider": provider}, timeout=timeout))
 
     def sign(
@@ -269,6 +276,8 @@ class AuthAgent:
         return cast(RefreshResult, self.call("refresh", params, timeout=timeout))
 
     def token(self, provider: str, *, timeout: Optional[float] = None) -> TokenResult:
+        """The current access token, for scripts that cannot use ``sign``;
+        refreshed first when due."""
         return cast(TokenResult, self.call("token", {"provider": provider}, timeout=timeout))
 
     def subscribe(
@@ -283,6 +292,7 @@ class AuthAgent:
         return cast(SubscribeResult, self.call("subscribe", params, timeout=timeout))
 
     def unsubscribe(self, *, timeout: Optional[float] = None) -> None:
+        """Stop notifications."""
         self.call("unsubscribe", timeout=timeout)
 
     def close(self) -> Optional[int]:
@@ -321,7 +331,9 @@ class AuthAgent:
     # Internals
 
     def _start_thread(self, target: Callable[..., None], *args: Any) -> threading.Thread:
-        thread = threading.Thread(target=target, args=args, name=f"auth-agent-{target.__name__}", daemon=True)
+        thread = threading.Thread(
+            target=target, args=args, name=f"auth-agent-{target.__name__}", daemon=True
+        )
         thread.start()
         return thread
 
@@ -393,5 +405,3 @@ class AuthAgent:
                     callback(notification.params)
                 except Exception:
                     logger.exception("auth-agent %s callback raised", notification.method)
-
-

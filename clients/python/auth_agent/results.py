@@ -4,8 +4,7 @@ Timestamps (``expiresAt``) are RFC 3339 UTC strings, or ``None`` when the
 token has no known expiry.
 """
 
-from typing import Any, Dict, List, Optional
-from typing import TypedDict
+from typing import Any, Dict, List, Optional, TypedDict
 
 User = Dict[str, Any]
 

@@ -17,5 +17,17 @@ for line in sys.stdin:
             break
         continue
     send({"jsonrpc": "2.0", "method": "loginPrompt", "params": {"provider": "corp"}})
-    send({"jsonrpc": "2.0", "method": "userLoggedOut", "params": {"provider": "corp", "reason": "external"}})
-    send({"jsonrpc": "2.0", "id": request["id"], "result": None if request["method"] == "shutdown" else {}})
+    send(
+        {
+            "jsonrpc": "2.0",
+            "method": "userLoggedOut",
+            "params": {"provider": "corp", "reason": "external"},
+        }
+    )
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": None if request["method"] == "shutdown" else {},
+        }
+    )

@@ -51,8 +51,12 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase, IssuerTestCase):
         await agent.sign("GET", self.issuer.api_url)
         logged_in = await self.next_notification(stream)
         refreshed = await self.next_notification(stream)
-        self.assertEqual((logged_in.method, logged_in.params["provider"]), ("userLoggedIn", PROVIDER))
-        self.assertEqual((refreshed.method, refreshed.params["provider"]), ("tokenRefreshed", PROVIDER))
+        self.assertEqual(
+            (logged_in.method, logged_in.params["provider"]), ("userLoggedIn", PROVIDER)
+        )
+        self.assertEqual(
+            (refreshed.method, refreshed.params["provider"]), ("tokenRefreshed", PROVIDER)
+        )
         self.assertIsNotNone(refreshed.params["expiresAt"])
 
     async def test_user_logged_out_reaches_callbacks_for_logout_and_expiry(self) -> None:
@@ -83,7 +87,9 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase, IssuerTestCase):
         with self.assertRaises(AuthAgentError) as caught:
             await agent.login(PROVIDER, username=USERNAME, password="not-the-password")
         error = caught.exception
-        self.assertEqual((error.code, error.reason, error.retryable), (1003, "invalidCredentials", False))
+        self.assertEqual(
+            (error.code, error.reason, error.retryable), (1003, "invalidCredentials", False)
+        )
 
     async def test_cancelling_the_task_cancels_the_request_at_the_agent(self) -> None:
         agent = await self.start()

@@ -24,7 +24,10 @@ class FromResponseTest(unittest.TestCase):
 
     def test_standard_error_without_data_gets_the_table_reason(self) -> None:
         error = AuthAgentError.from_response({"code": -32800, "message": "Request cancelled"})
-        self.assertEqual((error.code, error.reason, error.retryable, error.data), (-32800, "requestCancelled", False, {}))
+        self.assertEqual(
+            (error.code, error.reason, error.retryable, error.data),
+            (-32800, "requestCancelled", False, {}),
+        )
 
     def test_unknown_code_keeps_the_agent_data(self) -> None:
         error = AuthAgentError.from_response(

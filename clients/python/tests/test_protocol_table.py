@@ -51,7 +51,9 @@ class ProtocolTableTest(unittest.TestCase):
         self.assertEqual(schema_errors, client_errors)
 
     def test_standard_errors_match_the_schema(self) -> None:
-        described = {int(code) for code in re.findall(r"-32\d{3}", self.schema["info"]["description"])}
+        described = {
+            int(code) for code in re.findall(r"-32\d{3}", self.schema["info"]["description"])
+        }
         self.assertEqual(described, {code for code in protocol.ERRORS if code < 0})
 
     def test_both_clients_have_a_method_for_each_request(self) -> None:

@@ -25,7 +25,9 @@ class SyncClientTest(IssuerTestCase):
         """A queue that each named notification lands in, as (name, params)."""
         received: "queue.Queue[Tuple[str, Any]]" = queue.Queue()
         for event in events:
-            agent.on(event, functools.partial(lambda name, params: received.put((name, params)), event))
+            agent.on(
+                event, functools.partial(lambda name, params: received.put((name, params)), event)
+            )
         return received
 
     def login(self, agent: AuthAgent) -> None:
@@ -35,7 +37,9 @@ class SyncClientTest(IssuerTestCase):
         agent = self.start()
         self.assertEqual(agent.initialize()["protocolVersion"], "1")
         result = agent.login(PROVIDER, username=USERNAME, password=PASSWORD)
-        self.assertEqual((result["provider"], result["user"]["preferred_username"]), (PROVIDER, USERNAME))
+        self.assertEqual(
+            (result["provider"], result["user"]["preferred_username"]), (PROVIDER, USERNAME)
+        )
         headers = agent.sign("GET", self.issuer.api_url, {"Accept": "application/json"})
         self.assertEqual(list(headers), ["Authorization"])
         self.assertTrue(headers["Authorization"].startswith("Bearer "))
@@ -61,7 +65,10 @@ class SyncClientTest(IssuerTestCase):
         self.login(agent)
         self.assertEqual(received.get(timeout=WAIT)[0], "userLoggedIn")
         self.assertEqual(agent.logout(PROVIDER), {"revoked": True})
-        self.assertEqual(received.get(timeout=WAIT), ("userLoggedOut", {"provider": PROVIDER, "reason": "logout"}))
+        self.assertEqual(
+            received.get(timeout=WAIT),
+            ("userLoggedOut", {"provider": PROVIDER, "reason": "logout"}),
+        )
 
     def test_server_revocation_emits_user_logged_out_with_reason_expired(self) -> None:
         agent = self.start()
@@ -72,7 +79,10 @@ class SyncClientTest(IssuerTestCase):
         with self.assertRaises(AuthAgentError) as caught:
             agent.refresh(PROVIDER)
         self.assertEqual((caught.exception.code, caught.exception.reason), (1004, "sessionExpired"))
-        self.assertEqual(received.get(timeout=WAIT), ("userLoggedOut", {"provider": PROVIDER, "reason": "expired"}))
+        self.assertEqual(
+            received.get(timeout=WAIT),
+            ("userLoggedOut", {"provider": PROVIDER, "reason": "expired"}),
+        )
 
     def test_wrong_password_is_invalid_credentials_without_the_password(self) -> None:
         agent = self.start()
@@ -88,14 +98,19 @@ class SyncClientTest(IssuerTestCase):
     def test_cancel_answers_minus_32800_at_once(self) -> None:
         agent = self.start()
         self.issuer.fault(latencyMs=3000)
-        call = agent.submit("login", {"provider": PROVIDER, "credentials": {"username": USERNAME, "password": PASSWORD}})
+        call = agent.submit(
+            "login",
+            {"provider": PROVIDER, "credentials": {"username": USERNAME, "password": PASSWORD}},
+        )
         time.sleep(0.2)
         started = time.monotonic()
         call.cancel()
         with self.assertRaises(AuthAgentError) as caught:
             call.result(timeout=2)
         self.assertLess(time.monotonic() - started, 1.0)
-        self.assertEqual((caught.exception.code, caught.exception.reason), (-32800, "requestCancelled"))
+        self.assertEqual(
+            (caught.exception.code, caught.exception.reason), (-32800, "requestCancelled")
+        )
         self.assertEqual(agent.status()["providers"][0]["state"], "loggedOut")
 
     def test_timeout_cancels_the_request(self) -> None:
@@ -111,14 +126,19 @@ class SyncClientTest(IssuerTestCase):
     def test_agent_killed_mid_request_fails_the_call_with_agent_died(self) -> None:
         agent = self.start()
         self.issuer.fault(latencyMs=3000)
-        call = agent.submit("login", {"provider": PROVIDER, "credentials": {"username": USERNAME, "password": PASSWORD}})
+        call = agent.submit(
+            "login",
+            {"provider": PROVIDER, "credentials": {"username": USERNAME, "password": PASSWORD}},
+        )
         time.sleep(0.2)
         started = time.monotonic()
         os.kill(agent.pid, signal.SIGKILL)
         with self.assertRaises(AgentDiedError) as caught:
             call.result(timeout=2)
         self.assertLess(time.monotonic() - started, 1.0)
-        self.assertEqual((caught.exception.exit_code, caught.exception.reason), (-signal.SIGKILL, "agentDied"))
+        self.assertEqual(
+            (caught.exception.exit_code, caught.exception.reason), (-signal.SIGKILL, "agentDied")
+        )
         with self.assertRaises(AgentDiedError):
             agent.ping()
 
