@@ -1,0 +1,160 @@
+/**
+ * Node client for auth-agent: a process that keeps the user's logins and
+ * tokens and signs HTTP requests, spoken to with JSON-RPC over stdin/stdout.
+ */
+import { EventEmitter } from 'node:events';
+
+export declare const PROTOCOL_VERSION: '1';
+/** Requests the host sends; each is answered. */
+export declare const METHODS: readonly string[];
+/** Notifications the host sends; never answered. */
+export declare const HOST_NOTIFICATIONS: readonly string[];
+/** Notifications the agent sends to a subscribed host. */
+export declare const NOTIFICATIONS: readonly NotificationName[];
+/** What each error code means when the agent's `data` does not say. */
+export declare const ERRORS: Readonly<Record<number, { readonly reason: string; readonly retryable: boolean }>>;
+/** Reasons for failures the client detects itself. */
+export declare const CLIENT_REASONS: Readonly<{
+  timeout: 'timeout';
+  agentDied: 'agentDied';
+  agentNotFound: 'agentNotFound';
+  closed: 'closed';
+}>;
+
+/** The agent executable: `bin`, else $AUTH_AGENT_BIN, else auth-agent on PATH; null if none. */
+export declare function findAgent(bin?: string): string | null;
+
+/** RFC 3339 UTC time, or null when unknown or never. */
+export type Expiry = string | null;
+/** Who is logged in, as the provider describes them. */
+export type User = Record<string, unknown>;
+export type EventName = 'userLoggedIn' | 'userLoggedOut' | 'tokenRefreshed';
+export type NotificationName = EventName;
+export type Flow = 'session' | 'password' | 'clientCredentials' | 'token' | 'deviceCode' | 'authorizationCode';
+
+export interface UserLoggedIn { provider: string; user: User; expiresAt: Expiry }
+export interface UserLoggedOut { provider: string; reason: 'logout' | 'expired' | 'external' }
+export interface TokenRefreshed { provider: string; expiresAt: Expiry }
+/** Any notification, including names this client does not know yet. */
+export interface Notification { method: string; params: unknown }
+
+export interface InitializeResult {
+  protocolVersion: '1';
+  serverInfo: { name: 'auth-agent'; version: string };
+  capabilities: { flows?: Flow[]; events?: EventName[] };
+}
+export interface Field { name: 'username' | 'password' | 'token'; label: string; secret: boolean }
+export interface ProviderStatus {
+  id: string;
+  displayName: string;
+  flow: Flow;
+  fields: Field[];
+  state: 'loggedIn' | 'loggedOut';
+  user?: User;
+  expiresAt?: Expiry;
+}
+export interface StatusResult { providers: ProviderStatus[] }
+export interface SubscribeResult { events: EventName[]; status: StatusResult }
+export interface LoginResult { provider: string; user: User; expiresAt: Expiry }
+export interface LogoutResult { revoked: boolean }
+export interface RefreshResult { provider: string; refreshed: boolean; expiresAt: Expiry }
+export interface TokenResult { accessToken: string; tokenType: string; expiresAt: Expiry }
+export type Credentials = { username: string; password: string } | { token: string };
+
+export interface CallOptions {
+  /** Aborting sends $/cancelRequest and rejects at once with `signal.reason`. */
+  signal?: AbortSignal;
+  /** Milliseconds before the call is cancelled and rejects with reason `timeout`; Infinity: none. */
+  timeout?: number;
+}
+
+export interface AuthAgentOptions {
+  /** The executable; else $AUTH_AGENT_BIN; else auth-agent on PATH. */
+  bin?: string;
+  /** Passed as --config; else the agent reads $AUTH_AGENT_CONFIG. */
+  config?: string;
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+  /** Forward the agent's stderr to ours (default) or only keep its tail. */
+  stderr?: 'inherit' | 'capture';
+  /** Default per-call limit in ms (30000; Infinity: none). */
+  timeout?: number;
+  /** Milliseconds close() waits before killing the agent (3000). */
+  shutdownGrace?: number;
+}
+
+export interface Exit { exitCode: number | null; signal: NodeJS.Signals | null }
+
+/** A request failed: the agent answered an error, or the client gave up. */
+export declare class AuthAgentError extends Error {
+  constructor(
+    message: string,
+    fields: { code?: number | null; reason: string; retryable?: boolean; data?: Record<string, unknown> },
+  );
+  /** The JSON-RPC error code, or null when the agent never answered. */
+  code: number | null;
+  /** Stable camelCase name to branch on: the agent's data.reason or a CLIENT_REASONS value. */
+  reason: string;
+  retryable: boolean;
+  data: Record<string, unknown>;
+  /** The provider the error concerns, when the agent named one. */
+  readonly provider: string | null;
+  static fromResponse(error: unknown): AuthAgentError;
+}
+
+/** The agent process ended while the client still needed it. */
+export declare class AgentDiedError extends AuthAgentError {
+  constructor(exitCode: number | null, signal: NodeJS.Signals | null, stderr: string);
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** The agent's last stderr lines. */
+  stderr: string;
+}
+
+interface AuthAgentEvents {
+  userLoggedIn: [UserLoggedIn];
+  userLoggedOut: [UserLoggedOut];
+  tokenRefreshed: [TokenRefreshed];
+  notification: [Notification];
+}
+
+/** A running auth-agent process and the JSON-RPC session with it. */
+export declare class AuthAgent extends EventEmitter {
+  /** Spawn the agent; rejects with reason `agentNotFound` if it cannot be started. */
+  static start(options?: AuthAgentOptions): Promise<AuthAgent>;
+  constructor(options?: AuthAgentOptions);
+
+  timeout: number;
+  shutdownGrace: number;
+  readonly pid: number | undefined;
+  /** The agent's last stderr lines. */
+  readonly stderrTail: string;
+  /** Resolves when the process has ended. */
+  readonly exited: Promise<Exit>;
+
+  on<K extends keyof AuthAgentEvents>(event: K, listener: (...args: AuthAgentEvents[K]) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+  once<K extends keyof AuthAgentEvents>(event: K, listener: (...args: AuthAgentEvents[K]) => void): this;
+  once(event: string | symbol, listener: (...args: any[]) => void): this;
+  off<K extends keyof AuthAgentEvents>(event: K, listener: (...args: AuthAgentEvents[K]) => void): this;
+  off(event: string | symbol, listener: (...args: any[]) => void): this;
+
+  request(method: string, params?: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
+  notify(method: string, params?: Record<string, unknown>): void;
+  initialize(params?: { clientInfo?: { name: string; version: string } }, options?: CallOptions): Promise<InitializeResult>;
+  ping(options?: CallOptions): Promise<Record<string, never>>;
+  status(options?: CallOptions): Promise<StatusResult>;
+  login(params: { provider: string; credentials?: Credentials }, options?: CallOptions): Promise<LoginResult>;
+  logout(params: { provider: string }, options?: CallOptions): Promise<LogoutResult>;
+  /** The headers to add to the request; {} when no provider covers its origin. */
+  sign(
+    request: { method: string; url: string; headers?: Record<string, string>; provider?: string },
+    options?: CallOptions,
+  ): Promise<Record<string, string>>;
+  refresh(params: { provider: string; failedAuthorization?: string }, options?: CallOptions): Promise<RefreshResult>;
+  token(params: { provider: string }, options?: CallOptions): Promise<TokenResult>;
+  subscribe(params?: { events?: EventName[]; providers?: string[] }, options?: CallOptions): Promise<SubscribeResult>;
+  unsubscribe(options?: CallOptions): Promise<Record<string, never>>;
+  /** shutdown, exit, end of input; kill after shutdownGrace ms. */
+  close(): Promise<Exit>;
+}

@@ -1,0 +1,8 @@
+/**
+ * Node client for auth-agent: a process that keeps the user's logins and
+ * tokens and signs HTTP requests, spoken to with JSON-RPC over stdin/stdout.
+ */
+export { AuthAgent } from './src/agent.js';
+export { AgentDiedError, AuthAgentError } from './src/errors.js';
+export { findAgent } from './src/locate.js';
+export { CLIENT_REASONS, ERRORS, HOST_NOTIFICATIONS, METHODS, NOTIFICATIONS, PROTOCOL_VERSION } from './src/protocol.js';

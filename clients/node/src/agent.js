@@ -1,0 +1,287 @@
+import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+
+import { AgentDiedError, AuthAgentError } from './errors.js';
+import { findAgent } from './locate.js';
+import { CLIENT_REASONS, NOTIFICATIONS, PROTOCOL_VERSION } from './protocol.js';
+import { VERSION } from './version.js';
+
+const STDERR_TAIL_LINES = 50;
+const timeoutError = (method, ms) => new AuthAgentError(
+  `${method} got no answer within ${ms} ms; it was cancelled`,
+  { code: -32800, reason: CLIENT_REASONS.timeout, retryable: true },
+);
+const KNOWN_NOTIFICATIONS = new Set(NOTIFICATIONS);
+
+/**
+ * A running auth-agent process and the JSON-RPC session with it.
+ *
+ * Notifications the client knows (NOTIFICATIONS) are emitted as events of the
+ * same name with their params; every notification, known or not, is also
+ * emitted as `notification` with `{method, params}`. Unknown names are never
+ * emitted on their own, so an agent newer than this client cannot trigger
+ * EventEmitter's special `error` event.
+ *
+ * Every call takes `{signal, timeout}`. Aborting `signal` sends
+ * `$/cancelRequest` and rejects at once with `signal.reason` (an `AbortError`
+ * DOMException unless you abort with your own reason); the agent's -32800
+ * answer that follows is discarded. Running out of `timeout` (ms) cancels the
+ * same way and rejects with AuthAgentError reason `timeout`, code -32800.
+ */
+export class AuthAgent extends EventEmitter {
+  #child;
+  #spawned;
+  #nextId = 1;
+  #pending = new Map();
+  #closing = false;
+  #endError = null;
+  #stdoutBuffer = '';
+  #stderrTail = [];
+  #stderrPartial = '';
+
+  /**
+   * Spawn the agent and wait until it runs; rejects with AuthAgentError
+   * reason `agentNotFound` when it cannot be started.
+   */
+  static async start(options) {
+    const agent = new AuthAgent(options);
+    await agent.#spawned;
+    return agent;
+  }
+
+  /**
+   * Spawn the agent. Prefer `AuthAgent.start()`, which also reports a binary
+   * that cannot be started.
+   *
+   * @param {object} [options]
+   * @param {string} [options.bin] the executable; else $AUTH_AGENT_BIN; else auth-agent on PATH
+   * @param {string} [options.config] passed as --config; else the agent reads $AUTH_AGENT_CONFIG
+   * @param {string[]} [options.args] more command-line arguments
+   * @param {object} [options.env] the agent's environment (default: this process's)
+   * @param {'inherit'|'capture'} [options.stderr] forward the agent's stderr to ours (default),
+   *   or only keep its tail
+   * @param {number} [options.timeout] default per-call limit in ms (default 30000; Infinity: none)
+   * @param {number} [options.shutdownGrace] ms close() waits before killing (default 3000)
+   */
+  constructor({
+    bin, config, args = [], env, stderr = 'inherit', timeout = 30_000, shutdownGrace = 3_000,
+  } = {}) {
+    super();
+    const executable = findAgent(bin);
+    if (!executable) {
+      const message = 'auth-agent not found: pass bin, set AUTH_AGENT_BIN, or put it on PATH';
+      throw new AuthAgentError(message, { reason: CLIENT_REASONS.agentNotFound });
+    }
+    this.timeout = timeout;
+    this.shutdownGrace = shutdownGrace;
+    const argv = [...(config ? ['--config', config] : []), ...args];
+    this.#child = spawn(executable, argv, { stdio: 'pipe', env: env ?? process.env });
+    this.#spawned = new Promise((resolve, reject) => {
+      this.#child.once('spawn', resolve);
+      this.#child.once('error', (error) => {
+        reject(new AuthAgentError(`cannot start ${executable}: ${error.code ?? error.message}`, {
+          reason: CLIENT_REASONS.agentNotFound,
+        }));
+      });
+    });
+    this.#spawned.catch((error) => this.#end(error));
+    this.exited = new Promise((resolve) => {
+      this.#child.once('close', (exitCode, signal) => {
+        this.#end(new AgentDiedError(exitCode, signal, this.stderrTail));
+        resolve({ exitCode, signal });
+      });
+    });
+    this.#child.stdin.on('error', () => {
+      // A write to a dead agent; 'close' fails the pending calls.
+    });
+    this.#child.stdout.setEncoding('utf8').on('data', (chunk) => this.#readStdout(chunk));
+    const forwardStderr = stderr === 'inherit';
+    this.#child.stderr.setEncoding('utf8').on('data', (chunk) => this.#readStderr(chunk, forwardStderr));
+  }
+
+  /** The agent's process id. */
+  get pid() {
+    return this.#child.pid;
+  }
+
+  /** The agent's last stderr lines. */
+  get stderrTail() {
+    return [...this.#stderrTail, this.#stderrPartial].filter(Boolean).join('\n');
+  }
+
+  /** Send a request and resolve with its raw result. */
+  request(method, params, { signal, timeout = this.timeout } = {}) {
+    if (this.#endError) return Promise.reject(this.#endError);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      const settle = (outcome) => {
+        this.#pending.delete(id);
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        outcome();
+      };
+      const abandon = (error) => {
+        settle(() => reject(error));
+        this.notify('$/cancelRequest', { id });
+      };
+      const onAbort = () => abandon(signal.reason);
+      const timer = Number.isFinite(timeout)
+        ? setTimeout(() => abandon(timeoutError(method, timeout)), timeout)
+        : undefined;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#pending.set(id, {
+        resolve: (result) => settle(() => resolve(result)),
+        reject: (error) => settle(() => reject(error)),
+      });
+      this.#write({ jsonrpc: '2.0', id, method, params });
+    });
+  }
+
+  /** Send a notification (no answer). */
+  notify(method, params) {
+    if (this.#endError) return;
+    this.#write({ jsonrpc: '2.0', method, params });
+  }
+
+  /** Optional handshake: the protocol version and the agent's capabilities. */
+  initialize({ clientInfo = { name: 'auth-agent-node', version: VERSION } } = {}, options) {
+    return this.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientInfo }, options);
+  }
+
+  /** Resolves with `{}` once the agent answers. */
+  ping(options) {
+    return this.request('ping', undefined, options);
+  }
+
+  /** Every provider: its state and the fields a login asks for. */
+  status(options) {
+    return this.request('status', undefined, options);
+  }
+
+  /** Log in: `{provider, credentials?: {username, password} | {token}}`. */
+  login({ provider, credentials }, options) {
+    return this.request('login', { provider, credentials }, options);
+  }
+
+  /** Log out, revoking at the server when configured: `{provider}` → `{revoked}`. */
+  logout({ provider }, options) {
+    return this.request('logout', { provider }, options);
+  }
+
+  /**
+   * The headers to add to an HTTP request (`{}` when no provider covers its
+   * origin), refreshing the token first when it is due.
+   */
+  async sign({ method, url, headers, provider }, options) {
+    const result = await this.request('sign', { request: { method, url, headers }, provider }, options);
+    return result.headers;
+  }
+
+  /**
+   * After a 401: pass the Authorization header that failed as
+   * `failedAuthorization`, so a token already replaced is not refreshed twice.
+   */
+  refresh({ provider, failedAuthorization }, options) {
+    return this.request('refresh', { provider, failedAuthorization }, options);
+  }
+
+  /** The current access token, for scripts: `{accessToken, tokenType, expiresAt}`. */
+  token({ provider }, options) {
+    return this.request('token', { provider }, options);
+  }
+
+  /** Start notifications (default events: userLoggedIn, userLoggedOut). */
+  subscribe({ events, providers } = {}, options) {
+    return this.request('subscribe', { events, providers }, options);
+  }
+
+  /** Stop notifications. */
+  unsubscribe(options) {
+    return this.request('unsubscribe', undefined, options);
+  }
+
+  /**
+   * Shut the agent down (shutdown, exit, end of input), kill it if it has not
+   * ended within `shutdownGrace` ms, and resolve with how it ended. Calls
+   * still in flight reject with reason `closed`.
+   */
+  async close() {
+    if (!this.#closing && !this.#endError) {
+      this.#closing = true;
+      try {
+        await this.request('shutdown', undefined, { timeout: this.shutdownGrace });
+        this.notify('exit');
+      } catch {
+        // Not answering shutdown is what the kill below is for.
+      }
+    }
+    this.#closing = true;
+    this.#child.stdin.end();
+    const killer = setTimeout(() => this.#child.kill('SIGKILL'), this.shutdownGrace);
+    const ended = await this.exited;
+    clearTimeout(killer);
+    return ended;
+  }
+
+  /** One message per line. JSON.stringify leaves out undefined members: optional params need no checks. */
+  #write(message) {
+    if (this.#child.stdin.writable) this.#child.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  #readStdout(chunk) {
+    const lines = (this.#stdoutBuffer + chunk).split('\n');
+    this.#stdoutBuffer = lines.pop();
+    for (const line of lines) this.#handleLine(line);
+  }
+
+  #handleLine(line) {
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return; // Not JSON: nothing to match it to.
+    }
+    if (!message || typeof message !== 'object') return;
+    if (typeof message.method === 'string' && !('id' in message)) {
+      this.#emitNotification(message.method, message.params);
+      return;
+    }
+    const call = this.#pending.get(message.id);
+    if (!call) return;
+    if (message.error) call.reject(AuthAgentError.fromResponse(message.error));
+    else call.resolve(message.result);
+  }
+
+  /**
+   * A listener that throws still surfaces as an uncaught exception, as with
+   * any emitter, but later: the lines after this one must still be read.
+   */
+  #emitNotification(method, params) {
+    try {
+      if (KNOWN_NOTIFICATIONS.has(method)) this.emit(method, params);
+      this.emit('notification', { method, params });
+    } catch (error) {
+      process.nextTick(() => {
+        throw error;
+      });
+    }
+  }
+
+  #readStderr(chunk, forward) {
+    if (forward) process.stderr.write(chunk);
+    const lines = (this.#stderrPartial + chunk).split('\n');
+    this.#stderrPartial = lines.pop();
+    this.#stderrTail.push(...lines);
+    this.#stderrTail.splice(0, this.#stderrTail.length - STDERR_TAIL_LINES);
+  }
+
+  /** The agent is gone: fail every pending call, and every later one. */
+  #end(diedError) {
+    if (this.#endError) return;
+    this.#endError = this.#closing
+      ? new AuthAgentError('the auth-agent client was closed', { reason: CLIENT_REASONS.closed })
+      : diedError;
+    for (const call of [...this.#pending.values()]) call.reject(this.#endError);
+  }
+}

@@ -1,0 +1,58 @@
+import { CLIENT_REASONS, ERRORS } from './protocol.js';
+
+/**
+ * A request failed: the agent answered an error, or the client gave up.
+ *
+ * `code` is the JSON-RPC error code (`null` when the failure never reached the
+ * agent), `reason` a stable camelCase name to branch on (the agent's
+ * `data.reason`, or one of CLIENT_REASONS), `retryable` whether trying again
+ * unchanged may succeed, `data` the agent's error data as sent. Messages never
+ * contain tokens or passwords: the agent's do not, and the client's own name
+ * only methods.
+ */
+export class AuthAgentError extends Error {
+  constructor(message, { code = null, reason, retryable = false, data = {} } = {}) {
+    super(message);
+    this.name = 'AuthAgentError';
+    this.code = code;
+    this.reason = reason;
+    this.retryable = retryable;
+    this.data = data;
+  }
+
+  /** The provider the error concerns, when the agent named one. */
+  get provider() {
+    return typeof this.data.provider === 'string' ? this.data.provider : null;
+  }
+
+  /** The exception for a JSON-RPC `error` member. */
+  static fromResponse(error) {
+    const code = Number.isInteger(error?.code) ? error.code : null;
+    const isObject = error?.data && typeof error.data === 'object' && !Array.isArray(error.data);
+    const data = isObject ? error.data : {};
+    const kind = code === null ? undefined : ERRORS[code];
+    const reason = typeof data.reason === 'string' ? data.reason : (kind?.reason ?? 'unknownError');
+    const retryable = typeof data.retryable === 'boolean' ? data.retryable : (kind?.retryable ?? false);
+    const message = typeof error?.message === 'string' ? error.message : reason;
+    return new AuthAgentError(message, { code, reason, retryable, data });
+  }
+}
+
+/**
+ * The agent process ended while the client still needed it: every pending and
+ * later call rejects with this. `exitCode` and `signal` are as Node reports
+ * them, `stderr` the agent's last stderr lines, kept to diagnose a crash.
+ */
+export class AgentDiedError extends AuthAgentError {
+  constructor(exitCode, signal, stderr) {
+    const lastLine = stderr.trim().split('\n').at(-1);
+    const how = signal ? `was killed by ${signal}` : `exited with code ${exitCode}`;
+    super(`auth-agent ${how}${lastLine ? `; last stderr line: ${lastLine}` : ''}`, {
+      reason: CLIENT_REASONS.agentDied,
+    });
+    this.name = 'AgentDiedError';
+    this.exitCode = exitCode;
+    this.signal = signal;
+    this.stderr = stderr;
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * What the tests share: the agent binary, a dev issuer on loopback, a config
+ * for it, and a fake agent for behaviour the real one cannot be made to show.
+ * Kept outside test/ because `node --test` runs every .js file under a
+ * directory named test.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { findAgent } from '../index.js';
+
+export const AGENT_BIN = findAgent();
+export const SKIP = AGENT_BIN ? false : 'auth-agent binary not found: set AUTH_AGENT_BIN or put auth-agent on PATH';
+export const CLIENT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const SCHEMA_PATH = join(CLIENT_ROOT, '..', '..', 'schema', 'openrpc.json');
+export const FAKE_AGENT = fileURLToPath(new URL('fake-agent.js', import.meta.url));
+export const PROVIDER = 'corp';
+export const CREDENTIALS = Object.freeze({ username: 'alice', password: 'wonderland' });
+export const WAIT = 5_000;
+
+/** `auth-agent dev-issuer` on a free loopback port; it serves until its stdin closes. */
+export class DevIssuer {
+  static async start() {
+    const child = spawn(AGENT_BIN, ['dev-issuer', '--port', '0'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    child.stdout.setEncoding('utf8');
+    const [firstChunk] = await once(child.stdout, 'data', { signal: AbortSignal.timeout(10_000) });
+    return new DevIssuer(child, JSON.parse(firstChunk.split('\n')[0]).issuer);
+  }
+
+  constructor(child, url) {
+    this.child = child;
+    this.url = url;
+    this.apiUrl = `${url}/api/items`;
+  }
+
+  async admin(path, body) {
+    const response = await fetch(`${this.url}/_admin/${path}`, {
+      method: body ? 'POST' : 'GET',
+      body: body ? JSON.stringify(body) : undefined,
+      signal: AbortSignal.timeout(5_000),
+    });
+    if (!response.ok) throw new Error(`dev issuer ${path}: HTTP ${response.status}`);
+    return response.json();
+  }
+
+  /** Inject faults: latencyMs, fail, status, drop, revokeAll, accessTokenLifetime. */
+  fault(settings) {
+    return this.admin('fault', settings);
+  }
+
+  reset() {
+    return this.admin('reset', {});
+  }
+
+  async count(key) {
+    return (await this.admin('stats')).counts[key] ?? 0;
+  }
+
+  /** A config with one password-grant provider, `corp`, for this issuer. */
+  writeConfig(directory, refreshWindowSeconds = 60) {
+    const path = join(directory, 'config.json');
+    writeFileSync(path, JSON.stringify({
+      refreshWindowSeconds,
+      store: { kind: 'memory' },
+      providers: [{
+        id: PROVIDER,
+        displayName: 'Corp',
+        flow: 'password',
+        origins: [this.url],
+        tokenEndpoint: `${this.url}/token`,
+        revocationEndpoint: `${this.url}/revoke`,
+        userinfoEndpoint: `${this.url}/userinfo`,
+        clientId: 'cli',
+      }],
+    }));
+    return path;
+  }
+
+  async close() {
+    const exited = once(this.child, 'exit');
+    this.child.stdin.end();
+    const killer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(killer);
+  }
+}
+
+/** Resolves after `ms` milliseconds. */
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,62 @@
+"""Finding and starting the agent binary, and keeping its stderr."""
+
+import collections
+import os
+import shutil
+import threading
+from typing import Deque, List, Optional, Sequence, Union
+
+from .errors import AuthAgentError
+from .protocol import AGENT_NOT_FOUND
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: How much of the agent's stderr is kept for AgentDiedError.
+STDERR_TAIL_LINES = 50
+
+
+def find_agent(binary: Optional[PathLike] = None) -> Optional[str]:
+    """The agent executable: ``binary`` if given, else ``$AUTH_AGENT_BIN``,
+    else ``auth-agent`` on ``PATH``; ``None`` when none of them names one."""
+    if binary is not None:
+        return os.fspath(binary)
+    from_env = os.environ.get("AUTH_AGENT_BIN")
+    if from_env:
+        return from_env
+    return shutil.which("auth-agent")
+
+
+def agent_command(
+    binary: Optional[PathLike], config: Optional[PathLike], args: Sequence[str]
+) -> List[str]:
+    """The argv that serves JSON-RPC on stdin/stdout.
+
+    Without ``config`` the agent falls back to ``$AUTH_AGENT_CONFIG`` itself.
+    """
+    executable = find_agent(binary)
+    if executable is None:
+        raise AuthAgentError(
+            "auth-agent not found: pass its path, set AUTH_AGENT_BIN, or put it on PATH",
+            reason=AGENT_NOT_FOUND,
+        )
+    command = [executable]
+    if config is not None:
+        command += ["--config", os.fspath(config)]
+    return command + list(args)
+
+
+class StderrTail:
+    """The last lines the agent wrote to stderr, thread-safe."""
+
+    def __init__(self, max_lines: int = STDERR_TAIL_LINES) -> None:
+        self._lines: Deque[str] = collections.deque(maxlen=max_lines)
+        self._lock = threading.Lock()
+
+    def add(self, line: bytes) -> None:
+        text = line.decode("utf-8", errors="replace").rstrip("\r\n")
+        with self._lock:
+            self._lines.append(text)
+
+    def text(self) -> str:
+        with self._lock:
+            return "\n".join(self._lines)

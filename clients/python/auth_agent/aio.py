@@ -1,0 +1,446 @@
+"""The asyncio client.
+
+A reader task matches answers to requests by id. Cancelling a task that awaits
+a call (directly, or through ``asyncio.wait_for``) sends ``$/cancelRequest``
+for it, so the agent stops work nobody waits for.
+"""
+
+import asyncio
+import inspect
+import logging
+import math
+import sys
+from itertools import count
+from typing import (
+    Any,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Union,
+    cast,
+)
+
+from . import _params
+from ._launch import PathLike, StderrTail, agent_command
+from ._version import __version__
+from ._wire import Notification, RequestId, Response, decode, encode
+from .errors import AgentDiedError, AuthAgentError
+from .protocol import AGENT_NOT_FOUND, CLOSED, NOTIFICATIONS, TIMEOUT
+from .results import (
+    InitializeResult,
+    LoginResult,
+    LogoutResult,
+    RefreshResult,
+    StatusResult,
+    SubscribeResult,
+    TokenResult,
+)
+
+logger = logging.getLogger("auth_agent")
+
+AsyncCallback = Callable[[Any], Union[None, Awaitable[None]]]
+
+#: Longest line read from the agent; its own default message limit is 1 MiB.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+class NotificationStream(AsyncIterator[Notification]):
+    """Every notification from its creation until the agent ends or
+    ``close()`` is called, in order, for ``async for``."""
+
+    def __init__(self, agent: "AsyncAuthAgent") -> None:
+        self._agent = agent
+        self._queue: "asyncio.Queue[Optional[Notification]]" = asyncio.Queue()
+        if agent._ended:
+            self._queue.put_nowait(None)
+        else:
+            agent._streams.add(self)
+
+    def __aiter__(self) -> "NotificationStream":
+        return self
+
+    async def __anext__(self) -> Notification:
+        notification = await self._queue.get()
+        if notification is None:
+            self._queue.put_nowait(None)
+            raise StopAsyncIteration
+        return notification
+
+    def close(self) -> None:
+        self._agent._streams.discard(self)
+        self._queue.put_nowait(None)
+
+
+class AsyncAuthAgent:
+    """A running auth-agent process, driven from asyncio.
+
+    Options are those of ``AuthAgent``. Start it with ``async with
+    AsyncAuthAgent(...) as agent:`` or ``agent = await AsyncAuthAgent(...).start()``
+    (then ``await agent.aclose()``).
+    """
+
+    def __init__(
+        self,
+        binary: Optional[PathLike] = None,
+        *,
+        config: Optional[PathLike] = None,
+        args: Sequence[str] = (),
+        env: Optional[Mapping[str, str]] = None,
+        capture_stderr: bool = False,
+        timeout: Optional[float] = 30.0,
+        shutdown_grace: float = 3.0,
+    ) -> None:
+        self._command = agent_command(binary, config, args)
+        self._env = env
+        self._capture_stderr = capture_stderr
+        self.timeout = timeout
+        self.shutdown_grace = shutdown_grace
+        self._process: Optional[asyncio.subprocess.Process] = None
+        self._ids = count(1)
+        self._pending: Dict[RequestId, "asyncio.Future[Any]"] = {}
+        self._ended = False
+        self._closing = False
+        self._callbacks: Dict[str, List[AsyncCallback]] = {}
+        self._callback_tasks: Set["asyncio.Future[Any]"] = set()
+        self._streams: Set[NotificationStream] = set()
+        self._stderr = StderrTail()
+
+    async def start(self) -> "AsyncAuthAgent":
+        """Spawn the agent process; returns ``self``."""
+        if self._process is not None:
+            return self
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *self._command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self._env,
+                limit=MAX_LINE_BYTES,
+            )
+        except OSError as error:
+            raise AuthAgentError(
+                f"cannot start {self._command[0]}: {error.strerror}", reason=AGENT_NOT_FOUND
+            ) from error
+        self._write_lock = asyncio.Lock()
+        self._stderr_task = asyncio.ensure_future(self._copy_stderr())
+        self._reader_task = asyncio.ensure_future(self._read_answers())
+        return self
+
+    async def __aenter__(self) -> "AsyncAuthAgent":
+        return await self.start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def pid(self) -> int:
+        return self._started().pid
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self._process.returncode if self._process else None
+
+    @property
+    def stderr_tail(self) -> str:
+        return self._stderr.text()
+
+    # Notifications
+
+    def on(self, event: str, callback: AsyncCallback) -> Callable[[], None]:
+        """Call ``callback(params)`` for each ``event`` notification (a
+        coroutine function runs as its own task); returns a remover. Only
+        after ``subscribe()`` does the agent send notifications."""
+        if event not in NOTIFICATIONS:
+            raise ValueError(f"unknown notification {event!r}; known: {', '.join(NOTIFICATIONS)}")
+        self._callbacks.setdefault(event, []).append(callback)
+        return lambda: self.off(event, callback)
+
+    def off(self, event: str, callback: AsyncCallback) -> None:
+        callbacks = self._callbacks.get(event, [])
+        if callback in callbacks:
+            callbacks.remove(callback)
+
+    def notifications(self) -> NotificationStream:
+        """Every notification from now on, including names this client does
+        not know yet: ``async for method, params in agent.notifications():``."""
+        return NotificationStream(self)
+
+    # Requests
+
+    async def call(
+        self,
+        method: str,
+        params: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Optional[float] = None,
+    ) -> Any:
+        """Send a request and await its result (the raw JSON value).
+
+        ``timeout`` defaults to the client's (``math.inf``: none); when it runs
+        out the request is cancelled and AuthAgentError reason ``"timeout"``
+        raised.
+        """
+        self._started()
+        if self._ended:
+            raise self._end_error()
+        request_id = next(self._ids)
+        answer: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = answer
+        limit = self.timeout if timeout is None else timeout
+        try:
+            await self._write(encode(method, params, request_id))
+            if limit is None or math.isinf(limit):
+                return await answer
+            return await asyncio.wait_for(answer, limit)
+        except asyncio.TimeoutError:
+            self._abandon(request_id)
+            raise AuthAgentError(
+                f"{method} got no answer within {limit} s; it was cancelled",
+                code=-32800,
+                reason=TIMEOUT,
+                retryable=True,
+            ) from None
+        except asyncio.CancelledError:
+            self._abandon(request_id)
+            raise
+
+    async def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
+        """Send a notification: no answer comes, and none is waited for."""
+        await self._write(encode(method, params))
+
+    async def initialize(
+        self,
+        client_name: str = "auth-agent-python",
+        client_version: str = __version__,
+        *,
+        timeout: Optional[float] = None,
+    ) -> InitializeResult:
+        params = _params.initialize(client_name, client_version)
+        return cast(InitializeResult, await self.call("initialize", params, timeout=timeout))
+
+    async def ping(self, *, timeout: Optional[float] = None) -> None:
+        """Return once the agent answers; a liveness check."""
+        await self.call("ping", timeout=timeout)
+
+    async def status(self, *, timeout: Optional[float] = None) -> StatusResult:
+        """Every configured provider, its login state and the fields a login asks for."""
+        return cast(StatusResult, await self.call("status", timeout=timeout))
+
+    async def login(
+        self,
+        provider: str,
+        *,
+        username: Optional[str] = None,
+        password: Optional[str] = None,
+        token: Optional[str] = None,
+        timeout: Optional[float] = None,
+    ) -> LoginResult:
+        """Log in through ``provider`` with the credentials its flow needs
+        (username and password, or token); emits userLoggedIn."""
+        params = _params.login(provider, username, password, token)
+        return cast(LoginResult, await self.call("login", params, timeout=timeout))
+
+    async def logout(self, provider: str, *, timeout: Optional[float] = None) -> LogoutResult:
+        """Log out of ``provider``, revoking its tokens at the server when
+        configured; emits userLoggedOut."""
+        params = {"provider": provider}
+        return cast(LogoutResult, await self.call("logout", params, timeout=timeout))
+
+    async def sign(
+        self,
+        method: str,
+        url: str,
+        headers: Optional[Mapping[str, str]] = None,
+        provider: Optional[str] = None,
+        *,
+        timeout: Optional[float] = None,
+    ) -> Dict[str, str]:
+        """The headers to add to this HTTP request (empty when no provider
+        covers its origin), refreshing the token first when it is due."""
+        params = _params.sign(method, url, headers, provider)
+        result = await self.call("sign", params, timeout=timeout)
+        return cast(Dict[str, str], result["headers"])
+
+    async def refresh(
+        self,
+        provider: str,
+        failed_authorization: Optional[str] = None,
+        *,
+        timeout: Optional[float] = None,
+    ) -> RefreshResult:
+        """After a 401: pass the Authorization header that failed, so a token
+        that was already replaced is not refreshed twice."""
+        params = _params.refresh(provider, failed_authorization)
+        return cast(RefreshResult, await self.call("refresh", params, timeout=timeout))
+
+    async def token(self, provider: str, *, timeout: Optional[float] = None) -> TokenResult:
+        """The current access token, for scripts that cannot use ``sign``;
+        refreshed first when due."""
+        params = {"provider": provider}
+        return cast(TokenResult, await self.call("token", params, timeout=timeout))
+
+    async def subscribe(
+        self,
+        events: Optional[Iterable[str]] = None,
+        providers: Optional[Iterable[str]] = None,
+        *,
+        timeout: Optional[float] = None,
+    ) -> SubscribeResult:
+        """Start notifications (default: userLoggedIn and userLoggedOut)."""
+        params = _params.subscribe(events, providers)
+        return cast(SubscribeResult, await self.call("subscribe", params, timeout=timeout))
+
+    async def unsubscribe(self, *, timeout: Optional[float] = None) -> None:
+        """Stop notifications."""
+        await self.call("unsubscribe", timeout=timeout)
+
+    async def aclose(self) -> Optional[int]:
+        """Shut the agent down (shutdown, exit, end of input), kill it if it
+        has not ended within ``shutdown_grace`` seconds; returns its exit code.
+        Calls still in flight fail with reason ``"closed"``."""
+        process = self._process
+        if process is None:
+            return None
+        if not self._closing and not self._ended:
+            self._closing = True
+            try:
+                await self.call("shutdown", timeout=self.shutdown_grace)
+                await self.notify("exit")
+            except AuthAgentError:
+                pass
+        self._closing = True
+        stdin = process.stdin
+        if stdin is not None and not stdin.is_closing():
+            stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), self.shutdown_grace)
+        except asyncio.TimeoutError:
+            process.kill()
+            await process.wait()
+        await self._reader_task
+        current = asyncio.current_task()
+        await asyncio.gather(
+            *(task for task in self._callback_tasks if task is not current),
+            return_exceptions=True,
+        )
+        return process.returncode
+
+    # Internals
+
+    def _started(self) -> asyncio.subprocess.Process:
+        if self._process is None:
+            raise AuthAgentError(
+                "the agent is not started: use 'async with' or 'await agent.start()'",
+                reason=CLOSED,
+            )
+        return self._process
+
+    async def _write(self, line: bytes) -> None:
+        stdin = self._started().stdin
+        if stdin is None or stdin.is_closing():
+            return
+        try:
+            stdin.write(line)
+            async with self._write_lock:
+                await stdin.drain()
+        except (ConnectionError, OSError):
+            pass  # The agent is gone; the reader fails the pending calls.
+
+    def _abandon(self, request_id: RequestId) -> None:
+        """Forget a request nobody awaits any more and cancel it at the agent."""
+        if self._pending.pop(request_id, None) is None or self._ended:
+            return
+        stdin = self._started().stdin
+        if stdin is not None and not stdin.is_closing():
+            try:
+                stdin.write(encode("$/cancelRequest", {"id": request_id}))
+            except (ConnectionError, OSError):
+                pass
+
+    async def _read_answers(self) -> None:
+        stdout = self._started().stdout
+        assert stdout is not None
+        while True:
+            try:
+                line = await stdout.readline()
+            except ValueError:
+                continue  # Longer than MAX_LINE_BYTES: dropped.
+            if not line:
+                break
+            message = decode(line)
+            if isinstance(message, Response):
+                answer = self._pending.pop(message.id, None)
+                if answer is not None and not answer.done():
+                    if message.error is not None:
+                        answer.set_exception(message.error)
+                    else:
+                        answer.set_result(message.result)
+            elif isinstance(message, Notification):
+                self._deliver(message)
+        await self._end()
+
+    def _deliver(self, notification: Notification) -> None:
+        for stream in list(self._streams):
+            stream._queue.put_nowait(notification)
+        for callback in list(self._callbacks.get(notification.method, ())):
+            try:
+                outcome = callback(notification.params)
+            except Exception:
+                logger.exception("auth-agent %s callback raised", notification.method)
+                continue
+            if inspect.isawaitable(outcome):
+                task = asyncio.ensure_future(outcome)
+                self._callback_tasks.add(task)
+                task.add_done_callback(self._callback_done)
+
+    def _callback_done(self, task: "asyncio.Future[Any]") -> None:
+        self._callback_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("auth-agent notification callback raised", exc_info=task.exception())
+
+    async def _end(self) -> None:
+        """The agent closed its output: fail every call still waiting."""
+        process = self._started()
+        try:
+            await asyncio.wait_for(process.wait(), self.shutdown_grace)
+        except asyncio.TimeoutError:
+            pass
+        try:
+            await asyncio.wait_for(self._stderr_task, 1.0)
+        except asyncio.TimeoutError:
+            pass
+        self._ended = True
+        pending, self._pending = self._pending, {}
+        for answer in pending.values():
+            if not answer.done():
+                answer.set_exception(self._end_error())
+        for stream in list(self._streams):
+            stream.close()
+
+    def _end_error(self) -> AuthAgentError:
+        if self._closing:
+            return AuthAgentError("the auth-agent client was closed", reason=CLOSED)
+        return AgentDiedError(self.returncode, self._stderr.text())
+
+    async def _copy_stderr(self) -> None:
+        stderr = self._started().stderr
+        assert stderr is not None
+        while True:
+            try:
+                line = await stderr.readline()
+            except ValueError:
+                continue
+            if not line:
+                return
+            self._stderr.add(line)
+            if not self._capture_stderr:
+                sys.stderr.write(line.decode("utf-8", errors="replace"))
+                sys.stderr.flush()

@@ -1,0 +1,407 @@
+"""The synchronous client.
+
+A reader thread matches the agent's answers to requests by id, so calls may
+come from any thread and many may be in flight at once; a second thread runs
+notification callbacks, so a callback may itself call the agent.
+"""
+
+import logging
+import math
+import queue
+import subprocess
+import sys
+import threading
+from itertools import count
+from typing import (
+    IO,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    cast,
+)
+
+from . import _params
+from ._launch import PathLike, StderrTail, agent_command
+from ._version import __version__
+from ._wire import Notification, RequestId, Response, decode, encode
+from .errors import AgentDiedError, AuthAgentError
+from .protocol import AGENT_NOT_FOUND, CLOSED, NOTIFICATIONS, TIMEOUT
+from .results import (
+    InitializeResult,
+    LoginResult,
+    LogoutResult,
+    RefreshResult,
+    StatusResult,
+    SubscribeResult,
+    TokenResult,
+)
+
+logger = logging.getLogger("auth_agent")
+
+Callback = Callable[[Any], None]
+
+
+class PendingCall:
+    """A request sent to the agent; ``result()`` waits for its answer."""
+
+    def __init__(self, agent: "AuthAgent", id: int, method: str) -> None:
+        self.id = id
+        self.method = method
+        self._agent = agent
+        self._answered = threading.Event()
+        self._result: Any = None
+        self._error: Optional[AuthAgentError] = None
+
+    def done(self) -> bool:
+        return self._answered.is_set()
+
+    def cancel(self) -> None:
+        """Ask the agent to cancel; ``result()`` then raises its -32800 error
+        (or returns the answer, if that was already on its way)."""
+        self._agent.cancel(self.id)
+
+    def result(self, timeout: Optional[float] = None) -> Any:
+        """The answer, or the error as AuthAgentError.
+
+        ``timeout`` defaults to the client's; ``math.inf`` waits for ever. When
+        it runs out the request is cancelled at the agent and AuthAgentError
+        with reason ``"timeout"`` is raised.
+        """
+        limit = self._agent.timeout if timeout is None else timeout
+        wait = None if limit is None or math.isinf(limit) else limit
+        if not self._answered.wait(wait) and self._agent._abandon(self.id):
+            raise AuthAgentError(
+                f"{self.method} got no answer within {limit} s; it was cancelled",
+                code=-32800,
+                reason=TIMEOUT,
+                retryable=True,
+            )
+        self._answered.wait()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def _resolve(self, result: Any, error: Optional[AuthAgentError]) -> None:
+        self._result = result
+        self._error = error
+        self._answered.set()
+
+
+class AuthAgent:
+    """A running auth-agent process and the JSON-RPC session with it.
+
+    ``binary`` is the executable (default ``$AUTH_AGENT_BIN``, else
+    ``auth-agent`` on PATH); ``config`` its config file (default: the agent
+    reads ``$AUTH_AGENT_CONFIG``). The agent's stderr goes to this process's
+    stderr unless ``capture_stderr``; either way its last lines are kept in
+    ``stderr_tail``. ``timeout`` is the default per-call limit in seconds
+    (``None``: none). Use as a context manager, or call ``close()``.
+    """
+
+    def __init__(
+        self,
+        binary: Optional[PathLike] = None,
+        *,
+        config: Optional[PathLike] = None,
+        args: Sequence[str] = (),
+        env: Optional[Mapping[str, str]] = None,
+        capture_stderr: bool = False,
+        timeout: Optional[float] = 30.0,
+        shutdown_grace: float = 3.0,
+    ) -> None:
+        command = agent_command(binary, config, args)
+        self.timeout = timeout
+        self.shutdown_grace = shutdown_grace
+        try:
+            self._process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
+        except OSError as error:
+            raise AuthAgentError(
+                f"cannot start {command[0]}: {error.strerror}", reason=AGENT_NOT_FOUND
+            ) from error
+        self._stdin = cast(IO[bytes], self._process.stdin)
+        self._ids = count(1)
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._pending: Dict[RequestId, PendingCall] = {}
+        self._ended = False
+        self._closing = False
+        self._callbacks: Dict[str, List[Callback]] = {}
+        self._notifications: "queue.Queue[Optional[Notification]]" = queue.Queue()
+        self._stderr = StderrTail()
+        self._stderr_thread = self._start_thread(self._copy_stderr, capture_stderr)
+        self._reader = self._start_thread(self._read_answers)
+        self._dispatcher = self._start_thread(self._dispatch_notifications)
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def returncode(self) -> Optional[int]:
+        """The agent's exit code once it has ended, else ``None``."""
+        return self._process.poll()
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the agent wrote to stderr."""
+        return self._stderr.text()
+
+    def __enter__(self) -> "AuthAgent":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # Notifications
+
+    def on(self, event: str, callback: Callback) -> Callable[[], None]:
+        """Call ``callback(params)`` for each ``event`` notification; returns
+        a function that removes it. Callbacks run one at a time on the
+        client's notification thread and only after ``subscribe()``."""
+        if event not in NOTIFICATIONS:
+            raise ValueError(f"unknown notification {event!r}; known: {', '.join(NOTIFICATIONS)}")
+        with self._lock:
+            self._callbacks.setdefault(event, []).append(callback)
+        return lambda: self.off(event, callback)
+
+    def off(self, event: str, callback: Callback) -> None:
+        with self._lock:
+            callbacks = self._callbacks.get(event, [])
+            if callback in callbacks:
+                callbacks.remove(callback)
+
+    # Requests
+
+    def submit(self, method: str, params: Optional[Mapping[str, Any]] = None) -> PendingCall:
+        """Send a request without waiting; see ``PendingCall``."""
+        with self._lock:
+            if self._ended:
+                raise self._end_error()
+            call = PendingCall(self, next(self._ids), method)
+            self._pending[call.id] = call
+        self._write(encode(method, params, call.id))
+        return call
+
+    def call(
+        self,
+        method: str,
+        params: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Optional[float] = None,
+    ) -> Any:
+        """Send a request and wait for its result (the raw JSON value)."""
+        return self.submit(method, params).result(timeout)
+
+    def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
+        """Send a notification: no answer comes, and none is waited for."""
+        self._write(encode(method, params))
+
+    def cancel(self, request_id: RequestId) -> None:
+        """Ask the agent to cancel a request in flight; unknown ids are ignored."""
+        self.notify("$/cancelRequest", {"id": request_id})
+
+    def initialize(
+        self,
+        client_name: str = "auth-agent-python",
+        client_version: str = __version__,
+        *,
+        timeout: Optional[float] = None,
+    ) -> InitializeResult:
+        """Optional handshake; answers the protocol version and capabilities."""
+        params = _params.initialize(client_name, client_version)
+        return cast(InitializeResult, self.call("initialize", params, timeout=timeout))
+
+    def ping(self, *, timeout: Optional[float] = None) -> None:
+        """Return once the agent answers; a liveness check."""
+        self.call("ping", timeout=timeout)
+
+    def status(self, *, timeout: Optional[float] = None) -> StatusResult:
+        """Every configured provider, its login state and the fields a login asks for."""
+        return cast(StatusResult, self.call("status", timeout=timeout))
+
+    def login(
+        self,
+        provider: str,
+        *,
+        username: Optional[str] = None,
+        password: Optional[str] = None,
+        token: Optional[str] = None,
+        timeout: Optional[float] = None,
+    ) -> LoginResult:
+        """Log in through ``provider`` with the credentials its flow needs
+        (username and password, or token); emits userLoggedIn."""
+        params = _params.login(provider, username, password, token)
+        return cast(LoginResult, self.call("login", params, timeout=timeout))
+
+    def logout(self, provider: str, *, timeout: Optional[float] = None) -> LogoutResult:
+        """Log out of ``provider``, revoking its tokens at the server when
+        configured; emits userLoggedOut."""
+        return cast(LogoutResult, self.call("logout", {"provider": provider}, timeout=timeout))
+
+    def sign(
+        self,
+        method: str,
+        url: str,
+        headers: Optional[Mapping[str, str]] = None,
+        provider: Optional[str] = None,
+        *,
+        timeout: Optional[float] = None,
+    ) -> Dict[str, str]:
+        """The headers to add to this HTTP request (empty when no provider
+        covers its origin), refreshing the token first when it is due."""
+        params = _params.sign(method, url, headers, provider)
+        return cast(Dict[str, str], self.call("sign", params, timeout=timeout)["headers"])
+
+    def refresh(
+        self,
+        provider: str,
+        failed_authorization: Optional[str] = None,
+        *,
+        timeout: Optional[float] = None,
+    ) -> RefreshResult:
+        """After a 401: pass the Authorization header that failed, so a token
+        that was already replaced is not refreshed twice."""
+        params = _params.refresh(provider, failed_authorization)
+        return cast(RefreshResult, self.call("refresh", params, timeout=timeout))
+
+    def token(self, provider: str, *, timeout: Optional[float] = None) -> TokenResult:
+        """The current access token, for scripts that cannot use ``sign``;
+        refreshed first when due."""
+        return cast(TokenResult, self.call("token", {"provider": provider}, timeout=timeout))
+
+    def subscribe(
+        self,
+        events: Optional[Iterable[str]] = None,
+        providers: Optional[Iterable[str]] = None,
+        *,
+        timeout: Optional[float] = None,
+    ) -> SubscribeResult:
+        """Start notifications (default: userLoggedIn and userLoggedOut)."""
+        params = _params.subscribe(events, providers)
+        return cast(SubscribeResult, self.call("subscribe", params, timeout=timeout))
+
+    def unsubscribe(self, *, timeout: Optional[float] = None) -> None:
+        """Stop notifications."""
+        self.call("unsubscribe", timeout=timeout)
+
+    def close(self) -> Optional[int]:
+        """Shut the agent down (shutdown, exit, end of input), kill it if it
+        has not ended within ``shutdown_grace`` seconds; returns its exit code.
+
+        Calls still in flight fail with reason ``"closed"``.
+        """
+        with self._lock:
+            stop_politely = not self._closing and not self._ended
+            self._closing = True
+        if stop_politely:
+            try:
+                self.call("shutdown", timeout=self.shutdown_grace)
+                self.notify("exit")
+            except AuthAgentError:
+                pass
+        try:
+            self._stdin.close()
+        except OSError:
+            pass
+        try:
+            self._process.wait(self.shutdown_grace)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._reader.join()
+        self._stderr_thread.join(1.0)
+        for pipe in (self._process.stdout, self._process.stderr):
+            if pipe is not None:
+                pipe.close()
+        if threading.current_thread() is not self._dispatcher:
+            self._dispatcher.join()
+        return self._process.returncode
+
+    # Internals
+
+    def _start_thread(self, target: Callable[..., None], *args: Any) -> threading.Thread:
+        thread = threading.Thread(
+            target=target, args=args, name=f"auth-agent-{target.__name__}", daemon=True
+        )
+        thread.start()
+        return thread
+
+    def _write(self, line: bytes) -> None:
+        with self._write_lock:
+            try:
+                self._stdin.write(line)
+                self._stdin.flush()
+            except (OSError, ValueError):
+                pass  # The agent is gone; the reader fails the pending calls.
+
+    def _abandon(self, request_id: RequestId) -> bool:
+        """Forget a request nobody waits for any more and cancel it at the agent."""
+        with self._lock:
+            abandoned = self._pending.pop(request_id, None) is not None
+        if abandoned:
+            self.cancel(request_id)
+        return abandoned
+
+    def _read_answers(self) -> None:
+        stdout = cast(IO[bytes], self._process.stdout)
+        for line in iter(stdout.readline, b""):
+            message = decode(line)
+            if isinstance(message, Response):
+                with self._lock:
+                    call = self._pending.pop(message.id, None)
+                if call is not None:
+                    call._resolve(message.result, message.error)
+            elif isinstance(message, Notification):
+                self._notifications.put(message)
+        self._end()
+
+    def _end(self) -> None:
+        """The agent closed its output: fail every call still waiting."""
+        try:
+            self._process.wait(self.shutdown_grace)
+        except subprocess.TimeoutExpired:
+            pass
+        self._stderr_thread.join(1.0)
+        with self._lock:
+            self._ended = True
+            pending, self._pending = self._pending, {}
+        for call in pending.values():
+            call._resolve(None, self._end_error())
+        self._notifications.put(None)
+
+    def _end_error(self) -> AuthAgentError:
+        if self._closing:
+            return AuthAgentError("the auth-agent client was closed", reason=CLOSED)
+        return AgentDiedError(self._process.poll(), self._stderr.text())
+
+    def _copy_stderr(self, capture: bool) -> None:
+        stderr = cast(IO[bytes], self._process.stderr)
+        for line in iter(stderr.readline, b""):
+            self._stderr.add(line)
+            if not capture:
+                sys.stderr.write(line.decode("utf-8", errors="replace"))
+                sys.stderr.flush()
+
+    def _dispatch_notifications(self) -> None:
+        while True:
+            notification = self._notifications.get()
+            if notification is None:
+                return
+            with self._lock:
+                callbacks = list(self._callbacks.get(notification.method, ()))
+            for callback in callbacks:
+                try:
+                    callback(notification.params)
+                except Exception:
+                    logger.exception("auth-agent %s callback raised", notification.method)

@@ -1,0 +1,87 @@
+"""The one exception family the client raises."""
+
+from typing import Any, Dict, Mapping, Optional
+
+from .protocol import AGENT_DIED, ERRORS
+
+
+class AuthAgentError(Exception):
+    """A request failed: the agent answered an error, or the client gave up.
+
+    ``code`` is the JSON-RPC error code (``None`` when the failure never reached
+    the agent), ``reason`` a stable camelCase name to branch on (the agent's
+    ``data.reason``, or one of the client's own reasons in ``protocol``),
+    ``retryable`` whether trying again unchanged may succeed, ``data`` the
+    agent's error data as sent. Messages never contain tokens or passwords: the
+    agent's messages do not, and the client's own name only methods.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        code: Optional[int] = None,
+        retryable: bool = False,
+        data: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.reason = reason
+        self.retryable = retryable
+        self.data: Dict[str, Any] = dict(data or {})
+
+    @property
+    def provider(self) -> Optional[str]:
+        """The provider the error concerns, when the agent named one."""
+        provider = self.data.get("provider")
+        return provider if isinstance(provider, str) else None
+
+    @classmethod
+    def from_response(cls, error: Mapping[str, Any]) -> "AuthAgentError":
+        """Build the exception for a JSON-RPC ``error`` member."""
+        raw_code = error.get("code")
+        code = raw_code if isinstance(raw_code, int) else None
+        raw_data = error.get("data")
+        data: Dict[str, Any] = dict(raw_data) if isinstance(raw_data, dict) else {}
+        kind = ERRORS.get(code) if code is not None else None
+        reason = data.get("reason")
+        if not isinstance(reason, str):
+            reason = kind.reason if kind else "unknownError"
+        retryable = data.get("retryable")
+        if not isinstance(retryable, bool):
+            retryable = kind.retryable if kind else False
+        message = error.get("message")
+        return cls(
+            message if isinstance(message, str) else reason,
+            code=code,
+            reason=reason,
+            retryable=retryable,
+            data=data,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(code={self.code!r}, reason={self.reason!r}, "
+            f"retryable={self.retryable!r}, message={self.message!r})"
+        )
+
+
+class AgentDiedError(AuthAgentError):
+    """The agent process ended while the client still needed it.
+
+    ``exit_code`` is the process's return code (negative: killed by that signal
+    number; ``None`` if it could not be learned) and ``stderr`` the last lines
+    it wrote to stderr, kept so a crash can be diagnosed.
+    """
+
+    def __init__(self, exit_code: Optional[int], stderr: str) -> None:
+        last_line = stderr.strip().splitlines()[-1:] or [""]
+        detail = f"; last stderr line: {last_line[0]}" if last_line[0] else ""
+        super().__init__(
+            f"auth-agent exited with code {exit_code}{detail}",
+            reason=AGENT_DIED,
+        )
+        self.exit_code = exit_code
+        self.stderr = stderr
