@@ -29,12 +29,25 @@ export type Expiry = string | null;
 /** Who is logged in, as the provider describes them. */
 export type User = Record<string, unknown>;
 export type EventName = 'userLoggedIn' | 'userLoggedOut' | 'tokenRefreshed';
-export type NotificationName = EventName;
+export type NotificationName = EventName | 'loginPrompt';
 export type Flow = 'session' | 'password' | 'clientCredentials' | 'token' | 'deviceCode' | 'authorizationCode';
 
 export interface UserLoggedIn { provider: string; user: User; expiresAt: Expiry }
 export interface UserLoggedOut { provider: string; reason: 'logout' | 'expired' | 'external' }
 export interface TokenRefreshed { provider: string; expiresAt: Expiry }
+/**
+ * A device-code or browser login waits for the user: show `userCode` and
+ * `verificationUri` (device code) or open `url` (browser). `requestId` is the login's id.
+ */
+export interface LoginPrompt {
+  provider: string;
+  requestId: string | number | null;
+  userCode?: string;
+  verificationUri?: string;
+  verificationUriComplete?: string;
+  url?: string;
+  expiresAt: string;
+}
 /** Any notification, including names this client does not know yet. */
 export interface Notification { method: string; params: unknown }
 
@@ -115,6 +128,7 @@ interface AuthAgentEvents {
   userLoggedIn: [UserLoggedIn];
   userLoggedOut: [UserLoggedOut];
   tokenRefreshed: [TokenRefreshed];
+  loginPrompt: [LoginPrompt];
   notification: [Notification];
 }
 
@@ -144,7 +158,7 @@ export declare class AuthAgent extends EventEmitter {
   initialize(params?: { clientInfo?: { name: string; version: string } }, options?: CallOptions): Promise<InitializeResult>;
   ping(options?: CallOptions): Promise<Record<string, never>>;
   status(options?: CallOptions): Promise<StatusResult>;
-  login(params: { provider: string; credentials?: Credentials }, options?: CallOptions): Promise<LoginResult>;
+  login(params: { provider: string; credentials?: Credentials; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
   logout(params: { provider: string }, options?: CallOptions): Promise<LogoutResult>;
   /** The headers to add to the request; {} when no provider covers its origin. */
   sign(

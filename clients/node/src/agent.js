@@ -159,9 +159,12 @@ export class AuthAgent extends EventEmitter {
     return this.request('status', undefined, options);
   }
 
-  /** Log in: `{provider, credentials?: {username, password} | {token}}`. */
-  login({ provider, credentials }, options) {
-    return this.request('login', { provider, credentials }, options);
+  /**
+   * Log in: `{provider, credentials?: {username, password} | {token}, openBrowser?}`.
+   * Device-code and browser logins wait for the user; listen for `loginPrompt`.
+   */
+  login({ provider, credentials, openBrowser }, options) {
+    return this.request('login', { provider, credentials, openBrowser }, options);
   }
 
   /** Log out, revoking at the server when configured: `{provider}` → `{revoked}`. */

@@ -27,11 +27,16 @@ export const METHODS = Object.freeze([
 /** Notifications the host sends; never answered. */
 export const HOST_NOTIFICATIONS = Object.freeze(['exit', '$/cancelRequest']);
 
-/** Notifications the agent sends to a subscribed host; each is emitted as an event of that name. */
+/**
+ * Notifications the agent sends, each emitted as an event of that name: the
+ * first three to a subscribed host, `loginPrompt` to the host whose
+ * device-code or browser login is waiting.
+ */
 export const NOTIFICATIONS = Object.freeze([
   'userLoggedIn',
   'userLoggedOut',
   'tokenRefreshed',
+  'loginPrompt',
 ]);
 
 /**
@@ -53,6 +58,8 @@ export const ERRORS = Object.freeze({
   1005: { reason: 'authServerUnavailable', retryable: true },
   1006: { reason: 'originNotAllowed', retryable: false },
   1007: { reason: 'excessiveRefresh', retryable: false },
+  1008: { reason: 'loginDenied', retryable: false },
+  1009: { reason: 'loginTimedOut', retryable: false },
 });
 
 /** Reasons for failures the client detects itself; no agent answer carries them. */

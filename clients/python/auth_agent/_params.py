@@ -17,6 +17,7 @@ def login(
     username: Optional[str],
     password: Optional[str],
     token: Optional[str],
+    open_browser: Optional[bool] = None,
 ) -> Dict[str, Any]:
     """Only the credentials given are sent, so the agent can say which is missing."""
     credentials = {
@@ -27,6 +28,8 @@ def login(
     params: Dict[str, Any] = {"provider": provider}
     if credentials:
         params["credentials"] = credentials
+    if open_browser is not None:
+        params["openBrowser"] = open_browser
     return params
 
 

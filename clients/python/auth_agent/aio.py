@@ -241,11 +241,12 @@ class AsyncAuthAgent:
         username: Optional[str] = None,
         password: Optional[str] = None,
         token: Optional[str] = None,
+        open_browser: Optional[bool] = None,
         timeout: Optional[float] = None,
     ) -> LoginResult:
         """Log in through ``provider`` with the credentials its flow needs
         (username and password, or token); emits userLoggedIn."""
-        params = _params.login(provider, username, password, token)
+        params = _params.login(provider, username, password, token, open_browser)
         return cast(LoginResult, await self.call("login", params, timeout=timeout))
 
     async def logout(self, provider: str, *, timeout: Optional[float] = None) -> LogoutResult:

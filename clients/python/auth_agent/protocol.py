@@ -28,11 +28,13 @@ METHODS: Tuple[str, ...] = (
 #: Notifications the host sends; never answered.
 HOST_NOTIFICATIONS: Tuple[str, ...] = ("exit", "$/cancelRequest")
 
-#: Notifications the agent sends to a subscribed host.
+#: Notifications the agent sends: the first three to a subscribed host,
+#: ``loginPrompt`` to the host whose device-code or browser login is waiting.
 NOTIFICATIONS: Tuple[str, ...] = (
     "userLoggedIn",
     "userLoggedOut",
     "tokenRefreshed",
+    "loginPrompt",
 )
 
 
@@ -59,6 +61,8 @@ ERRORS: Dict[int, ErrorKind] = {
     1005: ErrorKind("authServerUnavailable", True),
     1006: ErrorKind("originNotAllowed", False),
     1007: ErrorKind("excessiveRefresh", False),
+    1008: ErrorKind("loginDenied", False),
+    1009: ErrorKind("loginTimedOut", False),
 }
 
 #: Reasons for failures the client detects itself (no agent answer carries them).
