@@ -13,21 +13,25 @@ let package = Package(
         .executable(name: "auth-agent-bench", targets: ["auth-agent-bench"]),
         .library(name: "JSONRPC", targets: ["JSONRPC"]),
         .library(name: "AuthCore", targets: ["AuthCore"]),
+        .library(name: "Digest", targets: ["Digest"]),
     ],
     targets: [
         // JSON values, a strict RFC 8259 parser over bytes and a deterministic serializer.
         .target(name: "JSON", swiftSettings: strict),
+        // SHA-256 written from FIPS 180-4 (CryptoKit where it exists), for PKCE.
+        .target(name: "Digest", swiftSettings: strict),
         // The JSON-RPC 2.0 engine: framing, dispatch, lifecycle, cancellation. Knows nothing of auth.
         .target(name: "JSONRPC", dependencies: ["JSON"], swiftSettings: strict),
         // Providers, sessions, refresh, signing, the store and events. Knows nothing of stdio.
-        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC"], swiftSettings: strict),
+        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Digest"], swiftSettings: strict),
         // A loopback-only OAuth 2.0 / session-API issuer for the demo and the tests.
-        .target(name: "DevIssuer", dependencies: ["JSON"], swiftSettings: strict),
+        .target(name: "DevIssuer", dependencies: ["JSON", "Digest"], swiftSettings: strict),
         // The thin executable that wires the layers to stdin/stdout.
         .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "AuthCore", "DevIssuer"], swiftSettings: strict),
         // Drives the built agent over pipes beside an echo baseline; prints ratios.
         .executableTarget(name: "auth-agent-bench", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
+        .testTarget(name: "DigestTests", dependencies: ["Digest"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
         .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON"], swiftSettings: strict),
         .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON"], swiftSettings: strict),
