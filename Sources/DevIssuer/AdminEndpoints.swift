@@ -14,8 +14,9 @@ enum AdminEndpoints {
     }
 
     /// `POST /_admin/fault` with any of `latencyMs`, `fail` (+ `status`), `drop`,
-    /// `revokeAll`, `accessTokenLifetime` → `{}`. Unknown or mistyped fields are a 400,
-    /// so a typo in a test does not silently inject nothing.
+    /// `revokeAll`, `accessTokenLifetime`, `slowDown`, `deviceInterval`,
+    /// `expireDevices` and `autoApprove` (a username, or null for off) → `{}`.
+    /// Unknown or mistyped fields are a 400, so a typo in a test does not silently inject nothing.
     static func fault(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         let body: JSONObject
         if request.body.isEmpty {
@@ -25,14 +26,18 @@ enum AdminEndpoints {
         } else {
             return .error(400, "invalid_request", "expected a JSON object")
         }
-        let integers = ["latencyMs", "fail", "status", "drop", "accessTokenLifetime"]
+        let integers = ["latencyMs", "fail", "status", "drop", "accessTokenLifetime", "slowDown", "deviceInterval"]
         for (key, value) in body.members {
             if integers.contains(key) {
                 guard let number = value.intValue, abs(number) <= Int64(Int32.max) else {
                     return .error(400, "invalid_request", "\(key) must be an integer")
                 }
-            } else if key == "revokeAll" {
-                guard value.boolValue != nil else { return .error(400, "invalid_request", "revokeAll must be a boolean") }
+            } else if key == "revokeAll" || key == "expireDevices" {
+                guard value.boolValue != nil else { return .error(400, "invalid_request", "\(key) must be a boolean") }
+            } else if key == "autoApprove" {
+                guard value.stringValue != nil || value.isNull else {
+                    return .error(400, "invalid_request", "autoApprove must be a username or null")
+                }
             } else {
                 return .error(400, "invalid_request", "unknown field \(key)")
             }
@@ -47,10 +52,39 @@ enum AdminEndpoints {
         if let count = integer("drop") { state.dropNext(count) }
         if body["revokeAll"]?.boolValue == true { state.revokeAll() }
         if let seconds = integer("accessTokenLifetime") { state.setAccessTokenLifetime(seconds) }
+        if let count = integer("slowDown") { state.forceSlowDown(count) }
+        if let seconds = integer("deviceInterval") { state.setDeviceInterval(seconds) }
+        if body["expireDevices"]?.boolValue == true { state.expireDeviceCodes() }
+        if let user = body["autoApprove"] { state.setAutoApprove(username: user.stringValue) }
         return .json(200, [:])
     }
 
-    /// `POST /_admin/reset`: zero the counters, clear faults, restore the configured token lifetime.
+    /// `POST /_admin/device {"userCode", "action": "approve"|"deny", "username"?}` → `{}`,
+    /// deciding a pending device login as the verification page would, without credentials;
+    /// 404 when the code is not pending, 400 when the body is wrong.
+    static func device(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
+        guard let body = request.jsonBody?.objectValue else { return .error(400, "invalid_request", "expected a JSON object") }
+        for key in body.keys where !["userCode", "action", "username"].contains(key) {
+            return .error(400, "invalid_request", "unknown field \(key)")
+        }
+        guard let userCode = body["userCode"]?.stringValue else { return .error(400, "invalid_request", "userCode must be a string") }
+        let decided: Bool
+        switch body["action"]?.stringValue {
+        case "approve":
+            guard let username = body["username"]?.stringValue else {
+                return .error(400, "invalid_request", "approve needs a username")
+            }
+            decided = context.state.decideDevice(userCode: userCode, approvingFor: username, now: context.now)
+        case "deny":
+            decided = context.state.decideDevice(userCode: userCode, approvingFor: nil, now: context.now)
+        default:
+            return .error(400, "invalid_request", "action must be approve or deny")
+        }
+        return decided ? .json(200, [:]) : .error(404, "not_found", "no pending device login with that user code (or no such user)")
+    }
+
+    /// `POST /_admin/reset`: zero the counters, clear faults and auto-approval, restore the
+    /// configured token lifetime and device interval.
     static func reset(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         context.state.resetCounts()
         context.state.resetFaults()

@@ -2,10 +2,12 @@ import Foundation
 
 /// A loopback-only identity issuer for demos and tests.
 ///
-/// It speaks the two login styles `auth-agent` brokers — a JSON session API
-/// (`POST /sessions`, Rails/Devise-like) and an OAuth 2.0 token endpoint with
-/// refresh-token rotation and reuse detection — so the agent can be exercised
-/// end to end without a real identity provider. Faults (latency, error
+/// It speaks the login styles `auth-agent` brokers — a JSON session API
+/// (`POST /sessions`, Rails/Devise-like), an OAuth 2.0 token endpoint with
+/// refresh-token rotation and reuse detection, the device authorization grant
+/// (RFC 8628) and the authorization code grant with PKCE and loopback redirects
+/// (RFC 7636, RFC 8252), with small HTML pages for the person's part — so the
+/// agent can be exercised end to end without a real identity provider. Faults (latency, error
 /// statuses, dropped connections, mass revocation) can be injected from Swift
 /// or over HTTP (`/_admin/…`) so clients' retry and re-login paths get tested,
 /// and per-endpoint counters let tests assert how many calls a client made.
@@ -85,9 +87,47 @@ public final class DevIssuer: Sendable {
         state.setAccessTokenLifetime(seconds)
     }
 
+    // MARK: Device and authorization code flows
+
+    /// `interval` (seconds between polls) for device codes issued from now on.
+    public func setDeviceInterval(_ seconds: Int) {
+        state.setDeviceInterval(seconds)
+    }
+
+    /// The next `count` device-code polls answer `slow_down` whatever their timing;
+    /// each also adds 5 s to that device code's interval, as a real slow-down does.
+    public func forceSlowDown(_ count: Int) {
+        state.forceSlowDown(count)
+    }
+
+    /// Every device code issued so far answers `expired_token` from now on.
+    public func expireDeviceCodes() {
+        state.expireDeviceCodes()
+    }
+
+    /// Approves the pending device login showing `userCode` as `username`, as the
+    /// verification page would; `false` when the code is not pending or the user unknown.
+    @discardableResult
+    public func approveDevice(userCode: String, username: String) -> Bool {
+        state.decideDevice(userCode: userCode, approvingFor: username, now: Date().timeIntervalSince1970)
+    }
+
+    /// Denies the pending device login showing `userCode`; `false` when it is not pending.
+    @discardableResult
+    public func denyDevice(userCode: String) -> Bool {
+        state.decideDevice(userCode: userCode, approvingFor: nil, now: Date().timeIntervalSince1970)
+    }
+
+    /// With a username, `GET /authorize` with valid parameters redirects at once with a
+    /// code for that user instead of showing the login form; `nil` shows the form again.
+    public func setAutoApprove(username: String?) {
+        state.setAutoApprove(username: username)
+    }
+
     // MARK: Observation
 
-    /// Requests received for `endpoint` ("session", "token", "token.refresh_token", …), faulted ones included.
+    /// Requests received for `endpoint` ("session", "token", "token.refresh_token", "token.device_code",
+    /// "token.authorization_code", "deviceAuthorization", "device", "authorize", …), faulted ones included.
     public func count(_ endpoint: String) -> Int {
         state.count(endpoint)
     }

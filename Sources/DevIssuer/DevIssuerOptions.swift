@@ -13,16 +13,25 @@ public struct DevIssuerOptions: Sendable {
     /// same successor tokens, as Okta's and Auth0's grace periods do). 0 means any reuse
     /// revokes the token's whole family.
     public var refreshTokenReuseGrace: Int
+    /// Seconds a device code (and its user code) stays valid (RFC 8628 `expires_in`).
+    public var deviceCodeLifetime: Int
+    /// Seconds a device must wait between polls (RFC 8628 `interval`) for codes issued
+    /// from now on; tests lower it (`setDeviceInterval`) to keep polling fast.
+    public var deviceInterval: Int
 
     public init(
         users: [String: String] = ["alice": "wonderland", "bob": "builder"],
         clients: [String: String?] = ["cli": nil, "svc": "svc-secret", "demo": nil],
         accessTokenLifetime: Int = 3600,
-        refreshTokenReuseGrace: Int = 0
+        refreshTokenReuseGrace: Int = 0,
+        deviceCodeLifetime: Int = 600,
+        deviceInterval: Int = 5
     ) {
         self.users = users
         self.clients = clients
         self.accessTokenLifetime = accessTokenLifetime
         self.refreshTokenReuseGrace = refreshTokenReuseGrace
+        self.deviceCodeLifetime = deviceCodeLifetime
+        self.deviceInterval = deviceInterval
     }
 }

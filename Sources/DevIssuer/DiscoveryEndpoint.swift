@@ -8,6 +8,8 @@ enum DiscoveryEndpoint {
         let authMethods: JSONValue = ["client_secret_basic", "client_secret_post", "none"]
         let metadata: JSONValue = [
             "issuer": .string(base),
+            "authorization_endpoint": .string(base + "/authorize"),
+            "device_authorization_endpoint": .string(base + "/device_authorization"),
             "token_endpoint": .string(base + "/token"),
             "revocation_endpoint": .string(base + "/revoke"),
             "userinfo_endpoint": .string(base + "/userinfo"),

@@ -92,9 +92,14 @@ struct HTTPResponse: Sendable {
         self.body = body
     }
 
-    /// A JSON response; every body this issuer writes is JSON.
+    /// A JSON response, the body of every API endpoint (the browser pages use `HTMLPage`).
     static func json(_ status: Int, _ value: JSONValue, headers: [(name: String, value: String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: JSONSerializer.bytes(value))
+    }
+
+    /// `302 Found` to `location`, how the authorization endpoint hands the browser back to the client.
+    static func redirect(_ location: String) -> HTTPResponse {
+        HTTPResponse(status: 302, headers: [("Location", location), ("Cache-Control", "no-store")])
     }
 
     /// `{"error": code}` plus an optional `error_description`, the shape OAuth and this issuer's JSON APIs share.
@@ -120,6 +125,7 @@ struct HTTPResponse: Sendable {
         case 100: return "Continue"
         case 200: return "OK"
         case 201: return "Created"
+        case 302: return "Found"
         case 204: return "No Content"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
@@ -142,8 +148,39 @@ struct HTTPResponse: Sendable {
 }
 
 /// `application/x-www-form-urlencoded` decoding, for OAuth request bodies and the
-/// client id and secret inside HTTP Basic credentials (RFC 6749 §2.3.1).
+/// client id and secret inside HTTP Basic credentials (RFC 6749 §2.3.1), and
+/// encoding, for the parameters the authorization endpoint adds to a redirect URI.
 enum FormURLEncoding {
+    /// `name=value&…` with everything but RFC 3986 unreserved characters percent-escaped.
+    static func encode(_ pairs: [(name: String, value: String)]) -> String {
+        pairs.map { escape($0.name) + "=" + escape($0.value) }.joined(separator: "&")
+    }
+
+    /// The pairs as a dictionary; `nil` when decoding fails or a name repeats
+    /// (RFC 6749 §3.1: request parameters MUST NOT be included more than once).
+    static func uniqueParameters(_ bytes: [UInt8]) -> [String: String]? {
+        guard let pairs = decode(bytes) else { return nil }
+        var parameters: [String: String] = [:]
+        for (name, value) in pairs {
+            guard parameters.updateValue(value, forKey: name) == nil else { return nil }
+        }
+        return parameters
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        return out
+    }
+
     /// Name/value pairs in order, or `nil` when a percent escape or the UTF-8 is invalid.
     static func decode(_ bytes: [UInt8]) -> [(name: String, value: String)]? {
         var pairs: [(name: String, value: String)] = []

@@ -39,6 +39,9 @@ enum IssuerRoutes {
         Route("/sessions/refresh", counter: "sessionRefresh", ["POST": SessionEndpoints.refresh]),
         Route("/sessions/logout", counter: "sessionLogout", ["POST": SessionEndpoints.logout]),
         Route("/token", counterKeys: TokenEndpoint.counterKeys, ["POST": TokenEndpoint.handle]),
+        Route("/authorize", counter: "authorize", ["GET": AuthorizationEndpoint.get, "POST": AuthorizationEndpoint.post]),
+        Route("/device_authorization", counter: "deviceAuthorization", ["POST": DeviceAuthorizationEndpoint.handle]),
+        Route(DeviceVerificationPage.path, counter: "device", ["GET": DeviceVerificationPage.get, "POST": DeviceVerificationPage.post]),
         Route("/revoke", counter: "revoke", ["POST": RevocationEndpoint.handle]),
         Route("/userinfo", counter: "userinfo", ["GET": UserInfoEndpoint.handle, "POST": UserInfoEndpoint.handle]),
         Route("/.well-known/openid-configuration", counter: "discovery", ["GET": DiscoveryEndpoint.handle]),
@@ -50,6 +53,7 @@ enum IssuerRoutes {
         Route("/_admin/stats", counterKeys: { _ in [] }, ["GET": AdminEndpoints.stats]),
         Route("/_admin/fault", counterKeys: { _ in [] }, ["POST": AdminEndpoints.fault]),
         Route("/_admin/reset", counterKeys: { _ in [] }, ["POST": AdminEndpoints.reset]),
+        Route("/_admin/device", counterKeys: { _ in [] }, ["POST": AdminEndpoints.device]),
     ]
 
     static let adminPrefix = "/_admin/"

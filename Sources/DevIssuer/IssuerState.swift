@@ -15,6 +15,8 @@ final class IssuerState: Sendable {
     let clients: [String: String?]
     let defaultAccessTokenLifetime: Int
     let refreshTokenReuseGrace: Int
+    let deviceCodeLifetime: Int
+    let defaultDeviceInterval: Int
     private let passwords: [String: String]
     private let store: Locked<Store>
 
@@ -29,7 +31,9 @@ final class IssuerState: Sendable {
         self.clients = options.clients
         self.defaultAccessTokenLifetime = options.accessTokenLifetime
         self.refreshTokenReuseGrace = options.refreshTokenReuseGrace
-        self.store = Locked(Store(accessTokenLifetime: options.accessTokenLifetime))
+        self.deviceCodeLifetime = options.deviceCodeLifetime
+        self.defaultDeviceInterval = options.deviceInterval
+        self.store = Locked(Store(accessTokenLifetime: options.accessTokenLifetime, deviceInterval: options.deviceInterval))
     }
 
     // MARK: Users
@@ -141,6 +145,97 @@ final class IssuerState: Sendable {
         }
     }
 
+    // MARK: Device authorization (RFC 8628)
+
+    /// A new device authorization request: its codes, lifetime and polling interval.
+    func startDeviceAuthorization(clientID: String, scope: String?, now: Double)
+        -> (deviceCode: String, userCode: String, expiresIn: Int, interval: Int)
+    {
+        store.withLock { store in
+            let interval = store.deviceInterval
+            let codes = store.devices.start(clientID: clientID, scope: scope, lifetime: deviceCodeLifetime, interval: interval, now: now)
+            return (codes.deviceCode, codes.userCode, deviceCodeLifetime, interval)
+        }
+    }
+
+    /// One poll of the device_code grant; mints tokens (a new family) once the user approved.
+    func pollDeviceCode(_ deviceCode: String, clientID: String, issuer: String, now: Double) -> DeviceTokenOutcome {
+        store.withLock { store -> DeviceTokenOutcome in
+            switch store.devices.poll(deviceCode: deviceCode, clientID: clientID, now: now) {
+            case .pending: return .pending
+            case .slowDown: return .slowDown
+            case .denied: return .denied
+            case .expired: return .expired
+            case .invalid(let reason): return .invalid(reason)
+            case .approved(let username, let scope):
+                guard let user = users[username] else { return .invalid("the approving user no longer exists") }
+                return .issued(store.mintGrant(user: user, clientID: clientID, scope: scope, refreshScope: scope,
+                                               family: store.newFamily(), refreshable: true, issuer: issuer, now: now))
+            }
+        }
+    }
+
+    /// Whether `userCode` names a pending, unexpired request.
+    func isPendingDevice(userCode: String, now: Double) -> Bool {
+        store.withLock { $0.devices.pending(userCode: userCode, now: now) != nil }
+    }
+
+    /// Approves for `username` (who must exist) or, with `nil`, denies a pending request.
+    func decideDevice(userCode: String, approvingFor username: String?, now: Double) -> Bool {
+        if let username, users[username] == nil { return false }
+        return store.withLock { $0.devices.decide(userCode: userCode, approvingFor: username, now: now) }
+    }
+
+    func setDeviceInterval(_ seconds: Int) {
+        store.withLock { $0.deviceInterval = max(0, seconds) }
+    }
+
+    func forceSlowDown(_ count: Int) {
+        store.withLock { $0.devices.forcedSlowDowns = max(0, count) }
+    }
+
+    func expireDeviceCodes() {
+        store.withLock { $0.devices.expireAll() }
+    }
+
+    // MARK: Authorization code (RFC 6749 §4.1, RFC 7636)
+
+    /// The user `GET /authorize` logs in at once, without a form (`nil`: show the form).
+    var autoApproveUser: String? { store.withLock { $0.autoApproveUser } }
+
+    func setAutoApprove(username: String?) {
+        store.withLock { $0.autoApproveUser = username }
+    }
+
+    /// A fresh single-use code for an approved authorization request.
+    func issueAuthorizationCode(_ request: AuthorizationRequest, user: UserProfile, now: Double) -> String {
+        let record = AuthorizationCodes.Record(clientID: request.clientID, username: user.username, redirectURI: request.redirectURI,
+                                               codeChallenge: request.codeChallenge, scope: request.scope,
+                                               expiresAt: now + AuthorizationCodes.lifetime)
+        return store.withLock { $0.codes.issue(record) }
+    }
+
+    /// Exchanges a code for tokens (a new family). A second exchange of the same code
+    /// revokes every token the first one produced.
+    func redeemAuthorizationCode(_ code: String, clientID: String, redirectURI: String?, verifier: String?,
+                                 issuer: String, now: Double) -> CodeRedemption {
+        store.withLock { store -> CodeRedemption in
+            switch store.codes.check(code: code, clientID: clientID, redirectURI: redirectURI, verifier: verifier, now: now) {
+            case .invalid(let reason):
+                return .invalid(reason)
+            case .replayed(let family):
+                store.revokedFamilies.insert(family)
+                return .invalid("the authorization code was already used; the tokens issued for it are revoked")
+            case .valid(let record):
+                guard let user = users[record.username] else { return .invalid("the authorizing user no longer exists") }
+                let family = store.newFamily()
+                store.codes.markRedeemed(code, family: family)
+                return .issued(store.mintGrant(user: user, clientID: clientID, scope: record.scope, refreshScope: record.scope,
+                                               family: family, refreshable: true, issuer: issuer, now: now))
+            }
+        }
+    }
+
     /// Invalidates every token issued so far; later logins work normally.
     func revokeAll() {
         store.withLock { $0.familiesRevokedBelow = $0.nextFamily }
@@ -183,11 +278,15 @@ final class IssuerState: Sendable {
         }
     }
 
-    /// Clears latency, pending failures and drops, and restores the configured token lifetime.
+    /// Clears latency, pending failures, drops and forced slow-downs, turns auto-approval
+    /// off, and restores the configured token lifetime and device interval.
     func resetFaults() {
         store.withLock {
             $0.faults = Faults()
             $0.accessTokenLifetime = defaultAccessTokenLifetime
+            $0.deviceInterval = defaultDeviceInterval
+            $0.devices.forcedSlowDowns = 0
+            $0.autoApproveUser = nil
         }
     }
 
@@ -239,6 +338,11 @@ private struct Store {
     var familiesRevokedBelow = 0
     var nextFamily = 0
     var accessTokenLifetime: Int
+    /// `interval` for device codes issued from now on.
+    var deviceInterval: Int
+    var devices = DeviceAuthorizations()
+    var codes = AuthorizationCodes()
+    var autoApproveUser: String? = nil
     var counts: [String: Int] = [:]
     var faults = Faults()
 
@@ -336,6 +440,22 @@ enum RefreshOutcome: Sendable {
     case invalid(String)
     /// The requested scope is not part of the original grant.
     case invalidScope
+}
+
+/// The result of polling with a device code (RFC 8628 §3.5).
+enum DeviceTokenOutcome: Sendable {
+    case issued(TokenGrant)
+    case pending
+    case slowDown
+    case denied
+    case expired
+    case invalid(String)
+}
+
+/// The result of exchanging an authorization code.
+enum CodeRedemption: Sendable {
+    case issued(TokenGrant)
+    case invalid(String)
 }
 
 /// The result of an RFC 7009 revocation request.

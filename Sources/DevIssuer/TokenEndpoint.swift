@@ -1,19 +1,21 @@
 import JSON
 
 /// `POST /token`, the OAuth 2.0 token endpoint (RFC 6749 §3.2) with the
-/// password, client_credentials and refresh_token grants.
+/// password, client_credentials, refresh_token, authorization_code and
+/// device_code grants.
 ///
 /// Refresh tokens rotate on every use. Presenting a used one after the grace
 /// period is treated as theft (OAuth 2.0 Security BCP §4.14.2): the whole token
 /// family is revoked, so the legitimate client's newer tokens die too.
 enum TokenEndpoint {
-    static let supportedGrants = ["password", "client_credentials", "refresh_token"]
+    static let supportedGrants = ["password", "client_credentials", "refresh_token", AuthorizationCodeGrant.type, DeviceCodeGrant.type]
 
-    /// `token` plus `token.<grant_type>` for supported grants.
+    /// `token` plus `token.<grant_type>` for supported grants, a URN grant type
+    /// by its last segment (`token.device_code`).
     static func counterKeys(_ request: HTTPRequest) -> [String] {
         let grant = FormURLEncoding.decode(request.body)?.first { $0.name == "grant_type" }?.value
         guard let grant, supportedGrants.contains(grant) else { return ["token"] }
-        return ["token", "token.\(grant)"]
+        return ["token", "token.\(grant.split(separator: ":").last ?? "")"]
     }
 
     static func handle(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
@@ -27,6 +29,8 @@ enum TokenEndpoint {
         case "password": return password(oauth, context)
         case "client_credentials": return clientCredentials(oauth, context)
         case "refresh_token": return refreshToken(oauth, context)
+        case AuthorizationCodeGrant.type: return AuthorizationCodeGrant.handle(oauth, context)
+        case DeviceCodeGrant.type: return DeviceCodeGrant.handle(oauth, context)
         case let other?: return OAuthRequest.error(400, "unsupported_grant_type", "grant_type \(other) is not supported")
         }
     }
@@ -70,7 +74,7 @@ enum TokenEndpoint {
         }
     }
 
-    private static func success(_ grant: TokenGrant) -> HTTPResponse {
+    static func success(_ grant: TokenGrant) -> HTTPResponse {
         .json(200, grant.json, headers: OAuthRequest.noStore)
     }
 }

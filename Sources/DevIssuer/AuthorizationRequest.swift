@@ -1,0 +1,82 @@
+/// A validated authorization request (RFC 6749 §4.1.1 with RFC 7636 PKCE), read
+/// from the query of `GET /authorize` or the hidden fields of its form.
+///
+/// Validation follows RFC 6749 §4.1.2.1: while the client or the redirect URI
+/// is in doubt the error is shown to the person and nothing redirects (else the
+/// issuer would be an open redirector); once both are good, every other problem
+/// goes back to the client as `?error=…&state=…`.
+struct AuthorizationRequest: Sendable {
+    let clientID: String
+    let redirectURI: String
+    let state: String?
+    let scope: String?
+    let codeChallenge: String?
+
+    enum Validation {
+        case valid(AuthorizationRequest)
+        /// Unknown client or unacceptable redirect URI: answer with a 400 page.
+        case rejected(String)
+        /// Anything else: redirect to the (validated) URI with this error.
+        case redirectError(redirectURI: String, error: String, description: String, state: String?)
+    }
+
+    /// The names this request is made of, in the order the form repeats them.
+    static let parameterNames = ["response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method"]
+
+    static func validate(_ parameters: [String: String], clients: [String: String?]) -> Validation {
+        guard let clientID = parameters["client_id"], let secret = clients[clientID] else {
+            return .rejected("Unknown or missing client_id.")
+        }
+        guard let redirectURI = parameters["redirect_uri"] else { return .rejected("redirect_uri is required.") }
+        if let problem = LoopbackRedirectURI.problem(redirectURI) { return .rejected(problem + ".") }
+
+        let state = parameters["state"]
+        func fail(_ error: String, _ description: String) -> Validation {
+            .redirectError(redirectURI: redirectURI, error: error, description: description, state: state)
+        }
+        switch parameters["response_type"] {
+        case nil: return fail("invalid_request", "response_type is required")
+        case "code": break
+        case let other?: return fail("unsupported_response_type", "response_type \(other) is not supported; use code")
+        }
+        let challenge = parameters["code_challenge"]
+        let method = parameters["code_challenge_method"]
+        switch (challenge, method) {
+        case (nil, nil):
+            if secret == nil { return fail("invalid_request", "public clients must use PKCE (code_challenge with S256)") }
+        case (nil, .some):
+            return fail("invalid_request", "code_challenge_method without code_challenge")
+        case (.some, let method):
+            guard method == "S256" else { return fail("invalid_request", "code_challenge_method must be S256") }
+            guard PKCE.isWellFormedChallenge(challenge!) else { return fail("invalid_request", "code_challenge is not a base64url SHA-256") }
+        }
+        return .valid(AuthorizationRequest(clientID: clientID, redirectURI: redirectURI, state: state,
+                                           scope: parameters["scope"], codeChallenge: challenge))
+    }
+
+    /// The parameters again, for the form's hidden fields.
+    var formFields: [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = [("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI)]
+        if let scope { fields.append(("scope", scope)) }
+        if let state { fields.append(("state", state)) }
+        if let codeChallenge {
+            fields.append(("code_challenge", codeChallenge))
+            fields.append(("code_challenge_method", "S256"))
+        }
+        return fields
+    }
+
+    /// The redirect carrying a code (RFC 6749 §4.1.2).
+    func redirect(code: String) -> HTTPResponse {
+        var parameters = [(name: "code", value: code)]
+        if let state { parameters.append((name: "state", value: state)) }
+        return .redirect(LoopbackRedirectURI.appending(parameters, to: redirectURI))
+    }
+
+    /// The redirect carrying an error (RFC 6749 §4.1.2.1).
+    static func redirect(error: String, description: String, state: String?, to redirectURI: String) -> HTTPResponse {
+        var parameters = [(name: "error", value: error), (name: "error_description", value: description)]
+        if let state { parameters.append((name: "state", value: state)) }
+        return .redirect(LoopbackRedirectURI.appending(parameters, to: redirectURI))
+    }
+}
