@@ -49,23 +49,25 @@ final class Browser {
     }
 
     /// GET `url` and follow redirects to the end; any hop that fails to connect or
-    /// answers 4xx/5xx fails the whole navigation.
-    func navigate(_ url: String) throws -> Response {
+    /// answers 4xx/5xx fails the whole navigation. A redirect to a URL for which
+    /// `stopAt` is true is returned instead of followed.
+    func navigate(_ url: String, stopAt: ((URL) -> Bool)? = nil) throws -> Response {
         guard let target = URL(string: url) else { throw Failure(description: "not a URL: \(url)") }
         trail = []
-        return try follow(try fetch("GET", target, form: nil))
+        return try follow(try fetch("GET", target, form: nil), stopAt: stopAt)
     }
 
     /// POSTs `form` to `url` as a browser submits a form, then follows redirects like `navigate`.
-    func submit(_ form: [(String, String)], to url: URL) throws -> Response {
+    func submit(_ form: [(String, String)], to url: URL, stopAt: ((URL) -> Bool)? = nil) throws -> Response {
         trail = []
-        return try follow(try fetch("POST", url, form: form))
+        return try follow(try fetch("POST", url, form: form), stopAt: stopAt)
     }
 
     /// One request, no redirects followed; throws only when there is no HTTP answer.
-    func fetch(_ method: String, _ url: URL, form: [(String, String)]?) throws -> Response {
+    func fetch(_ method: String, _ url: URL, form: [(String, String)]?, headers: [(String, String)] = []) throws -> Response {
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let header = cookieHeader(for: url) { request.setValue(header, forHTTPHeaderField: "Cookie") }
         if let form {
             request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
@@ -90,7 +92,7 @@ final class Browser {
         return Response(url: url, status: http.statusCode, headers: headers, body: String(decoding: outcome.data ?? Data(), as: UTF8.self))
     }
 
-    private func follow(_ first: Response) throws -> Response {
+    private func follow(_ first: Response, stopAt: ((URL) -> Bool)?) throws -> Response {
         var response = first
         var hops = 0
         while response.isRedirect {
@@ -99,6 +101,7 @@ final class Browser {
             guard let next = URL(string: response.location!, relativeTo: response.url)?.absoluteURL else {
                 throw Failure(description: "bad Location \(response.location!) from \(response.url)")
             }
+            if stopAt?(next) == true { return response }
             response = try fetch("GET", next, form: nil)
         }
         guard response.status < 400 else {
@@ -137,10 +140,15 @@ final class Browser {
     }
 
     static func formEncode(_ fields: [(String, String)]) -> String {
-        var allowed = CharacterSet.alphanumerics
+        fields.map { percentEncode($0.0) + "=" + percentEncode($0.1) }.joined(separator: "&")
+    }
+
+    /// Everything but RFC 3986 unreserved characters escaped (also right for HTTP Basic
+    /// client credentials, RFC 6749 §2.3.1).
+    static func percentEncode(_ text: String) -> String {
+        var allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         allowed.insert(charactersIn: "-._~")
-        func escape(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: allowed) ?? s }
-        return fields.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
     /// The result of one data task, handed from URLSession's queue to the waiting test thread.
