@@ -350,6 +350,7 @@ final class InteropTests: XCTestCase {
                         "INTEROP_DEVICE_INTERVAL": "1",
                         "INTEROP_ACCESS_TOKEN_LIFETIME": "60",
                         "INTEROP_REFRESH_GRACE_SECONDS": "0",
+                        "INTEROP_PARENT_PID": String(getpid()),
                     ])
                 }
             }

@@ -13,7 +13,9 @@
 #    then runs `manage.py runserver --noreload 127.0.0.1:PORT` until killed.
 #
 # Environment: INTEROP_PORT (default: a free port), INTEROP_ACCESS_TOKEN_LIFETIME (60),
-# INTEROP_REFRESH_GRACE_SECONDS (0), INTEROP_DEVICE_INTERVAL (5), INTEROP_VENV.
+# INTEROP_REFRESH_GRACE_SECONDS (0), INTEROP_DEVICE_INTERVAL (5), INTEROP_VENV, and
+# INTEROP_PARENT_PID: when set, the server stops once that process is gone (a test
+# runner that crashed cannot leave it behind).
 # Everything else goes to stderr. Exit codes: 3 no usable python3 venv, 4 the install
 # from PyPI failed, 5 setting up the server failed.
 set -euo pipefail
@@ -86,6 +88,10 @@ log "serving $base (issuer $base/o)"
 # while a foreground child runs) and the temp dir is always removed.
 "$py" manage.py runserver --noreload --skip-checks "127.0.0.1:$port" >&2 &
 server=$!
+if [ -n "${INTEROP_PARENT_PID:-}" ]; then
+  ( while kill -0 "$INTEROP_PARENT_PID" 2>/dev/null && kill -0 "$server" 2>/dev/null; do sleep 1; done
+    kill "$server" 2>/dev/null ) &
+fi
 set +e
 wait "$server"
 status=$?
