@@ -30,7 +30,8 @@ final class InteropServer: @unchecked Sendable {
     /// server answers discovery. Throws `XCTSkip` when python3 venv or PyPI is unavailable.
     static func start(environment: [String: String], installTimeout: TimeInterval = 150, readyTimeout: TimeInterval = 30) throws -> InteropServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-interop-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // 0700: the server description carries the confidential client's secret.
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let infoPath = directory.appendingPathComponent("server.json").path
         let logPath = directory.appendingPathComponent("server.log").path
         let pid = try spawnInOwnGroup(["/bin/bash", script.path, infoPath], environment: environment, log: logPath)

@@ -81,6 +81,8 @@ class Command(BaseCommand):
             sys.stdout.write(line)
             sys.stdout.flush()
         else:
-            with open(output + ".tmp", "w") as f:
+            # 0600: the line carries the confidential client's secret.
+            fd = os.open(output + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
                 f.write(line)
             os.replace(output + ".tmp", output)
