@@ -14,8 +14,17 @@ struct Transcript {
         case stderrContains(String)
         case sleep(Double)
         case signal(Int32)
-        /// Drives the dev issuer: `lifetime N`, `fail N`, `drop N`, `latency MS`, `revoke-all`, `reset`.
+        /// Drives the dev issuer: `lifetime N`, `fail N`, `drop N`, `latency MS`, `revoke-all`, `reset`,
+        /// `slow-down N`, `device-interval N`, `expire-devices`.
         case issuer(String, Int)
+        /// `!issuer auto-approve USER` (a username) or `!issuer auto-approve-off` (nil).
+        case issuerAutoApprove(String?)
+        /// Approves (for `user`) or denies (`user` nil) the device login whose user code was captured as `capture`.
+        case device(capture: String, approveAs: String?)
+        /// A browser GET of the URL captured as `capture`, following redirects.
+        case browser(capture: String)
+        /// The body of the last `!browser` page contains this text.
+        case browserSays(String)
         /// Asserts how many calls an issuer endpoint served.
         case issuerCount(String, Int)
         /// Ends the agent (end of input, exit 0) and starts a new one with the same arguments and store.
@@ -83,6 +92,28 @@ struct Transcript {
                     let sig: Int32 = arg == "TERM" ? SIGTERM : arg == "INT" ? SIGINT : -1
                     guard sig > 0 else { throw FormatError(description: "\(file):\(n): !signal takes TERM or INT") }
                     steps.append(Line(number: n, step: .signal(sig)))
+                case "issuer" where arg.hasPrefix("auto-approve"):
+                    let words = arg.split(separator: " ").map(String.init)
+                    switch (words.first, words.count) {
+                    case ("auto-approve", 2): steps.append(Line(number: n, step: .issuerAutoApprove(words[1])))
+                    case ("auto-approve-off", 1): steps.append(Line(number: n, step: .issuerAutoApprove(nil)))
+                    default: throw FormatError(description: "\(file):\(n): use !issuer auto-approve USER or !issuer auto-approve-off")
+                    }
+                case "device":
+                    let words = arg.split(separator: " ").map(String.init)
+                    let usage = FormatError(description: "\(file):\(n): use !device approve <$name> USER or !device deny <$name>")
+                    guard words.count >= 2, let capture = Self.captureName(words[1]) else { throw usage }
+                    switch (words[0], words.count) {
+                    case ("approve", 3): steps.append(Line(number: n, step: .device(capture: capture, approveAs: words[2])))
+                    case ("deny", 2): steps.append(Line(number: n, step: .device(capture: capture, approveAs: nil)))
+                    default: throw usage
+                    }
+                case "browser":
+                    guard let capture = Self.captureName(arg) else { throw FormatError(description: "\(file):\(n): use !browser <$name>") }
+                    steps.append(Line(number: n, step: .browser(capture: capture)))
+                case "browser-says":
+                    guard !arg.isEmpty else { throw FormatError(description: "\(file):\(n): !browser-says needs text") }
+                    steps.append(Line(number: n, step: .browserSays(arg)))
                 case "issuer", "issuer-count":
                     let words = arg.split(separator: " ").map(String.init)
                     guard let name = words.first else { throw FormatError(description: "\(file):\(n): !\(parts[0]) needs arguments") }
@@ -97,6 +128,12 @@ struct Transcript {
             }
         }
         flushGroup()
+    }
+
+    /// `name` from a `<$name>` reference to a capture, or nil when `word` is not one.
+    static func captureName(_ word: String) -> String? {
+        guard word.hasPrefix("<$"), word.hasSuffix(">"), word.count > 3 else { return nil }
+        return String(word.dropFirst(2).dropLast())
     }
 
     /// `\xHH` in a sent line stands for one raw byte, so invalid UTF-8 and NUL can be written down.

@@ -69,6 +69,7 @@ struct TranscriptRunner {
         defer { agent.kill() }
 
         var matcher = JSONMatcher()
+        var directives = IssuerDirectives(issuer: issuer, browserTimeout: readTimeout)
         var methodByID: [JSONValue: String] = [:]
         func remember(_ line: Data) {
             guard let sent = try? JSONParser.parse([UInt8](line)) else { return }
@@ -150,19 +151,12 @@ struct TranscriptRunner {
                 }
                 guard agent.waitForExit(timeout: readTimeout) == 0 else { throw fail(step.number, "the agent did not exit 0 before restart") }
                 agent = try AgentProcess(arguments: args, environment: env)
-            case .issuer(let action, let n):
-                switch action {
-                case "lifetime": issuer.setAccessTokenLifetime(n)
-                case "fail": issuer.failNext(n)
-                case "drop": issuer.dropNext(n)
-                case "latency": issuer.setLatency(milliseconds: n)
-                case "revoke-all": issuer.revokeAll()
-                case "reset": issuer.resetCounts()
-                default: throw fail(step.number, "unknown issuer action \(action)")
+            case .issuer, .issuerCount, .issuerAutoApprove, .device, .browser, .browserSays:
+                do {
+                    _ = try directives.perform(step.step, captures: matcher.captures)
+                } catch {
+                    throw fail(step.number, "\(error)")
                 }
-            case .issuerCount(let endpoint, let expected):
-                let actual = issuer.count(endpoint)
-                if actual != expected { throw fail(step.number, "the issuer served \(actual) \(endpoint) calls, expected \(expected)") }
             case .signal(let sig):
                 kill(agent.process.processIdentifier, sig)
             }
