@@ -106,7 +106,8 @@ final class LoopbackRedirectListener: @unchecked Sendable {
                     return !done
                 }
                 guard first else { return }
-                Self.send(client, status: ok ? "200 OK" : "400 Bad Request", body: Self.page(ok: ok, message))
+                // 200 either way: the page itself tells the user how the login ended.
+                Self.send(client, status: "200 OK", body: Self.page(ok: ok, message))
                 shutDown()
             })
         }

@@ -251,29 +251,20 @@ final class InteropTests: XCTestCase {
         return try XCTUnwrap(answer["result"], "\(answer)")
     }
 
-    /// The loginPrompt a pending login sends; an answer arriving first is a failure,
-    /// except the one an agent without the flow gives (see `requireFlow`).
+    /// The loginPrompt a pending login sends; an answer arriving first is a failure.
     private func expectPrompt(_ agent: AgentConversation, _ loginID: JSONValue) throws -> JSONValue {
         let message = try agent.notificationOrAnswer("loginPrompt", to: loginID, timeout: 15)
         guard message["method"] != nil else {
-            if message["error"]?["data"]?["reason"] == "invalidCredentials" {
-                throw XCTSkip("needs the deviceCode/authorizationCode flows: the agent lists the flow in capabilities.flows "
-                              + "but still asks for a username and password, as for the password flow")
-            }
             throw AgentConversation.Failure(description: "login was answered before any loginPrompt: \(message)")
         }
         return message["params"] ?? .null
     }
 
-    /// Skips a test of a flow the agent does not list in `initialize`'s `capabilities.flows`.
-    /// An agent that lists every flow it can parse but logs in to the browser flows as
-    /// if they were the password flow is caught later, in `expectPrompt`, and skipped too.
+    /// The agent must advertise the flow in `initialize`'s `capabilities.flows`.
     private func requireFlow(_ flow: String, _ agent: AgentConversation) throws {
         let initialize = try agent.result("initialize", ["protocolVersion": "1", "clientInfo": ["name": "interop-tests", "version": "1"]])
         let flows = initialize["capabilities"]?["flows"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        guard flows.contains(flow) else {
-            throw XCTSkip("needs the deviceCode/authorizationCode flows: the agent lists \(flows)")
-        }
+        XCTAssertTrue(flows.contains(flow), "capabilities.flows lacks \(flow): \(flows)")
     }
 
     // MARK: Checking tokens at the server

@@ -56,6 +56,20 @@ struct IssuerDirectives {
                 lastPage = nil
                 throw Failure(description: "browser: \(error)")
             }
+        case .browserDeny(let capture):
+            let url = try string(capture, captures)
+            do {
+                let page = try browser.navigate(url)
+                guard let form = HTMLForm.first(containing: "action", in: page.body) else {
+                    throw Failure(description: "the authorization page has no form")
+                }
+                let fields = form.filled([("username", "alice"), ("password", "wonderland"), ("action", "deny")])
+                lastPage = try browser.submit(fields, to: form.target(relativeTo: page.url)).body
+            } catch let failure as Failure {
+                throw failure
+            } catch {
+                throw Failure(description: "browser: \(error)")
+            }
         case .browserSays(let text):
             guard let page = lastPage else { throw Failure(description: "!browser-says needs a successful !browser before it") }
             if !page.contains(text) {

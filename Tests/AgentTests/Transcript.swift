@@ -25,6 +25,8 @@ struct Transcript {
         case browser(capture: String)
         /// The body of the last `!browser` page contains this text.
         case browserSays(String)
+        /// Opens the captured authorization URL and denies the request on the issuer's form.
+        case browserDeny(capture: String)
         /// Asserts how many calls an issuer endpoint served.
         case issuerCount(String, Int)
         /// Ends the agent (end of input, exit 0) and starts a new one with the same arguments and store.
@@ -111,6 +113,9 @@ struct Transcript {
                 case "browser":
                     guard let capture = Self.captureName(arg) else { throw FormatError(description: "\(file):\(n): use !browser <$name>") }
                     steps.append(Line(number: n, step: .browser(capture: capture)))
+                case "browser-deny":
+                    guard let capture = Self.captureName(arg) else { throw FormatError(description: "\(file):\(n): use !browser-deny <$name>") }
+                    steps.append(Line(number: n, step: .browserDeny(capture: capture)))
                 case "browser-says":
                     guard !arg.isEmpty else { throw FormatError(description: "\(file):\(n): !browser-says needs text") }
                     steps.append(Line(number: n, step: .browserSays(arg)))
