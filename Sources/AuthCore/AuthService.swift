@@ -282,8 +282,6 @@ public final class AuthService: Sendable {
         switch start {
         case .alreadyFresh(let current): return (current, false)
         case .loggedOut: throw notLoggedIn(s)
-        case .limited:
-            throw AuthError(.excessiveRefresh, "\(s.config.displayName) was refreshed \(ProviderState.refreshLimit) times within \(Int(ProviderState.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
         case .joined(let t), .started(let t): task = t
         }
         do {
@@ -303,6 +301,9 @@ public final class AuthService: Sendable {
         let held = try await lockStore(s)
         defer { held.unlock() }
         if let current = try adoptStored(s), !current.sameTokens(as: stale) { return current }
+        guard s.admitRefresh(now: clock.now()) else {
+            throw AuthError(.excessiveRefresh, "\(s.config.displayName) was refreshed \(ProviderState.refreshLimit) times within \(Int(ProviderState.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
+        }
         switch await s.provider.refresh(stale) {
         case .refreshed(var fresh):
             fresh.generation = stale.generation + 1

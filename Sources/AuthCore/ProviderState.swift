@@ -176,7 +176,6 @@ final class ProviderState: @unchecked Sendable {
         case alreadyFresh(Session)
         case joined(Task<Session, Error>)
         case started(Task<Session, Error>)
-        case limited
         case loggedOut
     }
 
@@ -187,9 +186,6 @@ final class ProviderState: @unchecked Sendable {
         guard let s = session else { return .loggedOut }
         if !s.sameTokens(as: stale) { return .alreadyFresh(s) }
         if let inFlight, inFlight.generation == s.generation { return .joined(inFlight.task) }
-        recentRefreshes.removeAll { now.timeIntervalSince($0) >= Self.refreshLimitWindow }
-        if recentRefreshes.count >= Self.refreshLimit { return .limited }
-        recentRefreshes.append(now)
         let generation = s.generation
         let task = Task { [weak self] in
             defer { self?.endRefresh(generation: generation) }
@@ -197,6 +193,18 @@ final class ProviderState: @unchecked Sendable {
         }
         inFlight = (generation, task)
         return .started(task)
+    }
+
+    /// Counts a refresh about to be sent to the server; false when there were
+    /// already `refreshLimit` within the window (refreshes another agent did,
+    /// and this one merely picked up, do not count).
+    func admitRefresh(now: Date) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        recentRefreshes.removeAll { now.timeIntervalSince($0) >= Self.refreshLimitWindow }
+        if recentRefreshes.count >= Self.refreshLimit { return false }
+        recentRefreshes.append(now)
+        return true
     }
 
     private func endRefresh(generation: Int) {

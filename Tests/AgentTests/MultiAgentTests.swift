@@ -15,8 +15,9 @@ final class MultiAgentTests: XCTestCase {
     /// 4 agents × 200 signs spread over several token lifetimes, against an issuer
     /// that rotates refresh tokens and revokes the whole family on reuse.
     func testFourAgentsRefreshOncePerExpiryAndNobodyIsLoggedOut() throws {
+        // Tokens live 4 s and are refreshed in their last 2: an expiry every ~2 s.
         let harness = try AgentHarness(refreshWindowSeconds: 2)
-        harness.issuer.setAccessTokenLifetime(3)
+        harness.issuer.setAccessTokenLifetime(4)
         let agents = try (0..<4).map { _ in try harness.spawn() }
         for a in agents { try subscribeAll(a) }
         let login = try agents[0].call("login", AgentHarness.corp, id: "login")
@@ -43,7 +44,7 @@ final class MultiAgentTests: XCTestCase {
                     if let r = try? agent.call("sign", ["request": ["method": "GET", "url": .string(url)]], id: .int(Int64(i)), notifications: &notifications) {
                         collected.append(r)
                     }
-                    usleep(22_000)
+                    usleep(25_000)
                 }
                 collected += notifications
                 results.withLock { $0 += collected }
