@@ -107,7 +107,36 @@ final class InteropTests: XCTestCase {
         XCTAssertEqual(try introspect(access)["active"], false)
     }
 
-    // MARK: Flows in progress (skipped until the agent advertises them)
+    /// The multi-agent race against a real server: DOT rotates refresh tokens and,
+    /// with a grace period of 0, revokes the whole token family when one is
+    /// reused. Four agents on one store get "a 401" with the same token at the same
+    /// moment and all call `refresh`: one refresh reaches DOT, the others take its
+    /// result from the store, and the family survives.
+    func testFourAgentsRefreshingAtOnceNeverTriggerReuseDetection() throws {
+        let agents = try (0..<4).map { _ in try spawn([passwordProvider()]) }
+        for agent in agents { _ = try agent.result("subscribe", ["events": ["userLoggedIn", "userLoggedOut", "tokenRefreshed"]]) }
+        try logInWithPassword(agents[0])
+        for agent in agents.dropFirst() { _ = try agent.notification("userLoggedIn", timeout: 5) }
+        for round in 0..<3 {
+            let current = try XCTUnwrap(try agents[0].result("token", ["provider": "dot-password"])["accessToken"]?.stringValue)
+            let ids = try agents.map { try $0.send("refresh", ["provider": "dot-password", "failedAuthorization": .string("Bearer " + current)]) }
+            for (agent, id) in zip(agents, ids) {
+                let answer = try agent.answer(to: id, timeout: 20)
+                XCTAssertNotNil(answer["result"], "round \(round): \(answer)")
+            }
+            let tokens = try Set(agents.map { try XCTUnwrap(try $0.result("token", ["provider": "dot-password"])["accessToken"]?.stringValue) })
+            XCTAssertEqual(tokens.count, 1, "round \(round): every agent holds the one new token")
+            XCTAssertFalse(tokens.contains(current), "round \(round): the token was replaced")
+            XCTAssertEqual(try introspect(tokens.first!)["active"], true, "round \(round): DOT accepts it")
+        }
+        let last = try agents[3].result("refresh", ["provider": "dot-password"])
+        XCTAssertEqual(last["refreshed"], true, "the token family is alive: \(last)")
+        for agent in agents {
+            XCTAssertThrowsError(try agent.notification("userLoggedOut", timeout: 0.3), "no agent was logged out")
+        }
+    }
+
+    // MARK: Interactive flows
 
     /// Endpoints from `issuer` (OIDC discovery), except the two DOT's document lacks.
     func testDiscoveryWithDeviceCode() throws {
