@@ -55,6 +55,8 @@ _auth_agent_running() {
 auth_agent_start() {
   _auth_agent_need_jq || return
   if _auth_agent_running; then _auth_agent_say "already started (pid $AUTH_AGENT_PID)"; return 2; fi
+  # Leftovers of an agent that died: its descriptors and directory.
+  [[ -n ${AUTH_AGENT_DIR:-} ]] && auth_agent_stop
   local bin=${AUTH_AGENT_BIN:-auth-agent}
   local -a args=()
   while (($#)); do
@@ -122,11 +124,12 @@ _auth_agent_next_id() {
 }
 
 # Records a notification and hands it to the hook. The hook's stdout goes to
-# stderr: a call inside $(...) must print its result and nothing else.
+# stderr: a call inside $(...) must print its result and nothing else. Its
+# status is ignored, so a hook ending in a false test cannot trip set -e.
 _auth_agent_dispatch() { # METHOD PARAMS LINE
   printf '%s\n' "$3" >>"$AUTH_AGENT_NOTIFICATIONS_FILE"
   if [[ -n ${AUTH_AGENT_ON_NOTIFICATION:-} ]]; then
-    "$AUTH_AGENT_ON_NOTIFICATION" "$1" "$2" >&2
+    "$AUTH_AGENT_ON_NOTIFICATION" "$1" "$2" >&2 || true
   fi
 }
 
@@ -195,7 +198,7 @@ auth_agent_call() {
 }
 
 # auth_agent_poll [SECONDS]: take in notifications that arrived while no call
-# was running, waiting up to SECONDS (default 0) for the first one.
+# was running, waiting up to SECONDS (default 0.05) for the first one.
 auth_agent_poll() {
   _auth_agent_running || { _auth_agent_say "the agent is not running"; return 2; }
   # read -t 0 only tests for input without consuming it, hence the floor.
