@@ -1,0 +1,314 @@
+-- auth-agent for Neovim: one long-lived agent per editor; the editor never
+-- sees passwords, refresh tokens or token endpoints, only request headers.
+local names = require("auth_agent.names")
+local rpc = require("auth_agent.rpc")
+local ui = require("auth_agent.ui")
+
+local M = {
+  --- The last notification handled: { name = "userLoggedOut", data = params }.
+  --- Autocmd callbacks read it on Neovim 0.7, whose autocmds carry no data.
+  last_event = nil,
+  --- Providers as `status` describes them, kept current by notifications.
+  providers = {},
+  client = nil,
+}
+
+local defaults = {
+  cmd = nil, -- full command list; overrides bin/config/args
+  bin = nil, -- else $AUTH_AGENT_BIN, else auth-agent on PATH
+  config = nil, -- else the agent's default ($AUTH_AGENT_CONFIG, ...)
+  args = {},
+  providers = nil, -- subscribe to these provider ids only (default: all)
+  events = { "userLoggedIn", "userLoggedOut", "tokenRefreshed", "loginPrompt" },
+  timeout_ms = 10000, -- sign_sync and the commands' waits
+  notify_events = true, -- vim.notify on logins and logouts
+  open_browser = false, -- open a loginPrompt's URL with xdg-open/open
+}
+M.options = vim.deepcopy(defaults)
+
+local autocmd_data = vim.fn.has("nvim-0.8") == 1
+
+local function fire(pattern, data)
+  local opts = { pattern = pattern, modeline = false }
+  if autocmd_data then
+    opts.data = data
+  end
+  vim.api.nvim_exec_autocmds("User", opts)
+end
+
+local function provider(id)
+  for _, p in ipairs(M.providers) do
+    if p.id == id then
+      return p
+    end
+  end
+end
+
+local function display_name(id)
+  local p = provider(id)
+  return p and p.displayName or id
+end
+
+-- Keeps M.providers current, then tells the user and fires the autocmd.
+local function on_notification(method, params)
+  local autocmd = names.events[method]
+  if not autocmd then
+    return -- a newer agent's notification: tolerated, ignored
+  end
+  M.last_event = { name = method, data = params }
+  local p = provider(params.provider) or {}
+  if method == "userLoggedIn" then
+    p.state, p.user, p.expiresAt = "loggedIn", params.user, params.expiresAt
+    ui.close_login_prompt(params.provider)
+    if M.options.notify_events then
+      ui.notify(("Logged in to %s as %s"):format(display_name(params.provider), ui.user_name(params.user) or "?"))
+    end
+  elseif method == "userLoggedOut" then
+    p.state, p.user, p.expiresAt = "loggedOut", nil, nil
+    if M.options.notify_events and params.reason ~= "logout" then
+      ui.notify(("Logged out of %s (%s)"):format(display_name(params.provider), params.reason), vim.log.levels.WARN)
+    end
+  elseif method == "tokenRefreshed" then
+    p.expiresAt = params.expiresAt
+  elseif method == "loginPrompt" then
+    ui.show_login_prompt(params, display_name(params.provider), M.options)
+  end
+  fire(autocmd, params)
+end
+
+local function command()
+  local o = M.options
+  if o.cmd then
+    return o.cmd
+  end
+  local cmd = { o.bin or vim.env.AUTH_AGENT_BIN or "auth-agent" }
+  if o.config then
+    vim.list_extend(cmd, { "--config", vim.fn.expand(o.config) })
+  end
+  return vim.list_extend(cmd, o.args or {})
+end
+
+-- Subscribes to the wanted events the agent offers (initialize tells which),
+-- so a newer agent's loginPrompt is picked up and an older one not refused.
+local function subscribe(client)
+  client:request("initialize", { protocolVersion = "1", clientInfo = { name = "auth_agent.nvim", version = "1" } },
+    function(_, init)
+      local offered = init and init.capabilities and init.capabilities.events
+        or { "userLoggedIn", "userLoggedOut", "tokenRefreshed" }
+      local events = vim.tbl_filter(function(e)
+        return vim.tbl_contains(offered, e)
+      end, M.options.events)
+      client:request("subscribe", { events = events, providers = M.options.providers }, function(err, result)
+        if err then
+          ui.notify("subscribe failed: " .. err.message, vim.log.levels.ERROR)
+        elseif result then
+          M.providers = result.status.providers
+        end
+      end)
+    end)
+end
+
+--- Starts the agent; options as in `defaults`. Calling it again restarts.
+function M.setup(opts)
+  -- Shallow on purpose: a list option (events, args) replaces the default.
+  M.options = vim.tbl_extend("force", vim.deepcopy(defaults), opts or {})
+  M.stop()
+  local cmd = command()
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    ui.notify("auth-agent binary not found: " .. cmd[1] .. " (set bin, $AUTH_AGENT_BIN or PATH)", vim.log.levels.ERROR)
+    return false
+  end
+  local client, err
+  client, err = rpc.start(cmd, {
+    on_notification = on_notification,
+    on_exit = function(code, stderr)
+      if client.stopping then
+        return
+      end
+      local why = stderr[#stderr] and (": " .. stderr[#stderr]) or ""
+      ui.notify(("auth-agent exited with status %d%s"):format(code, why), vim.log.levels.ERROR)
+    end,
+  })
+  if not client then
+    ui.notify(err, vim.log.levels.ERROR)
+    return false
+  end
+  M.client = client
+  subscribe(client)
+  return true
+end
+
+local function ensure_client()
+  if not M.client then
+    M.setup(M.options)
+  end
+  return M.client
+end
+
+--- Any method: callback(err, result). Returns the request id.
+function M.request(method, params, callback)
+  local client = ensure_client()
+  if not client then
+    local err = { message = "auth-agent is not running", data = { reason = names.client_errors.notRunning } }
+    return vim.schedule(function()
+      callback(err)
+    end)
+  end
+  return client:request(method, params, callback)
+end
+
+--- Blocks up to timeout_ms (default options.timeout_ms); returns result, err.
+function M.request_sync(method, params, timeout_ms)
+  local client = ensure_client()
+  if not client then
+    return nil, { message = "auth-agent is not running", data = { reason = names.client_errors.notRunning } }
+  end
+  return client:request_sync(method, params, timeout_ms or M.options.timeout_ms)
+end
+
+function M.status(callback)
+  return M.request("status", nil, function(err, result)
+    if result then
+      M.providers = result.providers
+    end
+    callback(err, result and result.providers)
+  end)
+end
+
+function M.login(provider_id, credentials, callback)
+  return M.request("login", { provider = provider_id, credentials = credentials }, function(err, result)
+    ui.close_login_prompt(provider_id)
+    if callback then
+      callback(err, result)
+    end
+  end)
+end
+
+function M.logout(provider_id, callback)
+  return M.request("logout", { provider = provider_id }, callback or function() end)
+end
+
+function M.refresh(provider_id, failed_authorization, callback)
+  return M.request("refresh", { provider = provider_id, failedAuthorization = failed_authorization }, callback)
+end
+
+function M.token(provider_id, callback)
+  return M.request("token", { provider = provider_id }, callback)
+end
+
+local function sign_params(req)
+  local headers = req.headers
+  if headers and next(headers) == nil then
+    headers = nil
+  end
+  return {
+    request = { method = req.method or "GET", url = req.url, headers = headers },
+    provider = req.provider,
+  }
+end
+
+--- Headers authorizing an HTTP request: req = {url, method?, headers?, provider?}.
+--- callback(err, headers, result); headers is {} when no provider covers the URL.
+function M.sign(req, callback)
+  return M.request("sign", sign_params(req), function(err, result)
+    callback(err, result and result.headers or nil, result)
+  end)
+end
+
+--- sign, blocking up to timeout_ms; returns headers, err.
+function M.sign_sync(req, timeout_ms)
+  local result, err = M.request_sync("sign", sign_params(req), timeout_ms)
+  return result and result.headers or nil, err
+end
+
+--- Asks for the provider's login fields and logs in (:AuthAgentLogin).
+function M.login_interactive(provider_id)
+  M.status(function(err, providers)
+    if err then
+      return ui.notify("status failed: " .. err.message, vim.log.levels.ERROR)
+    end
+    local function go(p)
+      if not p then
+        return
+      end
+      local credentials = ui.ask_credentials(p.fields)
+      if credentials == false then
+        return ui.notify("Login cancelled")
+      end
+      M.login(p.id, credentials, function(login_err)
+        if login_err then
+          ui.notify(("Login to %s failed: %s"):format(p.displayName, login_err.message), vim.log.levels.ERROR)
+        end
+      end)
+    end
+    if provider_id then
+      local p = provider(provider_id)
+      return p and go(p) or ui.notify("No provider " .. provider_id, vim.log.levels.ERROR)
+    end
+    vim.ui.select(providers, {
+      prompt = "Log in to",
+      format_item = function(p)
+        return p.displayName .. " (" .. p.state .. ")"
+      end,
+    }, go)
+  end)
+end
+
+function M.logout_interactive(provider_id)
+  local function go(id)
+    if id then
+      M.logout(id, function(err)
+        if err then
+          ui.notify(("Logout of %s failed: %s"):format(id, err.message), vim.log.levels.ERROR)
+        else
+          ui.notify("Logged out of " .. display_name(id))
+        end
+      end)
+    end
+  end
+  if provider_id then
+    return go(provider_id)
+  end
+  local ids = vim.tbl_map(function(p)
+    return p.id
+  end, vim.tbl_filter(function(p)
+    return p.state == "loggedIn"
+  end, M.providers))
+  if #ids == 1 then
+    return go(ids[1])
+  end
+  vim.ui.select(ids, { prompt = "Log out of" }, go)
+end
+
+function M.show_status()
+  M.status(function(err, providers)
+    if err then
+      return ui.notify("status failed: " .. err.message, vim.log.levels.ERROR)
+    end
+    ui.notify(table.concat(ui.status_lines(providers), "\n"))
+  end)
+end
+
+--- Provider ids, for command completion.
+function M.provider_ids()
+  return vim.tbl_map(function(p)
+    return p.id
+  end, M.providers)
+end
+
+--- Handles one raw line as if the agent had sent it (for tests and debugging).
+function M.handle_line(line)
+  ensure_client():handle_line(line)
+end
+
+--- shutdown + exit; the agent is gone when this returns.
+function M.stop()
+  local client = M.client
+  if client then
+    client.stopping = true
+    client:stop(2000)
+    M.client = nil
+  end
+end
+
+return M

@@ -1,0 +1,57 @@
+-- The protocol's names, mirrored from schema/openrpc.json; the test fails
+-- when the schema has a method, notification or error this table lacks.
+local M = {}
+
+-- Method name -> "request" (answered) or "notification" (never answered).
+M.methods = {
+  initialize = "request",
+  ping = "request",
+  shutdown = "request",
+  status = "request",
+  login = "request",
+  logout = "request",
+  sign = "request",
+  refresh = "request",
+  token = "request",
+  subscribe = "request",
+  unsubscribe = "request",
+  exit = "notification",
+  ["$/cancelRequest"] = "notification",
+}
+
+-- Agent-to-host notification -> the User autocmd pattern it fires.
+-- loginPrompt (device-code and browser logins) is listed ahead of the schema.
+M.events = {
+  userLoggedIn = "AuthAgentLoggedIn",
+  userLoggedOut = "AuthAgentLoggedOut",
+  tokenRefreshed = "AuthAgentTokenRefreshed",
+  loginPrompt = "AuthAgentLoginPrompt",
+}
+
+-- Error code -> reason, for errors that carry no data.reason.
+M.errors = {
+  [-32700] = "parseError",
+  [-32600] = "invalidRequest",
+  [-32601] = "methodNotFound",
+  [-32602] = "invalidParams",
+  [-32603] = "internalError",
+  [-32800] = "requestCancelled",
+  [1001] = "notLoggedIn",
+  [1002] = "unknownProvider",
+  [1003] = "invalidCredentials",
+  [1004] = "sessionExpired",
+  [1005] = "authServerUnavailable",
+  [1006] = "originNotAllowed",
+  [1007] = "excessiveRefresh",
+  [1008] = "loginDenied",
+  [1009] = "loginTimedOut",
+}
+
+-- Errors raised by this client, not the agent: they have no code.
+M.client_errors = {
+  agentExited = "agentExited",
+  notRunning = "notRunning",
+  timeout = "timeout",
+}
+
+return M

@@ -1,0 +1,124 @@
+-- What the user sees: login prompts (device code / browser), field input,
+-- status and event messages.
+local M = {}
+
+-- Open login-prompt floating windows by provider id.
+M.prompts = {}
+
+local TITLE = { title = "auth-agent" }
+
+function M.notify(message, level)
+  vim.notify(message, level or vim.log.levels.INFO, TITLE)
+end
+
+--- The best short name for a user object (userinfo claims, a login API's user, {username}).
+function M.user_name(user)
+  if type(user) ~= "table" then
+    return nil
+  end
+  return user.preferred_username or user.username or user.name or user.email or user.sub
+end
+
+local function prompt_lines(p, display_name)
+  local lines = { "Log in to " .. (display_name or p.provider) }
+  if p.userCode then
+    table.insert(lines, "Code:    " .. p.userCode)
+    if p.verificationUri then
+      table.insert(lines, "Go to:   " .. p.verificationUri)
+    end
+    if p.verificationUriComplete then
+      table.insert(lines, "Or open: " .. p.verificationUriComplete)
+    end
+  elseif p.url then
+    table.insert(lines, "Open:    " .. p.url)
+  end
+  if p.expiresAt then
+    table.insert(lines, "Expires: " .. p.expiresAt)
+  end
+  return lines
+end
+
+local function open_float(lines)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.api.nvim_buf_set_option(buf, "modifiable", false)
+  vim.api.nvim_buf_set_keymap(buf, "n", "q", "<cmd>close<cr>", { nowait = true, silent = true })
+  local width = 0
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line))
+  end
+  width = math.min(width + 2, math.max(vim.o.columns - 4, 10))
+  -- Not entered: the user keeps typing where they were while they log in.
+  return vim.api.nvim_open_win(buf, false, {
+    relative = "editor",
+    row = 1,
+    col = math.max(vim.o.columns - width - 2, 0),
+    width = width,
+    height = #lines,
+    style = "minimal",
+    border = "rounded",
+  })
+end
+
+local function open_in_browser(url)
+  local opener = vim.fn.has("mac") == 1 and "open" or "xdg-open"
+  if vim.fn.executable(opener) == 1 then
+    vim.fn.jobstart({ opener, url }, { detach = true })
+  end
+end
+
+--- Shows a loginPrompt notification: vim.notify plus a floating window that
+--- stays until the login ends (close_login_prompt) or `q`.
+function M.show_login_prompt(params, display_name, opts)
+  local lines = prompt_lines(params, display_name)
+  M.notify(table.concat(lines, "\n"))
+  M.close_login_prompt(params.provider)
+  M.prompts[params.provider] = open_float(lines)
+  local url = params.verificationUriComplete or params.url
+  if opts and opts.open_browser and url then
+    open_in_browser(url)
+  end
+end
+
+function M.close_login_prompt(provider)
+  local win = M.prompts[provider]
+  M.prompts[provider] = nil
+  if win and vim.api.nvim_win_is_valid(win) then
+    vim.api.nvim_win_close(win, true)
+  end
+end
+
+--- Asks for each field (secrets via inputsecret). Returns the credentials
+--- table, nil when the flow needs none, or false when the user gave up.
+function M.ask_credentials(fields)
+  if not fields or #fields == 0 then
+    return nil
+  end
+  local credentials = {}
+  for _, field in ipairs(fields) do
+    local ask = field.secret and vim.fn.inputsecret or vim.fn.input
+    local ok, value = pcall(ask, field.label .. ": ")
+    if not ok or value == "" then
+      return false
+    end
+    credentials[field.name] = value
+  end
+  return credentials
+end
+
+function M.status_lines(providers)
+  local lines = {}
+  for _, p in ipairs(providers) do
+    local line = ("%-12s %-20s %s"):format(p.id, p.displayName, p.state)
+    if p.state == "loggedIn" then
+      line = line .. " as " .. (M.user_name(p.user) or "?")
+      if p.expiresAt then
+        line = line .. " until " .. p.expiresAt
+      end
+    end
+    table.insert(lines, line)
+  end
+  return lines
+end
+
+return M

@@ -1,0 +1,328 @@
+-- Run by test/run.sh inside `nvim --headless -u NONE`, with the plugin on
+-- 'runtimepath' and ISSUER, TEST_CONFIG, AUTH_AGENT_BIN, SCHEMA, README set.
+-- Drives the real agent against the dev issuer. Every wait is bounded.
+local env = vim.env
+local issuer = env.ISSUER
+local passed, failed = 0, 0
+
+local function out(line)
+  io.stdout:write(line, "\n")
+  io.stdout:flush()
+end
+
+local function test(name, fn)
+  local ok, err = pcall(fn)
+  if ok then
+    passed = passed + 1
+    out("ok   " .. name)
+  else
+    failed = failed + 1
+    out("FAIL " .. name .. ": " .. tostring(err))
+  end
+end
+
+local function eq(actual, expected, what)
+  if actual ~= expected then
+    error(("%s: expected %s, got %s"):format(what, vim.inspect(expected), vim.inspect(actual)), 2)
+  end
+end
+
+local function wait_for(what, cond, ms)
+  if not vim.wait(ms or 5000, cond, 10) then
+    error("timed out waiting for " .. what, 2)
+  end
+end
+
+local function admin(path, body)
+  vim.fn.system({ "curl", "-sf", "-X", "POST", "-d", body, issuer .. "/_admin/" .. path })
+  assert(vim.v.shell_error == 0, "admin " .. path .. " failed")
+end
+
+local function read_file(path)
+  local f = assert(io.open(path, "r"))
+  local text = f:read("*a")
+  f:close()
+  return text
+end
+
+-- Records what the user would have seen.
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, { msg = msg, level = level })
+end
+local function noted(text)
+  for _, n in ipairs(notes) do
+    if n.msg:find(text, 1, true) then
+      return n
+    end
+  end
+end
+
+local fired = {}
+for _, pattern in ipairs({ "AuthAgentLoggedIn", "AuthAgentLoggedOut", "AuthAgentTokenRefreshed", "AuthAgentLoginPrompt" }) do
+  vim.api.nvim_create_autocmd("User", {
+    pattern = pattern,
+    callback = function()
+      table.insert(fired, { pattern = pattern, data = require("auth_agent").last_event.data })
+    end,
+  })
+end
+local function fired_with(pattern, key, value)
+  for _, f in ipairs(fired) do
+    if f.pattern == pattern and (key == nil or f.data[key] == value) then
+      return f
+    end
+  end
+end
+
+vim.cmd("runtime! plugin/auth_agent.lua")
+local auth = require("auth_agent")
+local names = require("auth_agent.names")
+local ui = require("auth_agent.ui")
+local alice = { username = "alice", password = "wonderland" }
+
+-- Calls an async API function and waits for its callback's (err, result, ...).
+local function await(fn, ...)
+  local n, args, done, res = select("#", ...), { ... }, false, nil
+  args[n + 1] = function(...)
+    done, res = true, { n = select("#", ...), ... }
+  end
+  fn(unpack(args, 1, n + 1))
+  wait_for("a callback", function()
+    return done
+  end, 10000)
+  return unpack(res, 1, res.n)
+end
+
+test("every schema method, notification and error is in names.lua", function()
+  local schema = vim.json.decode(read_file(env.SCHEMA))
+  for _, m in ipairs(schema.methods) do
+    eq(names.methods[m.name], m["x-notification"] and "notification" or "request", "method " .. m.name)
+  end
+  for _, n in ipairs(schema["x-notifications"]) do
+    assert(names.events[n.name], "notification " .. n.name .. " is missing")
+  end
+  for _, e in pairs(schema.components.errors) do
+    eq(names.errors[e.code], e.data.reason, "error " .. e.code)
+  end
+end)
+
+test("user commands are defined", function()
+  for _, cmd in ipairs({ "AuthAgentLogin", "AuthAgentLogout", "AuthAgentStatus" }) do
+    eq(vim.fn.exists(":" .. cmd), 2, cmd)
+  end
+end)
+
+test("setup starts the agent and subscribes", function()
+  assert(auth.setup({ bin = env.AUTH_AGENT_BIN, config = env.TEST_CONFIG }), "setup failed")
+  wait_for("subscribe's status", function()
+    return #auth.providers > 0
+  end)
+  eq(auth.providers[1].id, "corp", "provider")
+end)
+
+test("login with credentials fires AuthAgentLoggedIn", function()
+  local err, result = await(auth.login, "corp", alice)
+  eq(err, nil, "error")
+  eq(result.user.preferred_username, "alice", "user")
+  wait_for("AuthAgentLoggedIn", function()
+    return fired_with("AuthAgentLoggedIn", "provider", "corp")
+  end)
+  eq(auth.providers[1].state, "loggedIn", "cached state")
+end)
+
+test("sign gives headers that the server accepts", function()
+  local err, headers = await(auth.sign, { url = issuer .. "/userinfo" })
+  eq(err, nil, "error")
+  assert(headers.Authorization:match("^Bearer "), "no bearer token")
+  local me = vim.fn.system({ "curl", "-sf", "-H", "@-", issuer .. "/userinfo" },
+    "Authorization: " .. headers.Authorization .. "\n")
+  eq(vim.json.decode(me).sub, "alice", "userinfo")
+end)
+
+test("sign_sync: signed, unsigned and an unknown provider", function()
+  local headers, err = auth.sign_sync({ method = "POST", url = issuer .. "/x", headers = {} })
+  eq(err, nil, "error")
+  assert(headers.Authorization, "not signed")
+  headers, err = auth.sign_sync({ url = "https://unrelated.example.org/" })
+  eq(err, nil, "error")
+  eq(next(headers), nil, "headers for an uncovered URL")
+  headers, err = auth.sign_sync({ url = issuer .. "/", provider = "ghost" })
+  eq(headers, nil, "headers")
+  eq(err.code, 1002, "code")
+  eq(err.data.reason, "unknownProvider", "reason")
+end)
+
+test("proactive refresh fires AuthAgentTokenRefreshed", function()
+  admin("fault", '{"accessTokenLifetime":30}')
+  await(auth.login, "corp", alice)
+  admin("fault", '{"accessTokenLifetime":3600}')
+  local _, err = auth.sign_sync({ url = issuer .. "/userinfo" })
+  eq(err, nil, "sign error")
+  wait_for("AuthAgentTokenRefreshed", function()
+    return fired_with("AuthAgentTokenRefreshed", "provider", "corp")
+  end)
+end)
+
+test("a bad password is error 1003 and keeps the session", function()
+  local err = await(auth.login, "corp", { username = "alice", password = "nope" })
+  eq(err.code, 1003, "code")
+  eq(err.data.reason, "invalidCredentials", "reason")
+  eq(err.data.retryable, false, "retryable")
+  eq(auth.providers[1].state, "loggedIn", "state")
+end)
+
+test("invalid params get a reason from the table", function()
+  local _, err = auth.request_sync("sign", { request = { url = "x" } })
+  eq(err.code, -32602, "code")
+  eq(err.data.reason, "invalidParams", "reason")
+end)
+
+test("logout fires AuthAgentLoggedOut with reason logout", function()
+  local err = await(auth.logout, "corp")
+  eq(err, nil, "error")
+  wait_for("AuthAgentLoggedOut", function()
+    return fired_with("AuthAgentLoggedOut", "reason", "logout")
+  end)
+  eq(auth.last_event.data.provider, "corp", "last_event")
+end)
+
+test("server-side logout: 1004, AuthAgentLoggedOut(expired) and a warning", function()
+  await(auth.login, "corp", alice)
+  admin("fault", '{"revokeAll":true}')
+  local err = await(auth.refresh, "corp", nil)
+  eq(err.code, 1004, "code")
+  wait_for("AuthAgentLoggedOut(expired)", function()
+    return fired_with("AuthAgentLoggedOut", "reason", "expired")
+  end)
+  local note = noted("Logged out of Corp (expired)")
+  assert(note and note.level == vim.log.levels.WARN, "no warning shown")
+end)
+
+test("a device-code loginPrompt shows notify and a floating window", function()
+  auth.handle_line(vim.json.encode({
+    jsonrpc = "2.0",
+    method = "loginPrompt",
+    params = { provider = "corp", requestId = "r1", userCode = "WDJB-MJHT",
+      verificationUri = "https://example.com/device", expiresAt = "2030-01-01T00:00:00Z" },
+  }))
+  assert(noted("WDJB-MJHT"), "no notification with the code")
+  local win = ui.prompts.corp
+  assert(win and vim.api.nvim_win_is_valid(win), "no window")
+  eq(vim.api.nvim_win_get_config(win).relative, "editor", "floating")
+  local text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), "\n")
+  assert(text:find("WDJB-MJHT", 1, true) and text:find("https://example.com/device", 1, true), text)
+  assert(fired_with("AuthAgentLoginPrompt", "requestId", "r1"), "no autocmd")
+end)
+
+test("the login ending closes the prompt window", function()
+  local win = ui.prompts.corp
+  await(auth.login, "corp", alice)
+  assert(not vim.api.nvim_win_is_valid(win), "window still open")
+end)
+
+test("a browser loginPrompt shows the URL", function()
+  auth.handle_line('{"jsonrpc":"2.0","method":"loginPrompt","params":{"provider":"corp","requestId":"r2",'
+    .. '"url":"https://example.com/authorize?x=1","expiresAt":"2030-01-01T00:00:00Z"}}')
+  assert(noted("Open:    https://example.com/authorize?x=1"), "no URL shown")
+  ui.close_login_prompt("corp")
+end)
+
+test("unknown notifications and non-JSON lines are ignored", function()
+  local before = auth.last_event
+  auth.handle_line('{"jsonrpc":"2.0","method":"somethingNew","params":{"x":1}}')
+  auth.handle_line("not json")
+  eq(auth.last_event, before, "last_event")
+end)
+
+test(":AuthAgentLogin asks for the fields (password unechoed) and logs in", function()
+  await(auth.logout, "corp")
+  local asked = {}
+  local input, inputsecret = vim.fn.input, vim.fn.inputsecret
+  vim.fn.input = function(prompt)
+    table.insert(asked, "input " .. prompt)
+    return "alice"
+  end
+  vim.fn.inputsecret = function(prompt)
+    table.insert(asked, "secret " .. prompt)
+    return "wonderland"
+  end
+  local n = #fired
+  vim.cmd("AuthAgentLogin corp")
+  wait_for("AuthAgentLoggedIn", function()
+    return #fired > n and fired[#fired].pattern == "AuthAgentLoggedIn"
+  end)
+  vim.fn.input, vim.fn.inputsecret = input, inputsecret
+  eq(table.concat(asked, ", "), "input Username: , secret Password: ", "prompts")
+end)
+
+test(":AuthAgentStatus shows the providers", function()
+  vim.cmd("AuthAgentStatus")
+  wait_for("the status message", function()
+    return noted("loggedIn as alice")
+  end)
+end)
+
+test("a sync call that times out is cancelled; the late answer is ignored", function()
+  admin("fault", '{"latencyMs":1500}')
+  local result, err = auth.request_sync("refresh", { provider = "corp" }, 300)
+  eq(result, nil, "result")
+  eq(err.data.reason, "timeout", "reason")
+  local pong = auth.request_sync("ping", nil, 5000)
+  eq(vim.json.encode(pong), "{}", "ping")
+end)
+
+test("the agent dying mid-request fails the pending callback", function()
+  admin("fault", '{"latencyMs":3000}')
+  local done, got = false, nil
+  auth.refresh("corp", nil, function(err)
+    done, got = true, err
+  end)
+  vim.wait(300)
+  vim.loop.kill(auth.client:pid(), 9)
+  wait_for("the pending callback", function()
+    return done
+  end, 2500)
+  eq(got.data.reason, "agentExited", "reason")
+  assert(got.message:find("before answering refresh", 1, true), got.message)
+  assert(noted("auth-agent exited with status"), "the exit was not reported")
+  local _, err = auth.sign_sync({ url = issuer .. "/" }, 1000)
+  eq(err.data.reason, "notRunning", "afterwards")
+  admin("fault", '{"latencyMs":0}')
+end)
+
+test("stop ends the agent", function()
+  auth.setup({ bin = env.AUTH_AGENT_BIN, config = env.TEST_CONFIG })
+  local pid = auth.client:pid()
+  auth.stop()
+  eq(auth.client, nil, "client")
+  eq(vim.loop.kill(pid, 0), nil, "process still there")
+end)
+
+test("the README's first example runs as written", function()
+  local readme = read_file(env.README)
+  local code = readme:match("```lua\n(.-)```")
+  local spec = assert(loadstring(code, "README example"))()
+  env.AUTH_AGENT_CONFIG = env.TEST_CONFIG
+  env.API_URL = issuer
+  spec.config()
+  wait_for("the example's agent", function()
+    return #auth.providers > 0
+  end)
+  await(auth.login, "corp", alice)
+  vim.cmd("WhoAmI")
+  wait_for("the signed curl's answer", function()
+    return noted('"preferred_username":"alice"')
+  end)
+  await(auth.logout, "corp")
+  wait_for("the example's logout message", function()
+    return noted("Logged out of corp: logout")
+  end)
+  auth.stop()
+end)
+
+out(("%d passed, %d failed"):format(passed, failed))
+if failed > 0 then
+  vim.cmd("1cquit")
+end
+vim.cmd("qall!")
