@@ -147,9 +147,12 @@ public final class RPCConnection: @unchecked Sendable {
         switch o["params"] {
         case nil: break
         case .object(let p)?: params = p
-        case .array?:
-            if isNotification { return .none }
-            return .now(RPCResponse(id: id, error: .invalidParams("params must be passed by name, as an object")))
+        case .array(let items)?:
+            // `[]` is how some encoders (Lua, PHP) write "no params"; anything else is positional.
+            if !items.isEmpty {
+                if isNotification { return .none }
+                return .now(RPCResponse(id: id, error: .invalidParams("params must be passed by name, as an object")))
+            }
         case let other?:
             return .now(RPCResponse(id: id, error: .invalidRequest("'params' must be an object, got \(other.kindName)")))
         }
@@ -171,8 +174,11 @@ public final class RPCConnection: @unchecked Sendable {
         do {
             switch method {
             case "initialize": return .now(RPCResponse(id: id ?? .null, result: try initialize(p)))
-            case "ping": return .now(RPCResponse(id: id ?? .null, result: [:]))
+            case "ping":
+                try p.rejectUnknown(allowed: [])
+                return .now(RPCResponse(id: id ?? .null, result: [:]))
             case "shutdown":
+                try p.rejectUnknown(allowed: [])
                 lifecycle.withLock { $0.shutDown = true }
                 return .now(RPCResponse(id: id ?? .null, result: .null))
             case "exit":

@@ -57,6 +57,7 @@ public struct RPCParams: Sendable {
     /// Rejects fields the method does not know, which catches typos such as `provder`.
     public func rejectUnknown(allowed: [String]) throws(RPCError) {
         for key in object.keys where !allowed.contains(key) {
+            if allowed.isEmpty { throw .invalidParams("unknown field '\(key)'; this method takes no params") }
             throw .invalidParams("unknown field '\(key)'; expected one of: \(allowed.joined(separator: ", "))")
         }
     }

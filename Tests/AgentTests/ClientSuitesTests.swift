@@ -10,6 +10,8 @@ final class ClientSuitesTests: XCTestCase {
 
     func testPythonClient() throws { try runSuite("clients/python/run-tests.sh", needs: "python3") }
     func testNodeClient() throws { try runSuite("clients/node/run-tests.sh", needs: "node") }
+    func testBashClient() throws { try runSuite("clients/bash/test.sh", needs: "jq") }
+    func testNeovimClient() throws { try runSuite("clients/nvim/test/run.sh", needs: "nvim") }
 
     private func which(_ command: String) -> Bool {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

@@ -104,8 +104,9 @@ struct TranscriptRunner {
                 remember(line)
                 try agent.send(line)
             case .sendLarge(let size):
-                let head = #"{"jsonrpc":"2.0","method":"ping","id":"large","params":{"pad":""#
-                let tail = #""}}"#
+                // Padding in a member the agent ignores, so the ping itself stays valid.
+                let head = #"{"jsonrpc":"2.0","method":"ping","id":"large","pad":""#
+                let tail = #""}"#
                 let pad = max(0, size - head.utf8.count - tail.utf8.count)
                 try agent.send(head + String(repeating: "x", count: pad) + tail)
             case .expect(let text):
