@@ -55,20 +55,12 @@ public enum AuthMethods {
             let credentials = try Credentials.parse(call.params.optionalObject("credentials"))
             let context = LoginContext(requestId: call.id ?? .null, openBrowser: try call.params.optionalBool("openBrowser"),
                                        prompt: { [connection = call.connection] in connection.notify(loginPrompt, $0) })
-            do {
-                return later(try service.beginLogin(provider: provider, credentials: credentials, context: context))
-            } catch let error as AuthError {
-                throw error.rpcError
-            }
+            return try started { () throws(AuthError) in try service.beginLogin(provider: provider, credentials: credentials, context: context) }
         }
         registry.register(logout) { call in
             try call.params.rejectUnknown(allowed: logout.paramNames)
             let provider = try call.params.string("provider")
-            do {
-                return later(try service.beginLogout(provider: provider))
-            } catch let error as AuthError {
-                throw error.rpcError
-            }
+            return try started { () throws(AuthError) in try service.beginLogout(provider: provider) }
         }
         registry.register(sign) { call in
             try call.params.rejectUnknown(allowed: sign.paramNames)
@@ -78,33 +70,27 @@ public enum AuthMethods {
             let url = try request.string("url")
             _ = try request.optionalObject("headers")
             let provider = try call.params.optionalString("provider")
+            let step: AuthService.Step
             do {
-                switch try service.beginSign(url: url, provider: provider) {
-                case .ready(let answer): return .result(answer)
-                case .wait(let work): return later(work)
-                }
+                step = try service.beginSign(url: url, provider: provider)
             } catch let error as AuthError {
                 throw error.rpcError
+            }
+            switch step {
+            case .ready(let answer): return .result(answer)
+            case .wait(let work): return later(work)
             }
         }
         registry.register(refresh) { call in
             try call.params.rejectUnknown(allowed: refresh.paramNames)
             let provider = try call.params.string("provider")
             let failed = try call.params.optionalString("failedAuthorization")
-            do {
-                return later(try service.beginRefresh(provider: provider, failedAuthorization: failed))
-            } catch let error as AuthError {
-                throw error.rpcError
-            }
+            return try started { () throws(AuthError) in try service.beginRefresh(provider: provider, failedAuthorization: failed) }
         }
         registry.register(token) { call in
             try call.params.rejectUnknown(allowed: token.paramNames)
             let provider = try call.params.string("provider")
-            do {
-                return later(try service.beginToken(provider: provider))
-            } catch let error as AuthError {
-                throw error.rpcError
-            }
+            return try started { () throws(AuthError) in try service.beginToken(provider: provider) }
         }
         registry.register(subscribe) { call in
             try call.params.rejectUnknown(allowed: subscribe.paramNames)
@@ -135,6 +121,16 @@ public enum AuthMethods {
 }
 
 extension AuthMethods {
+    /// Begins an operation (checks that fail at once become their protocol
+    /// errors) and hands its remaining work to the engine.
+    static func started(_ begin: () throws(AuthError) -> @Sendable () async throws -> JSONValue) throws(RPCError) -> RPCOutcome {
+        do {
+            return later(try begin())
+        } catch {
+            throw error.rpcError
+        }
+    }
+
     /// Work that waits on the network; auth failures become their protocol errors.
     static func later(_ body: @escaping @Sendable () async throws -> JSONValue) -> RPCOutcome {
         .later {
