@@ -16,6 +16,8 @@ import Darwin
 public struct AgentConfig: Sendable, Equatable {
     /// How long before expiry a token is refreshed; 0...86400, default 60.
     public var refreshWindowSeconds: Int
+    /// How long to wait for another agent process holding a provider's store lock (then 1005).
+    public var lockTimeoutSeconds: Double = 15
     public var store: StoreConfig
     public var providers: [ProviderConfig]
 
@@ -30,7 +32,7 @@ public struct AgentConfig: Sendable, Equatable {
         OriginMatcher(providers.map { (provider: $0.id, origins: $0.origins) })
     }
 
-    static let topLevelKeys = ["$schema", "refreshWindowSeconds", "store", "providers"]
+    static let topLevelKeys = ["$schema", "refreshWindowSeconds", "lockTimeoutSeconds", "store", "providers"]
     static let storeKeys = ["kind", "path"]
     static let maxFileBytes = 1 << 20
 
@@ -48,6 +50,7 @@ public struct AgentConfig: Sendable, Equatable {
         _ = try root.string("$schema")
         var config = AgentConfig()
         config.refreshWindowSeconds = try root.int("refreshWindowSeconds", in: 0...86_400) ?? 60
+        config.lockTimeoutSeconds = Double(try root.int("lockTimeoutSeconds", in: 1...600) ?? 15)
         if let store = try root.child("store") { config.store = try parseStore(store) }
 
         guard let items = try root.array("providers") else { throw root.error(nil, "missing required key \"providers\"") }

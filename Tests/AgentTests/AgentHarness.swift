@@ -10,7 +10,7 @@ final class AgentHarness {
     let directory: URL
     let configPath: URL
 
-    init(issuerOptions: DevIssuerOptions = .init(), refreshWindowSeconds: Int = 60) throws {
+    init(issuerOptions: DevIssuerOptions = .init(), refreshWindowSeconds: Int = 60, lockTimeoutSeconds: Int = 15) throws {
         issuer = DevIssuer(options: issuerOptions)
         _ = try issuer.start(port: 0)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-harness-\(UUID().uuidString)")
@@ -19,6 +19,7 @@ final class AgentHarness {
         let base = issuer.baseURL
         let config: JSONValue = [
             "refreshWindowSeconds": .int(Int64(refreshWindowSeconds)),
+            "lockTimeoutSeconds": .int(Int64(lockTimeoutSeconds)),
             "store": ["kind": "file", "path": .string(directory.appendingPathComponent("store").path)],
             "providers": [
                 ["id": "corp", "displayName": "Corp SSO", "flow": "password", "origins": [.string(base)],

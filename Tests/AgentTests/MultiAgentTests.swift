@@ -98,6 +98,26 @@ final class MultiAgentTests: XCTestCase {
         XCTAssertLessThan(delays.last!, 1.0)
     }
 
+    /// Another process holding the provider's lock too long: 1005, retryable, session kept.
+    func testLockWaitsAreBounded() throws {
+        let harness = try AgentHarness(lockTimeoutSeconds: 1)
+        let agent = try harness.spawn()
+        XCTAssertNotNil(try agent.call("login", AgentHarness.corp, id: "login")["result"])
+        let fd = open(harness.storeDirectory.appendingPathComponent("corp.lock").path, O_RDWR | O_CREAT, 0o600)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        XCTAssertEqual(flock(fd, LOCK_EX), 0)
+        let started = Date()
+        let blocked = try agent.call("refresh", ["provider": "corp"], id: "blocked")
+        let waited = Date().timeIntervalSince(started)
+        XCTAssertEqual(blocked["error"]?["code"], 1005, "\(blocked)")
+        XCTAssertEqual(blocked["error"]?["data"]?["retryable"], true)
+        XCTAssertGreaterThanOrEqual(waited, 0.9)
+        XCTAssertLessThan(waited, 5)
+        close(fd)  // releases the lock
+        let freed = try agent.call("refresh", ["provider": "corp"], id: "freed")
+        XCTAssertEqual(freed["result"]?["refreshed"], true, "\(freed)")
+    }
+
     /// kill -9 at random moments during refreshes; a fresh agent must always find a
     /// parseable store, and (with a reuse grace period, as Okta and Auth0 offer) a live session.
     func testKillDuringRefreshNeverCorruptsTheStore() throws {
