@@ -77,7 +77,7 @@ public enum AuthMethods {
                 throw error.rpcError
             }
             switch step {
-            case .ready(let answer): return .result(answer)
+            case .ready(let answer): return .encoded(answer)
             case .wait(let work): return later(work)
             }
         }

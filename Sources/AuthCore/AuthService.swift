@@ -19,6 +19,7 @@ public final class AuthService: Sendable {
     /// The store fingerprint last seen per provider, for `checkStore`.
     private let stamps = Locked<[String: String?]>([:])
     private let watcher = Locked<DispatchSourceTimer?>(nil)
+    private let origins = OriginCache()
 
     /// Seconds a logout may spend telling the server; the local session is gone either way.
     static let revokeTimeout = 5.0
@@ -169,7 +170,7 @@ public final class AuthService: Sendable {
 
     /// The provider a request goes to, or nil when no provider covers its origin.
     private func route(url: String, provider explicit: String?) throws(AuthError) -> ProviderState? {
-        let origin = Origin(url: url)
+        let origin = origins.origin(of: url)
         // A token is only ever attached over https, or to loopback.
         let covering = origin.flatMap { $0.isSecureForBearer ? matcher.provider(for: $0) : nil }
         if let explicit {
@@ -182,18 +183,19 @@ public final class AuthService: Sendable {
         return covering.flatMap { states[$0] }
     }
 
-    public static let unsigned: JSONValue = ["signed": false, "headers": [:]]
+    /// A request no provider covers needs no auth: pass it through as is.
+    static let unsignedText = JSONText(["signed": false, "headers": [:]])
 
     /// What a request needs next: an answer now, or work that waits (for a
     /// login or logout of the same provider begun earlier, or for the network).
     public enum Step: Sendable {
-        case ready(JSONValue)
+        case ready(JSONText)
         case wait(@Sendable () async throws -> JSONValue)
     }
 
     /// `sign`: answered from memory when the token is fresh and nothing is changing.
     public func beginSign(url: String, provider: String?) throws(AuthError) -> Step {
-        guard let s = try route(url: url, provider: provider) else { return .ready(Self.unsigned) }
+        guard let s = try route(url: url, provider: provider) else { return .ready(Self.unsignedText) }
         let pending = s.pendingChange()
         if pending == nil {
             guard let (session, result) = s.snapshot() ?? catchUp(s) else { throw notLoggedIn(s) }
@@ -377,7 +379,7 @@ public final class AuthService: Sendable {
 
     /// Before answering "not logged in", look at the store once: another agent
     /// may have logged in since the last periodic check.
-    private func catchUp(_ s: ProviderState) -> (Session, JSONValue)? {
+    private func catchUp(_ s: ProviderState) -> (Session, JSONText)? {
         check(s)
         return s.snapshot()
     }

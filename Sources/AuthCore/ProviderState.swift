@@ -15,8 +15,9 @@ final class ProviderState: @unchecked Sendable {
 
     private let lock = NSLock()
     private var session: Session?
-    /// The `sign` answer for the current session, built once per session.
+    /// The `sign` answer for the current session, built (and serialized) once per session.
     private var signResult: JSONValue = .null
+    private var signText = JSONText(.null)
     private var inFlight: (generation: Int, task: Task<Session, Error>)?
     private var recentRefreshes: [Date] = []
     /// Logins and logouts under way, and the requests waiting for them to settle.
@@ -44,11 +45,11 @@ final class ProviderState: @unchecked Sendable {
     }
 
     /// The current session and its prepared `sign` answer, in one lock.
-    func snapshot() -> (Session, JSONValue)? {
+    func snapshot() -> (Session, JSONText)? {
         lock.lock()
         defer { lock.unlock() }
         guard let session else { return nil }
-        return (session, signResult)
+        return (session, signText)
     }
 
     /// The prepared `sign` answer for the current session, if any.
@@ -112,6 +113,7 @@ final class ProviderState: @unchecked Sendable {
         } else {
             signResult = .null
         }
+        signText = JSONText(signResult)
     }
 
     /// Replaces the session unconditionally (login); `persist` runs under the lock so

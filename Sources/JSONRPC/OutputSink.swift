@@ -57,8 +57,13 @@ public final class OutputSink: @unchecked Sendable {
 
     /// Enqueues and flushes: for messages produced off the reader thread.
     public func send(_ message: JSONValue) {
+        send { JSONSerializer.write(message, to: &$0) }
+    }
+
+    /// Enqueues one message built in place and flushes.
+    public func send(_ build: (inout [UInt8]) -> Void) {
         lock.lock()
-        JSONSerializer.write(message, to: &buffer)
+        build(&buffer)
         buffer.append(0x0A)
         flushLocked()
         lock.unlock()

@@ -17,6 +17,8 @@ public struct RPCCall: Sendable {
 /// only when it really has to wait.
 public enum RPCOutcome: Sendable {
     case result(JSONValue)
+    /// A result serialized ahead of time; written as is.
+    case encoded(JSONText)
     case later(@Sendable () async throws -> JSONValue)
 }
 

@@ -188,7 +188,8 @@ public final class RPCConnection: @unchecked Sendable {
             case "$/cancelRequest":
                 guard let target = p["id"] else { throw RPCError.invalidParams("missing required field 'id'") }
                 if inFlight.cancel(target) > 0 {
-                    output.send(RPCResponse(id: target, error: .requestCancelled).json)
+                    let cancelled = RPCResponse(id: target, error: .requestCancelled)
+                    output.send { cancelled.write(to: &$0) }
                 }
                 return id == nil ? .none : .now(RPCResponse(id: id!, result: .null))
             default: break
@@ -198,6 +199,7 @@ public final class RPCConnection: @unchecked Sendable {
             }
             switch try entry.handler(RPCCall(method: method, id: id, params: p, connection: self)) {
             case .result(let value): return .now(RPCResponse(id: id ?? .null, result: value))
+            case .encoded(let text): return .now(RPCResponse(id: id ?? .null, encodedResult: text))
             case .later(let work): return .later(id, work)
             }
         } catch let error as RPCError {
@@ -259,7 +261,7 @@ public final class RPCConnection: @unchecked Sendable {
         let task = Task {
             let response = await Self.answer(work, id: id, logger: logger)
             if self.inFlight.finish(id, token: token) {
-                self.output.send(response.json)
+                self.output.send { response.write(to: &$0) }
             }
             self.running.leave()
         }

@@ -65,3 +65,24 @@ final class OriginTests: XCTestCase {
         XCTAssertEqual(Origin(url: "https://example.com")?.isSecureForBearer, true)
     }
 }
+
+final class OriginCacheTests: XCTestCase {
+    /// The cache must give exactly what parsing gives, for tricky URLs and on repeat.
+    func testAgreesWithOriginParsing() {
+        let urls = [
+            "https://api.example.com/v1/items?page=2", "https://API.example.com:443/x", "https://api.example.com.evil.com/",
+            "https://api.example.com@evil.com/", "https://evil.com#@api.example.com", "https://evil.com?@api.example.com",
+            "https://evil.com\\@api.example.com", "https://api.example.com/a b", "http://127.0.0.1:8080", "http://[::1]:9/x",
+            "https://user:pw@api.example.com/", "api.example.com/x", "javascript:alert(1)//api.example.com", "", "https:/x",
+            "https://api.example.com:99999/", "https://api.example.com./", "https://api.example.com/\u{2028}",
+        ]
+        let cache = OriginCache(capacity: 4)
+        for _ in 0..<3 {
+            for url in urls {
+                XCTAssertEqual(cache.origin(of: url), Origin(url: url), url)
+            }
+        }
+        XCTAssertEqual(OriginCache.authorityPrefix("https://a.example.com:8/p?q#f"), "https://a.example.com:8")
+        XCTAssertNil(OriginCache.authorityPrefix("mailto:x@y"))
+    }
+}
