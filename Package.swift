@@ -23,7 +23,10 @@ let package = Package(
         // The JSON-RPC 2.0 engine: framing, dispatch, lifecycle, cancellation. Knows nothing of auth.
         .target(name: "JSONRPC", dependencies: ["JSON"], swiftSettings: strict),
         // Providers, sessions, refresh, signing, the store and events. Knows nothing of stdio.
-        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Digest"], swiftSettings: strict),
+        // libcurl loaded with dlopen on the first request (Linux), so start-up does not map it.
+        .target(name: "CurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Digest", .target(name: "CurlShim", condition: .when(platforms: [.linux]))],
+                swiftSettings: strict),
         // A loopback-only OAuth 2.0 / session-API issuer for the demo and the tests.
         .target(name: "DevIssuer", dependencies: ["JSON", "Digest"], swiftSettings: strict),
         // The thin executable that wires the layers to stdin/stdout.

@@ -1,5 +1,7 @@
 import Foundation
 import JSONRPC
+
+#if !os(Linux)
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -50,8 +52,8 @@ public final class URLSessionTransport: HTTPTransport {
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let origin = Origin(url: request.url), let url = URL(string: request.url),
-              URLSessionTransport.foundationAgrees(url, origin),
-              request.headers.allSatisfy({ URLSessionTransport.isHeaderSafe($0.0) && URLSessionTransport.isHeaderSafe($0.1) }),
+              HTTPRequestChecks.foundationAgrees(url, origin),
+              request.headers.allSatisfy({ HTTPRequestChecks.isHeaderSafe($0.0) && HTTPRequestChecks.isHeaderSafe($0.1) }),
               !request.method.isEmpty, request.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else { throw HTTPTransportError.invalidURL }
         guard request.timeout > 0 else { throw HTTPTransportError.timedOut }
@@ -81,23 +83,6 @@ public final class URLSessionTransport: HTTPTransport {
         }
     }
 
-    /// No CR, LF or NUL: characters that would end a header line and start another.
-    static func isHeaderSafe(_ text: String) -> Bool {
-        !text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
-    }
-
-    /// Whether Foundation's URL parser reads the same scheme, host and port as `Origin`.
-    static func foundationAgrees(_ url: URL, _ origin: Origin) -> Bool {
-        guard let scheme = url.scheme?.lowercased(), scheme == origin.scheme, var host = url.host?.lowercased() else {
-            return false
-        }
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if host.contains(":") {
-            guard let canonical = URLAuthority.canonicalIPv6(host) else { return false }
-            host = "[\(canonical)]"
-        }
-        return host == origin.host && (url.port ?? Origin.defaultPort(for: scheme)) == origin.port
-    }
 }
 
 /// The session delegate: collects each task's response and body, enforces the
@@ -201,3 +186,4 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, @unchecked 
         }
     }
 }
+#endif

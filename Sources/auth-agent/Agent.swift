@@ -54,7 +54,7 @@ enum Agent {
             }
         }
         let subscriptions = Subscriptions()
-        let service = AuthService(config: config, store: store, transport: URLSessionTransport(), logger: logger,
+        let service = AuthService(config: config, store: store, transport: SystemHTTPTransport(), logger: logger,
                                   lockTimeout: config.lockTimeoutSeconds, events: { subscriptions.deliver($0) })
         // Logins, logouts and refreshes by other agents on the same store reach this one within 250 ms.
         service.watchStore(every: 0.25)

@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-final class URLSessionTransportTests: XCTestCase {
+final class SystemHTTPTransportTests: XCTestCase {
     private var server: LoopbackServer!
 
     override func setUpWithError() throws { server = try LoopbackServer() }
@@ -16,7 +16,7 @@ final class URLSessionTransportTests: XCTestCase {
     private func url(_ path: String) -> String { "http://127.0.0.1:\(server.port)\(path)" }
 
     func testBodyRoundTripAndLowercasedHeaders() async throws {
-        let transport = URLSessionTransport()
+        let transport = SystemHTTPTransport()
         let body: [UInt8] = Array(0...255) + Array("grant_type=password&x=%26".utf8)
         let response = try await transport.send(HTTPRequest(
             method: "POST", url: url("/echo?q=1"),
@@ -30,7 +30,7 @@ final class URLSessionTransportTests: XCTestCase {
     }
 
     func testRedirectIsReturnedNotFollowed() async throws {
-        let transport = URLSessionTransport()
+        let transport = SystemHTTPTransport()
         let response = try await transport.send(HTTPRequest(
             method: "POST", url: url("/redirect"), headers: [("Authorization", "Bearer SECRET")], body: [1, 2], timeout: 5))
         XCTAssertEqual(response.status, 302)
@@ -40,7 +40,7 @@ final class URLSessionTransportTests: XCTestCase {
     }
 
     func testCookiesAreNeitherStoredNorSent() async throws {
-        let transport = URLSessionTransport()
+        let transport = SystemHTTPTransport()
         let first = try await transport.send(HTTPRequest(url: url("/echo"), timeout: 5))
         XCTAssertEqual(first.headers["set-cookie"], "sid=abc; Path=/")
         let second = try await transport.send(HTTPRequest(url: url("/echo"), timeout: 5))
@@ -49,7 +49,7 @@ final class URLSessionTransportTests: XCTestCase {
     }
 
     func testTimeout() async throws {
-        let transport = URLSessionTransport()
+        let transport = SystemHTTPTransport()
         let start = Date()
         do {
             _ = try await transport.send(HTTPRequest(url: url("/hang"), timeout: 0.5))
@@ -63,7 +63,7 @@ final class URLSessionTransportTests: XCTestCase {
     }
 
     func testResponseSizeCap() async throws {
-        let transport = URLSessionTransport(maxResponseBytes: 1000)
+        let transport = SystemHTTPTransport(maxResponseBytes: 1000)
         for path in ["/big", "/big-unframed"] {
             do {
                 _ = try await transport.send(HTTPRequest(url: url(path), timeout: 5))
@@ -79,7 +79,7 @@ final class URLSessionTransportTests: XCTestCase {
 
     func testUnreachableNamesTheHostOnly() async throws {
         let port = try LoopbackServer.unusedPort()
-        let transport = URLSessionTransport()
+        let transport = SystemHTTPTransport()
         do {
             _ = try await transport.send(HTTPRequest(url: "http://127.0.0.1:\(port)/x?token=SECRET",
                                                      headers: [("Authorization", "Bearer SECRET")], timeout: 5))
@@ -92,7 +92,7 @@ final class URLSessionTransportTests: XCTestCase {
     }
 
     func testInvalidURLs() async {
-        let transport = URLSessionTransport()
+        let transport = SystemHTTPTransport()
         for bad in ["ftp://127.0.0.1/", "not a url", "http://127.0.0.1\\@evil.com/", "", "http://[::1/"] {
             do {
                 _ = try await transport.send(HTTPRequest(url: bad, timeout: 1))
@@ -119,7 +119,7 @@ final class URLSessionTransportTests: XCTestCase {
     }
 
     func testCancellation() async throws {
-        let transport = URLSessionTransport()
+        let transport = SystemHTTPTransport()
         let request = HTTPRequest(url: url("/hang"), timeout: 5)
         let task = Task { try await transport.send(request) }
         try await Task.sleep(nanoseconds: 100_000_000)

@@ -1,0 +1,175 @@
+#include "CurlShim.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The few libcurl entry points used, with the option numbers of curl.h (stable ABI).
+typedef void CURL;
+struct curl_slist;
+#define CURLOPT_WRITEDATA 10001
+#define CURLOPT_URL 10002
+#define CURLOPT_WRITEFUNCTION 20011
+#define CURLOPT_POSTFIELDS 10015
+#define CURLOPT_HTTPHEADER 10023
+#define CURLOPT_HEADERDATA 10029
+#define CURLOPT_CUSTOMREQUEST 10036
+#define CURLOPT_NOPROGRESS 43
+#define CURLOPT_FOLLOWLOCATION 52
+#define CURLOPT_XFERINFODATA 10057
+#define CURLOPT_HEADERFUNCTION 20079
+#define CURLOPT_HTTPGET 80
+#define CURLOPT_NOSIGNAL 99
+#define CURLOPT_POSTFIELDSIZE_LARGE 30120
+#define CURLOPT_TIMEOUT_MS 155
+#define CURLOPT_PROTOCOLS 181
+#define CURLOPT_XFERINFOFUNCTION 20219
+#define CURLINFO_RESPONSE_CODE 0x200002
+#define CURLPROTO_HTTP 1L
+#define CURLPROTO_HTTPS 2L
+#define CURL_GLOBAL_ALL 3L
+
+static struct {
+    CURL *(*easy_init)(void);
+    int (*easy_setopt)(CURL *, int, ...);
+    int (*easy_perform)(CURL *);
+    int (*easy_getinfo)(CURL *, int, ...);
+    void (*easy_cleanup)(CURL *);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+    int (*global_init)(long);
+} api;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int loaded = 0;
+
+static void load(void) {
+    static const char *const names[] = {"libcurl.so.4", "libcurl.so", "libcurl-gnutls.so.4", "libcurl.4.dylib", NULL};
+    void *library = NULL;
+    for (int i = 0; names[i] && !library; i++) library = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!library) return;
+    *(void **)&api.easy_init = dlsym(library, "curl_easy_init");
+    *(void **)&api.easy_setopt = dlsym(library, "curl_easy_setopt");
+    *(void **)&api.easy_perform = dlsym(library, "curl_easy_perform");
+    *(void **)&api.easy_getinfo = dlsym(library, "curl_easy_getinfo");
+    *(void **)&api.easy_cleanup = dlsym(library, "curl_easy_cleanup");
+    *(void **)&api.slist_append = dlsym(library, "curl_slist_append");
+    *(void **)&api.slist_free_all = dlsym(library, "curl_slist_free_all");
+    *(void **)&api.global_init = dlsym(library, "curl_global_init");
+    if (!api.easy_init || !api.easy_setopt || !api.easy_perform || !api.easy_getinfo || !api.easy_cleanup ||
+        !api.slist_append || !api.slist_free_all || !api.global_init) return;
+    if (api.global_init(CURL_GLOBAL_ALL) != 0) return;
+    loaded = 1;
+}
+
+int acurl_load(void) {
+    pthread_once(&once, load);
+    return loaded;
+}
+
+typedef struct {
+    acurl_response *out;
+    size_t max;
+    int too_large;
+    const volatile int *cancel;
+} exchange;
+
+static int append(unsigned char **buffer, size_t *length, const char *data, size_t n) {
+    unsigned char *grown = realloc(*buffer, *length + n + 1);
+    if (!grown) return 0;
+    memcpy(grown + *length, data, n);
+    *length += n;
+    grown[*length] = 0;
+    *buffer = grown;
+    return 1;
+}
+
+static size_t on_body(char *data, size_t size, size_t count, void *context) {
+    exchange *x = context;
+    size_t n = size * count;
+    if (x->out->body_len + n > x->max) {
+        x->too_large = 1;
+        return 0;
+    }
+    return append(&x->out->body, &x->out->body_len, data, n) ? n : 0;
+}
+
+static size_t on_header(char *data, size_t size, size_t count, void *context) {
+    exchange *x = context;
+    size_t n = size * count;
+    if (x->out->headers_len + n > 65536) {
+        x->too_large = 1;
+        return 0;
+    }
+    return append((unsigned char **)&x->out->headers, &x->out->headers_len, data, n) ? n : 0;
+}
+
+static int on_progress(void *context, long long a, long long b, long long c, long long d) {
+    (void)a; (void)b; (void)c; (void)d;
+    exchange *x = context;
+    return (x->cancel && *x->cancel) ? 1 : 0;
+}
+
+int acurl_perform(const char *method, const char *url,
+                  const char *const *headers, size_t header_count,
+                  const unsigned char *body, size_t body_len, int has_body,
+                  long timeout_ms, size_t max_response,
+                  const volatile int *cancel, acurl_response *out) {
+    memset(out, 0, sizeof *out);
+    if (!acurl_load()) return ACURL_UNAVAILABLE;
+    CURL *handle = api.easy_init();
+    if (!handle) return ACURL_FAILED;
+    exchange x = {out, max_response, 0, cancel};
+    struct curl_slist *list = NULL;
+    for (size_t i = 0; i < header_count; i++) list = api.slist_append(list, headers[i]);
+    // No "Expect: 100-continue" round trip before a body.
+    list = api.slist_append(list, "Expect:");
+
+    api.easy_setopt(handle, CURLOPT_URL, url);
+    api.easy_setopt(handle, CURLOPT_PROTOCOLS, CURLPROTO_HTTP | CURLPROTO_HTTPS);
+    api.easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
+    api.easy_setopt(handle, CURLOPT_TIMEOUT_MS, timeout_ms);
+    api.easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_body);
+    api.easy_setopt(handle, CURLOPT_WRITEDATA, &x);
+    api.easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
+    api.easy_setopt(handle, CURLOPT_HEADERDATA, &x);
+    api.easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+    api.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
+    api.easy_setopt(handle, CURLOPT_XFERINFODATA, &x);
+    api.easy_setopt(handle, CURLOPT_HTTPHEADER, list);
+    if (has_body) {
+        api.easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, (long long)body_len);
+        api.easy_setopt(handle, CURLOPT_POSTFIELDS, body_len ? (const char *)body : "");
+    } else {
+        api.easy_setopt(handle, CURLOPT_HTTPGET, 1L);
+    }
+    if (strcmp(method, has_body ? "POST" : "GET") != 0) api.easy_setopt(handle, CURLOPT_CUSTOMREQUEST, method);
+
+    int code = api.easy_perform(handle);
+    long status = 0;
+    api.easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+    out->status = status;
+    api.easy_cleanup(handle);
+    api.slist_free_all(list);
+
+    if (code == 0) return ACURL_OK;
+    if (x.too_large) return ACURL_TOO_LARGE;
+    if (cancel && *cancel) return ACURL_CANCELLED;
+    switch (code) {
+    case 28: return ACURL_TIMEOUT;                  // CURLE_OPERATION_TIMEDOUT
+    case 7: return ACURL_CONNECT_FAILED;            // CURLE_COULDNT_CONNECT
+    case 6: case 5: return ACURL_RESOLVE_FAILED;    // CURLE_COULDNT_RESOLVE_HOST / _PROXY
+    case 35: case 51: case 58: case 59: case 60: case 77: case 83: case 90: case 91:
+        return ACURL_TLS_FAILED;                    // handshake, peer verification, CA problems
+    default: return ACURL_FAILED;
+    }
+}
+
+void acurl_response_free(acurl_response *response) {
+    free(response->body);
+    free(response->headers);
+    response->body = NULL;
+    response->headers = NULL;
+}

@@ -1,0 +1,47 @@
+// A small C bridge to libcurl, loaded with dlopen on first use.
+//
+// Why: linking libcurl (directly or through FoundationNetworking) makes the
+// dynamic loader map it and some thirty libraries it needs (TLS, Kerberos,
+// LDAP, ...) at every start — measured 7.4 ms of a 13.5 ms start here. Most
+// agent processes (a script asking for a cached token) never touch the
+// network, so the network stack is loaded only when a request is made.
+// C rather than Swift because curl_easy_setopt is variadic.
+#ifndef AUTH_AGENT_CURL_SHIM_H
+#define AUTH_AGENT_CURL_SHIM_H
+
+#include <stddef.h>
+
+enum {
+    ACURL_OK = 0,
+    ACURL_UNAVAILABLE = 1,   // libcurl could not be loaded
+    ACURL_TIMEOUT = 2,
+    ACURL_TOO_LARGE = 3,     // the response exceeded max_response bytes
+    ACURL_CANCELLED = 4,
+    ACURL_CONNECT_FAILED = 5,
+    ACURL_RESOLVE_FAILED = 6,
+    ACURL_TLS_FAILED = 7,
+    ACURL_FAILED = 8         // anything else (reset, empty reply, ...)
+};
+
+typedef struct {
+    long status;
+    unsigned char *body;
+    size_t body_len;
+    char *headers;           // the raw header lines of every response received, CRLF-separated
+    size_t headers_len;
+} acurl_response;
+
+/// Loads libcurl once; returns 1 when it is available.
+int acurl_load(void);
+
+/// Performs one HTTP exchange, blocking. Redirects are never followed; only
+/// http and https are allowed. `cancel` is polled during the transfer.
+int acurl_perform(const char *method, const char *url,
+                  const char *const *headers, size_t header_count,
+                  const unsigned char *body, size_t body_len, int has_body,
+                  long timeout_ms, size_t max_response,
+                  const volatile int *cancel, acurl_response *out);
+
+void acurl_response_free(acurl_response *response);
+
+#endif
