@@ -54,6 +54,36 @@ final class HostileInputTests: XCTestCase {
         try assertStillServing(agent)
     }
 
+    /// A host that stops reading ends the agent quietly (exit 0, nothing on stderr),
+    /// while its input is still open. A shell pipeline, so no other process holds
+    /// the pipe's read end.
+    func testClosedStdoutEndsTheProcessQuietly() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-epipe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let rc = dir.appendingPathComponent("rc").path
+        let err = dir.appendingPathComponent("err").path
+        let ping = #"{"jsonrpc":"2.0","method":"ping","id":1}"#
+        let config = dir.appendingPathComponent("config.json").path
+        try Data(#"{"store": {"kind": "memory"}, "providers": []}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let script = """
+            (for i in $(seq 1 100); do echo '\(ping)'; sleep 0.05; done) \
+              | { "$AGENT" --config "\(config)" 2>"\(err)"; echo $? > "\(rc).tmp"; mv "\(rc).tmp" "\(rc)"; } | head -c 10 >/dev/null
+            """
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+        shell.arguments = ["-c", script]
+        shell.environment = ["AGENT": AgentProcess.binaryURL.path, "PATH": "/usr/bin:/bin"]
+        let started = Date()
+        try shell.run()
+        defer { if shell.isRunning { shell.terminate() } }
+        while !FileManager.default.fileExists(atPath: rc) && Date().timeIntervalSince(started) < 4 { usleep(20_000) }
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertLessThan(elapsed, 4, "the agent kept running after its reader went away")
+        XCTAssertEqual(try String(contentsOfFile: rc, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), "0")
+        XCTAssertEqual(try String(contentsOfFile: err, encoding: .utf8), "", "nothing on stderr")
+    }
+
     func testRandomBytes() throws {
         let agent = try AgentProcess(arguments: [])
         var rng = SeededGenerator(seed: 7)
