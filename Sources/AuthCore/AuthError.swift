@@ -43,6 +43,11 @@ public struct AuthError: Error, Sendable, Equatable {
         self.provider = provider
     }
 
+    /// The auth server of `provider` could not be reached or failed; retryable.
+    static func unavailable(_ provider: ProviderConfig, _ why: String) -> AuthError {
+        AuthError(.authServerUnavailable, "\(provider.displayName) is unavailable: \(why).", provider: provider.id)
+    }
+
     public var rpcError: RPCError {
         var data: JSONObject = ["reason": .string(code.reason), "retryable": .bool(code.retryable)]
         if let provider { data["provider"] = .string(provider) }

@@ -321,7 +321,7 @@ public final class AuthService: Sendable {
             throw expire(s, stale, why: "the server rejected the refresh (\(why))")
         case .transient(let why):
             logger.warn("refreshing \(id) failed: \(why); the session is kept")
-            throw AuthError(.authServerUnavailable, "\(s.config.displayName) is unavailable: \(why).", provider: id)
+            throw AuthError.unavailable(s.config, why)
         case .unsupported:
             throw expire(s, stale, why: "the session cannot be refreshed")
         }

@@ -85,9 +85,7 @@ struct AuthorizationCodeProvider: LoginProvider {
         return endpoint + (endpoint.contains("?") ? "&" : "?") + query
     }
 
-    private func unavailable(_ why: String) -> AuthError {
-        AuthError(.authServerUnavailable, "\(config.displayName) is unavailable: \(why).", provider: config.id)
-    }
+    private func unavailable(_ why: String) -> AuthError { AuthError.unavailable(config, why) }
 
     func refresh(_ session: Session) async -> RefreshOutcome { await oauth.refresh(session) }
 

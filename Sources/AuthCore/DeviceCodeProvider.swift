@@ -87,9 +87,7 @@ struct DeviceCodeProvider: LoginProvider {
         return .success(object)
     }
 
-    private func unavailable(_ why: String) -> AuthError {
-        AuthError(.authServerUnavailable, "\(config.displayName) is unavailable: \(why).", provider: config.id)
-    }
+    private func unavailable(_ why: String) -> AuthError { AuthError.unavailable(config, why) }
 
     private func timedOut() -> AuthError {
         AuthError(.loginTimedOut, "The \(config.displayName) login was not approved in time.", provider: config.id)

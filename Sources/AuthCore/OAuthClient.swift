@@ -103,13 +103,28 @@ struct OAuthClient: Sendable {
         config.scopes.isEmpty ? [] : [("scope", config.scopes.joined(separator: " "))]
     }
 
-    func refresh(_ session: Session) async -> RefreshOutcome {
-        guard let refreshToken = session.refreshToken else { return .unsupported }
-        switch await grant([("grant_type", "refresh_token"), ("refresh_token", refreshToken)]) {
+    /// A grant that logs in: its tokens, `invalidCredentials` (saying `rejected`)
+    /// when the server refuses, `authServerUnavailable` on transient failure.
+    func loginGrant(_ pairs: [(String, String)], rejected: String) async throws(AuthError) -> TokenResponse {
+        switch await grant(pairs) {
+        case .success(let token): return token
+        case .rejected: throw AuthError(.invalidCredentials, rejected, provider: config.id)
+        case .transient(let why): throw AuthError.unavailable(config, why)
+        }
+    }
+
+    /// A grant that renews `session` (a refresh token, or client credentials again).
+    func renew(_ session: Session, with pairs: [(String, String)]) async -> RefreshOutcome {
+        switch await grant(pairs) {
         case .success(let token): return .refreshed(self.session(from: token, previous: session, user: nil))
         case .rejected(let error): return .rejected(error)
         case .transient(let why): return .transient(why)
         }
+    }
+
+    func refresh(_ session: Session) async -> RefreshOutcome {
+        guard let refreshToken = session.refreshToken else { return .unsupported }
+        return await renew(session, with: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
     }
 
     /// RFC 7009: revoke the refresh token when there is one (servers revoke its

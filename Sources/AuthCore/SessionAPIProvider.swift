@@ -63,9 +63,7 @@ struct SessionAPIProvider: LoginProvider {
         return (200..<300).contains(response.status)
     }
 
-    private func unavailable(_ why: String) -> AuthError {
-        AuthError(.authServerUnavailable, "\(config.displayName) is unavailable: \(why).", provider: config.id)
-    }
+    private func unavailable(_ why: String) -> AuthError { AuthError.unavailable(config, why) }
 
     private func session(from response: HTTPResponse, previous: Session?, username: String?) -> Session? {
         guard let document = try? JSONParser.parse(response.body),

@@ -1,0 +1,22 @@
+import Foundation
+import JSON
+
+/// OAuth 2.0 client credentials grant (RFC 6749 §4.4): a service identity, no
+/// user input. "Refreshing" runs the grant again.
+struct ClientCredentialsProvider: LoginProvider {
+    let config: ProviderConfig
+    let oauth: OAuthClient
+    let revokeTimeout: Double
+
+    func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
+        let token = try await oauth.loginGrant([("grant_type", "client_credentials")] + oauth.scopePairs(),
+                                               rejected: "\(config.displayName) rejected the client credentials.")
+        return oauth.session(from: token, previous: nil, user: ["clientId": .string(config.clientId ?? "")])
+    }
+
+    func refresh(_ session: Session) async -> RefreshOutcome {
+        await oauth.renew(session, with: [("grant_type", "client_credentials")] + oauth.scopePairs())
+    }
+
+    func revoke(_ session: Session) async -> Bool { await oauth.revoke(session, timeout: revokeTimeout) }
+}

@@ -1,0 +1,31 @@
+import Foundation
+import JSON
+
+/// A token the user pastes (a personal access token). It never expires on its
+/// own; a 401 on it means the server stopped accepting it.
+struct StaticTokenProvider: LoginProvider {
+    let config: ProviderConfig
+    let oauth: OAuthClient
+    let clock: Clock
+
+    func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
+        guard case .token(let token)? = credentials, !token.isEmpty else {
+            throw AuthError(.invalidCredentials, "\(config.displayName) needs a token.", provider: config.id)
+        }
+        var user: JSONValue = [:]
+        if config.userinfoEndpoint != nil {
+            // The only way to check a pasted token is to use it.
+            let info = await oauth.user(accessToken: token, tokenType: "Bearer", idToken: nil, fallback: .null)
+            if info == .null {
+                throw AuthError(.invalidCredentials, "\(config.displayName) did not accept the token.", provider: config.id)
+            }
+            user = info
+        }
+        return Session(accessToken: token, tokenType: "Bearer", refreshToken: nil, expiresAt: nil, idToken: nil,
+                       user: user, obtainedAt: clock.now(), generation: 1)
+    }
+
+    func refresh(_ session: Session) async -> RefreshOutcome { .unsupported }
+
+    func revoke(_ session: Session) async -> Bool { false }
+}
