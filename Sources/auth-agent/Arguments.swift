@@ -19,7 +19,8 @@ struct Arguments {
         Usage:
           auth-agent [serve] [options]     run the agent on stdin/stdout
           auth-agent demo [options]        run the agent against a built-in loopback dev issuer
-          auth-agent dev-issuer [--port N] run only the loopback dev issuer (for tests and clients)
+          auth-agent dev-issuer [--port N] run only the loopback dev issuer (for tests and clients): prints
+                                   {"issuer": URL} and serves until stdin closes or SIGTERM
 
         Options:
           --config PATH            configuration file (default: $AUTH_AGENT_CONFIG, else
@@ -30,6 +31,7 @@ struct Arguments {
           -h, --help               show this help
           --version                print the version
 
+        Sessions are kept in $XDG_STATE_HOME/auth-agent (default ~/.local/state/auth-agent).
         The protocol is described in schema/openrpc.json; exit codes: 0 normal end,
         2 bad command line or configuration.
         """
