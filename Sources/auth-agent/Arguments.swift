@@ -20,7 +20,7 @@ struct Arguments {
           auth-agent [serve] [options]     run the agent on stdin/stdout
           auth-agent demo [options]        run the agent against a built-in loopback dev issuer
           auth-agent dev-issuer [--port N] run only the loopback dev issuer (for tests and clients): prints
-                                   {"issuer": URL} and serves until stdin closes or SIGTERM
+                                           {"issuer": URL} and serves until stdin closes or SIGTERM
 
         Options:
           --config PATH            configuration file (default: $AUTH_AGENT_CONFIG, else
