@@ -53,7 +53,7 @@ extension AgentProcess {
             if message["id"] == id { return message }
             notifications.append(message)
         }
-        throw XCTSkip("no answer to \(method)")
+        throw AgentGone(description: "no answer to \(method) within 15 s; the agent's stderr:\n\(stderr)")
     }
 
     @discardableResult

@@ -25,7 +25,17 @@ final class AgentProcess: @unchecked Sendable {
     private var stderrData = Data()
     private var stdinClosed = false
 
+    /// A write to an agent that has exited must fail that test, not kill the test
+    /// runner with SIGPIPE (which ends every remaining test with no report).
+    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+
+    /// Why a line could not be written: the agent is gone; says how it ended and what it said.
+    struct AgentGone: Error, CustomStringConvertible {
+        let description: String
+    }
+
     init(arguments: [String], environment: [String: String] = [:]) throws {
+        Self.ignoreBrokenPipes
         process.executableURL = Self.binaryURL
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
@@ -67,7 +77,12 @@ final class AgentProcess: @unchecked Sendable {
     func send(_ bytes: Data) throws {
         var line = bytes
         line.append(0x0A)
-        try stdinPipe.fileHandleForWriting.write(contentsOf: line)
+        do {
+            try stdinPipe.fileHandleForWriting.write(contentsOf: line)
+        } catch {
+            let status = waitForExit(timeout: 2).map { "exited with status \($0)" } ?? "closed its input"
+            throw AgentGone(description: "the agent \(status) before a line could be written (\(error)); its stderr:\n\(stderr)")
+        }
     }
 
     func send(_ text: String) throws { try send(Data(text.utf8)) }

@@ -322,8 +322,10 @@ final class InteropTests: XCTestCase {
             "store": ["kind": "file", "path": .string(directory.appendingPathComponent("store").path)],
             "providers": .array(providers),
         ]
-        let path = directory.appendingPathComponent("config.json")
-        try Data(JSONSerializer.bytes(config)).write(to: path)
+        // A file of its own, written whole: an agent still reading the previous
+        // test's config must never see this one half-written.
+        let path = directory.appendingPathComponent("config-\(UUID().uuidString).json")
+        try Data(JSONSerializer.bytes(config)).write(to: path, options: .atomic)
         return try AgentConversation(arguments: ["--config", path.path], environment: ["XDG_STATE_HOME": directory.path])
     }
 
