@@ -26,8 +26,10 @@ final class AgentProcess: @unchecked Sendable {
     private var stdinClosed = false
 
     /// A write to an agent that has exited must fail that test, not kill the test
-    /// runner with SIGPIPE (which ends every remaining test with no report).
-    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+    /// runner with SIGPIPE (which ends every remaining test with no report). A no-op
+    /// handler rather than SIG_IGN: handlers reset to the default on exec, so the
+    /// programs the tests spawn (agents, shells, client suites) keep the usual SIGPIPE.
+    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE) { _ in } }()
 
     /// Why a line could not be written: the agent is gone; says how it ended and what it said.
     struct AgentGone: Error, CustomStringConvertible {
