@@ -36,8 +36,11 @@ public struct JSONObject: Sendable, Hashable, ExpressibleByDictionaryLiteral {
         }
     }
 
-    /// Appends without looking for an existing key; the caller guarantees uniqueness.
-    public mutating func appendUnchecked(_ key: String, _ value: JSONValue) {
+    /// Appends without looking for an existing key; the caller guarantees uniqueness
+    /// (the parser has already rejected duplicates; a copy of an object has none).
+    /// `package`, not `public`: outside this package the O(n) subscript is the only way in,
+    /// so no client can build an object with a key twice.
+    package mutating func appendUnchecked(_ key: String, _ value: JSONValue) {
         keys.append(key)
         values.append(value)
     }
