@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Wire
 
 /// OAuth 2.0 authorization code grant with PKCE S256 and a loopback redirect
 /// (RFC 6749 §4.1, RFC 7636, RFC 8252): the user logs in in a browser; the

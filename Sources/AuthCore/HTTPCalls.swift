@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Wire
 
 /// The few HTTP calls every flow makes, over an injected transport, with the
 /// agent's timeouts; failures come back classified, never with secrets in them.

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Wire
 
 /// Reads the claims of a JSON Web Token **without verifying its signature**.
 ///

@@ -1,10 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import JSONRPC
+import Wire
 
 /// The redirect target of a browser login (RFC 8252 §7.3): a one-shot HTTP
 /// listener on 127.0.0.1 that waits for `GET /callback?…`, lets the login
@@ -28,31 +24,13 @@ final class LoopbackRedirectListener: @unchecked Sendable {
     private var closed = false
 
     init(port: UInt16) throws(Failure) {
-        #if canImport(Glibc)
-        let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let s = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard s >= 0 else { throw .cannotListen("socket failed") }
-        _ = fcntl(s, F_SETFD, FD_CLOEXEC)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        do throws(SocketError) {
+            let bound = try LoopbackSocket.makeListener(port: port, backlog: 8)
+            fd = bound.fd
+            self.port = bound.port
+        } catch {
+            throw .cannotListen(error.operation == "socket" ? "socket failed" : "127.0.0.1:\(port) is not available")
         }
-        guard bound == 0, listen(s, 8) == 0 else {
-            _ = close(s)
-            throw .cannotListen("127.0.0.1:\(port) is not available")
-        }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(s, $0, &length) }
-        }
-        fd = s
-        self.port = UInt16(bigEndian: actual.sin_port)
     }
 
     deinit { shutDown() }
@@ -63,7 +41,7 @@ final class LoopbackRedirectListener: @unchecked Sendable {
         let wasOpen = !closed
         closed = true
         lock.unlock()
-        if wasOpen { _ = close(fd) }
+        if wasOpen { LoopbackSocket.closeDescriptor(fd) }
     }
 
     private var isClosed: Bool {
@@ -87,10 +65,8 @@ final class LoopbackRedirectListener: @unchecked Sendable {
         while true {
             if isClosed { return .failure(.closed) }
             if Date() >= deadline { return .failure(.timedOut) }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 200) > 0 else { continue }
-            let client = accept(fd, nil, nil)
-            guard client >= 0 else { continue }
+            guard LoopbackSocket.waitReadable([fd], timeoutMilliseconds: 200)[0],
+                  let client = LoopbackSocket.acceptConnection(fd) else { continue }
             guard let (requestPath, query) = Self.readRequest(client) else {
                 Self.send(client, status: "400 Bad Request", body: Self.page(ok: false, "That was not a login callback."))
                 continue
@@ -115,14 +91,9 @@ final class LoopbackRedirectListener: @unchecked Sendable {
 
     /// Reads the request head (bounded in size and time) and returns its path and query.
     static func readRequest(_ client: Int32) -> (String, [String: String])? {
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        _ = setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        LoopbackSocket.setReceiveTimeout(client, milliseconds: 5_000)
         var head: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while head.count < 16_384 {
-            let n = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { break }
-            head += buffer[0..<n]
+        while head.count < 16_384, case .data = LoopbackSocket.receive(client, into: &head, capacity: 4096) {
             if head.count >= 4, head.suffix(4) == [13, 10, 13, 10] { break }
         }
         guard let lineEnd = head.firstIndex(of: 13) else { return nil }
@@ -143,17 +114,8 @@ final class LoopbackRedirectListener: @unchecked Sendable {
 
     static func send(_ client: Int32, status: String, body: String) {
         let bytes = Array("HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n\(body)".utf8)
-        var offset = 0
-        while offset < bytes.count {
-            #if canImport(Glibc)
-            let n = bytes[offset...].withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            #else
-            let n = bytes[offset...].withUnsafeBytes { Darwin.send(client, $0.baseAddress, $0.count, 0) }
-            #endif
-            if n <= 0 { break }
-            offset += n
-        }
-        _ = close(client)
+        _ = LoopbackSocket.sendAll(client, bytes)
+        LoopbackSocket.closeDescriptor(client)
     }
 
     static func page(ok: Bool, _ message: String) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Wire
 
 /// Talks to an OAuth 2.0 authorization server for one provider: token grants
 /// (RFC 6749), device authorization (RFC 8628), revocation (RFC 7009) and

@@ -1,3 +1,5 @@
+import Wire
+
 /// Authorization codes (RFC 6749 §4.1.2) awaiting exchange at the token
 /// endpoint, as a plain table that `IssuerState` keeps behind its lock.
 ///

@@ -1,3 +1,5 @@
+import Wire
+
 /// `/authorize`, the authorization endpoint of the code flow (RFC 6749 §4.1,
 /// PKCE per RFC 7636, loopback redirects per RFC 8252).
 ///
@@ -7,7 +9,7 @@
 /// code, deny redirects with `access_denied`, bad credentials show the form again.
 enum AuthorizationEndpoint {
     static func get(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
-        guard let parameters = FormURLEncoding.uniqueParameters(Array((request.query ?? "").utf8)) else {
+        guard let parameters = FormEncoding.uniqueParameters(Array((request.query ?? "").utf8)) else {
             return rejected("The query is malformed or repeats a parameter.")
         }
         switch AuthorizationRequest.validate(parameters, clients: context.state.clients) {
@@ -29,7 +31,7 @@ enum AuthorizationEndpoint {
         if let type = request.mediaType, type != "application/x-www-form-urlencoded" {
             return rejected("The form must be application/x-www-form-urlencoded.")
         }
-        guard let fields = FormURLEncoding.uniqueParameters(request.body) else {
+        guard let fields = FormEncoding.uniqueParameters(request.body) else {
             return rejected("The form is malformed or repeats a field.")
         }
         let authorization: AuthorizationRequest

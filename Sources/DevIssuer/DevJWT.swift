@@ -1,4 +1,5 @@
 import JSON
+import Wire
 
 /// Tokens in JWT shape, so clients can read `exp` and claims the way they would
 /// from a real identity provider.

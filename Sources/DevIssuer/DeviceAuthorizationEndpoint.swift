@@ -1,4 +1,5 @@
 import JSON
+import Wire
 
 /// `POST /device_authorization` (RFC 8628 §3.1–3.2): a client without a
 /// browser asks for a device code to poll with and a user code to show.
@@ -16,7 +17,7 @@ enum DeviceAuthorizationEndpoint {
             "device_code": .string(started.deviceCode),
             "user_code": .string(started.userCode),
             "verification_uri": .string(verification),
-            "verification_uri_complete": .string(verification + "?" + FormURLEncoding.encode([("user_code", started.userCode)])),
+            "verification_uri_complete": .string(verification + "?" + FormEncoding.queryString([("user_code", started.userCode)])),
             "expires_in": .int(Int64(started.expiresIn)),
             "interval": .int(Int64(started.interval)),
         ]

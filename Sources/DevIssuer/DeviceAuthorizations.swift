@@ -1,3 +1,5 @@
+import Wire
+
 /// Device authorization requests (RFC 8628) and their polling rules, as a plain
 /// table that `IssuerState` keeps behind its lock.
 ///

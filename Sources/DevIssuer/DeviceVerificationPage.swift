@@ -1,3 +1,5 @@
+import Wire
+
 /// `/device`, where a person enters the user code a device showed and approves
 /// or denies it (RFC 8628 §3.3). `GET` shows the form (prefilled from
 /// `?user_code=`, the `verification_uri_complete` form); `POST` decides.
@@ -8,7 +10,7 @@ enum DeviceVerificationPage {
     static let path = "/device"
 
     static func get(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
-        let query = FormURLEncoding.uniqueParameters(Array((request.query ?? "").utf8)) ?? [:]
+        let query = FormEncoding.uniqueParameters(Array((request.query ?? "").utf8)) ?? [:]
         return form(userCode: query["user_code"] ?? "", error: nil)
     }
 
@@ -16,7 +18,7 @@ enum DeviceVerificationPage {
         if let type = request.mediaType, type != "application/x-www-form-urlencoded" {
             return HTMLPage.response(400, title: "Device login", body: "<p>The form must be application/x-www-form-urlencoded.</p>")
         }
-        guard let fields = FormURLEncoding.uniqueParameters(request.body) else {
+        guard let fields = FormEncoding.uniqueParameters(request.body) else {
             return HTMLPage.response(400, title: "Device login", body: "<p>The form is malformed or repeats a field.</p>")
         }
         let userCode = fields["user_code"] ?? ""

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// A small blocking HTTP/1.1 server on 127.0.0.1: one thread accepts, one
 /// thread per connection reads requests, asks the handler and writes answers.
@@ -39,13 +40,18 @@ final class HTTPServer: Sendable {
     /// Binds 127.0.0.1:`port` (0 = ephemeral) and starts accepting. `makeHandler`
     /// receives the bound port, which handlers need to name their own URLs.
     init(port: UInt16, makeHandler: (UInt16) -> Handler) throws(DevIssuerError) {
-        let bound = try Socket.makeListener(port: port)
+        let bound: (fd: Int32, port: UInt16)
         let pipe: (read: Int32, write: Int32)
-        do {
-            pipe = try Socket.makeWakePipe()
+        do throws(SocketError) {
+            bound = try LoopbackSocket.makeListener(port: port)
+            do throws(SocketError) {
+                pipe = try LoopbackSocket.makeWakePipe()
+            } catch {
+                LoopbackSocket.closeDescriptor(bound.fd)
+                throw error
+            }
         } catch {
-            Socket.closeDescriptor(bound.fd)
-            throw error
+            throw .socket(operation: error.operation, errno: error.errno)
         }
         self.listener = bound.fd
         self.port = bound.port
@@ -62,11 +68,11 @@ final class HTTPServer: Sendable {
             registry.stopping = true
             // Shut down under the lock: a connection thread removes its descriptor
             // under the same lock before closing it, so the number cannot be reused here.
-            for fd in registry.open { Socket.shutdownBoth(fd) }
+            for fd in registry.open { LoopbackSocket.shutdownBoth(fd) }
             return true
         }
         guard first else { return }
-        Socket.writeByte(wake.write)
+        LoopbackSocket.writeByte(wake.write)
         _ = acceptLoopFinished.wait(timeout: .now() + 5)
     }
 
@@ -74,35 +80,35 @@ final class HTTPServer: Sendable {
 
     private func acceptLoop() {
         while true {
-            let ready = Socket.waitReadable([listener, wake.read])
+            let ready = LoopbackSocket.waitReadable([listener, wake.read])
             // Exit only on the wake byte: `stop()` writes it after setting `stopping`, and
             // the pipe must stay open until then or the write could hit a reused descriptor.
             if ready[1] { break }
-            guard ready[0], let fd = Socket.acceptConnection(listener) else { continue }
+            guard ready[0], let fd = LoopbackSocket.acceptConnection(listener) else { continue }
             let admitted = registry.withLock { registry -> Bool in
                 guard !registry.stopping, registry.open.count < HTTPServer.maxConnections else { return false }
                 registry.open.insert(fd)
                 return true
             }
             guard admitted else {
-                Socket.closeDescriptor(fd)
+                LoopbackSocket.closeDescriptor(fd)
                 continue
             }
             Thread.detachNewThread { [self] in serve(fd) }
         }
-        Socket.closeDescriptor(listener)
-        Socket.closeDescriptor(wake.read)
-        Socket.closeDescriptor(wake.write)
+        LoopbackSocket.closeDescriptor(listener)
+        LoopbackSocket.closeDescriptor(wake.read)
+        LoopbackSocket.closeDescriptor(wake.write)
         acceptLoopFinished.signal()
     }
 
     private func serve(_ fd: Int32) {
         defer {
             registry.withLock { _ = $0.open.remove(fd) }
-            Socket.closeDescriptor(fd)
+            LoopbackSocket.closeDescriptor(fd)
         }
-        Socket.setReceiveTimeout(fd, milliseconds: HTTPServer.idleTimeoutMilliseconds)
-        Socket.setSendTimeout(fd, milliseconds: 10_000)
+        LoopbackSocket.setReceiveTimeout(fd, milliseconds: HTTPServer.idleTimeoutMilliseconds)
+        LoopbackSocket.setSendTimeout(fd, milliseconds: 10_000)
         var reader = RequestReader(fd: fd)
         while true {
             switch reader.next() {
@@ -110,7 +116,7 @@ final class HTTPServer: Sendable {
                 return
             case .rejected(let rejection):
                 let response = HTTPResponse.error(rejection.status, rejection.code, rejection.reason)
-                _ = Socket.sendAll(fd, response.serialized(keepAlive: false))
+                _ = LoopbackSocket.sendAll(fd, response.serialized(keepAlive: false))
                 lingeringClose(fd)
                 return
             case .request(let request):
@@ -119,7 +125,7 @@ final class HTTPServer: Sendable {
                     return
                 case .respond(let response):
                     let keepAlive = request.wantsKeepAlive && !isStopping
-                    guard Socket.sendAll(fd, response.serialized(keepAlive: keepAlive)), keepAlive else { return }
+                    guard LoopbackSocket.sendAll(fd, response.serialized(keepAlive: keepAlive)), keepAlive else { return }
                 }
             }
         }
@@ -128,12 +134,12 @@ final class HTTPServer: Sendable {
     /// After refusing a request, stop writing and read briefly what the client is
     /// still sending, so closing does not reset the connection before it reads the answer.
     private func lingeringClose(_ fd: Int32) {
-        Socket.shutdownWrite(fd)
-        Socket.setReceiveTimeout(fd, milliseconds: 200)
+        LoopbackSocket.shutdownWrite(fd)
+        LoopbackSocket.setReceiveTimeout(fd, milliseconds: 200)
         var scratch: [UInt8] = []
         for _ in 0..<64 {
             scratch.removeAll(keepingCapacity: true)
-            guard case .data = Socket.receive(fd, into: &scratch) else { return }
+            guard case .data = LoopbackSocket.receive(fd, into: &scratch) else { return }
         }
     }
 }
@@ -171,7 +177,7 @@ struct RequestReader {
             if buffer.count > HTTPServer.maxRequestBytes {
                 return .rejected(HTTPRejection(status: 413, reason: "request head too large"))
             }
-            guard case .data = Socket.receive(fd, into: &buffer) else { return .end }
+            guard case .data = LoopbackSocket.receive(fd, into: &buffer) else { return .end }
         }
         guard let headEnd else { return .end }
 
@@ -187,10 +193,10 @@ struct RequestReader {
 
         let total = bodyStart + head.contentLength
         if buffer.count < total, head.headers.tokens("expect").contains("100-continue") {
-            guard Socket.sendAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return .end }
+            guard LoopbackSocket.sendAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return .end }
         }
         while buffer.count < total {
-            guard case .data = Socket.receive(fd, into: &buffer) else { return .end }
+            guard case .data = LoopbackSocket.receive(fd, into: &buffer) else { return .end }
         }
         let body = Array(buffer[bodyStart..<total])
         buffer.removeFirst(total)

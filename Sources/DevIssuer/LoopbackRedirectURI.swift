@@ -1,3 +1,5 @@
+import Wire
+
 /// Which redirect URIs the authorization endpoint accepts: loopback IP literals
 /// over plain http with any port (RFC 8252 §7.3), the way a native app such as
 /// the agent receives the code on an ephemeral port.
@@ -42,6 +44,6 @@ enum LoopbackRedirectURI {
 
     /// `uri` with `parameters` added to its query.
     static func appending(_ parameters: [(name: String, value: String)], to uri: String) -> String {
-        uri + (uri.contains("?") ? "&" : "?") + FormURLEncoding.encode(parameters)
+        uri + (uri.contains("?") ? "&" : "?") + FormEncoding.queryString(parameters.map { ($0.name, $0.value) })
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// A client that proved who it is at the token or revocation endpoint.
 struct AuthenticatedClient: Sendable {
@@ -33,7 +34,7 @@ struct OAuthRequest: Sendable {
         if let type = request.mediaType, type != "application/x-www-form-urlencoded" {
             return .rejected(error(400, "invalid_request", "the body must be application/x-www-form-urlencoded"))
         }
-        guard let pairs = FormURLEncoding.decode(request.body) else {
+        guard let pairs = FormEncoding.decode(request.body) else {
             return .rejected(error(400, "invalid_request", "malformed form body"))
         }
         var parameters: [String: String] = [:]
@@ -86,8 +87,8 @@ struct OAuthRequest: Sendable {
     private static func decodeBasic(_ encoded: String) -> (id: String, secret: String)? {
         guard let data = Data(base64Encoded: encoded), let text = String(data: data, encoding: .utf8),
               let colon = text.firstIndex(of: ":") else { return nil }
-        guard let id = FormURLEncoding.unescape(text[..<colon].utf8),
-              let secret = FormURLEncoding.unescape(text[text.index(after: colon)...].utf8),
+        guard let id = FormEncoding.decodeComponent(text[..<colon].utf8),
+              let secret = FormEncoding.decodeComponent(text[text.index(after: colon)...].utf8),
               !id.isEmpty else { return nil }
         return (id, secret)
     }

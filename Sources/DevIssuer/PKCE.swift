@@ -1,4 +1,5 @@
 import Digest
+import Wire
 
 /// Proof Key for Code Exchange (RFC 7636), S256 only: `plain` protects nothing
 /// against an attacker who can read the authorization request.

@@ -1,4 +1,5 @@
 import JSON
+import Wire
 
 /// `POST /token`, the OAuth 2.0 token endpoint (RFC 6749 §3.2) with the
 /// password, client_credentials, refresh_token, authorization_code and
@@ -13,7 +14,7 @@ enum TokenEndpoint {
     /// `token` plus `token.<grant_type>` for supported grants, a URN grant type
     /// by its last segment (`token.device_code`).
     static func counterKeys(_ request: HTTPRequest) -> [String] {
-        let grant = FormURLEncoding.decode(request.body)?.first { $0.name == "grant_type" }?.value
+        let grant = FormEncoding.decode(request.body)?.first { $0.name == "grant_type" }?.value
         guard let grant, supportedGrants.contains(grant) else { return ["token"] }
         return ["token", "token.\(grant.split(separator: ":").last ?? "")"]
     }

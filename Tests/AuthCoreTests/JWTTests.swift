@@ -1,6 +1,7 @@
 import XCTest
 import AuthCore
 import JSON
+import Wire
 
 final class JWTTests: XCTestCase {
     // {"alg": "none"} . {"sub": "u1", "exp": 1795327321, "name": "Ada"} (encoded by another implementation)

@@ -1,5 +1,5 @@
 import XCTest
-import AuthCore
+import Wire
 
 final class FormEncodingTests: XCTestCase {
     private func encoded(_ pairs: [(String, String)]) -> String { String(decoding: FormEncoding.encode(pairs), as: UTF8.self) }
@@ -35,5 +35,31 @@ final class FormDecodingTests: XCTestCase {
         XCTAssertNil(FormEncoding.decodeComponent("%4"))
         XCTAssertNil(FormEncoding.decodeComponent("%zz"))
         XCTAssertNil(FormEncoding.decodeComponent("%ff"))
+    }
+}
+
+final class FormBodyTests: XCTestCase {
+    private func pairs(_ text: String) -> [String]? {
+        FormEncoding.decode(Array(text.utf8))?.map { "\($0.name)=\($0.value)" }
+    }
+
+    func testPairsInOrder() {
+        XCTAssertEqual(pairs("grant_type=password&username=a+b&password=p%2B%26%3D"), ["grant_type=password", "username=a b", "password=p+&="])
+        XCTAssertEqual(pairs("a=1&&b=&c"), ["a=1", "b=", "c="], "empty parts are skipped; a name alone has an empty value")
+        XCTAssertEqual(pairs("x=a=b"), ["x=a=b"], "only the first = separates")
+        XCTAssertEqual(pairs(""), [])
+        XCTAssertNil(pairs("a=%zz&b=1"), "one bad escape fails the whole body")
+        XCTAssertNil(pairs("a=%C3"), "a truncated UTF-8 sequence fails")
+    }
+
+    func testUniqueParametersRefuseARepeatedName() {
+        XCTAssertEqual(FormEncoding.uniqueParameters(Array("a=1&b=2".utf8)), ["a": "1", "b": "2"])
+        XCTAssertNil(FormEncoding.uniqueParameters(Array("a=1&a=1".utf8)), "RFC 6749 §3.1")
+        XCTAssertNil(FormEncoding.uniqueParameters(Array("a=%".utf8)))
+    }
+
+    func testQueryStringEncodesASpaceForURIParsersToo() {
+        XCTAssertEqual(FormEncoding.queryString([("code", "a b"), ("state", "x/y+")]), "code=a%20b&state=x%2Fy%2B")
+        XCTAssertEqual(FormEncoding.decode(Array(FormEncoding.queryString([("error_description", "no & yes")]).utf8))?.first?.value, "no & yes")
     }
 }

@@ -1,5 +1,5 @@
 import XCTest
-import AuthCore
+import Wire
 
 final class Base64URLTests: XCTestCase {
     private let vectors: [(String, String, String)] = [

@@ -4,12 +4,21 @@ import Glibc
 import Darwin
 #endif
 
-/// The POSIX socket calls the server needs, with the platform differences
-/// (constant types, SIGPIPE suppression, close-on-exec) kept in one place.
+/// A socket system call that failed, with its `errno`.
+public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let operation: String
+    public let errno: Int32
+
+    public var description: String { "\(operation) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
+}
+
+/// The POSIX socket calls a loopback HTTP listener needs — the dev issuer's
+/// server and the agent's browser-login redirect target — with the platform
+/// differences (constant types, SIGPIPE suppression, close-on-exec) kept in one place.
 ///
-/// Every descriptor is close-on-exec: the agent spawns helper processes, and an
-/// inherited listener would keep the port bound after `stop()`.
-enum Socket {
+/// Every descriptor is close-on-exec: the agent spawns helper processes (a
+/// browser, say), and an inherited listener would keep the port bound after it closed.
+public enum LoopbackSocket {
     #if canImport(Glibc)
     private static let streamType = Int32(SOCK_STREAM.rawValue)
     private static let sendFlags = Int32(MSG_NOSIGNAL)
@@ -18,15 +27,15 @@ enum Socket {
     private static let sendFlags: Int32 = 0
     #endif
 
-    enum ReceiveResult {
+    public enum ReceiveResult {
         case data(Int)
         case closed
     }
 
     /// A listening socket bound to 127.0.0.1 and the port it actually got.
-    static func makeListener(port: UInt16, backlog: Int32 = 128) throws(DevIssuerError) -> (fd: Int32, port: UInt16) {
+    public static func makeListener(port: UInt16, backlog: Int32 = 128) throws(SocketError) -> (fd: Int32, port: UInt16) {
         let fd = socket(AF_INET, streamType, 0)
-        guard fd >= 0 else { throw .socket(operation: "socket", errno: errno) }
+        guard fd >= 0 else { throw SocketError(operation: "socket", errno: errno) }
         setCloseOnExec(fd)
         #if canImport(Darwin)
         setOption(fd, SOL_SOCKET, SO_NOSIGPIPE, 1)
@@ -58,19 +67,20 @@ enum Socket {
     }
 
     /// A pipe used to wake a thread blocked in `poll`.
-    static func makeWakePipe() throws(DevIssuerError) -> (read: Int32, write: Int32) {
+    public static func makeWakePipe() throws(SocketError) -> (read: Int32, write: Int32) {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw .socket(operation: "pipe", errno: errno) }
+        guard pipe(&fds) == 0 else { throw SocketError(operation: "pipe", errno: errno) }
         setCloseOnExec(fds[0])
         setCloseOnExec(fds[1])
         return (fds[0], fds[1])
     }
 
-    /// Blocks until one of `fds` is readable; returns which ones (by index).
-    static func waitReadable(_ fds: [Int32]) -> [Bool] {
+    /// Blocks until one of `fds` is readable, or `timeoutMilliseconds` pass
+    /// (-1: no limit); returns which ones are readable (by index).
+    public static func waitReadable(_ fds: [Int32], timeoutMilliseconds: Int32 = -1) -> [Bool] {
         var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         while true {
-            let rc = poll(&polled, nfds_t(polled.count), -1)
+            let rc = poll(&polled, nfds_t(polled.count), timeoutMilliseconds)
             if rc >= 0 { break }
             if errno != EINTR {
                 usleep(10_000)  // resource trouble: let the caller retry without spinning
@@ -81,7 +91,7 @@ enum Socket {
     }
 
     /// Accepts one connection; `nil` on a transient failure the caller should retry.
-    static func acceptConnection(_ listener: Int32) -> Int32? {
+    public static func acceptConnection(_ listener: Int32) -> Int32? {
         let fd = accept(listener, nil, nil)
         guard fd >= 0 else {
             if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
@@ -97,17 +107,17 @@ enum Socket {
         return fd
     }
 
-    static func setReceiveTimeout(_ fd: Int32, milliseconds: Int) {
+    public static func setReceiveTimeout(_ fd: Int32, milliseconds: Int) {
         setTimeout(fd, SO_RCVTIMEO, milliseconds: milliseconds)
     }
 
-    static func setSendTimeout(_ fd: Int32, milliseconds: Int) {
+    public static func setSendTimeout(_ fd: Int32, milliseconds: Int) {
         setTimeout(fd, SO_SNDTIMEO, milliseconds: milliseconds)
     }
 
     /// Reads whatever is available (up to `capacity` bytes) onto the end of `buffer`.
     /// A timeout, reset or EOF all read as `.closed`: the connection is finished either way.
-    static func receive(_ fd: Int32, into buffer: inout [UInt8], capacity: Int = 64 * 1024) -> ReceiveResult {
+    public static func receive(_ fd: Int32, into buffer: inout [UInt8], capacity: Int = 64 * 1024) -> ReceiveResult {
         let start = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: capacity))
         while true {
@@ -125,7 +135,7 @@ enum Socket {
     }
 
     /// Writes all of `bytes`; `false` when the peer is gone or too slow to read.
-    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    public static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { raw in
@@ -143,29 +153,29 @@ enum Socket {
     }
 
     /// Half-closes our side so the peer sees EOF while we can still read what it sends.
-    static func shutdownWrite(_ fd: Int32) {
+    public static func shutdownWrite(_ fd: Int32) {
         _ = shutdown(fd, Int32(SHUT_WR))
     }
 
     /// Wakes any thread blocked on `fd` without releasing the descriptor number,
     /// so it is safe to call from another thread than the owner.
-    static func shutdownBoth(_ fd: Int32) {
+    public static func shutdownBoth(_ fd: Int32) {
         _ = shutdown(fd, Int32(SHUT_RDWR))
     }
 
-    static func closeDescriptor(_ fd: Int32) {
+    public static func closeDescriptor(_ fd: Int32) {
         _ = close(fd)
     }
 
-    static func writeByte(_ fd: Int32) {
+    public static func writeByte(_ fd: Int32) {
         var byte: UInt8 = 1
         _ = write(fd, &byte, 1)
     }
 
-    private static func failure(_ operation: String, closing fd: Int32) -> DevIssuerError {
+    private static func failure(_ operation: String, closing fd: Int32) -> SocketError {
         let code = errno
         _ = close(fd)
-        return .socket(operation: operation, errno: code)
+        return SocketError(operation: operation, errno: code)
     }
 
     private static func setCloseOnExec(_ fd: Int32) {

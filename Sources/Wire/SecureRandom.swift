@@ -1,10 +1,10 @@
-/// Unpredictable bytes for token material.
+/// Unpredictable bytes for secrets: PKCE verifiers and `state` on the agent's
+/// side, token material on the dev issuer's.
 ///
 /// `SystemRandomNumberGenerator` reads the kernel's CSPRNG (getrandom on Linux,
-/// arc4random on Darwin), so dev tokens cannot be guessed by a test that
-/// probes revocation with made-up values.
-enum SecureRandom {
-    static func bytes(_ count: Int) -> [UInt8] {
+/// arc4random on Darwin), so neither can be guessed.
+public enum SecureRandom {
+    public static func bytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         var out: [UInt8] = []
         out.reserveCapacity(count + 8)
@@ -15,7 +15,7 @@ enum SecureRandom {
     }
 
     /// `count` random bytes as base64url text.
-    static func token(bytes count: Int = 32) -> String {
+    public static func token(bytes count: Int = 32) -> String {
         Base64URL.encode(bytes(count))
     }
 }
