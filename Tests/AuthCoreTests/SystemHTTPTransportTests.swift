@@ -1,5 +1,6 @@
 import XCTest
 import AuthCore
+import Wire
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -153,12 +154,6 @@ final class LoopbackServer: @unchecked Sendable {
 
     var paths: [String] { seen.get() }
 
-    #if canImport(Glibc)
-    private static let noSignal = Int32(MSG_NOSIGNAL)
-    #else
-    private static let noSignal: Int32 = 0
-    #endif
-
     init() throws {
         let (fd, port) = try LoopbackServer.openListener()
         listener = fd
@@ -189,27 +184,8 @@ final class LoopbackServer: @unchecked Sendable {
     }
 
     private static func openListener() throws -> (Int32, Int) {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            close(fd)
-            throw POSIXError(.EADDRINUSE)
-        }
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+        let bound = try LoopbackSocket.makeListener(port: 0, backlog: 16)
+        return (bound.fd, Int(bound.port))
     }
 
     private func serve(_ fd: Int32) {
@@ -259,19 +235,13 @@ final class LoopbackServer: @unchecked Sendable {
     }
 
     private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, LoopbackServer.noSignal) }
-            if n <= 0 { return false }
-            offset += n
-        }
-        return true
+        LoopbackSocket.sendAll(fd, bytes)
     }
 
     private func readChunk(_ fd: Int32) -> [UInt8]? {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        return n > 0 ? Array(chunk[..<n]) : nil
+        var chunk: [UInt8] = []
+        guard case .data = LoopbackSocket.receive(fd, into: &chunk, capacity: 4096) else { return nil }
+        return chunk
     }
 
     private func readUntilHeaderEnd(_ fd: Int32, _ buffer: inout [UInt8]) -> Int? {
