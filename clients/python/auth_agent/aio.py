@@ -31,8 +31,8 @@ from . import _params
 from ._launch import PathLike, StderrTail, agent_command
 from ._version import __version__
 from ._wire import Notification, RequestId, Response, decode, encode
-from .errors import AgentDiedError, AuthAgentError
-from .protocol import AGENT_NOT_FOUND, CLOSED, NOTIFICATIONS, TIMEOUT
+from .errors import AuthAgentError, cannot_start, ended, timed_out
+from .protocol import CLOSED, NOTIFICATIONS
 from .results import (
     InitializeResult,
     LoginResult,
@@ -126,9 +126,7 @@ class AsyncAuthAgent:
                 limit=MAX_LINE_BYTES,
             )
         except OSError as error:
-            raise AuthAgentError(
-                f"cannot start {self._command[0]}: {error.strerror}", reason=AGENT_NOT_FOUND
-            ) from error
+            raise cannot_start(self._command[0], error) from error
         self._write_lock = asyncio.Lock()
         self._stderr_task = asyncio.ensure_future(self._copy_stderr())
         self._reader_task = asyncio.ensure_future(self._read_answers())
@@ -202,12 +200,7 @@ class AsyncAuthAgent:
             return await asyncio.wait_for(answer, limit)
         except asyncio.TimeoutError:
             self._abandon(request_id)
-            raise AuthAgentError(
-                f"{method} got no answer within {limit} s; it was cancelled",
-                code=-32800,
-                reason=TIMEOUT,
-                retryable=True,
-            ) from None
+            raise timed_out(method, limit) from None
         except asyncio.CancelledError:
             self._abandon(request_id)
             raise
@@ -427,9 +420,7 @@ class AsyncAuthAgent:
             stream.close()
 
     def _end_error(self) -> AuthAgentError:
-        if self._closing:
-            return AuthAgentError("the auth-agent client was closed", reason=CLOSED)
-        return AgentDiedError(self.returncode, self._stderr.text())
+        return ended(self._closing, self.returncode, self._stderr.text())
 
     async def _copy_stderr(self) -> None:
         stderr = self._started().stderr

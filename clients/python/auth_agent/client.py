@@ -29,8 +29,8 @@ from . import _params
 from ._launch import PathLike, StderrTail, agent_command
 from ._version import __version__
 from ._wire import Notification, RequestId, Response, decode, encode
-from .errors import AgentDiedError, AuthAgentError
-from .protocol import AGENT_NOT_FOUND, CLOSED, NOTIFICATIONS, TIMEOUT
+from .errors import AuthAgentError, cannot_start, ended, timed_out
+from .protocol import NOTIFICATIONS
 from .results import (
     InitializeResult,
     LoginResult,
@@ -75,12 +75,7 @@ class PendingCall:
         limit = self._agent.timeout if timeout is None else timeout
         wait = None if limit is None or math.isinf(limit) else limit
         if not self._answered.wait(wait) and self._agent._abandon(self.id):
-            raise AuthAgentError(
-                f"{self.method} got no answer within {limit} s; it was cancelled",
-                code=-32800,
-                reason=TIMEOUT,
-                retryable=True,
-            )
+            raise timed_out(self.method, limit)
         self._answered.wait()
         if self._error is not None:
             raise self._error
@@ -126,9 +121,7 @@ class AuthAgent:
                 env=env,
             )
         except OSError as error:
-            raise AuthAgentError(
-                f"cannot start {command[0]}: {error.strerror}", reason=AGENT_NOT_FOUND
-            ) from error
+            raise cannot_start(command[0], error) from error
         self._stdin = cast(IO[bytes], self._process.stdin)
         self._ids = count(1)
         self._lock = threading.Lock()
@@ -382,9 +375,7 @@ class AuthAgent:
         self._notifications.put(None)
 
     def _end_error(self) -> AuthAgentError:
-        if self._closing:
-            return AuthAgentError("the auth-agent client was closed", reason=CLOSED)
-        return AgentDiedError(self._process.poll(), self._stderr.text())
+        return ended(self._closing, self._process.poll(), self._stderr.text())
 
     def _copy_stderr(self, capture: bool) -> None:
         stderr = cast(IO[bytes], self._process.stderr)

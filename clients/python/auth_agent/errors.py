@@ -2,7 +2,7 @@
 
 from typing import Any, Dict, Mapping, Optional
 
-from .protocol import AGENT_DIED, ERRORS
+from .protocol import AGENT_DIED, AGENT_NOT_FOUND, CLOSED, ERRORS, TIMEOUT
 
 
 class AuthAgentError(Exception):
@@ -85,3 +85,25 @@ class AgentDiedError(AuthAgentError):
         )
         self.exit_code = exit_code
         self.stderr = stderr
+
+
+def timed_out(method: str, limit: float) -> AuthAgentError:
+    """What a call raises when its timeout ran out; the client cancelled it at the agent."""
+    return AuthAgentError(
+        f"{method} got no answer within {limit} s; it was cancelled",
+        code=-32800,
+        reason=TIMEOUT,
+        retryable=True,
+    )
+
+
+def ended(closing: bool, exit_code: Optional[int], stderr: str) -> AuthAgentError:
+    """What calls raise once the agent is gone: closed by the client, or died."""
+    if closing:
+        return AuthAgentError("the auth-agent client was closed", reason=CLOSED)
+    return AgentDiedError(exit_code, stderr)
+
+
+def cannot_start(program: str, error: OSError) -> AuthAgentError:
+    """What starting the client raises when the agent binary cannot be run."""
+    return AuthAgentError(f"cannot start {program}: {error.strerror}", reason=AGENT_NOT_FOUND)

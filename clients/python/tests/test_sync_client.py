@@ -10,7 +10,7 @@ from typing import Any, Tuple
 
 from support import PASSWORD, PROVIDER, USERNAME, IssuerTestCase
 
-from auth_agent import AgentDiedError, AuthAgent, AuthAgentError
+from auth_agent import AgentDiedError, AuthAgent, AuthAgentError, PendingCall
 
 WAIT = 5.0
 
@@ -95,7 +95,8 @@ class SyncClientTest(IssuerTestCase):
         )
         self.assertNotIn("not-the-password", f"{error} {error!r}")
 
-    def test_cancel_answers_minus_32800_at_once(self) -> None:
+    def start_slow_login(self) -> Tuple[AuthAgent, PendingCall]:
+        """An agent with a login in flight that the issuer holds for 3 s."""
         agent = self.start()
         self.issuer.fault(latencyMs=3000)
         call = agent.submit(
@@ -103,6 +104,10 @@ class SyncClientTest(IssuerTestCase):
             {"provider": PROVIDER, "credentials": {"username": USERNAME, "password": PASSWORD}},
         )
         time.sleep(0.2)
+        return agent, call
+
+    def test_cancel_answers_minus_32800_at_once(self) -> None:
+        agent, call = self.start_slow_login()
         started = time.monotonic()
         call.cancel()
         with self.assertRaises(AuthAgentError) as caught:
@@ -124,13 +129,7 @@ class SyncClientTest(IssuerTestCase):
         agent.ping(timeout=1)
 
     def test_agent_killed_mid_request_fails_the_call_with_agent_died(self) -> None:
-        agent = self.start()
-        self.issuer.fault(latencyMs=3000)
-        call = agent.submit(
-            "login",
-            {"provider": PROVIDER, "credentials": {"username": USERNAME, "password": PASSWORD}},
-        )
-        time.sleep(0.2)
+        agent, call = self.start_slow_login()
         started = time.monotonic()
         os.kill(agent.pid, signal.SIGKILL)
         with self.assertRaises(AgentDiedError) as caught:
