@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "JSON", swiftSettings: strict),
         // SHA-256 written from FIPS 180-4 (CryptoKit where it exists), for PKCE.
         .target(name: "Digest", swiftSettings: strict),
-        // What both ends of a loopback OAuth exchange share: base64url, form encoding,
+        // What both ends of a loopback OAuth exchange share: base64url, form encoding, HTML escaping,
         // secure random tokens, POSIX loopback sockets. Used by AuthCore and DevIssuer.
         .target(name: "Wire", swiftSettings: strict),
         // The JSON-RPC 2.0 engine: framing, dispatch, lifecycle, cancellation. Knows nothing of auth.

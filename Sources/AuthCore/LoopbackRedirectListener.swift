@@ -119,8 +119,7 @@ final class LoopbackRedirectListener: @unchecked Sendable {
     }
 
     static func page(ok: Bool, _ message: String) -> String {
-        let escaped = message.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        let escaped = HTMLText.escape(message)
         let title = ok ? "Login finished" : "Login not finished"
         return "<!doctype html><meta charset=utf-8><title>\(title)</title><body style=\"font-family:sans-serif;margin:3em\"><h1>\(title)</h1><p>\(escaped)</p></body>"
     }

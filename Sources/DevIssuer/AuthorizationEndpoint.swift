@@ -58,9 +58,9 @@ enum AuthorizationEndpoint {
     }
 
     private static func form(_ authorization: AuthorizationRequest, error: String?) -> HTTPResponse {
-        let scope = authorization.scope.map { "<p>Scope: <code>\(HTMLPage.escape($0))</code></p>\n" } ?? ""
+        let scope = authorization.scope.map { "<p>Scope: <code>\(HTMLText.escape($0))</code></p>\n" } ?? ""
         let body = """
-            <p>Client <code>\(HTMLPage.escape(authorization.clientID))</code> asks to act for you.</p>
+            <p>Client <code>\(HTMLText.escape(authorization.clientID))</code> asks to act for you.</p>
             \(scope)\(HTMLPage.errorParagraph(error))<form method="post" action="/authorize">
             \(HTMLPage.hiddenInputs(authorization.formFields))
             \(HTMLPage.credentialFields)
@@ -71,6 +71,6 @@ enum AuthorizationEndpoint {
 
     /// RFC 6749 §4.1.2.1: no redirect while the client or redirect URI is in doubt.
     private static func rejected(_ reason: String) -> HTTPResponse {
-        HTMLPage.response(400, title: "Invalid authorization request", body: "<p>\(HTMLPage.escape(reason))</p>")
+        HTMLPage.response(400, title: "Invalid authorization request", body: "<p>\(HTMLText.escape(reason))</p>")
     }
 }

@@ -49,7 +49,7 @@ enum DeviceVerificationPage {
     private static func form(userCode: String, error: String?) -> HTTPResponse {
         let body = """
             \(HTMLPage.errorParagraph(error))<form method="post" action="\(path)">
-            <p><label>Code <input name="user_code" value="\(HTMLPage.escape(userCode))" autocomplete="off"></label></p>
+            <p><label>Code <input name="user_code" value="\(HTMLText.escape(userCode))" autocomplete="off"></label></p>
             \(HTMLPage.credentialFields)
             </form>
             """

@@ -1,32 +1,16 @@
+import Wire
+
 /// The few HTML pages the issuer shows a person (device verification, the
 /// authorization login form): deliberately plain, no scripts or external
 /// resources, so a test can drive them with bare HTTP and a human with any browser.
 enum HTMLPage {
-    /// Escapes text for element content and double-quoted attribute values, so a
-    /// `state` or `user_code` echoed back from a request cannot inject markup.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
-
     /// A whole document around `body` (already HTML). Never cached or framed: the
     /// pages carry credentials forms and one-time codes.
     static func response(_ status: Int, title: String, body: String) -> HTTPResponse {
         let document = """
             <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8"><title>\(escape(title))</title></head>
-            <body><h1>\(escape(title))</h1>
+            <html lang="en"><head><meta charset="utf-8"><title>\(HTMLText.escape(title))</title></head>
+            <body><h1>\(HTMLText.escape(title))</h1>
             \(body)
             </body></html>
 
@@ -39,12 +23,12 @@ enum HTMLPage {
 
     /// `<input type="hidden">` for each pair, in order.
     static func hiddenInputs(_ pairs: [(name: String, value: String)]) -> String {
-        pairs.map { "<input type=\"hidden\" name=\"\(escape($0.name))\" value=\"\(escape($0.value))\">" }.joined(separator: "\n")
+        pairs.map { "<input type=\"hidden\" name=\"\(HTMLText.escape($0.name))\" value=\"\(HTMLText.escape($0.value))\">" }.joined(separator: "\n")
     }
 
     /// A paragraph flagged as an error, or nothing.
     static func errorParagraph(_ message: String?) -> String {
-        message.map { "<p class=\"error\" role=\"alert\">\(escape($0))</p>\n" } ?? ""
+        message.map { "<p class=\"error\" role=\"alert\">\(HTMLText.escape($0))</p>\n" } ?? ""
     }
 
     /// Username and password fields and approve/deny buttons, shared by both login forms.
