@@ -23,8 +23,8 @@ declare -gA AUTH_AGENT_METHODS=(
   [token]=request [subscribe]=request [unsubscribe]=request
   [exit]=notification ['$/cancelRequest']=notification
 )
-# Agent-to-host notifications. loginPrompt is announced for device-code and
-# browser logins; it is listed ahead of the schema so hosts can handle it.
+# Agent-to-host notifications. loginPrompt goes to the host whose device-code or
+# browser login is waiting, subscribed or not.
 declare -ga AUTH_AGENT_EVENTS=(userLoggedIn userLoggedOut tokenRefreshed loginPrompt)
 # Error codes to reasons, used when an error carries no data.reason.
 declare -gA AUTH_AGENT_ERRORS=(

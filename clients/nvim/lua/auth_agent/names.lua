@@ -20,7 +20,7 @@ M.methods = {
 }
 
 -- Agent-to-host notification -> the User autocmd pattern it fires.
--- loginPrompt (device-code and browser logins) is listed ahead of the schema.
+-- loginPrompt goes to the host whose device-code or browser login is waiting.
 M.events = {
   userLoggedIn = "AuthAgentLoggedIn",
   userLoggedOut = "AuthAgentLoggedOut",
