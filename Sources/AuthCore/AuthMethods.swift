@@ -123,7 +123,7 @@ public enum AuthMethods {
 extension AuthMethods {
     /// Begins an operation (checks that fail at once become their protocol
     /// errors) and hands its remaining work to the engine.
-    static func started(_ begin: () throws(AuthError) -> @Sendable () async throws -> JSONValue) throws(RPCError) -> RPCOutcome {
+    static func started(_ begin: () throws(AuthError) -> AuthService.Work) throws(RPCError) -> RPCOutcome {
         do {
             return later(try begin())
         } catch {
@@ -131,15 +131,16 @@ extension AuthMethods {
         }
     }
 
-    /// Work that waits on the network; auth failures become their protocol errors.
-    static func later(_ body: @escaping @Sendable () async throws -> JSONValue) -> RPCOutcome {
-        .later {
+    /// Work that waits; auth failures become their protocol errors, and the
+    /// engine releases the provider's later requests once the answer is queued.
+    static func later(_ work: AuthService.Work) -> RPCOutcome {
+        .later({
             do {
-                return try await body()
+                return try await work.run()
             } catch let error as AuthError {
                 throw error.rpcError
             }
-        }
+        }, answered: work.answered)
     }
 }
 

@@ -117,26 +117,24 @@ public final class AuthService: Sendable {
     // MARK: login / logout
 
     /// Starts a login: the provider is marked as changing at once (so later
-    /// requests for it wait), and the returned work performs it.
-    public func beginLogin(provider id: String, credentials: Credentials?, context: LoginContext = LoginContext()) throws(AuthError) -> @Sendable () async throws -> JSONValue {
+    /// requests for it wait until its answer is out), and the returned work performs it.
+    public func beginLogin(provider id: String, credentials: Credentials?, context: LoginContext = LoginContext()) throws(AuthError) -> Work {
         let s = try state(id)
         let change = s.beginChange()
-        return { [self] in
-            defer { s.endChange(change.mine) }
+        return Work(run: { [self] in
             for earlier in change.previous { await earlier.wait() }
             return try await login(s, credentials: credentials, context: context)
-        }
+        }, answered: { s.endChange(change.mine) })
     }
 
     /// Starts a logout, ordered like `beginLogin`.
-    public func beginLogout(provider id: String) throws(AuthError) -> @Sendable () async throws -> JSONValue {
+    public func beginLogout(provider id: String) throws(AuthError) -> Work {
         let s = try state(id)
         let change = s.beginChange()
-        return { [self] in
-            defer { s.endChange(change.mine) }
+        return Work(run: { [self] in
             for earlier in change.previous { await earlier.wait() }
             return await logout(s)
-        }
+        }, answered: { s.endChange(change.mine) })
     }
 
     private func login(_ s: ProviderState, credentials: Credentials?, context: LoginContext) async throws(AuthError) -> JSONValue {
@@ -190,7 +188,7 @@ public final class AuthService: Sendable {
     /// login or logout of the same provider begun earlier, or for the network).
     public enum Step: Sendable {
         case ready(JSONText)
-        case wait(@Sendable () async throws -> JSONValue)
+        case wait(Work)
     }
 
     /// `sign`: answered from memory when the token is fresh and nothing is changing.
@@ -202,36 +200,33 @@ public final class AuthService: Sendable {
             if !needsRefresh(session) { return .ready(result) }
         }
         let read = s.beginRead()
-        return .wait { [self] () async throws -> JSONValue in
-            defer { read.mine.open() }
+        return .wait(Work(run: { [self] () async throws -> JSONValue in
             await read.previous?.wait()
             _ = try await usableSession(s)
             guard let result = s.signAnswer else { throw notLoggedIn(s) }
             return result
-        }
+        }, answered: read.mine.open))
     }
 
     /// `token`: the session's access token, refreshed first when needed.
-    public func beginToken(provider id: String) throws(AuthError) -> @Sendable () async throws -> JSONValue {
+    public func beginToken(provider id: String) throws(AuthError) -> Work {
         let s = try state(id)
         let read = s.beginRead()
-        return { [self] () async throws -> JSONValue in
-            defer { read.mine.open() }
+        return Work(run: { [self] () async throws -> JSONValue in
             await read.previous?.wait()
             let session = try await usableSession(s)
             return ["accessToken": .string(session.accessToken), "tokenType": .string(session.tokenType), "expiresAt": RFC3339.json(session.expiresAt)]
-        }
+        }, answered: read.mine.open)
     }
 
     /// `refresh` after a 401: refresh unless the rejected authorization is no longer the current one.
-    public func beginRefresh(provider id: String, failedAuthorization: String?) throws(AuthError) -> @Sendable () async throws -> JSONValue {
+    public func beginRefresh(provider id: String, failedAuthorization: String?) throws(AuthError) -> Work {
         let s = try state(id)
         let read = s.beginRead()
-        return { [self] () async throws -> JSONValue in
-            defer { read.mine.open() }
+        return Work(run: { [self] () async throws -> JSONValue in
             await read.previous?.wait()
             return try await refresh(s, failedAuthorization: failedAuthorization)
-        }
+        }, answered: read.mine.open)
     }
 
     private func refresh(_ s: ProviderState, failedAuthorization: String?) async throws(AuthError) -> JSONValue {

@@ -19,7 +19,12 @@ public enum RPCOutcome: Sendable {
     case result(JSONValue)
     /// A result serialized ahead of time; written as is.
     case encoded(JSONText)
-    case later(@Sendable () async throws -> JSONValue)
+    /// Work that must wait; the connection answers when it returns. `answered`
+    /// runs once that answer is queued for output, whatever it is (result, error,
+    /// cancellation): work that later requests are ordered behind releases them
+    /// there, so the host sees this answer before anything they cause. In a
+    /// batch, which is answered whole, it runs as soon as the answer is known.
+    case later(@Sendable () async throws -> JSONValue, answered: (@Sendable () -> Void)? = nil)
 }
 
 public typealias RPCHandler = @Sendable (RPCCall) throws -> RPCOutcome

@@ -77,7 +77,7 @@ public final class RPCConnection: @unchecked Sendable {
         switch handleMessage(message) {
         case .none: break
         case .now(let response): enqueue(response)
-        case .later(let id, let work): spawn(id: id, work)
+        case .later(let id, let work, let answered): spawn(id: id, work, answered: answered)
         }
     }
 
@@ -111,7 +111,7 @@ public final class RPCConnection: @unchecked Sendable {
     private enum Reply {
         case none
         case now(RPCResponse)
-        case later(JSONValue?, @Sendable () async throws -> JSONValue)
+        case later(JSONValue?, @Sendable () async throws -> JSONValue, (@Sendable () -> Void)?)
     }
 
     private func enqueue(_ response: RPCResponse) {
@@ -159,7 +159,7 @@ public final class RPCConnection: @unchecked Sendable {
 
         let reply = dispatch(method: method, id: isNotification ? nil : id, params: params)
         if isNotification {
-            if case .later(_, let work) = reply { return .later(nil, work) }
+            if case .later(_, let work, let answered) = reply { return .later(nil, work, answered) }
             return .none
         }
         return reply
@@ -200,7 +200,7 @@ public final class RPCConnection: @unchecked Sendable {
             switch try entry.handler(RPCCall(method: method, id: id, params: p, connection: self)) {
             case .result(let value): return .now(RPCResponse(id: id ?? .null, result: value))
             case .encoded(let text): return .now(RPCResponse(id: id ?? .null, encodedResult: text))
-            case .later(let work): return .later(id, work)
+            case .later(let work, let answered): return .later(id, work, answered)
             }
         } catch let error as RPCError {
             return .now(RPCResponse(id: id ?? .null, error: error))
@@ -247,12 +247,13 @@ public final class RPCConnection: @unchecked Sendable {
         }
     }
 
-    private func spawn(id: JSONValue?, _ work: @escaping @Sendable () async throws -> JSONValue) {
+    private func spawn(id: JSONValue?, _ work: @escaping @Sendable () async throws -> JSONValue, answered: (@Sendable () -> Void)?) {
         running.enter()
         let logger = self.logger
         guard let id else {
             Task {
                 _ = await Self.answer(work, id: .null, logger: logger)
+                answered?()
                 self.running.leave()
             }
             return
@@ -263,6 +264,7 @@ public final class RPCConnection: @unchecked Sendable {
             if self.inFlight.finish(id, token: token) {
                 self.output.send { response.write(to: &$0) }
             }
+            answered?()
             self.running.leave()
         }
         inFlight.attach(task, id: id, token: token)
@@ -280,12 +282,12 @@ public final class RPCConnection: @unchecked Sendable {
             return
         }
         var ready: [RPCResponse] = []
-        var pending: [(JSONValue?, @Sendable () async throws -> JSONValue)] = []
+        var pending: [(JSONValue?, @Sendable () async throws -> JSONValue, (@Sendable () -> Void)?)] = []
         for item in items {
             switch handleMessage(item) {
             case .none: break
             case .now(let r): ready.append(r)
-            case .later(let id, let work): pending.append((id, work))
+            case .later(let id, let work, let answered): pending.append((id, work, answered))
             }
         }
         if pending.isEmpty {
@@ -298,9 +300,10 @@ public final class RPCConnection: @unchecked Sendable {
         Task {
             var answers = ready
             await withTaskGroup(of: RPCResponse?.self) { group in
-                for (id, w) in work {
+                for (id, w, answered) in work {
                     group.addTask {
                         let r = await Self.answer(w, id: id ?? .null, logger: logger)
+                        answered?()
                         return id == nil ? nil : r
                     }
                 }

@@ -10,6 +10,8 @@ final class RPCConnectionTests: XCTestCase {
         let written = Locked<[UInt8]>([])
         let exits = Locked<[Int32]>([])
         let gate = Locked<[CheckedContinuation<Void, Never>]>([])
+        /// For each `ordered` call's `answered`: how many messages were written by then.
+        let answeredAfter = Locked<[Int]>([])
         var connection: RPCConnection!
 
         init(options: RPCConnection.Options = .init()) {
@@ -21,6 +23,16 @@ final class RPCConnectionTests: XCTestCase {
                     try Task.checkCancellation()
                     return "slow"
                 }
+            }
+            registry.register(MethodDescriptor("ordered", summary: "", result: nil)) { [gate, written, answeredAfter] _ in
+                .later({
+                    await withCheckedContinuation { c in gate.withLock { $0.append(c) } }
+                    try Task.checkCancellation()
+                    return "ordered"
+                }, answered: {
+                    let lines = written.current.filter { $0 == 0x0A }.count
+                    answeredAfter.withLock { $0.append(lines) }
+                })
             }
             registry.register(MethodDescriptor("fails", summary: "", result: nil)) { _ in
                 throw RPCError(code: 1001, message: "Not logged in.", data: ["reason": "notLoggedIn"])
@@ -71,6 +83,45 @@ final class RPCConnectionTests: XCTestCase {
         XCTAssertEqual(h.waitFor(count: 1), [["jsonrpc": "2.0", "id": 2, "result": "fast"]])
         h.releaseSlow()
         XCTAssertEqual(h.waitFor(count: 2).last, ["jsonrpc": "2.0", "id": 1, "result": "slow"])
+    }
+
+    func testAnsweredRunsOnceTheAnswerIsWritten() {
+        let h = Harness()
+        h.send(#"{"jsonrpc":"2.0","method":"ordered","id":1}"#)
+        h.waitForSlowStarted(1)
+        XCTAssertEqual(h.answeredAfter.current, [], "not before the work is done")
+        h.releaseSlow()
+        XCTAssertEqual(h.waitFor(count: 1), [["jsonrpc": "2.0", "id": 1, "result": "ordered"]])
+        XCTAssertTrue(waitUntil { h.answeredAfter.current == [1] }, "after the answer was written: \(h.answeredAfter.current)")
+    }
+
+    func testAnsweredRunsForCancelledRequestsNotificationsAndBatchMembers() {
+        let h = Harness()
+        h.send(#"{"jsonrpc":"2.0","method":"ordered","id":"c"}"#)
+        h.waitForSlowStarted(1)
+        h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"c"}}"#)
+        h.releaseSlow()
+        XCTAssertTrue(waitUntil { h.answeredAfter.current == [1] }, "cancelled: \(h.answeredAfter.current)")
+
+        h.send(#"{"jsonrpc":"2.0","method":"ordered"}"#)
+        h.waitForSlowStarted(1)
+        h.releaseSlow()
+        XCTAssertTrue(waitUntil { h.answeredAfter.current.count == 2 }, "notification: \(h.answeredAfter.current)")
+
+        h.send(#"[{"jsonrpc":"2.0","method":"ordered","id":"b1"},{"jsonrpc":"2.0","method":"ordered","id":"b2"}]"#)
+        h.waitForSlowStarted(2)
+        h.releaseSlow()
+        XCTAssertTrue(waitUntil { h.answeredAfter.current.count == 4 }, "each batch member: \(h.answeredAfter.current)")
+        XCTAssertEqual(h.waitFor(count: 2).count, 2, "the cancellation and the batch answer")
+    }
+
+    private func waitUntil(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            if Date() > deadline { return false }
+            usleep(1000)
+        }
+        return true
     }
 
     func testCancellationAnswersExactlyOnce() {
