@@ -48,6 +48,10 @@ public struct AuthError: Error, Sendable, Equatable {
         AuthError(.authServerUnavailable, "\(provider.displayName) is unavailable: \(why).", provider: provider.id)
     }
 
+    /// A failure that says nothing about the session (the server or the store
+    /// will likely recover; the refresh limit will pass): a still-valid token stays usable.
+    var isPassing: Bool { code.retryable || code == .excessiveRefresh }
+
     public var rpcError: RPCError {
         var data: JSONObject = ["reason": .string(code.reason), "retryable": .bool(code.retryable)]
         if let provider { data["provider"] = .string(provider) }

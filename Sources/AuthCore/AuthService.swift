@@ -16,6 +16,10 @@ public final class AuthService: Sendable {
     private let logger: Logger
     private let events: @Sendable (AuthEvent) -> Void
     private let lockTimeout: Double
+    private let httpTimeout: Double
+    private let timing: RefreshTiming
+    /// Set when the process is about to exit: no refresh starts any more.
+    private let shuttingDown = Locked(false)
     /// The store fingerprint last seen per provider, for `checkStore`.
     private let stamps = Locked<[String: String?]>([:])
     private let watcher = Locked<DispatchSourceTimer?>(nil)
@@ -32,6 +36,8 @@ public final class AuthService: Sendable {
     {
         self.config = config
         self.lockTimeout = lockTimeout
+        self.httpTimeout = httpTimeout
+        self.timing = config.refreshTiming
         self.store = store
         self.clock = clock
         self.logger = logger
@@ -194,10 +200,15 @@ public final class AuthService: Sendable {
     /// `sign`: answered from memory when the token is fresh and nothing is changing.
     public func beginSign(url: String, provider: String?) throws(AuthError) -> Step {
         guard let s = try route(url: url, provider: provider) else { return .ready(Self.unsignedText) }
-        let pending = s.pendingChange()
-        if pending == nil {
+        if s.pendingChange() == nil {
             guard let (session, result) = s.snapshot() ?? catchUp(s) else { throw notLoggedIn(s) }
-            if !needsRefresh(session) { return .ready(result) }
+            switch timing.freshness(of: session, at: clock.now()) {
+            case .fresh: return .ready(result)
+            case .stale:
+                refreshInBackground(s, session)
+                return .ready(result)
+            case .expired: break
+            }
         }
         let read = s.beginRead()
         return .wait(Work(run: { [self] () async throws -> JSONValue in
@@ -244,11 +255,6 @@ public final class AuthService: Sendable {
         return ["provider": .string(id), "refreshed": .bool(refreshed), "expiresAt": RFC3339.json(fresh.expiresAt)]
     }
 
-    private func needsRefresh(_ session: Session) -> Bool {
-        guard let expiresAt = session.expiresAt else { return false }
-        return expiresAt.timeIntervalSince(clock.now()) <= TimeInterval(config.refreshWindowSeconds)
-    }
-
     private func canRefresh(_ s: ProviderState, _ session: Session) -> Bool {
         switch s.config.flow {
         case .token: return false
@@ -258,27 +264,75 @@ public final class AuthService: Sendable {
         }
     }
 
-    /// The session, refreshed first when it expires within the refresh window.
+    /// The session to use now. A stale token is used while a refresh runs in the
+    /// background; an expired (or nearly expired) one is refreshed first — and if
+    /// that refresh fails for a passing reason while the token is still valid, the
+    /// token is used anyway: never an error while a valid token exists.
     private func usableSession(_ s: ProviderState) async throws(AuthError) -> Session {
         guard let session = s.current ?? catchUp(s)?.0 else { throw notLoggedIn(s) }
-        guard needsRefresh(session) else { return session }
-        if canRefresh(s, session) { return try await refresh(s, stale: session).0 }
-        if let expiresAt = session.expiresAt, expiresAt <= clock.now() {
+        switch timing.freshness(of: session, at: clock.now()) {
+        case .fresh: return session
+        case .stale:
+            refreshInBackground(s, session)
+            return session
+        case .expired: break
+        }
+        guard canRefresh(s, session) else {
+            if RefreshTiming.isValid(session, at: clock.now()) { return session }  // no way to refresh: use it while it lasts
             return try await expireUnlessReplaced(s, session, why: "the session has expired")
         }
-        return session  // expiring soon, but there is no way to refresh it: use it while it lasts
+        do {
+            return try await refresh(s, stale: session).0
+        } catch where error.isPassing {
+            guard let current = s.current, current.sameTokens(as: session), RefreshTiming.isValid(current, at: clock.now()) else { throw error }
+            return current
+        }
+    }
+
+    /// Starts a refresh of a stale token that nobody waits for. A passing failure
+    /// delays the next attempt (backoff with jitter); the token stays in use.
+    private func refreshInBackground(_ s: ProviderState, _ stale: Session) {
+        guard canRefresh(s, stale), !shuttingDown.current, s.claimBackgroundRefresh(of: stale, now: clock.now()) else { return }
+        Task { [self] in
+            do throws(AuthError) {
+                _ = try await refresh(s, stale: stale)
+                s.backgroundRefreshEnded(failed: false, now: clock.now())
+            } catch {
+                s.backgroundRefreshEnded(failed: true, now: clock.now())
+                // A rejected session was already ended (and announced) by the refresh itself.
+                if error.isPassing { logger.warn("background refresh of \(s.id) failed: \(error.message) The current token stays in use.") }
+            }
+        }
+    }
+
+    /// Shutdown: no refresh starts from now on, and refreshes already under way
+    /// are waited for — at most `httpTimeout` and a little for the write — so that a
+    /// refresh token the server already rotated is persisted before the process exits.
+    /// Blocks the calling thread; returns false when it gave up waiting.
+    @discardableResult
+    public func finishRefreshes() -> Bool {
+        shuttingDown.withLock { $0 = true }
+        let tasks = order.compactMap { states[$0]!.refreshInFlight }
+        guard !tasks.isEmpty else { return true }
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            for task in tasks { _ = try? await task.value }
+            done.signal()
+        }
+        return done.wait(timeout: .now() + httpTimeout + 2) == .success
     }
 
     /// Single-flight refresh of `stale`; returns the session to use and whether a refresh happened.
     private func refresh(_ s: ProviderState, stale: Session) async throws(AuthError) -> (Session, Bool) {
         let id = s.id
-        let start = s.beginRefresh(of: stale, now: clock.now()) { [self] () async throws -> Session in
+        let start = s.beginRefresh(of: stale, mayStart: !shuttingDown.current) { [self] () async throws -> Session in
             try await performRefresh(s, stale: stale)
         }
         let task: Task<Session, Error>
         switch start {
         case .alreadyFresh(let current): return (current, false)
         case .loggedOut: throw notLoggedIn(s)
+        case .refused: throw AuthError.unavailable(s.config, "auth-agent is shutting down")
         case .joined(let t), .started(let t): task = t
         }
         do {
@@ -298,6 +352,8 @@ public final class AuthService: Sendable {
         let held = try await lockStore(s)
         defer { held.unlock() }
         if let current = try adoptStored(s), !current.sameTokens(as: stale) { return current }
+        // A refresh that got the lock after shutdown began has sent nothing yet: it must not start now.
+        guard !shuttingDown.current else { throw AuthError.unavailable(s.config, "auth-agent is shutting down") }
         guard s.admitRefresh(now: clock.now()) else {
             throw AuthError(.excessiveRefresh, "\(s.config.displayName) was refreshed \(ProviderState.refreshLimit) times within \(Int(ProviderState.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
         }

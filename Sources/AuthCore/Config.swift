@@ -16,6 +16,9 @@ import Darwin
 public struct AgentConfig: Sendable, Equatable {
     /// How long before expiry a token is refreshed; 0...86400, default 60.
     public var refreshWindowSeconds: Int
+    /// A token with less validity left than this makes callers wait for a refresh; 0...3600, default 10.
+    /// Between the refresh window and this margin, tokens are used while a refresh runs in the background.
+    public var minValiditySeconds: Int = 10
     /// How long to wait for another agent process holding a provider's store lock (then 1005).
     public var lockTimeoutSeconds: Double = 15
     public var store: StoreConfig
@@ -27,12 +30,17 @@ public struct AgentConfig: Sendable, Equatable {
         self.providers = providers
     }
 
+    /// The refresh rule these settings make.
+    public var refreshTiming: RefreshTiming {
+        RefreshTiming(window: TimeInterval(refreshWindowSeconds), minValidity: TimeInterval(minValiditySeconds))
+    }
+
     /// The origin table of all providers, in file order.
     public var originMatcher: OriginMatcher {
         OriginMatcher(providers.map { (provider: $0.id, origins: $0.origins) })
     }
 
-    static let topLevelKeys = ["$schema", "refreshWindowSeconds", "lockTimeoutSeconds", "store", "providers"]
+    static let topLevelKeys = ["$schema", "refreshWindowSeconds", "minValiditySeconds", "lockTimeoutSeconds", "store", "providers"]
     static let storeKeys = ["kind", "path"]
     static let maxFileBytes = 1 << 20
 
@@ -50,6 +58,7 @@ public struct AgentConfig: Sendable, Equatable {
         _ = try root.string("$schema")
         var config = AgentConfig()
         config.refreshWindowSeconds = try root.int("refreshWindowSeconds", in: 0...86_400) ?? 60
+        config.minValiditySeconds = try root.int("minValiditySeconds", in: 0...3600) ?? 10
         config.lockTimeoutSeconds = Double(try root.int("lockTimeoutSeconds", in: 1...600) ?? 15)
         if let store = try root.child("store") { config.store = try parseStore(store) }
 

@@ -20,6 +20,10 @@ final class ProviderState: @unchecked Sendable {
     private var signText = JSONText(.null)
     private var inFlight: (generation: Int, task: Task<Session, Error>)?
     private var recentRefreshes: [Date] = []
+    /// When a failed background refresh may be tried again.
+    private var backoff = RefreshBackoff()
+    /// A background refresh has been claimed and has not ended: at most one at a time.
+    private var backgroundRefreshing = false
     /// Logins and logouts under way, and the requests waiting for them to settle.
     private var changesInFlight = 0
     /// Opens when the most recently begun change has finished.
@@ -179,15 +183,18 @@ final class ProviderState: @unchecked Sendable {
         case joined(Task<Session, Error>)
         case started(Task<Session, Error>)
         case loggedOut
+        /// No refresh was running and none may start (the agent is shutting down).
+        case refused
     }
 
     /// Starts (or joins) the refresh of `stale`. `work` runs at most once per stale session.
-    func beginRefresh(of stale: Session, now: Date, work: @escaping @Sendable () async throws -> Session) -> RefreshStart {
+    func beginRefresh(of stale: Session, mayStart: Bool = true, work: @escaping @Sendable () async throws -> Session) -> RefreshStart {
         lock.lock()
         defer { lock.unlock() }
         guard let s = session else { return .loggedOut }
         if !s.sameTokens(as: stale) { return .alreadyFresh(s) }
         if let inFlight, inFlight.generation == s.generation { return .joined(inFlight.task) }
+        guard mayStart else { return .refused }
         let generation = s.generation
         let task = Task { [weak self] in
             defer { self?.endRefresh(generation: generation) }
@@ -207,6 +214,32 @@ final class ProviderState: @unchecked Sendable {
         if recentRefreshes.count >= Self.refreshLimit { return false }
         recentRefreshes.append(now)
         return true
+    }
+
+    /// Claims the one background refresh of `stale`, if it should start now: it is
+    /// still the session, nothing is refreshing it, and the backoff after a failure
+    /// has passed. Checked on `sign`'s fast path, so it must stay cheap.
+    func claimBackgroundRefresh(of stale: Session, now: Date) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !backgroundRefreshing, let s = session, s.sameTokens(as: stale), inFlight == nil, backoff.allows(at: now) else { return false }
+        backgroundRefreshing = true
+        return true
+    }
+
+    /// Ends the claim; a failure pushes the next attempt back.
+    func backgroundRefreshEnded(failed: Bool, now: Date) {
+        lock.lock()
+        defer { lock.unlock() }
+        backgroundRefreshing = false
+        if failed { backoff.failed(at: now) } else { backoff.succeeded() }
+    }
+
+    /// The refresh talking to the server (or waiting for the store lock), if any.
+    var refreshInFlight: Task<Session, Error>? {
+        lock.lock()
+        defer { lock.unlock() }
+        return inFlight?.task
     }
 
     private func endRefresh(generation: Int) {

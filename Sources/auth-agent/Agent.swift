@@ -63,9 +63,14 @@ enum Agent {
         var options = RPCConnection.Options()
         options.serverVersion = Arguments.version
         options.capabilities = AuthMethods.capabilities
-        let output = OutputSink(fileDescriptor: 1, onClosed: { exit(0) })
+        // Before exiting, a refresh the server may already have answered is waited for and persisted.
+        let leave: @Sendable (Int32) -> Never = { code in
+            service.finishRefreshes()
+            exit(code)
+        }
+        let output = OutputSink(fileDescriptor: 1, onClosed: { leave(0) })
         let connection = RPCConnection(registry: registry, output: output, logger: logger, options: options,
-                                       onExit: { code in exit(code) })
+                                       onExit: { code in leave(code) })
         logger.debug("serving \(config.providers.count) providers from \(configFile)")
         StdioServer.run(connection, maxLineBytes: arguments.maxMessageBytes)
     }

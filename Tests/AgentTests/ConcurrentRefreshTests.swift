@@ -8,8 +8,8 @@ import XCTest
 final class ConcurrentRefreshTests: XCTestCase {
     func testHundredConcurrentSignsOnAnExpiringTokenRefreshOnce() throws {
         let harness = try AgentHarness()
-        // Issued tokens live 30 s; the window is 60 s, so the first sign must refresh.
-        harness.issuer.setAccessTokenLifetime(30)
+        // The login's token is issued already expired, so every sign must wait for a refresh.
+        harness.issuer.setAccessTokenLifetime(0)
         let agent = try harness.spawn()
         let login = try agent.call("login", ["provider": "corp", "credentials": ["username": "alice", "password": "wonderland"]])
         XCTAssertNotNil(login["result"], "\(login)")

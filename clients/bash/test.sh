@@ -88,7 +88,7 @@ before=$(<"$AUTH_AGENT_DIR/seq")
 check "ids stay unique across subshells" test "$(<"$AUTH_AGENT_DIR/seq")" -eq $((before + 2))
 
 echo "# proactive refresh"
-admin fault '{"accessTokenLifetime":30}'
+admin fault '{"accessTokenLifetime":0}'
 auth_agent_call login "$login_alice" >/dev/null 2>>"$errlog"
 admin fault '{"accessTokenLifetime":3600}'
 auth_agent_notifications >/dev/null

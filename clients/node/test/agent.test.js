@@ -56,7 +56,7 @@ describe('AuthAgent with the real agent', { skip: SKIP }, () => {
   test('a sign due for refresh emits tokenRefreshed', async () => {
     const agent = await start();
     await agent.subscribe({ events: ['userLoggedIn', 'userLoggedOut', 'tokenRefreshed'] });
-    await issuer.fault({ accessTokenLifetime: 30 });
+    await issuer.fault({ accessTokenLifetime: 0 });
     await login(agent);
     await issuer.fault({ accessTokenLifetime: 3600 });
     const refreshed = next(agent, 'tokenRefreshed');

@@ -154,7 +154,7 @@ test("sign_sync: signed, unsigned and an unknown provider", function()
 end)
 
 test("proactive refresh fires AuthAgentTokenRefreshed", function()
-  admin("fault", '{"accessTokenLifetime":30}')
+  admin("fault", '{"accessTokenLifetime":0}')
   await(auth.login, "corp", alice)
   admin("fault", '{"accessTokenLifetime":3600}')
   local _, err = auth.sign_sync({ url = issuer .. "/userinfo" })

@@ -45,7 +45,7 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase, IssuerTestCase):
         agent = await self.start()
         stream = agent.notifications()
         await agent.subscribe(events=["userLoggedIn", "tokenRefreshed"])
-        self.issuer.fault(accessTokenLifetime=30)
+        self.issuer.fault(accessTokenLifetime=0)
         await self.login(agent)
         self.issuer.fault(accessTokenLifetime=3600)
         await agent.sign("GET", self.issuer.api_url)

@@ -50,7 +50,7 @@ class SyncClientTest(IssuerTestCase):
         agent = self.start()
         received = self.record(agent, "tokenRefreshed")
         agent.subscribe(events=["userLoggedIn", "userLoggedOut", "tokenRefreshed"])
-        self.issuer.fault(accessTokenLifetime=30)
+        self.issuer.fault(accessTokenLifetime=0)
         self.login(agent)
         self.issuer.fault(accessTokenLifetime=3600)
         agent.sign("GET", self.issuer.api_url)
