@@ -13,6 +13,8 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
     case excessiveRefresh = 1007
     case loginDenied = 1008
     case loginTimedOut = 1009
+    case requestFailed = 1011
+    case responseTooLarge = 1012
 
     public var reason: String {
         switch self {
@@ -25,10 +27,12 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
         case .excessiveRefresh: return "excessiveRefresh"
         case .loginDenied: return "loginDenied"
         case .loginTimedOut: return "loginTimedOut"
+        case .requestFailed: return "requestFailed"
+        case .responseTooLarge: return "responseTooLarge"
         }
     }
 
-    public var retryable: Bool { self == .authServerUnavailable }
+    public var retryable: Bool { self == .authServerUnavailable || self == .requestFailed }
 }
 
 /// An auth failure: a code, one human sentence without secrets, and the provider it concerns.

@@ -1,3 +1,4 @@
+import Foundation
 import JSON
 import JSONRPC
 
@@ -27,12 +28,16 @@ public enum AuthMethods {
     public static let token = MethodDescriptor(
         "token", summary: "The current access token, for scripts; refreshed first when needed.",
         params: [.init("provider", required: true)], result: "TokenResult", errors: [1001, 1002, 1004, 1005, 1007])
+    public static let fetch = MethodDescriptor(
+        "fetch", summary: "Send an HTTP request signed like sign; after a 401 for the token sent, refresh once and resend once.",
+        params: [.init("request", required: true), .init("provider"), .init("timeoutSeconds"), .init("maxResponseBytes")],
+        result: "FetchResult", errors: [1001, 1002, 1004, 1005, 1006, 1007, 1011, 1012])
     public static let subscribe = MethodDescriptor(
         "subscribe", summary: "Receive login-state notifications; answers the events subscribed and the current status.",
         params: [.init("events"), .init("providers")], result: "SubscribeResult", errors: [1002])
     public static let unsubscribe = MethodDescriptor("unsubscribe", summary: "Stop receiving notifications.", result: "EmptyResult")
 
-    public static let descriptors = [status, login, logout, sign, refresh, token, subscribe, unsubscribe]
+    public static let descriptors = [status, login, logout, sign, refresh, token, fetch, subscribe, unsubscribe]
 
     /// Sent to the host whose interactive login waits for the user; not an `AuthEvent`
     /// because it goes to that host alone, subscribed or not.
@@ -92,6 +97,12 @@ public enum AuthMethods {
             let provider = try call.params.string("provider")
             return try started { () throws(AuthError) in try service.beginToken(provider: provider) }
         }
+        registry.register(fetch) { call in
+            try call.params.rejectUnknown(allowed: fetch.paramNames)
+            let request = try fetchRequest(call.params)
+            let provider = try call.params.optionalString("provider")
+            return try started { () throws(AuthError) in try service.beginFetch(request, provider: provider) }
+        }
         registry.register(subscribe) { call in
             try call.params.rejectUnknown(allowed: subscribe.paramNames)
             var events: [AuthEvent.Name] = [.userLoggedIn, .userLoggedOut]
@@ -121,6 +132,50 @@ public enum AuthMethods {
 }
 
 extension AuthMethods {
+    private static let separators = Set("\"(),/:;<=>?@[\\]{}".utf8)
+
+    /// `fetch`'s params as a request; every check names the field at fault.
+    static func fetchRequest(_ params: RPCParams) throws(RPCError) -> FetchRequest {
+        let object = try params.object("request")
+        let r = RPCParams(object)
+        try r.rejectUnknown(allowed: ["method", "url", "headers", "body", "bodyBase64"])
+        var request = FetchRequest(method: try r.string("method"), url: try r.string("url"))
+        guard !request.method.isEmpty, request.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
+            throw .invalidParams("'request.method' must be an HTTP method such as GET")
+        }
+        guard Origin(url: request.url) != nil else { throw .invalidParams("'request.url' must be an absolute http or https URL") }
+        for (name, value) in (try r.optionalObject("headers"))?.members.map({ ($0, $1) }) ?? [] {
+            guard let text = value.stringValue else { throw .invalidParams("'request.headers.\(name)' must be a string") }
+            // A name is an RFC 9110 token; a value may not end the header line.
+            guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && !Self.separators.contains($0) }) else {
+                throw .invalidParams("'request.headers' has a name that is not an HTTP token")
+            }
+            guard HTTPRequestChecks.isHeaderSafe(text) else { throw .invalidParams("'request.headers.\(name)' contains CR, LF or NUL") }
+            request.headers.append((name, text))
+        }
+        switch (try r.optionalString("body"), try r.optionalString("bodyBase64")) {
+        case (let text?, nil): request.body = Array(text.utf8)
+        case (nil, let encoded?):
+            guard let data = Data(base64Encoded: encoded) else { throw .invalidParams("'request.bodyBase64' is not valid base64") }
+            request.body = Array(data)
+        case (nil, nil): break
+        case (_?, _?): throw .invalidParams("'request' may have 'body' or 'bodyBase64', not both")
+        }
+        if let value = params.object["timeoutSeconds"] {
+            guard let seconds = value.doubleValue, seconds > 0, seconds <= 600 else {
+                throw .invalidParams("'timeoutSeconds' must be a number of seconds above 0 and at most 600")
+            }
+            request.timeout = seconds
+        }
+        if let value = params.object["maxResponseBytes"] {
+            guard let bytes = value.intValue, bytes >= 0, bytes <= 1 << 30 else {
+                throw .invalidParams("'maxResponseBytes' must be an integer from 0 to 1073741824")
+            }
+            request.maxResponseBytes = Int(bytes)
+        }
+        return request
+    }
+
     /// Begins an operation (checks that fail at once become their protocol
     /// errors) and hands its remaining work to the engine.
     static func started(_ begin: () throws(AuthError) -> AuthService.Work) throws(RPCError) -> RPCOutcome {

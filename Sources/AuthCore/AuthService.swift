@@ -12,6 +12,8 @@ public final class AuthService: Sendable {
     private let order: [String]
     private let matcher: OriginMatcher
     private let store: SessionStore
+    /// For `fetch`'s API calls; auth-server calls go through `HTTPCalls`.
+    let transport: HTTPTransport
     private let clock: Clock
     private let logger: Logger
     private let events: @Sendable (AuthEvent) -> Void
@@ -39,6 +41,7 @@ public final class AuthService: Sendable {
         self.httpTimeout = httpTimeout
         self.timing = config.refreshTiming
         self.store = store
+        self.transport = transport
         self.clock = clock
         self.logger = logger
         self.events = events
@@ -173,7 +176,7 @@ public final class AuthService: Sendable {
     // MARK: sign / token / refresh
 
     /// The provider a request goes to, or nil when no provider covers its origin.
-    private func route(url: String, provider explicit: String?) throws(AuthError) -> ProviderState? {
+    func route(url: String, provider explicit: String?) throws(AuthError) -> ProviderState? {
         let origin = origins.origin(of: url)
         // A token is only ever attached over https, or to loopback.
         let covering = origin.flatMap { $0.isSecureForBearer ? matcher.provider(for: $0) : nil }
@@ -241,18 +244,23 @@ public final class AuthService: Sendable {
     }
 
     private func refresh(_ s: ProviderState, failedAuthorization: String?) async throws(AuthError) -> JSONValue {
-        let id = s.id
+        let (session, refreshed) = try await sessionAfterRejection(s, failedAuthorization: failedAuthorization)
+        return ["provider": .string(s.id), "refreshed": .bool(refreshed), "expiresAt": RFC3339.json(session.expiresAt)]
+    }
+
+    /// The `refresh` rule, once for `refresh` and `fetch`: the session to use after the
+    /// server rejected `failedAuthorization` (nil: the current one), and whether a refresh
+    /// happened. Nothing is sent when that token was already replaced.
+    func sessionAfterRejection(_ s: ProviderState, failedAuthorization: String?) async throws(AuthError) -> (Session, Bool) {
         guard let session = s.current ?? catchUp(s)?.0 else { throw notLoggedIn(s) }
         if let failed = failedAuthorization, failed != session.authorization, failed != session.accessToken {
-            return ["provider": .string(id), "refreshed": false, "expiresAt": RFC3339.json(session.expiresAt)]
+            return (session, false)
         }
         guard canRefresh(s, session) else {
             // The server rejected the current token and there is no way to get another.
-            let replacement = try await expireUnlessReplaced(s, session, why: "the server no longer accepts the token")
-            return ["provider": .string(id), "refreshed": false, "expiresAt": RFC3339.json(replacement.expiresAt)]
+            return (try await expireUnlessReplaced(s, session, why: "the server no longer accepts the token"), false)
         }
-        let (fresh, refreshed) = try await refresh(s, stale: session)
-        return ["provider": .string(id), "refreshed": .bool(refreshed), "expiresAt": RFC3339.json(fresh.expiresAt)]
+        return try await refresh(s, stale: session)
     }
 
     private func canRefresh(_ s: ProviderState, _ session: Session) -> Bool {
@@ -268,7 +276,7 @@ public final class AuthService: Sendable {
     /// background; an expired (or nearly expired) one is refreshed first — and if
     /// that refresh fails for a passing reason while the token is still valid, the
     /// token is used anyway: never an error while a valid token exists.
-    private func usableSession(_ s: ProviderState) async throws(AuthError) -> Session {
+    func usableSession(_ s: ProviderState) async throws(AuthError) -> Session {
         guard let session = s.current ?? catchUp(s)?.0 else { throw notLoggedIn(s) }
         switch timing.freshness(of: session, at: clock.now()) {
         case .fresh: return session

@@ -27,7 +27,7 @@ public final class CurlTransport: HTTPTransport {
         else { throw HTTPTransportError.invalidURL }
         guard request.timeout > 0 else { throw HTTPTransportError.timedOut }
         let flag = CancelFlag()
-        let maxResponseBytes = self.maxResponseBytes
+        let maxResponseBytes = request.maxResponseBytes ?? self.maxResponseBytes
         let timeoutMilliseconds = Int(min(request.timeout, 86_400) * 1000)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in

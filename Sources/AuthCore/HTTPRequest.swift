@@ -12,14 +12,18 @@ public struct HTTPRequest: Sendable, CustomStringConvertible, CustomDebugStringC
     public var body: [UInt8]?
     /// Seconds for the whole exchange.
     public var timeout: Double
+    /// A response body larger than this fails the exchange; nil: the transport's own cap (1 MiB),
+    /// which suits auth servers. `fetch` sets the host's limit for API responses.
+    public var maxResponseBytes: Int?
 
     public init(method: String = "GET", url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
-                timeout: Double = 30) {
+                timeout: Double = 30, maxResponseBytes: Int? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.maxResponseBytes = maxResponseBytes
     }
 
     /// The value of the first header with this name, compared case-insensitively.

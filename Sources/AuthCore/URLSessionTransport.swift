@@ -27,7 +27,7 @@ public final class URLSessionTransport: HTTPTransport {
 
     public init(maxResponseBytes: Int = 1 << 20) {
         self.maxResponseBytes = maxResponseBytes
-        exchanges = ExchangeTable(maxResponseBytes: maxResponseBytes)
+        exchanges = ExchangeTable()
     }
 
     private var session: URLSession {
@@ -72,7 +72,7 @@ public final class URLSessionTransport: HTTPTransport {
         let exchanges = self.exchanges
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
-                exchanges.begin(task, host: origin.host, continuation: continuation)
+                exchanges.begin(task, host: origin.host, limit: request.maxResponseBytes ?? maxResponseBytes, continuation: continuation)
                 task.resume()
                 DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak exchanges] in
                     exchanges?.expire(task)
@@ -90,19 +90,17 @@ public final class URLSessionTransport: HTTPTransport {
 private final class ExchangeTable: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct Exchange {
         var host: String
+        var limit: Int
         var continuation: CheckedContinuation<HTTPResponse, Error>
         var body: [UInt8] = []
         var timedOut = false
         var tooLarge = false
     }
 
-    private let maxResponseBytes: Int
     private let table = Locked<[Int: Exchange]>([:])
 
-    init(maxResponseBytes: Int) { self.maxResponseBytes = maxResponseBytes }
-
-    func begin(_ task: URLSessionTask, host: String, continuation: CheckedContinuation<HTTPResponse, Error>) {
-        table.withLock { $0[task.taskIdentifier] = Exchange(host: host, continuation: continuation) }
+    func begin(_ task: URLSessionTask, host: String, limit: Int, continuation: CheckedContinuation<HTTPResponse, Error>) {
+        table.withLock { $0[task.taskIdentifier] = Exchange(host: host, limit: limit, continuation: continuation) }
     }
 
     func expire(_ task: URLSessionTask) {
@@ -121,8 +119,12 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, @unchecked 
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        if response.expectedContentLength > Int64(maxResponseBytes) {
-            table.withLock { $0[dataTask.taskIdentifier]?.tooLarge = true }
+        let tooLarge = table.withLock { table -> Bool in
+            guard let limit = table[dataTask.taskIdentifier]?.limit, response.expectedContentLength > Int64(limit) else { return false }
+            table[dataTask.taskIdentifier]?.tooLarge = true
+            return true
+        }
+        if tooLarge {
             completionHandler(.cancel)
         } else {
             completionHandler(.allow)
@@ -132,7 +134,7 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, @unchecked 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let overflow = table.withLock { (table: inout [Int: Exchange]) -> Bool in
             guard var exchange = table[dataTask.taskIdentifier], !exchange.tooLarge else { return false }
-            if exchange.body.count + data.count > maxResponseBytes {
+            if exchange.body.count + data.count > exchange.limit {
                 exchange.tooLarge = true
                 exchange.body = []
             } else {

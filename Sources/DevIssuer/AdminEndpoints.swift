@@ -13,7 +13,7 @@ enum AdminEndpoints {
         return .json(200, ["counts": .object(counts)])
     }
 
-    /// `POST /_admin/fault` with any of `latencyMs`, `fail` (+ `status`), `drop`,
+    /// `POST /_admin/fault` with any of `latencyMs`, `fail` (+ `status`), `drop`, `rejectApi`,
     /// `revokeAll`, `accessTokenLifetime`, `slowDown`, `deviceInterval`,
     /// `expireDevices` and `autoApprove` (a username, or null for off) → `{}`.
     /// Unknown or mistyped fields are a 400, so a typo in a test does not silently inject nothing.
@@ -26,7 +26,7 @@ enum AdminEndpoints {
         } else {
             return .error(400, "invalid_request", "expected a JSON object")
         }
-        let integers = ["latencyMs", "fail", "status", "drop", "accessTokenLifetime", "slowDown", "deviceInterval"]
+        let integers = ["latencyMs", "fail", "status", "drop", "rejectApi", "accessTokenLifetime", "slowDown", "deviceInterval"]
         for (key, value) in body.members {
             if integers.contains(key) {
                 guard let number = value.intValue, abs(number) <= Int64(Int32.max) else {
@@ -50,6 +50,7 @@ enum AdminEndpoints {
         if let latency = integer("latencyMs") { state.setLatency(milliseconds: latency) }
         if let count = integer("fail") { state.failNext(count, status: status) }
         if let count = integer("drop") { state.dropNext(count) }
+        if let count = integer("rejectApi") { state.rejectAPINext(count) }
         if body["revokeAll"]?.boolValue == true { state.revokeAll() }
         if let seconds = integer("accessTokenLifetime") { state.setAccessTokenLifetime(seconds) }
         if let count = integer("slowDown") { state.forceSlowDown(count) }

@@ -77,6 +77,11 @@ public final class DevIssuer: Sendable {
         state.dropNext(count)
     }
 
+    /// The next `count` requests to the protected API (`/api/…`) answer 401 whatever their token.
+    public func rejectAPINext(_ count: Int) {
+        state.rejectAPINext(count)
+    }
+
     /// Invalidates every session, access and refresh token issued so far.
     public func revokeAll() {
         state.revokeAll()

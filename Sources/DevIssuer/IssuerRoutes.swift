@@ -46,7 +46,7 @@ enum IssuerRoutes {
         Route("/userinfo", counter: "userinfo", ["GET": UserInfoEndpoint.handle, "POST": UserInfoEndpoint.handle]),
         Route("/.well-known/openid-configuration", counter: "discovery", ["GET": DiscoveryEndpoint.handle]),
         Route("/.well-known/oauth-authorization-server", counter: "discovery", ["GET": DiscoveryEndpoint.handle]),
-    ]
+    ] + ProtectedAPI.routes
 
     /// Control plane for tests and the `dev-issuer` CLI: never counted, never faulted.
     static let admin: [Route] = [

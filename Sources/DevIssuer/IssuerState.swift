@@ -259,6 +259,19 @@ final class IssuerState: Sendable {
         }
     }
 
+    func rejectAPINext(_ count: Int) {
+        store.withLock { $0.faults.apiRejectRemaining = max(0, count) }
+    }
+
+    /// Whether the protected API must refuse this request's token regardless of its validity.
+    func takeAPIRejection() -> Bool {
+        store.withLock { store in
+            guard store.faults.apiRejectRemaining > 0 else { return false }
+            store.faults.apiRejectRemaining -= 1
+            return true
+        }
+    }
+
     func dropNext(_ count: Int) {
         store.withLock { $0.faults.dropRemaining = max(0, count) }
     }
@@ -427,6 +440,7 @@ private struct Faults {
     var failRemaining = 0
     var failStatus = 503
     var dropRemaining = 0
+    var apiRejectRemaining = 0
 }
 
 /// The result of presenting a refresh token.

@@ -39,11 +39,13 @@ enum Demo {
             fatalError("the embedded demo configuration is invalid: \(error)")
         }
         Logger.stderrSink("""
-            auth-agent demo: dev issuer on \(base) (users alice/wonderland, bob/builder). Try:
+            auth-agent demo: dev issuer on \(base) (users alice/wonderland, bob/builder), its protected API
+            at \(base)/api/me (signed with the demo provider's token). Try:
               {"jsonrpc":"2.0","id":1,"method":"login","params":{"provider":"demo","credentials":{"username":"alice","password":"wonderland"}}}
               {"jsonrpc":"2.0","id":2,"method":"sign","params":{"request":{"method":"GET","url":"https://api.demo.test/items"}}}
-              {"jsonrpc":"2.0","id":3,"method":"status"}
-              {"jsonrpc":"2.0","id":4,"method":"login","params":{"provider":"demo-device"}}   (then approve at the URL it prompts)
+              {"jsonrpc":"2.0","id":3,"method":"fetch","params":{"request":{"method":"GET","url":"\(base)/api/me"}}}
+              {"jsonrpc":"2.0","id":4,"method":"status"}
+              {"jsonrpc":"2.0","id":5,"method":"login","params":{"provider":"demo-device"}}   (then approve at the URL it prompts)
             """)
         return (config, issuer)
     }

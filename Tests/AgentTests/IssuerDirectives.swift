@@ -29,6 +29,7 @@ struct IssuerDirectives {
             case "lifetime": issuer.setAccessTokenLifetime(n)
             case "fail": issuer.failNext(n)
             case "drop": issuer.dropNext(n)
+            case "reject-api": issuer.rejectAPINext(n)
             case "latency": issuer.setLatency(milliseconds: n)
             case "revoke-all": issuer.revokeAll()
             case "reset": issuer.resetCounts()
