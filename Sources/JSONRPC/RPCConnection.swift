@@ -15,6 +15,9 @@ public final class RPCConnection: @unchecked Sendable {
         public var maxBatch = 1000
         /// How long in-flight requests may finish after end of input or a signal.
         public var shutdownGrace = 5.0
+        /// How long the last answers may take to be written once the grace is
+        /// over: a host that stopped reading holds the exit no longer than this.
+        public var finalFlushTimeout = 0.5
         public var serverName = "auth-agent"
         public var serverVersion = "0.0.0"
         /// Advertised in `initialize`'s result.
@@ -92,17 +95,22 @@ public final class RPCConnection: @unchecked Sendable {
     }
 
     /// End of input or a termination signal: let in-flight work finish within
-    /// the grace period, flush, exit 0.
+    /// the grace period, flush, exit 0 — within the grace (plus
+    /// `finalFlushTimeout`) even when the host stopped reading and every
+    /// writer is stuck on a full stdout.
     public func finish() {
         let first = lifecycle.withLock { l -> Bool in
             defer { l.exiting = true }
             return !l.exiting
         }
         guard first else { return }
-        if running.wait(timeout: .now() + options.shutdownGrace) == .timedOut {
+        let deadline = DispatchTime.now() + options.shutdownGrace
+        if running.wait(timeout: deadline) == .timedOut {
             logger.warn("in-flight requests did not finish within \(options.shutdownGrace) s; exiting anyway")
         }
-        output.flush()
+        if !output.flush(before: max(deadline, .now() + options.finalFlushTimeout)) {
+            logger.warn("the host is not reading the agent's output; exiting without writing the last answers")
+        }
         onExit(0)
     }
 

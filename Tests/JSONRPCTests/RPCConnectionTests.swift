@@ -177,6 +177,24 @@ final class RPCConnectionTests: XCTestCase {
         XCTAssertEqual(h.exits.current, [0])
     }
 
+    func testFinishExitsWhileAWriteNeverReturns() {
+        var options = RPCConnection.Options()
+        options.shutdownGrace = 0.2
+        options.finalFlushTimeout = 0.1
+        // A host that stopped reading: a write that never returns (until the test ends).
+        let stuck = DispatchSemaphore(value: 0)
+        defer { for _ in 0..<2 { stuck.signal() } }
+        let output = OutputSink(write: { _ in stuck.wait(); return true }, onClosed: {})
+        let exits = Locked<[Int32]>([])
+        let connection = RPCConnection(registry: MethodRegistry(), output: output, logger: Logger(level: .error, sink: { _ in }),
+                                       options: options, onExit: { code in exits.withLock { $0.append(code) } })
+        Array(#"{"jsonrpc":"2.0","method":"ping","id":1}"#.utf8).withUnsafeBufferPointer { connection.handleLine($0) }
+        DispatchQueue.global().async { output.flush() }
+        Array(#"{"jsonrpc":"2.0","method":"ping","id":2}"#.utf8).withUnsafeBufferPointer { connection.handleLine($0) }
+        DispatchQueue.global().async { connection.finish() }
+        XCTAssertTrue(waitUntil(timeout: 3) { exits.current == [0] }, "finish() waited on a write that never returns")
+    }
+
     func testNotificationWorkRunsButIsNeverAnswered() {
         let h = Harness()
         h.send(#"{"jsonrpc":"2.0","method":"slow"}"#)
