@@ -1,50 +1,67 @@
 import JSON
 
 /// Requests that are still being worked on, by id, so `$/cancelRequest` can
-/// find them.
+/// find them and a second request cannot take an id that is still in use.
 ///
 /// The rule that every request gets exactly one answer is enforced here:
 /// whoever removes an entry first — the finishing task or a cancellation —
-/// owns the answer; the other side stays silent.
+/// delivers the answer; the other side stays silent.
 final class InFlightRequests: @unchecked Sendable {
+    /// Where a request's answer goes: the output for a lone request, its
+    /// batch's answer for a batch member.
+    typealias Deliver = @Sendable (RPCResponse) -> Void
+
     private struct Entry {
+        /// Tells this request from a later one that reuses its id once it was answered.
+        let token: Int
+        let deliver: Deliver
         var task: Task<Void, Never>?
     }
 
     private let lock = NSLockLike()
-    private var byID: [JSONValue: [Int: Entry]] = [:]
+    private var byID: [JSONValue: Entry] = [:]
     private var nextToken = 0
 
-    func begin(_ id: JSONValue) -> Int {
+    func contains(_ id: JSONValue) -> Bool {
         lock.lock()
         defer { lock.unlock() }
+        return byID[id] != nil
+    }
+
+    /// Registers a request whose id `contains` just said is free. Only the
+    /// reader thread begins requests, so nothing can take the id in between.
+    func begin(_ id: JSONValue, deliver: @escaping Deliver) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        precondition(byID[id] == nil, "a second request in flight with one id")
         nextToken += 1
-        byID[id, default: [:]][nextToken] = Entry(task: nil)
+        byID[id] = Entry(token: nextToken, deliver: deliver)
         return nextToken
     }
 
     func attach(_ task: Task<Void, Never>, id: JSONValue, token: Int) {
         lock.lock()
         defer { lock.unlock() }
-        if byID[id]?[token] != nil { byID[id]![token]!.task = task }
+        if byID[id]?.token == token { byID[id]!.task = task }
     }
 
-    /// True when the caller still owns the answer for this request.
-    func finish(_ id: JSONValue, token: Int) -> Bool {
+    /// Where to deliver the finished request's answer; nil when a
+    /// cancellation already answered it.
+    func finish(_ id: JSONValue, token: Int) -> Deliver? {
         lock.lock()
         defer { lock.unlock() }
-        guard byID[id]?.removeValue(forKey: token) != nil else { return false }
-        if byID[id]!.isEmpty { byID[id] = nil }
-        return true
+        guard let entry = byID[id], entry.token == token else { return nil }
+        byID[id] = nil
+        return entry.deliver
     }
 
-    /// Removes every request with this id and returns how many there were;
-    /// their tasks are cancelled.
-    func cancel(_ id: JSONValue) -> Int {
+    /// Removes the request with this id and cancels its task; returns where
+    /// to deliver its cancellation, or nil when no such request is in flight.
+    func cancel(_ id: JSONValue) -> Deliver? {
         lock.lock()
-        let entries = byID.removeValue(forKey: id) ?? [:]
+        let entry = byID.removeValue(forKey: id)
         lock.unlock()
-        for entry in entries.values { entry.task?.cancel() }
-        return entries.count
+        entry?.task?.cancel()
+        return entry?.deliver
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 import JSON
 
 /// Where protocol messages go: one line each, written whole.
@@ -28,13 +29,22 @@ public final class OutputSink: @unchecked Sendable {
     }
 
     /// A sink over a file descriptor (stdout in the agent).
+    ///
+    /// A full pipe is the host's backpressure: the writer waits for it as long
+    /// as the host keeps its end open — in write(2) on a blocking descriptor,
+    /// in `poll` on a non-blocking one (never spinning on `EAGAIN`). What must
+    /// not wait forever is the exit, which is why `flush(before:)` exists.
     public convenience init(fileDescriptor fd: Int32, onClosed: @escaping @Sendable () -> Void) {
         self.init(write: { bytes in
             var offset = 0
             while offset < bytes.count {
                 let n = SystemCalls.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
                 if n < 0 {
-                    if errno == EINTR || errno == EAGAIN { continue }
+                    if errno == EINTR { continue }
+                    if errno == EAGAIN || errno == EWOULDBLOCK {
+                        SystemCalls.waitUntilReady(fd, for: Int16(POLLOUT))
+                        continue
+                    }
                     return false
                 }
                 offset += n
@@ -75,6 +85,20 @@ public final class OutputSink: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Flushes, or gives up at `deadline`; false when it gave up. For the exit
+    /// path: a host that stopped reading must not keep the process alive, and a
+    /// write(2) blocked on a full pipe cannot be interrupted, so the flush runs
+    /// on another thread and is abandoned — still blocked — when time is up.
+    @discardableResult
+    public func flush(before deadline: DispatchTime) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            self.flush()
+            done.signal()
+        }
+        return done.wait(timeout: deadline) == .success
+    }
+
     private func flushLocked() {
         guard !buffer.isEmpty else { return }
         if closed {
@@ -112,5 +136,13 @@ enum SystemCalls {
         #else
         return Darwin.write(fd, p, n)
         #endif
+    }
+
+    /// Waits until a non-blocking descriptor is ready for `events` (or in
+    /// error, which the next read or write reports), instead of spinning on
+    /// `EAGAIN`.
+    static func waitUntilReady(_ fd: Int32, for events: Int16) {
+        var entry = pollfd(fd: fd, events: events, revents: 0)
+        while poll(&entry, 1, -1) < 0 && errno == EINTR {}
     }
 }

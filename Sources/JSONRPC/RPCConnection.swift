@@ -15,6 +15,9 @@ public final class RPCConnection: @unchecked Sendable {
         public var maxBatch = 1000
         /// How long in-flight requests may finish after end of input or a signal.
         public var shutdownGrace = 5.0
+        /// How long the last answers may take to be written once the grace is
+        /// over: a host that stopped reading holds the exit no longer than this.
+        public var finalFlushTimeout = 0.5
         public var serverName = "auth-agent"
         public var serverVersion = "0.0.0"
         /// Advertised in `initialize`'s result.
@@ -77,7 +80,7 @@ public final class RPCConnection: @unchecked Sendable {
         switch handleMessage(message) {
         case .none: break
         case .now(let response): enqueue(response)
-        case .later(let id, let work, let answered): spawn(id: id, work, answered: answered)
+        case .later(let id, let work, let answered): spawn(id: id, work, answered: answered, deliver: sendAnswer)
         }
     }
 
@@ -92,17 +95,22 @@ public final class RPCConnection: @unchecked Sendable {
     }
 
     /// End of input or a termination signal: let in-flight work finish within
-    /// the grace period, flush, exit 0.
+    /// the grace period, flush, exit 0 — within the grace (plus
+    /// `finalFlushTimeout`) even when the host stopped reading and every
+    /// writer is stuck on a full stdout.
     public func finish() {
         let first = lifecycle.withLock { l -> Bool in
             defer { l.exiting = true }
             return !l.exiting
         }
         guard first else { return }
-        if running.wait(timeout: .now() + options.shutdownGrace) == .timedOut {
+        let deadline = DispatchTime.now() + options.shutdownGrace
+        if running.wait(timeout: deadline) == .timedOut {
             logger.warn("in-flight requests did not finish within \(options.shutdownGrace) s; exiting anyway")
         }
-        output.flush()
+        if !output.flush(before: max(deadline, .now() + options.finalFlushTimeout)) {
+            logger.warn("the host is not reading the agent's output; exiting without writing the last answers")
+        }
         onExit(0)
     }
 
@@ -116,6 +124,11 @@ public final class RPCConnection: @unchecked Sendable {
 
     private func enqueue(_ response: RPCResponse) {
         output.enqueue { response.write(to: &$0) }
+    }
+
+    /// Delivers a lone request's answer from a task or a cancellation.
+    private var sendAnswer: InFlightRequests.Deliver {
+        { [output] response in output.send { response.write(to: &$0) } }
     }
 
     private func handleMessage(_ message: JSONValue) -> Reply {
@@ -143,6 +156,10 @@ public final class RPCConnection: @unchecked Sendable {
             return .now(RPCResponse(id: id, error: .invalidRequest("'method' must be a string")))
         }
         let isNotification = rawID == nil
+        if !isNotification && inFlight.contains(id) {
+            // Two answers with one id could not be told apart, and a cancellation would hit both.
+            return .now(RPCResponse(id: id, error: .invalidRequest("id \(JSONSerializer.string(id)) is in use by a request still in flight")))
+        }
         var params = JSONObject()
         switch o["params"] {
         case nil: break
@@ -187,10 +204,7 @@ public final class RPCConnection: @unchecked Sendable {
                 return .none
             case "$/cancelRequest":
                 guard let target = p["id"] else { throw RPCError.invalidParams("missing required field 'id'") }
-                if inFlight.cancel(target) > 0 {
-                    let cancelled = RPCResponse(id: target, error: .requestCancelled)
-                    output.send { cancelled.write(to: &$0) }
-                }
+                inFlight.cancel(target)?(RPCResponse(id: target, error: .requestCancelled))
                 return id == nil ? .none : .now(RPCResponse(id: id!, result: .null))
             default: break
             }
@@ -247,7 +261,11 @@ public final class RPCConnection: @unchecked Sendable {
         }
     }
 
-    private func spawn(id: JSONValue?, _ work: @escaping @Sendable () async throws -> JSONValue, answered: (@Sendable () -> Void)?) {
+    /// Runs a request's work as a task, cancellable by its id; its answer goes
+    /// to `deliver` unless a cancellation answered first.
+    private func spawn(id: JSONValue?, _ work: @escaping @Sendable () async throws -> JSONValue, answered: (@Sendable () -> Void)?,
+                       deliver: @escaping InFlightRequests.Deliver)
+    {
         running.enter()
         let logger = self.logger
         guard let id else {
@@ -258,12 +276,10 @@ public final class RPCConnection: @unchecked Sendable {
             }
             return
         }
-        let token = inFlight.begin(id)
+        let token = inFlight.begin(id, deliver: deliver)
         let task = Task {
             let response = await Self.answer(work, id: id, logger: logger)
-            if self.inFlight.finish(id, token: token) {
-                self.output.send { response.write(to: &$0) }
-            }
+            self.inFlight.finish(id, token: token)?(response)
             answered?()
             self.running.leave()
         }
@@ -281,40 +297,24 @@ public final class RPCConnection: @unchecked Sendable {
             enqueue(RPCResponse(id: .null, error: .invalidRequest("batch of \(items.count) messages; at most \(options.maxBatch) are accepted")))
             return
         }
-        var ready: [RPCResponse] = []
-        var pending: [(JSONValue?, @Sendable () async throws -> JSONValue, (@Sendable () -> Void)?)] = []
+        // Members run like lone requests (cancellable by id, answered once); the batch
+        // collects their answers and is written when the last one is in.
+        let batch = BatchAnswers()
+        let output = self.output
+        let deliver: InFlightRequests.Deliver = { response in
+            if let all = batch.answer(response) { output.send { Self.writeBatch(all, to: &$0) } }
+        }
         for item in items {
             switch handleMessage(item) {
             case .none: break
-            case .now(let r): ready.append(r)
-            case .later(let id, let work, let answered): pending.append((id, work, answered))
+            case .now(let r): batch.ready(r)
+            case .later(let id, let work, let answered):
+                if id != nil { batch.expect() }
+                spawn(id: id, work, answered: answered, deliver: deliver)
             }
         }
-        if pending.isEmpty {
-            if !ready.isEmpty { output.enqueue { out in Self.writeBatch(ready, to: &out) } }
-            return
-        }
-        running.enter()
-        let logger = self.logger
-        let work = pending
-        Task {
-            var answers = ready
-            await withTaskGroup(of: RPCResponse?.self) { group in
-                for (id, w, answered) in work {
-                    group.addTask {
-                        let r = await Self.answer(w, id: id ?? .null, logger: logger)
-                        answered?()
-                        return id == nil ? nil : r
-                    }
-                }
-                for await r in group { if let r { answers.append(r) } }
-            }
-            if !answers.isEmpty {
-                let final = answers
-                self.output.enqueue { out in Self.writeBatch(final, to: &out) }
-                self.output.flush()
-            }
-            self.running.leave()
+        if let all = batch.close(), !all.isEmpty {
+            output.enqueue { Self.writeBatch(all, to: &$0) }
         }
     }
 

@@ -34,6 +34,11 @@ public enum StdioServer {
             let n = read(fd, buffer, capacity)
             if n < 0 {
                 if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    // A host may hand over a non-blocking stdin (or one socket for both directions).
+                    SystemCalls.waitUntilReady(fd, for: Int16(POLLIN))
+                    continue
+                }
                 break
             }
             if n == 0 { break }

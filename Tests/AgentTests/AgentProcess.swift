@@ -36,7 +36,11 @@ final class AgentProcess: @unchecked Sendable {
         let description: String
     }
 
-    init(arguments: [String], environment: [String: String] = [:]) throws {
+    /// - Parameters:
+    ///   - readsOutput: false plays a host that stopped reading stdout; `startReadingOutput()` resumes.
+    ///   - nonBlockingInput, nonBlockingOutput: the agent's stdin or stdout is a non-blocking pipe, as some hosts hand them over.
+    init(arguments: [String], environment: [String: String] = [:], readsOutput: Bool = true,
+         nonBlockingInput: Bool = false, nonBlockingOutput: Bool = false) throws {
         Self.ignoreBrokenPipes
         process.executableURL = Self.binaryURL
         process.arguments = arguments
@@ -46,10 +50,11 @@ final class AgentProcess: @unchecked Sendable {
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
-        stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.receive(data)
+        for (fd, nonBlocking) in [(stdinPipe.fileHandleForReading.fileDescriptor, nonBlockingInput),
+                                  (stdoutPipe.fileHandleForWriting.fileDescriptor, nonBlockingOutput)] where nonBlocking {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         }
+        if readsOutput { startReadingOutput() }
         stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self else { return }
@@ -58,6 +63,20 @@ final class AgentProcess: @unchecked Sendable {
             self.lock.unlock()
         }
         try process.run()
+    }
+
+    func startReadingOutput() {
+        stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            self?.receive(data)
+        }
+    }
+
+    /// How many bytes the agent wrote that nobody has read yet.
+    var unreadOutputBytes: Int {
+        var n: Int32 = 0
+        let fd = stdoutPipe.fileHandleForReading.fileDescriptor
+        return withUnsafeMutablePointer(to: &n) { ioctl(fd, UInt(FIONREAD), $0) } == 0 ? Int(n) : 0
     }
 
     private func receive(_ data: Data) {

@@ -149,6 +149,65 @@ final class RPCConnectionTests: XCTestCase {
         XCTAssertEqual(Set(answer[0].arrayValue ?? []), [["jsonrpc": "2.0", "id": 1, "result": "slow"], ["jsonrpc": "2.0", "id": 2, "result": "fast"]])
     }
 
+    func testCancellingABatchMemberAnswersItInTheBatch() {
+        let h = Harness()
+        defer { h.releaseSlow() }
+        h.send(#"[{"jsonrpc":"2.0","method":"slow","id":"b1"},{"jsonrpc":"2.0","method":"fast","id":"b2"}]"#)
+        h.waitForSlowStarted(1)
+        XCTAssertEqual(h.messages.count, 0)
+        h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b1"}}"#)
+        let answer = h.waitFor(count: 1)
+        XCTAssertEqual(answer.count, 1, "the batch is answered once its waiting member is cancelled")
+        XCTAssertEqual(Set(answer.first?.arrayValue ?? []), [["jsonrpc": "2.0", "id": "b1", "error": ["code": -32800, "message": "Request cancelled"]],
+                                                            ["jsonrpc": "2.0", "id": "b2", "result": "fast"]])
+        h.releaseSlow()
+        h.send(#"{"jsonrpc":"2.0","method":"fast","id":"after"}"#)
+        XCTAssertEqual(h.waitFor(count: 2).last?["id"], "after", "the cancelled member is not answered again")
+        usleep(50_000)
+        XCTAssertEqual(h.messages.count, 2)
+    }
+
+    func testABatchWaitsForItsOtherMembersAfterACancellation() {
+        let h = Harness()
+        h.send(#"[{"jsonrpc":"2.0","method":"slow","id":"b1"},{"jsonrpc":"2.0","method":"slow","id":"b2"}]"#)
+        h.waitForSlowStarted(2)
+        h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b1"}}"#)
+        usleep(50_000)
+        XCTAssertEqual(h.messages.count, 0, "b2 is still working")
+        h.releaseSlow()
+        let answer = h.waitFor(count: 1)
+        XCTAssertEqual(Set(answer.first?.arrayValue ?? []), [["jsonrpc": "2.0", "id": "b1", "error": ["code": -32800, "message": "Request cancelled"]],
+                                                            ["jsonrpc": "2.0", "id": "b2", "result": "slow"]])
+    }
+
+    func testAnIdStillInFlightIsRejectedAtOnce() {
+        let h = Harness()
+        defer { h.releaseSlow() }
+        let inUse: JSONValue = ["code": -32600, "message": #"Invalid Request: id "dup" is in use by a request still in flight"#]
+        h.send(#"{"jsonrpc":"2.0","method":"slow","id":"dup"}"#)
+        h.waitForSlowStarted(1)
+        h.send(#"{"jsonrpc":"2.0","method":"fast","id":"dup"}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"slow","id":"dup"}"#)
+        XCTAssertEqual(h.waitFor(count: 2), [["jsonrpc": "2.0", "id": "dup", "error": inUse], ["jsonrpc": "2.0", "id": "dup", "error": inUse]])
+        XCTAssertEqual(h.gate.current.count, 1, "the duplicate's work never started")
+        h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"dup"}}"#)
+        XCTAssertEqual(h.waitFor(count: 3).last, ["jsonrpc": "2.0", "id": "dup", "error": ["code": -32800, "message": "Request cancelled"]])
+        h.send(#"{"jsonrpc":"2.0","method":"fast","id":"dup"}"#)
+        XCTAssertEqual(h.waitFor(count: 4).last, ["jsonrpc": "2.0", "id": "dup", "result": "fast"], "the id is free once answered")
+        usleep(50_000)
+        XCTAssertEqual(h.messages.count, 4, "one cancellation answer: \(h.messages)")
+    }
+
+    func testAnIdInFlightInTheSameBatchIsRejected() {
+        let h = Harness()
+        h.send(#"[{"jsonrpc":"2.0","method":"slow","id":7},{"jsonrpc":"2.0","method":"slow","id":7}]"#)
+        h.waitForSlowStarted(1)
+        h.releaseSlow()
+        let answer = h.waitFor(count: 1)
+        XCTAssertEqual(Set(answer.first?.arrayValue ?? []), [["jsonrpc": "2.0", "id": 7, "result": "slow"],
+                                                            ["jsonrpc": "2.0", "id": 7, "error": ["code": -32600, "message": "Invalid Request: id 7 is in use by a request still in flight"]]])
+    }
+
     func testApplicationErrorsAndUnexpectedFailures() {
         let h = Harness()
         h.send(#"{"jsonrpc":"2.0","method":"fails","id":1}"#)
@@ -175,6 +234,24 @@ final class RPCConnectionTests: XCTestCase {
         h.connection.finish()
         XCTAssertEqual(h.messages, [["jsonrpc": "2.0", "id": 1, "result": "slow"]])
         XCTAssertEqual(h.exits.current, [0])
+    }
+
+    func testFinishExitsWhileAWriteNeverReturns() {
+        var options = RPCConnection.Options()
+        options.shutdownGrace = 0.2
+        options.finalFlushTimeout = 0.1
+        // A host that stopped reading: a write that never returns (until the test ends).
+        let stuck = DispatchSemaphore(value: 0)
+        defer { for _ in 0..<2 { stuck.signal() } }
+        let output = OutputSink(write: { _ in stuck.wait(); return true }, onClosed: {})
+        let exits = Locked<[Int32]>([])
+        let connection = RPCConnection(registry: MethodRegistry(), output: output, logger: Logger(level: .error, sink: { _ in }),
+                                       options: options, onExit: { code in exits.withLock { $0.append(code) } })
+        Array(#"{"jsonrpc":"2.0","method":"ping","id":1}"#.utf8).withUnsafeBufferPointer { connection.handleLine($0) }
+        DispatchQueue.global().async { output.flush() }
+        Array(#"{"jsonrpc":"2.0","method":"ping","id":2}"#.utf8).withUnsafeBufferPointer { connection.handleLine($0) }
+        DispatchQueue.global().async { connection.finish() }
+        XCTAssertTrue(waitUntil(timeout: 3) { exits.current == [0] }, "finish() waited on a write that never returns")
     }
 
     func testNotificationWorkRunsButIsNeverAnswered() {
