@@ -140,4 +140,16 @@ final class BrowserLoginTests: XCTestCase {
         try agent.agent.send(JSONSerializer.string(["jsonrpc": "2.0", "method": "$/cancelRequest", "params": ["id": login]]))
         XCTAssertEqual(try agent.answer(to: login, timeout: 5)["error"]?["code"], -32800)
     }
+
+    /// The schema holds every transcript's prompts to the same rule.
+    func testSchemaAllowsOnlyHTTPLoginURLs() throws {
+        let schema = try SchemaValidator.load()
+        func prompt(_ url: String) -> JSONValue {
+            ["jsonrpc": "2.0", "method": "loginPrompt",
+             "params": ["provider": "web", "requestId": 1, "url": .string(url), "expiresAt": "2030-01-01T00:00:00Z"]]
+        }
+        XCTAssertNil(schema.check(message: prompt("https://id.example.com/authorize?x=1"), methodOf: { _ in nil }))
+        XCTAssertNotNil(schema.check(message: prompt("file:///etc/passwd"), methodOf: { _ in nil }))
+        XCTAssertNotNil(schema.check(message: prompt("-a Calculator"), methodOf: { _ in nil }))
+    }
 }
