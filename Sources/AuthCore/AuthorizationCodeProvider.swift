@@ -12,7 +12,7 @@ struct AuthorizationCodeProvider: LoginProvider {
     let clock: Clock
     let revokeTimeout: Double
     let browser: BrowserLauncher
-    /// How long the browser has to come back (5 minutes).
+    /// How long the browser has to come back (5 minutes; tests shorten it).
     var callbackTimeout: TimeInterval = 300
 
     static let callbackPath = "/callback"
