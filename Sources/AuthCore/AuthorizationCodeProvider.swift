@@ -12,7 +12,7 @@ struct AuthorizationCodeProvider: LoginProvider {
     let clock: Clock
     let revokeTimeout: Double
     let browser: BrowserLauncher
-    /// How long the browser has to come back (5 minutes).
+    /// How long the browser has to come back (5 minutes; tests shorten it).
     var callbackTimeout: TimeInterval = 300
 
     static let callbackPath = "/callback"
@@ -21,40 +21,33 @@ struct AuthorizationCodeProvider: LoginProvider {
         guard let authorizationEndpoint = try await oauth.endpoints().authorization else {
             throw unavailable("no authorization endpoint is configured or discovered")
         }
+        let pkce = PKCE()
+        let nonce = Self.wantsNonce(config.scopes) ? SecureRandom.token(bytes: 16) : nil
         let listener: LoopbackRedirectListener
         do {
-            listener = try LoopbackRedirectListener(port: UInt16(config.redirectPort ?? 0))
+            listener = try LoopbackRedirectListener(port: UInt16(config.redirectPort ?? 0), path: Self.callbackPath, state: pkce.state)
         } catch {
             throw unavailable("cannot listen for the browser's redirect on 127.0.0.1:\(config.redirectPort ?? 0)")
         }
         defer { listener.shutDown() }
-        let pkce = PKCE()
         let redirectURI = "http://127.0.0.1:\(listener.port)\(Self.callbackPath)"
-        let url = Self.authorizationURL(endpoint: authorizationEndpoint, clientId: config.clientId ?? "", redirectURI: redirectURI,
-                                        scopes: config.scopes, pkce: pkce)
+        let url = try BrowserURL.checked(Self.authorizationURL(endpoint: authorizationEndpoint, clientId: config.clientId ?? "",
+                                                               redirectURI: redirectURI, scopes: config.scopes, pkce: pkce, nonce: nonce),
+                                         what: "authorization URL", provider: config)
         let deadline = clock.now().addingTimeInterval(callbackTimeout)
         context.prompt([
-            "provider": .string(config.id), "requestId": context.requestId, "url": .string(url),
+            "provider": .string(config.id), "requestId": context.requestId, "url": .string(url.text),
             "expiresAt": .string(RFC3339.format(deadline)),
         ])
         if context.openBrowser ?? config.openBrowser { browser.open(url) }
 
         let callback: LoopbackRedirectListener.Callback
         do {
-            callback = try await withTaskCancellationHandler {
-                try await listener.waitForCallback(path: Self.callbackPath, deadline: Date().addingTimeInterval(callbackTimeout))
-            } onCancel: {
-                listener.shutDown()
-            }
-        } catch LoopbackRedirectListener.Failure.timedOut {
+            callback = try await listener.callback(deadline: Date().addingTimeInterval(callbackTimeout))
+        } catch .timedOut {
             throw AuthError(.loginTimedOut, "The \(config.displayName) login did not come back from the browser in time.", provider: config.id)
         } catch {
             throw AuthError(.loginDenied, "The \(config.displayName) login was cancelled.", provider: config.id)
-        }
-        // The state ties this redirect to this login: anything else is a forgery or a stale tab.
-        guard callback.query["state"] == pkce.state else {
-            callback.respond(false, "This login link is not the one the application is waiting for.")
-            throw AuthError(.loginDenied, "The \(config.displayName) login came back with a wrong state.", provider: config.id)
         }
         if let error = callback.query["error"] {
             callback.respond(false, "The sign-in was not completed (\(error)). You can close this tab.")
@@ -67,6 +60,10 @@ struct AuthorizationCodeProvider: LoginProvider {
         switch await oauth.grant([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
                                   ("code_verifier", pkce.verifier)]) {
         case .success(let token):
+            if let problem = Self.nonceProblem(idToken: token.idToken, expected: nonce) {
+                callback.respond(false, "The sign-in could not be completed: the server's answer does not belong to this login.")
+                throw AuthError(.loginDenied, "The \(config.displayName) login was refused: \(problem).", provider: config.id)
+            }
             callback.respond(true, "You are signed in to \(config.displayName). You can close this tab.")
             return await oauth.finish(token, fallbackUser: [:])
         case .rejected(let error):
@@ -78,12 +75,29 @@ struct AuthorizationCodeProvider: LoginProvider {
         }
     }
 
-    static func authorizationURL(endpoint: String, clientId: String, redirectURI: String, scopes: [String], pkce: PKCE) -> String {
+    static func authorizationURL(endpoint: String, clientId: String, redirectURI: String, scopes: [String], pkce: PKCE,
+                                 nonce: String?) -> String {
         var pairs: [(String, String)] = [("response_type", "code"), ("client_id", clientId), ("redirect_uri", redirectURI)]
         if !scopes.isEmpty { pairs.append(("scope", scopes.joined(separator: " "))) }
         pairs += [("state", pkce.state), ("code_challenge", pkce.challenge), ("code_challenge_method", "S256")]
+        if let nonce { pairs.append(("nonce", nonce)) }
         let query = String(decoding: FormEncoding.encode(pairs), as: UTF8.self)
         return endpoint + (endpoint.contains("?") ? "&" : "?") + query
+    }
+
+    /// An OpenID Connect login (`openid` scope) sends a fresh `nonce` (OIDC Core
+    /// §3.1.2.1): some servers require one, and its echo in the ID token shows
+    /// the token was issued for this login, not replayed from another.
+    static func wantsNonce(_ scopes: [String]) -> Bool { scopes.contains("openid") }
+
+    /// Why the ID token does not answer the login that sent `expected`, or `nil`
+    /// when it does (or no nonce was sent, or no ID token came back). OIDC Core
+    /// §3.1.3.7: once a nonce was sent, the ID token must carry the same one.
+    static func nonceProblem(idToken: String?, expected: String?) -> String? {
+        guard let expected, let idToken else { return nil }
+        guard let claims = JWT.claims(of: idToken) else { return "its ID token cannot be read to check the nonce" }
+        guard let nonce = claims["nonce"]?.stringValue else { return "its ID token carries no nonce" }
+        return nonce == expected ? nil : "its ID token carries another login's nonce"
     }
 
     private func unavailable(_ why: String) -> AuthError { AuthError.unavailable(config, why) }

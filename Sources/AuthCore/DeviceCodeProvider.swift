@@ -28,15 +28,19 @@ struct DeviceCodeProvider: LoginProvider {
         var interval = authorization["interval"]?.intValue.map { max(1, min($0, 60)) } ?? 5
         let deadline = clock.now().addingTimeInterval(TimeInterval(lifetime))
 
+        // Both come from the server: neither is shown or opened unless a browser may open it.
+        let verification = try BrowserURL.checked(verificationURI, what: "verification URI", provider: config)
+        let complete = try authorization["verification_uri_complete"]?.stringValue.map { (text) throws(AuthError) in
+            try BrowserURL.checked(text, what: "verification URI", provider: config)
+        }
         var prompt: JSONObject = [
             "provider": .string(config.id), "requestId": context.requestId,
-            "userCode": .string(userCode), "verificationUri": .string(verificationURI),
+            "userCode": .string(userCode), "verificationUri": .string(verification.text),
         ]
-        let complete = authorization["verification_uri_complete"]?.stringValue
-        if let complete { prompt["verificationUriComplete"] = .string(complete) }
+        if let complete { prompt["verificationUriComplete"] = .string(complete.text) }
         prompt["expiresAt"] = .string(RFC3339.format(deadline))
         context.prompt(.object(prompt))
-        if context.openBrowser ?? config.openBrowser { browser.open(complete ?? verificationURI) }
+        if context.openBrowser ?? config.openBrowser { browser.open(complete ?? verification) }
 
         var failures = 0
         while true {

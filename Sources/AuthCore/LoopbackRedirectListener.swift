@@ -2,11 +2,19 @@ import Foundation
 import JSONRPC
 import Wire
 
-/// The redirect target of a browser login (RFC 8252 §7.3): a one-shot HTTP
-/// listener on 127.0.0.1 that waits for `GET /callback?…`, lets the login
-/// finish, answers the browser with a small page, and stops listening.
+/// The redirect target of a browser login (RFC 8252 §7.3): an HTTP listener on
+/// 127.0.0.1 that waits for `GET {path}?…&state={state}`, hands it to the login,
+/// answers the browser with a small page, and stops listening.
+///
+/// Any local process can connect to the port, so none may hold up or end the
+/// login: connections are served side by side on one thread with `poll` (a
+/// slow one never keeps the browser waiting), each has a few seconds and a few
+/// KiB to send its request head, and a callback without the right `state` gets
+/// an error page and is otherwise ignored. The waiting login ends at its
+/// deadline or when cancelled whatever the connections do: neither waits for the
+/// serving thread.
 final class LoopbackRedirectListener: @unchecked Sendable {
-    /// The callback request; `respond` answers the browser and closes the listener.
+    /// The callback request; `respond` answers the browser (once) and closes the connection.
     struct Callback: Sendable {
         let query: [String: String]
         let respond: @Sendable (_ ok: Bool, _ message: String) -> Void
@@ -18,30 +26,53 @@ final class LoopbackRedirectListener: @unchecked Sendable {
         case closed
     }
 
+    /// Seconds a connection has to send its whole request head.
+    static let headTimeout: TimeInterval = 5
+    /// A request head larger than this is refused: the callback's is well under 1 KiB,
+    /// browsers add a few KiB of headers (cookies of other local servers among them).
+    static let maxHeadBytes = 16_384
+    /// Connections served at once; a newer one closes the oldest, so a local process
+    /// cannot fill the listener with idle connections and shut the browser out.
+    static let maxConnections = 32
+
     let port: UInt16
-    private let fd: Int32
+    private let path: String
+    private let state: String
+    private let listenFD: Int32
+    private let wake: (read: Int32, write: Int32)
     private let lock = NSLock()
     private var closed = false
+    private let outcome = Outcome()
 
-    init(port: UInt16) throws(Failure) {
+    /// Starts listening on 127.0.0.1:`port` (0: a free port) for `GET path` with this `state`.
+    init(port: UInt16, path: String, state: String) throws(Failure) {
         do throws(SocketError) {
-            let bound = try LoopbackSocket.makeListener(port: port, backlog: 8)
-            fd = bound.fd
+            let bound = try LoopbackSocket.makeListener(port: port, backlog: 16)
+            listenFD = bound.fd
             self.port = bound.port
         } catch {
             throw .cannotListen(error.operation == "socket" ? "socket failed" : "127.0.0.1:\(port) is not available")
         }
+        do {
+            wake = try LoopbackSocket.makeWakePipe()
+        } catch {
+            LoopbackSocket.closeDescriptor(listenFD)
+            throw .cannotListen("pipe failed")
+        }
+        self.path = path
+        self.state = state
+        Thread.detachNewThread { [self] in serve() }
     }
 
-    deinit { shutDown() }
-
-    /// Stops listening; a pending `waitForCallback` ends with `.closed`.
+    /// Stops listening; a pending `callback` ends with `.closed`. The serving
+    /// thread closes every descriptor itself, so none is closed under it.
     func shutDown() {
         lock.lock()
-        let wasOpen = !closed
+        defer { lock.unlock() }
+        guard !closed else { return }
         closed = true
-        lock.unlock()
-        if wasOpen { LoopbackSocket.closeDescriptor(fd) }
+        LoopbackSocket.writeByte(wake.write)
+        _ = outcome.resolve(.failure(.closed))
     }
 
     private var isClosed: Bool {
@@ -50,52 +81,118 @@ final class LoopbackRedirectListener: @unchecked Sendable {
         return closed
     }
 
-    /// Waits (on a thread of its own, polling so it notices `shutDown`) for a
-    /// request to `path`; other paths get a 404 and the wait goes on.
-    func waitForCallback(path: String, deadline: Date) async throws(Failure) -> Callback {
-        let result: Result<Callback, Failure> = await withCheckedContinuation { continuation in
-            Thread.detachNewThread { [self] in
-                continuation.resume(returning: self.acceptLoop(path: path, deadline: deadline))
-            }
+    /// The callback with the right state; `.timedOut` at `deadline`, `.closed` when
+    /// the task is cancelled or the listener shut down, whichever comes first.
+    func callback(deadline: Date) async throws(Failure) -> Callback {
+        let timer = DispatchWorkItem { [weak self, outcome] in
+            if outcome.resolve(.failure(.timedOut)) { self?.shutDown() }
+        }
+        DispatchQueue.global().asyncAfter(wallDeadline: .now() + max(0, deadline.timeIntervalSinceNow), execute: timer)
+        defer { timer.cancel() }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { outcome.wait($0) }
+        } onCancel: {
+            shutDown()
         }
         return try result.get()
     }
 
-    private func acceptLoop(path: String, deadline: Date) -> Result<Callback, Failure> {
-        while true {
-            if isClosed { return .failure(.closed) }
-            if Date() >= deadline { return .failure(.timedOut) }
-            guard LoopbackSocket.waitReadable([fd], timeoutMilliseconds: 200)[0],
-                  let client = LoopbackSocket.acceptConnection(fd) else { continue }
-            guard let (requestPath, query) = Self.readRequest(client) else {
-                Self.send(client, status: "400 Bad Request", body: Self.page(ok: false, "That was not a login callback."))
-                continue
-            }
-            guard requestPath == path else {
-                Self.send(client, status: "404 Not Found", body: Self.page(ok: false, "Nothing here."))
-                continue
-            }
-            let answered = Locked(false)
-            return .success(Callback(query: query) { [self] ok, message in
-                let first = answered.withLock { done -> Bool in
-                    defer { done = true }
-                    return !done
+    // MARK: Serving
+
+    /// One connection whose request head is still arriving.
+    private struct Connection {
+        let fd: Int32
+        let deadline: Date
+        var head: [UInt8] = []
+    }
+
+    private func serve() {
+        var connections: [Connection] = []
+        while !isClosed {
+            let readable = LoopbackSocket.waitReadable([listenFD, wake.read] + connections.map(\.fd), timeoutMilliseconds: 250)
+            var waiting: [Connection] = []
+            for (index, var connection) in connections.enumerated() {
+                if readable[index + 2] {
+                    switch Self.read(&connection) {
+                    case .incomplete: break
+                    case .gone:
+                        LoopbackSocket.closeDescriptor(connection.fd)
+                        continue
+                    case .complete:
+                        handle(connection)
+                        continue
+                    }
                 }
-                guard first else { return }
-                // 200 either way: the page itself tells the user how the login ended.
-                Self.send(client, status: "200 OK", body: Self.page(ok: ok, message))
-                shutDown()
-            })
+                if Date() >= connection.deadline {
+                    LoopbackSocket.closeDescriptor(connection.fd)  // too slow: no answer is owed
+                } else {
+                    waiting.append(connection)
+                }
+            }
+            connections = waiting
+            if readable[0], !isClosed, let fd = LoopbackSocket.acceptConnection(listenFD) {
+                // Bounds every recv and send on the connection, should poll ever report it ready in vain.
+                LoopbackSocket.setReceiveTimeout(fd, milliseconds: 100)
+                LoopbackSocket.setSendTimeout(fd, milliseconds: 1_000)
+                if connections.count >= Self.maxConnections { LoopbackSocket.closeDescriptor(connections.removeFirst().fd) }
+                connections.append(Connection(fd: fd, deadline: Date().addingTimeInterval(Self.headTimeout)))
+            }
+        }
+        for connection in connections { LoopbackSocket.closeDescriptor(connection.fd) }
+        for fd in [listenFD, wake.read, wake.write] { LoopbackSocket.closeDescriptor(fd) }
+    }
+
+    private enum ReadProgress {
+        case incomplete
+        case complete
+        case gone
+    }
+
+    private static func read(_ connection: inout Connection) -> ReadProgress {
+        let room = maxHeadBytes - connection.head.count
+        guard room > 0, case .data = LoopbackSocket.receive(connection.fd, into: &connection.head, capacity: min(room, 4096)) else {
+            return .gone
+        }
+        return headEnd(connection.head) != nil ? .complete : .incomplete
+    }
+
+    /// The index just past the blank line that ends an HTTP request head.
+    static func headEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for i in 3..<bytes.count where bytes[i - 3] == 13 && bytes[i - 2] == 10 && bytes[i - 1] == 13 && bytes[i] == 10 {
+            return i + 1
+        }
+        return nil
+    }
+
+    /// Answers a complete request head; the right callback goes to the waiting login.
+    private func handle(_ connection: Connection) {
+        let fd = connection.fd
+        guard let (requestPath, query) = Self.parseRequest(connection.head) else {
+            return Self.send(fd, status: "400 Bad Request", body: Self.page(ok: false, "That was not a login callback."))
+        }
+        guard requestPath == path else {
+            return Self.send(fd, status: "404 Not Found", body: Self.page(ok: false, "Nothing here."))
+        }
+        // The state ties this redirect to this login: anything else is a forgery or a stale tab.
+        guard query["state"] == state else {
+            return Self.send(fd, status: "400 Bad Request",
+                             body: Self.page(ok: false, "This login link is not the one the application is waiting for."))
+        }
+        let reply = Reply(fd)
+        let callback = Callback(query: query) { ok, message in
+            // 200 either way: the page itself tells the user how the login ended.
+            reply.send(status: "200 OK", body: Self.page(ok: ok, message))
+        }
+        if outcome.resolve(.success(callback)) {
+            shutDown()
+        } else {
+            reply.send(status: "200 OK", body: Self.page(ok: false, "The application is no longer waiting for this login. Please start again."))
         }
     }
 
-    /// Reads the request head (bounded in size and time) and returns its path and query.
-    static func readRequest(_ client: Int32) -> (String, [String: String])? {
-        LoopbackSocket.setReceiveTimeout(client, milliseconds: 5_000)
-        var head: [UInt8] = []
-        while head.count < 16_384, case .data = LoopbackSocket.receive(client, into: &head, capacity: 4096) {
-            if head.count >= 4, head.suffix(4) == [13, 10, 13, 10] { break }
-        }
+    /// The path and query of a `GET` request head; `nil` for anything else.
+    static func parseRequest(_ head: [UInt8]) -> (String, [String: String])? {
         guard let lineEnd = head.firstIndex(of: 13) else { return nil }
         let parts = String(decoding: head[..<lineEnd], as: UTF8.self).split(separator: " ")
         guard parts.count == 3, parts[0] == "GET" else { return nil }
@@ -112,15 +209,73 @@ final class LoopbackRedirectListener: @unchecked Sendable {
         return (String(target[..<pathEnd]), query)
     }
 
-    static func send(_ client: Int32, status: String, body: String) {
+    static func send(_ fd: Int32, status: String, body: String) {
         let bytes = Array("HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n\(body)".utf8)
-        _ = LoopbackSocket.sendAll(client, bytes)
-        LoopbackSocket.closeDescriptor(client)
+        _ = LoopbackSocket.sendAll(fd, bytes)
+        LoopbackSocket.closeDescriptor(fd)
     }
 
     static func page(ok: Bool, _ message: String) -> String {
         let escaped = HTMLText.escape(message)
         let title = ok ? "Login finished" : "Login not finished"
         return "<!doctype html><meta charset=utf-8><title>\(title)</title><body style=\"font-family:sans-serif;margin:3em\"><h1>\(title)</h1><p>\(escaped)</p></body>"
+    }
+
+    /// The browser's connection for the callback: answered exactly once, and
+    /// closed even if the login never answers it.
+    private final class Reply: Sendable {
+        private let fd: Locked<Int32?>
+
+        init(_ fd: Int32) { self.fd = Locked(fd) }
+
+        func send(status: String, body: String) {
+            guard let fd = take() else { return }
+            LoopbackRedirectListener.send(fd, status: status, body: body)
+        }
+
+        private func take() -> Int32? {
+            fd.withLock { fd in
+                defer { fd = nil }
+                return fd
+            }
+        }
+
+        deinit {
+            if let fd = take() { LoopbackSocket.closeDescriptor(fd) }
+        }
+    }
+
+    /// Where the login's result meets its waiter, whichever comes first: the
+    /// first `resolve` wins, and `wait` resumes at once if it came earlier.
+    private final class Outcome: @unchecked Sendable {
+        private let lock = NSLock()
+        private var result: Result<Callback, Failure>?
+        private var waiter: CheckedContinuation<Result<Callback, Failure>, Never>?
+
+        /// True when this result is the one the login gets.
+        func resolve(_ value: Result<Callback, Failure>) -> Bool {
+            lock.lock()
+            guard result == nil else {
+                lock.unlock()
+                return false
+            }
+            result = value
+            let continuation = waiter
+            waiter = nil
+            lock.unlock()
+            continuation?.resume(returning: value)
+            return true
+        }
+
+        func wait(_ continuation: CheckedContinuation<Result<Callback, Failure>, Never>) {
+            lock.lock()
+            guard let result else {
+                waiter = continuation
+                lock.unlock()
+                return
+            }
+            lock.unlock()
+            continuation.resume(returning: result)
+        }
     }
 }

@@ -15,7 +15,8 @@ enum AdminEndpoints {
 
     /// `POST /_admin/fault` with any of `latencyMs`, `fail` (+ `status`), `drop`, `rejectApi`,
     /// `revokeAll`, `accessTokenLifetime`, `slowDown`, `deviceInterval`,
-    /// `expireDevices` and `autoApprove` (a username, or null for off) → `{}`.
+    /// `expireDevices`, `autoApprove` (a username, or null for off), `requireNonce` and
+    /// `verificationUri` (a string, or null for the real page) → `{}`.
     /// Unknown or mistyped fields are a 400, so a typo in a test does not silently inject nothing.
     static func fault(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         let body: JSONObject
@@ -32,11 +33,11 @@ enum AdminEndpoints {
                 guard let number = value.intValue, abs(number) <= Int64(Int32.max) else {
                     return .error(400, "invalid_request", "\(key) must be an integer")
                 }
-            } else if key == "revokeAll" || key == "expireDevices" {
+            } else if key == "revokeAll" || key == "expireDevices" || key == "requireNonce" {
                 guard value.boolValue != nil else { return .error(400, "invalid_request", "\(key) must be a boolean") }
-            } else if key == "autoApprove" {
+            } else if key == "autoApprove" || key == "verificationUri" {
                 guard value.stringValue != nil || value.isNull else {
-                    return .error(400, "invalid_request", "autoApprove must be a username or null")
+                    return .error(400, "invalid_request", "\(key) must be a string or null")
                 }
             } else {
                 return .error(400, "invalid_request", "unknown field \(key)")
@@ -57,6 +58,8 @@ enum AdminEndpoints {
         if let seconds = integer("deviceInterval") { state.setDeviceInterval(seconds) }
         if body["expireDevices"]?.boolValue == true { state.expireDeviceCodes() }
         if let user = body["autoApprove"] { state.setAutoApprove(username: user.stringValue) }
+        if let required = body["requireNonce"]?.boolValue { state.setRequireNonce(required) }
+        if let uri = body["verificationUri"] { state.setDeviceVerificationURI(uri.stringValue) }
         return .json(200, [:])
     }
 

@@ -13,6 +13,8 @@ struct AuthorizationCodes {
         let redirectURI: String
         let codeChallenge: String?
         let scope: String?
+        /// The authorization request's `nonce`, for the ID token (OIDC Core §3.1.2.1).
+        let nonce: String?
         let expiresAt: Double
         /// The family of the tokens issued for this code, once redeemed.
         var redeemedFamily: Int? = nil

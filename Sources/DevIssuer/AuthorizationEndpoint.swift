@@ -12,7 +12,7 @@ enum AuthorizationEndpoint {
         guard let parameters = FormEncoding.uniqueParameters(Array((request.query ?? "").utf8)) else {
             return rejected("The query is malformed or repeats a parameter.")
         }
-        switch AuthorizationRequest.validate(parameters, clients: context.state.clients) {
+        switch AuthorizationRequest.validate(parameters, clients: context.state.clients, requireNonce: context.state.requireNonce) {
         case .rejected(let reason):
             return rejected(reason)
         case .redirectError(let uri, let error, let description, let state):
@@ -35,7 +35,7 @@ enum AuthorizationEndpoint {
             return rejected("The form is malformed or repeats a field.")
         }
         let authorization: AuthorizationRequest
-        switch AuthorizationRequest.validate(fields, clients: context.state.clients) {
+        switch AuthorizationRequest.validate(fields, clients: context.state.clients, requireNonce: context.state.requireNonce) {
         case .rejected(let reason):
             return rejected(reason)
         case .redirectError(let uri, let error, let description, let state):

@@ -11,6 +11,7 @@ struct AuthorizationRequest: Sendable {
     let state: String?
     let scope: String?
     let codeChallenge: String?
+    let nonce: String?
 
     enum Validation {
         case valid(AuthorizationRequest)
@@ -21,9 +22,10 @@ struct AuthorizationRequest: Sendable {
     }
 
     /// The names this request is made of, in the order the form repeats them.
-    static let parameterNames = ["response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method"]
+    static let parameterNames = ["response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "nonce"]
 
-    static func validate(_ parameters: [String: String], clients: [String: String?]) -> Validation {
+    /// - Parameter requireNonce: refuse an `openid` request without `nonce`, as some OpenID providers do.
+    static func validate(_ parameters: [String: String], clients: [String: String?], requireNonce: Bool) -> Validation {
         guard let clientID = parameters["client_id"], let secret = clients[clientID] else {
             return .rejected("Unknown or missing client_id.")
         }
@@ -50,8 +52,12 @@ struct AuthorizationRequest: Sendable {
             guard method == "S256" else { return fail("invalid_request", "code_challenge_method must be S256") }
             guard PKCE.isWellFormedChallenge(challenge!) else { return fail("invalid_request", "code_challenge is not a base64url SHA-256") }
         }
+        let nonce = parameters["nonce"]
+        if requireNonce, nonce == nil, IssuerState.scopes(parameters["scope"]).contains("openid") {
+            return fail("invalid_request", "nonce required")
+        }
         return .valid(AuthorizationRequest(clientID: clientID, redirectURI: redirectURI, state: state,
-                                           scope: parameters["scope"], codeChallenge: challenge))
+                                           scope: parameters["scope"], codeChallenge: challenge, nonce: nonce))
     }
 
     /// The parameters again, for the form's hidden fields.
@@ -63,6 +69,7 @@ struct AuthorizationRequest: Sendable {
             fields.append(("code_challenge", codeChallenge))
             fields.append(("code_challenge_method", "S256"))
         }
+        if let nonce { fields.append(("nonce", nonce)) }
         return fields
     }
 

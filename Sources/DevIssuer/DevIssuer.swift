@@ -123,6 +123,19 @@ public final class DevIssuer: Sendable {
         state.decideDevice(userCode: userCode, approvingFor: nil, now: Date().timeIntervalSince1970)
     }
 
+    /// Device authorizations started from now on announce `uri` as their `verification_uri`
+    /// (and `uri?user_code=…` as `verification_uri_complete`), to test what a client does
+    /// with a bad one; `nil` announces the real verification page again.
+    public func setDeviceVerificationURI(_ uri: String?) {
+        state.setDeviceVerificationURI(uri)
+    }
+
+    /// Whether `/authorize` refuses an `openid` request without a `nonce` from now on
+    /// (see `DevIssuerOptions.requireNonce`).
+    public func setRequireNonce(_ required: Bool) {
+        state.setRequireNonce(required)
+    }
+
     /// With a username, `GET /authorize` with valid parameters redirects at once with a
     /// code for that user instead of showing the login form; `nil` shows the form again.
     public func setAutoApprove(username: String?) {

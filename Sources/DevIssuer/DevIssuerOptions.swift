@@ -18,6 +18,10 @@ public struct DevIssuerOptions: Sendable {
     /// Seconds a device must wait between polls (RFC 8628 `interval`) for codes issued
     /// from now on; tests lower it (`setDeviceInterval`) to keep polling fast.
     public var deviceInterval: Int
+    /// Whether `/authorize` refuses a request whose scope has `openid` but no `nonce`
+    /// (`invalid_request`, "nonce required"), as some OpenID providers do. A nonce
+    /// that is sent is echoed in the ID token either way.
+    public var requireNonce: Bool
 
     public init(
         users: [String: String] = ["alice": "wonderland", "bob": "builder"],
@@ -25,7 +29,8 @@ public struct DevIssuerOptions: Sendable {
         accessTokenLifetime: Int = 3600,
         refreshTokenReuseGrace: Int = 0,
         deviceCodeLifetime: Int = 600,
-        deviceInterval: Int = 5
+        deviceInterval: Int = 5,
+        requireNonce: Bool = false
     ) {
         self.users = users
         self.clients = clients
@@ -33,5 +38,6 @@ public struct DevIssuerOptions: Sendable {
         self.refreshTokenReuseGrace = refreshTokenReuseGrace
         self.deviceCodeLifetime = deviceCodeLifetime
         self.deviceInterval = deviceInterval
+        self.requireNonce = requireNonce
     }
 }

@@ -12,7 +12,7 @@ enum DeviceAuthorizationEndpoint {
         case .accepted(let parsed): oauth = parsed
         }
         let started = context.state.startDeviceAuthorization(clientID: oauth.client.id, scope: oauth.parameters["scope"], now: context.now)
-        let verification = context.issuer + DeviceVerificationPage.path
+        let verification = context.state.deviceVerificationURIOverride ?? context.issuer + DeviceVerificationPage.path
         let body: JSONValue = [
             "device_code": .string(started.deviceCode),
             "user_code": .string(started.userCode),

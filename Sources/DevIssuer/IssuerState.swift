@@ -18,6 +18,7 @@ final class IssuerState: Sendable {
     let refreshTokenReuseGrace: Int
     let deviceCodeLifetime: Int
     let defaultDeviceInterval: Int
+    let defaultRequireNonce: Bool
     private let passwords: [String: String]
     private let store: Locked<Store>
 
@@ -34,7 +35,9 @@ final class IssuerState: Sendable {
         self.refreshTokenReuseGrace = options.refreshTokenReuseGrace
         self.deviceCodeLifetime = options.deviceCodeLifetime
         self.defaultDeviceInterval = options.deviceInterval
-        self.store = Locked(Store(accessTokenLifetime: options.accessTokenLifetime, deviceInterval: options.deviceInterval))
+        self.defaultRequireNonce = options.requireNonce
+        self.store = Locked(Store(accessTokenLifetime: options.accessTokenLifetime, deviceInterval: options.deviceInterval,
+                                  requireNonce: options.requireNonce))
     }
 
     // MARK: Users
@@ -199,6 +202,13 @@ final class IssuerState: Sendable {
         store.withLock { $0.devices.expireAll() }
     }
 
+    /// What device authorizations announce as `verification_uri` (`nil`: the real page).
+    var deviceVerificationURIOverride: String? { store.withLock { $0.faults.verificationURI } }
+
+    func setDeviceVerificationURI(_ uri: String?) {
+        store.withLock { $0.faults.verificationURI = uri }
+    }
+
     // MARK: Authorization code (RFC 6749 §4.1, RFC 7636)
 
     /// The user `GET /authorize` logs in at once, without a form (`nil`: show the form).
@@ -208,10 +218,17 @@ final class IssuerState: Sendable {
         store.withLock { $0.autoApproveUser = username }
     }
 
+    /// Whether an `openid` authorization request without a `nonce` is refused.
+    var requireNonce: Bool { store.withLock { $0.requireNonce } }
+
+    func setRequireNonce(_ required: Bool) {
+        store.withLock { $0.requireNonce = required }
+    }
+
     /// A fresh single-use code for an approved authorization request.
     func issueAuthorizationCode(_ request: AuthorizationRequest, user: UserProfile, now: Double) -> String {
         let record = AuthorizationCodes.Record(clientID: request.clientID, username: user.username, redirectURI: request.redirectURI,
-                                               codeChallenge: request.codeChallenge, scope: request.scope,
+                                               codeChallenge: request.codeChallenge, scope: request.scope, nonce: request.nonce,
                                                expiresAt: now + AuthorizationCodes.lifetime)
         return store.withLock { $0.codes.issue(record) }
     }
@@ -232,7 +249,7 @@ final class IssuerState: Sendable {
                 let family = store.newFamily()
                 store.codes.markRedeemed(code, family: family)
                 return .issued(store.mintGrant(user: user, clientID: clientID, scope: record.scope, refreshScope: record.scope,
-                                               family: family, refreshable: true, issuer: issuer, now: now))
+                                               family: family, refreshable: true, issuer: issuer, now: now, nonce: record.nonce))
             }
         }
     }
@@ -292,8 +309,9 @@ final class IssuerState: Sendable {
         }
     }
 
-    /// Clears latency, pending failures, drops and forced slow-downs, turns auto-approval
-    /// off, and restores the configured token lifetime and device interval.
+    /// Clears latency, pending failures, drops, forced slow-downs and a replaced verification
+    /// URI, turns auto-approval off, and restores the configured token lifetime, device
+    /// interval and nonce requirement.
     func resetFaults() {
         store.withLock {
             $0.faults = Faults()
@@ -301,6 +319,7 @@ final class IssuerState: Sendable {
             $0.deviceInterval = defaultDeviceInterval
             $0.devices.forcedSlowDowns = 0
             $0.autoApproveUser = nil
+            $0.requireNonce = defaultRequireNonce
         }
     }
 
@@ -357,6 +376,7 @@ private struct Store {
     var devices = DeviceAuthorizations()
     var codes = AuthorizationCodes()
     var autoApproveUser: String? = nil
+    var requireNonce: Bool
     var counts: [String: Int] = [:]
     var faults = Faults()
 
@@ -394,9 +414,10 @@ private struct Store {
         return token
     }
 
-    /// An access token (and optionally a refresh token and, for `openid`, an id token) in `family`.
+    /// An access token (and optionally a refresh token and, for `openid`, an id token
+    /// carrying the authorization request's `nonce`) in `family`.
     mutating func mintGrant(user: UserProfile?, clientID: String, scope: String?, refreshScope: String?,
-                            family: Int, refreshable: Bool, issuer: String, now: Double) -> TokenGrant {
+                            family: Int, refreshable: Bool, issuer: String, now: Double, nonce: String? = nil) -> TokenGrant {
         let times = lifetime(from: now)
         var claims: JSONObject = [
             "iss": .string(issuer),
@@ -427,6 +448,7 @@ private struct Store {
             idClaims["aud"] = .string(clientID)
             idClaims["iat"] = .int(times.iat)
             idClaims["exp"] = .int(times.exp)
+            if let nonce { idClaims["nonce"] = .string(nonce) }
             idToken = DevJWT.mint(claims: idClaims)
         }
         return TokenGrant(accessToken: accessToken, expiresIn: max(0, accessTokenLifetime),
@@ -441,6 +463,8 @@ private struct Faults {
     var failStatus = 503
     var dropRemaining = 0
     var apiRejectRemaining = 0
+    /// Replaces device authorizations' `verification_uri`, to test what clients do with a bad one.
+    var verificationURI: String? = nil
 }
 
 /// The result of presenting a refresh token.

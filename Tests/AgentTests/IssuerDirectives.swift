@@ -36,6 +36,7 @@ struct IssuerDirectives {
             case "slow-down": issuer.forceSlowDown(n)
             case "device-interval": issuer.setDeviceInterval(n)
             case "expire-devices": issuer.expireDeviceCodes()
+            case "require-nonce": issuer.setRequireNonce(true)
             default: throw Failure(description: "unknown issuer action \(action)")
             }
         case .issuerCount(let endpoint, let expected):

@@ -18,7 +18,7 @@ final class InteractiveLoginTests: XCTestCase {
     func testAuthorizationURL() throws {
         let pkce = PKCE()
         let url = AuthorizationCodeProvider.authorizationURL(endpoint: "https://id.example.com/authorize", clientId: "cli app",
-                                                             redirectURI: "http://127.0.0.1:5000/callback", scopes: ["openid", "email"], pkce: pkce)
+                                                             redirectURI: "http://127.0.0.1:5000/callback", scopes: ["openid", "email"], pkce: pkce, nonce: nil)
         XCTAssertTrue(url.hasPrefix("https://id.example.com/authorize?response_type=code&client_id=cli+app&redirect_uri=http%3A%2F%2F127.0.0.1%3A5000%2Fcallback&scope=openid+email&state="))
         XCTAssertTrue(url.hasSuffix("&code_challenge=\(pkce.challenge)&code_challenge_method=S256"))
         XCTAssertFalse(url.contains(pkce.verifier), "the verifier never leaves the agent")
@@ -45,7 +45,7 @@ final class InteractiveLoginTests: XCTestCase {
 
     /// The real listener on 127.0.0.1: other paths get 404, the callback is handed over and answered.
     func testLoopbackListenerHandsOverTheCallback() async throws {
-        let listener = try LoopbackRedirectListener(port: 0)
+        let listener = try LoopbackRedirectListener(port: 0, path: "/callback", state: "s t")
         XCTAssertGreaterThan(listener.port, 0)
         let port = listener.port
         let browser = Task.detached { () -> [String] in
@@ -57,7 +57,7 @@ final class InteractiveLoginTests: XCTestCase {
             }
             return pages
         }
-        let callback = try await listener.waitForCallback(path: "/callback", deadline: Date().addingTimeInterval(10))
+        let callback = try await listener.callback(deadline: Date().addingTimeInterval(10))
         XCTAssertEqual(callback.query, ["code": "abc/1", "state": "s t"])
         callback.respond(true, "Signed in <b>")
         let pages = try await browser.value
@@ -67,17 +67,18 @@ final class InteractiveLoginTests: XCTestCase {
     }
 
     func testLoopbackListenerTimesOutAndCanBeCancelled() async throws {
-        let listener = try LoopbackRedirectListener(port: 0)
+        let listener = try LoopbackRedirectListener(port: 0, path: "/callback", state: "s")
+        defer { listener.shutDown() }
         do {
-            _ = try await listener.waitForCallback(path: "/callback", deadline: Date().addingTimeInterval(0.3))
+            _ = try await listener.callback(deadline: Date().addingTimeInterval(0.3))
             XCTFail("no callback should arrive")
         } catch {
             guard case .timedOut = error else { return XCTFail("\(error)") }
         }
-        let second = try LoopbackRedirectListener(port: 0)
+        let second = try LoopbackRedirectListener(port: 0, path: "/callback", state: "s")
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { second.shutDown() }
         do {
-            _ = try await second.waitForCallback(path: "/callback", deadline: Date().addingTimeInterval(10))
+            _ = try await second.callback(deadline: Date().addingTimeInterval(10))
             XCTFail("shut down listeners do not wait")
         } catch {
             guard case .closed = error else { return XCTFail("\(error)") }

@@ -206,4 +206,46 @@ final class AuthorizationCodeTests: IssuerTestCase {
         XCTAssertEqual(query["app"], "1")
         XCTAssertEqual(query["state"], "a&b=c")
     }
+
+    /// OIDC Core §3.1.2.1: a nonce sent with the authorization request comes back in the ID token,
+    /// through the login form and through auto-approve alike.
+    func testNonceIsEchoedInTheIDToken() throws {
+        let viaForm = try XCTUnwrap(try approve(["nonce": "n-0 1"])["code"])
+        let formTokens = try exchange(viaForm)
+        XCTAssertEqual(jwtClaims(try XCTUnwrap(formTokens.json?["id_token"]?.stringValue))?["nonce"], "n-0 1", formTokens.text)
+
+        issuer.setAutoApprove(username: "alice")
+        let auto = try XCTUnwrap(try redirectQuery(try get("/authorize?" + authorizeQuery(["nonce": "n-2"])))["code"])
+        XCTAssertEqual(jwtClaims(try XCTUnwrap(try exchange(auto).json?["id_token"]?.stringValue))?["nonce"], "n-2")
+
+        let without = try XCTUnwrap(try redirectQuery(try get("/authorize?" + authorizeQuery()))["code"])
+        XCTAssertNil(jwtClaims(try XCTUnwrap(try exchange(without).json?["id_token"]?.stringValue))?["nonce"], "no nonce asked, none given")
+    }
+
+    /// With `requireNonce`, an `openid` request without a nonce is refused the way such
+    /// OpenID providers refuse it; other scopes need none.
+    func testRequireNonceRefusesOpenIDRequestsWithoutOne() throws {
+        issuer.setRequireNonce(true)
+        let refused = try redirectQuery(try get("/authorize?" + authorizeQuery()))
+        XCTAssertEqual(refused["error"], "invalid_request")
+        XCTAssertEqual(refused["error_description"], "nonce required")
+        XCTAssertEqual(refused["state"], "xyz 1/2")
+        XCTAssertEqual(try get("/authorize?" + authorizeQuery(["nonce": "n"])).status, 200, "with a nonce: the form")
+        XCTAssertEqual(try get("/authorize?" + authorizeQuery(["scope": "profile"])).status, 200, "not OpenID: no nonce needed")
+
+        let admin = try postJSON("/_admin/fault", ["requireNonce": false])
+        XCTAssertEqual(admin.status, 200, admin.text)
+        XCTAssertEqual(try get("/authorize?" + authorizeQuery()).status, 200, "off again")
+        XCTAssertEqual(try postJSON("/_admin/fault", ["requireNonce": "yes"]).status, 400)
+    }
+
+    func testRequireNonceOption() throws {
+        issuer.stop()
+        issuer = DevIssuer(options: DevIssuerOptions(requireNonce: true))
+        port = try issuer.start()
+        XCTAssertEqual(try redirectQuery(try get("/authorize?" + authorizeQuery()))["error_description"], "nonce required")
+        _ = try postJSON("/_admin/reset", [:])
+        XCTAssertEqual(try redirectQuery(try get("/authorize?" + authorizeQuery()))["error_description"], "nonce required",
+                       "a reset restores the configured requirement")
+    }
 }
