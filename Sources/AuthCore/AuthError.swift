@@ -13,6 +13,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
     case excessiveRefresh = 1007
     case loginDenied = 1008
     case loginTimedOut = 1009
+    case storeUnavailable = 1010
 
     public var reason: String {
         switch self {
@@ -25,10 +26,13 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
         case .excessiveRefresh: return "excessiveRefresh"
         case .loginDenied: return "loginDenied"
         case .loginTimedOut: return "loginTimedOut"
+        case .storeUnavailable: return "storeUnavailable"
         }
     }
 
-    public var retryable: Bool { self == .authServerUnavailable }
+    /// A store that cannot be written may work again once the user fixes it
+    /// (frees the disk, repairs the directory), without restarting the agent.
+    public var retryable: Bool { self == .authServerUnavailable || self == .storeUnavailable }
 }
 
 /// An auth failure: a code, one human sentence without secrets, and the provider it concerns.
@@ -46,6 +50,22 @@ public struct AuthError: Error, Sendable, Equatable {
     /// The auth server of `provider` could not be reached or failed; retryable.
     static func unavailable(_ provider: ProviderConfig, _ why: String) -> AuthError {
         AuthError(.authServerUnavailable, "\(provider.displayName) is unavailable: \(why).", provider: provider.id)
+    }
+
+    /// The session store of `provider` cannot be used; `problem` says why and names the path.
+    static func storeUnavailable(_ provider: ProviderConfig, _ problem: Error) -> AuthError {
+        let detail: String
+        switch problem as? SessionStoreError {
+        case .io(let message)?: detail = message
+        default: detail = "\(problem)"
+        }
+        return AuthError(.storeUnavailable, "The session store cannot be used for \(provider.displayName): \(detail).", provider: provider.id)
+    }
+
+    /// The server's answer to a login or refresh could not be used, and asking
+    /// again would get the same answer: not retryable, and the message names the problem.
+    static func malformedResponse(_ provider: ProviderConfig, _ problem: String) -> AuthError {
+        AuthError(.loginDenied, "\(provider.displayName) sent an unusable answer: \(problem).", provider: provider.id)
     }
 
     public var rpcError: RPCError {

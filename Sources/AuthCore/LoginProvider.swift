@@ -21,8 +21,12 @@ public enum RefreshOutcome: Sendable {
     case refreshed(Session)
     /// The server no longer accepts the session (e.g. `invalid_grant`).
     case rejected(String)
-    /// Network trouble, a 5xx, an unparseable answer: try again later.
+    /// Network trouble, a 5xx: try again later.
     case transient(String)
+    /// The server answered with something that is not a usable session (see
+    /// `TokenEndpointResult.malformed`). Not the session's fault, so it is kept;
+    /// not transient either, so the caller is not told to retry.
+    case malformed(String)
     /// The flow has no way to refresh (a static token, a session API without `refreshEndpoint`).
     case unsupported
 }

@@ -11,25 +11,40 @@ public enum TokenEndpointResult: Sendable, Equatable {
     /// The server refused the grant: its OAuth `error` code (or `http_<status>`
     /// when it gave none) and its `error_description`, if any.
     case rejected(error: String, description: String?)
-    /// Worth retrying: server errors, rate limiting, timeouts, unreadable answers.
+    /// Worth retrying: server errors, rate limiting, timeouts.
     /// The text never includes the response body.
     case transient(String)
+    /// A success status whose body is not a usable token response (not JSON,
+    /// duplicate keys, a token that cannot go in a header…): the server's
+    /// fault, and asking again would get the same answer. The text names the
+    /// problem, never a value.
+    case malformed(String)
 
     /// Classifies a token endpoint response (RFC 6749 §5.1, §5.2):
-    /// - 2xx with a JSON object holding a string `access_token` → `success`;
+    /// - 2xx with a JSON object holding a usable `access_token` → `success`;
     ///   2xx with an `error` member instead → `rejected` (some servers, GitHub
-    ///   among them, report errors with 200); any other 2xx body → `transient`.
+    ///   among them, report errors with 200); any other 2xx body → `malformed`.
     /// - 408, 429 and 5xx → `transient`.
     /// - other 4xx → `rejected`, with the body's `error` when it has one, else `http_<status>`.
     /// - anything else (1xx, 3xx) → `transient`.
     public static func classify(_ response: HTTPResponse) -> TokenEndpointResult {
         let status = response.status
-        let object = (try? JSONParser.parse(response.body))?.objectValue
+        let parsed = Result { () throws(JSONParseError) in try JSONParser.parse(response.body) }
+        let object = (try? parsed.get())?.objectValue
         switch status {
         case 200...299:
-            if let object, let token = TokenResponse(json: object) { return .success(token) }
-            if let object, let rejection = oauthError(object) { return rejection }
-            return .transient("the token endpoint answered HTTP \(status) without a usable token")
+            let document: JSONValue
+            switch parsed {
+            case .success(let value): document = value
+            case .failure(let error): return .malformed("the token endpoint's HTTP \(status) answer is not valid JSON (\(error.message))")
+            }
+            guard let object else { return .malformed("the token endpoint's HTTP \(status) answer is \(document.kindName), not an object") }
+            if object["access_token"] == nil, let rejection = oauthError(object) { return rejection }
+            do {
+                return .success(try TokenResponse(json: object))
+            } catch {
+                return .malformed("the token endpoint's HTTP \(status) answer is not a usable token response: \(error.problem)")
+            }
         case 408, 429, 500...599:
             return .transient("the token endpoint answered HTTP \(status)")
         case 400...499:
