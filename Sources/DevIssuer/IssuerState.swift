@@ -263,6 +263,10 @@ final class IssuerState: Sendable {
         store.withLock { $0.faults.dropRemaining = max(0, count) }
     }
 
+    func answerNext(_ endpoint: String, status: Int, body: [UInt8]) {
+        store.withLock { $0.faults.scripted.append((endpoint, status, body)) }
+    }
+
     /// Counts the request under `endpoints` and consumes at most one pending fault for it, atomically.
     func admit(countingAs endpoints: [String]) -> FaultDecision {
         store.withLock { store in
@@ -274,6 +278,9 @@ final class IssuerState: Sendable {
             } else if store.faults.failRemaining > 0 {
                 store.faults.failRemaining -= 1
                 decision.action = .fail(status: store.faults.failStatus)
+            } else if let index = store.faults.scripted.firstIndex(where: { endpoints.contains($0.endpoint) }) {
+                let answer = store.faults.scripted.remove(at: index)
+                decision.action = .answer(status: answer.status, body: answer.body)
             }
             return decision
         }
@@ -427,6 +434,8 @@ private struct Faults {
     var failRemaining = 0
     var failStatus = 503
     var dropRemaining = 0
+    /// Verbatim answers for the next requests counted under an endpoint name, in order.
+    var scripted: [(endpoint: String, status: Int, body: [UInt8])] = []
 }
 
 /// The result of presenting a refresh token.
@@ -478,6 +487,7 @@ struct FaultDecision: Sendable {
         case none
         case fail(status: Int)
         case drop
+        case answer(status: Int, body: [UInt8])
     }
 
     var latencyMilliseconds: Int
