@@ -29,29 +29,35 @@ public enum TokenEndpointResult: Sendable, Equatable {
     /// - anything else (1xx, 3xx) → `transient`.
     public static func classify(_ response: HTTPResponse) -> TokenEndpointResult {
         let status = response.status
-        let parsed = Result { () throws(JSONParseError) in try JSONParser.parse(response.body) }
-        let object = (try? parsed.get())?.objectValue
         switch status {
         case 200...299:
-            let document: JSONValue
-            switch parsed {
-            case .success(let value): document = value
-            case .failure(let error): return .malformed("the token endpoint's HTTP \(status) answer is not valid JSON (\(error.message))")
-            }
-            guard let object else { return .malformed("the token endpoint's HTTP \(status) answer is \(document.kindName), not an object") }
-            if object["access_token"] == nil, let rejection = oauthError(object) { return rejection }
-            do {
-                return .success(try TokenResponse(json: object))
-            } catch {
-                return .malformed("the token endpoint's HTTP \(status) answer is not a usable token response: \(error.problem)")
-            }
+            return success(response)
         case 408, 429, 500...599:
             return .transient("the token endpoint answered HTTP \(status)")
         case 400...499:
-            if let object, let rejection = oauthError(object) { return rejection }
+            if let object = (try? JSONParser.parse(response.body))?.objectValue, let rejection = oauthError(object) { return rejection }
             return .rejected(error: "http_\(status)", description: nil)
         default:
             return .transient("the token endpoint answered HTTP \(status)")
+        }
+    }
+
+    /// A 2xx answer: its tokens, an OAuth error sent with a success status, or
+    /// `malformed` saying what is wrong (strict JSON, as everywhere in the agent).
+    private static func success(_ response: HTTPResponse) -> TokenEndpointResult {
+        let answer = "the token endpoint's HTTP \(response.status) answer"
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(response.body)
+        } catch {
+            return .malformed("\(answer) is not valid JSON (\(error.message))")
+        }
+        guard let object = document.objectValue else { return .malformed("\(answer) is \(document.kindName), not an object") }
+        if object["access_token"] == nil, let rejection = oauthError(object) { return rejection }
+        do {
+            return .success(try TokenResponse(json: object))
+        } catch {
+            return .malformed("\(answer) is not a usable token response: \(error.problem)")
         }
     }
 

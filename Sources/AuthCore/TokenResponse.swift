@@ -68,7 +68,7 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible, Custo
         idToken = json["id_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         scope = json["scope"]?.stringValue
         for (name, other) in [("refresh_token", refreshToken), ("id_token", idToken)] {
-            if let other, !TokenResponse.isTokenText(other) { throw Malformed(problem: "its \(name) contains control characters") }
+            if let other, !TokenResponse.isTokenText(other) { throw Malformed(problem: "its \(name) contains characters outside printable ASCII") }
         }
     }
 
