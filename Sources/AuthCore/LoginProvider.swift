@@ -8,7 +8,8 @@ public protocol LoginProvider: Sendable {
     var config: ProviderConfig { get }
     /// Exchanges credentials (or an interactive approval, announced through
     /// `context`) for a session. Throws `invalidCredentials` when the server
-    /// rejects them, `authServerUnavailable` on transient failure.
+    /// rejects them, `authServerUnavailable` on transient failure, `loginDenied`
+    /// when its answer cannot be used (malformed, an unsendable or expired token).
     func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session
     /// Obtains a fresh session from the current one.
     func refresh(_ session: Session) async -> RefreshOutcome
