@@ -13,6 +13,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
     case excessiveRefresh = 1007
     case loginDenied = 1008
     case loginTimedOut = 1009
+    case storeUnavailable = 1010
     case requestFailed = 1011
     case responseTooLarge = 1012
 
@@ -27,12 +28,15 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
         case .excessiveRefresh: return "excessiveRefresh"
         case .loginDenied: return "loginDenied"
         case .loginTimedOut: return "loginTimedOut"
+        case .storeUnavailable: return "storeUnavailable"
         case .requestFailed: return "requestFailed"
         case .responseTooLarge: return "responseTooLarge"
         }
     }
 
-    public var retryable: Bool { self == .authServerUnavailable || self == .requestFailed }
+    /// A server that did not answer, and a store that cannot be written, may work again
+    /// without restarting the agent (the user frees the disk, repairs the directory).
+    public var retryable: Bool { self == .authServerUnavailable || self == .storeUnavailable || self == .requestFailed }
 }
 
 /// An auth failure: a code, one human sentence without secrets, and the provider it concerns.
@@ -52,9 +56,22 @@ public struct AuthError: Error, Sendable, Equatable {
         AuthError(.authServerUnavailable, "\(provider.displayName) is unavailable: \(why).", provider: provider.id)
     }
 
-    /// A failure that says nothing about the session (the server or the store
-    /// will likely recover; the refresh limit will pass): a still-valid token stays usable.
-    var isPassing: Bool { code.retryable || code == .excessiveRefresh }
+
+    /// The session store of `provider` cannot be used; `problem` says why and names the path.
+    static func storeUnavailable(_ provider: ProviderConfig, _ problem: Error) -> AuthError {
+        let detail: String
+        switch problem as? SessionStoreError {
+        case .io(let message)?: detail = message
+        default: detail = "\(problem)"
+        }
+        return AuthError(.storeUnavailable, "The session store cannot be used for \(provider.displayName): \(detail).", provider: provider.id)
+    }
+
+    /// The server's answer to a login or refresh could not be used, and asking
+    /// again would get the same answer: not retryable, and the message names the problem.
+    static func malformedResponse(_ provider: ProviderConfig, _ problem: String) -> AuthError {
+        AuthError(.loginDenied, "\(provider.displayName) sent an unusable answer: \(problem).", provider: provider.id)
+    }
 
     public var rpcError: RPCError {
         var data: JSONObject = ["reason": .string(code.reason), "retryable": .bool(code.retryable)]

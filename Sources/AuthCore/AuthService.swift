@@ -49,7 +49,8 @@ public final class AuthService: Sendable {
         let discovery = Discovery(http: http)
         var states: [String: ProviderState] = [:]
         for p in config.providers {
-            let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery)
+            let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery,
+                                    lifetimeWarning: WarnOnce { logger.warn($0) })
             let provider: LoginProvider
             let revoke = Self.revokeTimeout
             switch p.flow {
@@ -154,7 +155,12 @@ public final class AuthService: Sendable {
         let stored = try? store.load(id)
         var session = fresh
         session.generation = max(stored?.generation ?? 0, s.current?.generation ?? 0) + 1
-        s.replace(with: session) { persist(id, $0) }
+        // A login that is not saved would be lost with this process: fail it, and install nothing.
+        do {
+            try s.replace(with: session) { try save(id, $0) }
+        } catch {
+            throw AuthError.storeUnavailable(s.config, error)
+        }
         logger.info("logged in to \(id)")
         let user = session.user ?? [:]
         events(.loggedIn(provider: id, user: user, expiresAt: session.expiresAt))
@@ -291,8 +297,10 @@ public final class AuthService: Sendable {
         }
         do {
             return try await refresh(s, stale: session).0
-        } catch where error.isPassing {
-            guard let current = s.current, current.sameTokens(as: session), RefreshTiming.isValid(current, at: clock.now()) else { throw error }
+        } catch where error.code != .sessionExpired {
+            // The server, the store or the refresh limit failed, not the session: a token that is
+            // still valid (the old one, or a new one that could not be saved) is used meanwhile.
+            guard let current = s.current, RefreshTiming.isValid(current, at: clock.now()) else { throw error }
             return current
         }
     }
@@ -308,7 +316,7 @@ public final class AuthService: Sendable {
             } catch {
                 s.backgroundRefreshEnded(failed: true, now: clock.now())
                 // A rejected session was already ended (and announced) by the refresh itself.
-                if error.isPassing { logger.warn("background refresh of \(s.id) failed: \(error.message) The current token stays in use.") }
+                if error.code != .sessionExpired { logger.warn("background refresh of \(s.id) failed: \(error.message) The current token stays in use.") }
             }
         }
     }
@@ -369,10 +377,16 @@ public final class AuthService: Sendable {
         case .refreshed(var fresh):
             fresh.generation = stale.generation + 1
             // Persist before anything else: the server may already have retired the old refresh token.
-            let installed = s.complete(refreshOf: stale, with: fresh) { persist(id, $0) }
+            // If the store refuses, the fresh session is still installed (the old one may be dead at the
+            // server), but the caller hears that it was not saved.
+            var unsaved: Error?
+            let installed = s.complete(refreshOf: stale, with: fresh) { session in
+                do { try save(id, session) } catch { unsaved = error }
+            }
             guard installed else { return s.current ?? fresh }
             logger.info("refreshed \(id)")
             events(.tokenRefreshed(provider: id, expiresAt: fresh.expiresAt))
+            if let unsaved { throw AuthError.storeUnavailable(s.config, unsaved) }
             return fresh
         case .rejected(let why):
             // Before declaring the session dead, look again: newer tokens in the store win.
@@ -381,17 +395,26 @@ public final class AuthService: Sendable {
         case .transient(let why):
             logger.warn("refreshing \(id) failed: \(why); the session is kept")
             throw AuthError.unavailable(s.config, why)
+        case .malformed(let why):
+            // Retrying would get the same answer, but the session did nothing wrong: keep it.
+            logger.warn("refreshing \(id) failed: \(why); the session is kept")
+            throw AuthError.malformedResponse(s.config, why)
         case .unsupported:
             throw expire(s, stale, why: "the session cannot be refreshed")
         }
     }
 
-    /// Takes the provider's store lock, shared with other agent processes.
+    /// Takes the provider's store lock, shared with other agent processes. Only
+    /// a lock held elsewhere means "busy"; a lock that cannot be taken at all
+    /// (a planted symlink, an unwritable directory) is a store problem, and said so.
     private func lockStore(_ s: ProviderState) async throws(AuthError) -> StoreLock {
         do {
             return try await store.lock(s.id, timeout: lockTimeout)
-        } catch {
+        } catch SessionStoreError.lockTimeout, is CancellationError {
             throw AuthError(.authServerUnavailable, "Another auth-agent is busy with \(s.config.displayName); try again.", provider: s.id)
+        } catch {
+            logger.error("cannot lock the session of \(s.id): \(error)")
+            throw AuthError.storeUnavailable(s.config, error)
         }
     }
 
@@ -471,11 +494,18 @@ public final class AuthService: Sendable {
         return AuthError(.sessionExpired, "The \(s.config.displayName) session has expired; log in again.", provider: s.id)
     }
 
-    private func persist(_ id: String, _ session: Session?) {
+    /// Writes (or, for `nil`, removes) the stored session; a failure is logged, then thrown.
+    private func save(_ id: String, _ session: Session?) throws {
         do {
             if let session { try store.save(session, for: id) } else { try store.remove(id) }
         } catch {
             logger.error("could not write the session of \(id) to the store: \(error)")
+            throw error
         }
+    }
+
+    /// `save` for logouts and expiries, which happen whether or not the store takes them.
+    private func persist(_ id: String, _ session: Session?) {
+        try? save(id, session)
     }
 }

@@ -72,6 +72,9 @@ struct AuthorizationCodeProvider: LoginProvider {
         case .transient(let why):
             callback.respond(false, "The sign-in could not be completed: the server is unavailable. Please try again.")
             throw unavailable(why)
+        case .malformed(let why):
+            callback.respond(false, "The sign-in could not be completed: the server's answer was unusable.")
+            throw AuthError.malformedResponse(config, why)
         }
     }
 

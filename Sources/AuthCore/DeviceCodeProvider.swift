@@ -63,6 +63,8 @@ struct DeviceCodeProvider: LoginProvider {
                 throw timedOut()
             case .rejected(let error):
                 throw AuthError(.loginDenied, "\(config.displayName) refused the device login (\(error)).", provider: config.id)
+            case .malformed(let why):
+                throw AuthError.malformedResponse(config, why)
             case .transient:
                 // Keep polling through short outages, backing off, until the code expires.
                 failures += 1

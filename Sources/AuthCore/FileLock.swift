@@ -16,7 +16,11 @@ enum FileLock {
     /// returns the locked descriptor, or `nil` on timeout.
     static func acquire(_ path: String, timeout: Double) throws(SessionStoreError) -> Int32? {
         let fd = POSIX.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw POSIX.failure("open the lock file", path) }
+        guard fd >= 0 else {
+            // O_NOFOLLOW: a symlink planted here must not make the agent create or lock a file elsewhere.
+            if errno == ELOOP { throw SessionStoreError.io("\(path) is a symbolic link; remove it (a lock file must be a regular file)") }
+            throw POSIX.failure("open the lock file", path)
+        }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .milliseconds(Int64(max(0, timeout) * 1000)))
         var pause = 1_000  // microseconds, doubling to 25 ms

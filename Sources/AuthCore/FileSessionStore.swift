@@ -23,7 +23,7 @@ public final class FileSessionStore: SessionStore {
 
     /// Creates the directory (and missing parents) with mode 0700; an existing
     /// directory open to other users is tightened to 0700 with a warning. Throws
-    /// when the directory belongs to another user or cannot be created.
+    /// when the directory is a symlink, belongs to another user or cannot be created.
     public init(directory: URL, warn: @escaping @Sendable (String) -> Void) throws {
         self.directory = directory
         self.path = directory.path
@@ -145,7 +145,12 @@ public final class FileSessionStore: SessionStore {
                 }
             }
         }
-        guard let st = POSIX.status(directory) else { throw POSIX.failure("inspect", directory) }
+        // The store directory itself must not be a symlink: following it would put the
+        // sessions (and the mode changes below) wherever the link points. Parents may be links.
+        guard let st = POSIX.linkStatus(directory) else { throw POSIX.failure("inspect", directory) }
+        if st.st_mode & S_IFMT == S_IFLNK {
+            throw SessionStoreError.io("\(directory) is a symbolic link; use the directory it points to as the store path, or replace the link with a directory")
+        }
         guard st.st_mode & S_IFMT == S_IFDIR else { throw SessionStoreError.io("\(directory) is not a directory") }
         guard st.st_uid == geteuid() else { throw SessionStoreError.io("\(directory) belongs to another user") }
         if st.st_mode & 0o077 != 0 {

@@ -8,7 +8,8 @@ public protocol LoginProvider: Sendable {
     var config: ProviderConfig { get }
     /// Exchanges credentials (or an interactive approval, announced through
     /// `context`) for a session. Throws `invalidCredentials` when the server
-    /// rejects them, `authServerUnavailable` on transient failure.
+    /// rejects them, `authServerUnavailable` on transient failure, `loginDenied`
+    /// when its answer cannot be used (malformed, an unsendable or expired token).
     func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session
     /// Obtains a fresh session from the current one.
     func refresh(_ session: Session) async -> RefreshOutcome
@@ -21,8 +22,12 @@ public enum RefreshOutcome: Sendable {
     case refreshed(Session)
     /// The server no longer accepts the session (e.g. `invalid_grant`).
     case rejected(String)
-    /// Network trouble, a 5xx, an unparseable answer: try again later.
+    /// Network trouble, a 5xx: try again later.
     case transient(String)
+    /// The server answered with something that is not a usable session (see
+    /// `TokenEndpointResult.malformed`). Not the session's fault, so it is kept;
+    /// not transient either, so the caller is not told to retry.
+    case malformed(String)
     /// The flow has no way to refresh (a static token, a session API without `refreshEndpoint`).
     case unsupported
 }

@@ -11,6 +11,8 @@ struct OAuthClient: Sendable {
     let http: HTTPCalls
     let clock: Clock
     let discovery: Discovery
+    /// Warns (once per provider) that the server's `expires_in` was unusable.
+    let lifetimeWarning: WarnOnce
 
     /// The provider's endpoints, discovering the missing ones when an issuer is configured.
     func endpoints() async throws(AuthError) -> Endpoints {
@@ -39,6 +41,8 @@ struct OAuthClient: Sendable {
         case success(TokenResponse)
         case rejected(String)
         case transient(String)
+        /// A success status without a usable token response; see `TokenEndpointResult.malformed`.
+        case malformed(String)
     }
 
     func grant(_ pairs: [(String, String)]) async -> GrantResult {
@@ -65,12 +69,16 @@ struct OAuthClient: Sendable {
         case .success(let token): return .success(token)
         case .rejected(let error, _): return .rejected(error)
         case .transient(let why): return .transient(why)
+        case .malformed(let why): return .malformed(why)
         }
     }
 
     /// A session from a token response; a missing refresh token keeps the previous one.
     func session(from token: TokenResponse, previous: Session?, user: JSONValue?) -> Session {
         let now = clock.now()
+        if let problem = token.expiresInProblem {
+            lifetimeWarning("\(config.id): the token endpoint's answer is odd: \(problem)")
+        }
         var expiresAt: Date?
         if let seconds = token.expiresIn {
             expiresAt = now.addingTimeInterval(TimeInterval(seconds))
@@ -105,12 +113,14 @@ struct OAuthClient: Sendable {
     }
 
     /// A grant that logs in: its tokens, `invalidCredentials` (saying `rejected`)
-    /// when the server refuses, `authServerUnavailable` on transient failure.
+    /// when the server refuses, `authServerUnavailable` on transient failure,
+    /// `loginDenied` naming the problem when the answer is malformed.
     func loginGrant(_ pairs: [(String, String)], rejected: String) async throws(AuthError) -> TokenResponse {
         switch await grant(pairs) {
         case .success(let token): return token
         case .rejected: throw AuthError(.invalidCredentials, rejected, provider: config.id)
         case .transient(let why): throw AuthError.unavailable(config, why)
+        case .malformed(let why): throw AuthError.malformedResponse(config, why)
         }
     }
 
@@ -120,6 +130,7 @@ struct OAuthClient: Sendable {
         case .success(let token): return .refreshed(self.session(from: token, previous: session, user: nil))
         case .rejected(let error): return .rejected(error)
         case .transient(let why): return .transient(why)
+        case .malformed(let why): return .malformed(why)
         }
     }
 

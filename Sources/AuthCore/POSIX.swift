@@ -83,6 +83,12 @@ enum POSIX {
         return stat(path, &st) == 0 ? st : nil
     }
 
+    /// `lstat(2)`: the link itself when `path` is a symlink; `nil` with `errno` set on failure.
+    static func linkStatus(_ path: String) -> stat? {
+        var st = stat()
+        return lstat(path, &st) == 0 ? st : nil
+    }
+
     static func status(_ fd: Int32) -> stat? {
         var st = stat()
         return fstat(fd, &st) == 0 ? st : nil

@@ -175,15 +175,20 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
                 throw r.error(nil, "flow \"\(p.flow.rawValue)\" requires \"\(key)\"")
             }
         }
-        func requireEndpoints(_ specific: String) throws(ConfigError) {
+        /// Every OAuth flow may discover its endpoints from `issuer` instead.
+        func requireEndpoints(_ specific: String...) throws(ConfigError) {
             guard !r.has("issuer") else { return }
-            guard r.has(specific), r.has("tokenEndpoint") else {
-                throw r.error(nil, "flow \"\(p.flow.rawValue)\" requires \"\(specific)\" and \"tokenEndpoint\", or \"issuer\" to discover them")
+            let needed = specific + ["tokenEndpoint"]
+            guard needed.allSatisfy(r.has) else {
+                let names = needed.map { "\"\($0)\"" }.joined(separator: " and ")
+                throw r.error(nil, "flow \"\(p.flow.rawValue)\" requires \(names), or \"issuer\" to discover \(needed.count == 1 ? "it" : "them")")
             }
         }
         switch p.flow {
         case .session: try require("loginEndpoint", "loginBody", "tokenPointer")
-        case .password, .clientCredentials: try require("tokenEndpoint", "clientId")
+        case .password, .clientCredentials:
+            try require("clientId")
+            try requireEndpoints()
         case .token: break
         case .deviceCode:
             try require("clientId")

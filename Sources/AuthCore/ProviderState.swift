@@ -121,11 +121,12 @@ final class ProviderState: @unchecked Sendable {
     }
 
     /// Replaces the session unconditionally (login); `persist` runs under the lock so
-    /// the store and memory never disagree about the order of writes.
-    func replace(with new: Session?, persist: (Session?) -> Void) {
+    /// the store and memory never disagree about the order of writes. When it
+    /// throws, nothing is installed.
+    func replace(with new: Session?, persist: (Session?) throws -> Void) rethrows {
         lock.lock()
         defer { lock.unlock() }
-        persist(new)
+        try persist(new)
         install(new)
     }
 

@@ -55,6 +55,10 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         accessToken = try Session.requiredString(o, "accessToken")
         guard !accessToken.isEmpty else { throw SessionFormatError("\"accessToken\" is empty") }
         tokenType = try Session.requiredString(o, "tokenType")
+        // Both go into the `Authorization` header: a record that would inject header lines is corrupt.
+        for (key, value) in [("accessToken", accessToken), ("tokenType", tokenType)] where !AuthorizationToken.isValid(value) {
+            throw SessionFormatError("\"\(key)\" contains \(AuthorizationToken.rule)")
+        }
         refreshToken = try Session.optionalString(o, "refreshToken")
         idToken = try Session.optionalString(o, "idToken")
         expiresAt = try Session.optionalString(o, "expiresAt").map { (text) throws(SessionFormatError) in

@@ -31,8 +31,18 @@ struct SessionAPIProvider: LoginProvider {
         default:
             throw unavailable("the login endpoint answered HTTP \(response.status)")
         }
-        guard let session = session(from: response, previous: nil, username: username) else {
+        let found: Session?
+        do {
+            found = try session(from: response, previous: nil, username: username)
+        } catch {
+            throw AuthError.malformedResponse(config, "the login response's \(error.problem)")
+        }
+        guard let session = found else {
             throw unavailable("the login response has no token at \(config.tokenPointer?.description ?? "?")")
+        }
+        // Signing with it would only earn a 401: refuse now, while the user is here to read why.
+        if let expiresAt = session.expiresAt, expiresAt <= clock.now() {
+            throw AuthError.malformedResponse(config, "its token expired at \(RFC3339.format(expiresAt)), before the login ended (is the system clock right?)")
         }
         return session
     }
@@ -47,10 +57,14 @@ struct SessionAPIProvider: LoginProvider {
         }
         switch response.status {
         case 200..<300:
-            guard let next = self.session(from: response, previous: session, username: nil) else {
-                return .transient("the refresh response has no token")
+            do {
+                guard let next = try self.session(from: response, previous: session, username: nil) else {
+                    return .transient("the refresh response has no token")
+                }
+                return .refreshed(next)
+            } catch {
+                return .malformed("the refresh response's \(error.problem)")
             }
-            return .refreshed(next)
         case 400, 401, 403: return .rejected("HTTP \(response.status)")
         default: return .transient("the refresh endpoint answered HTTP \(response.status)")
         }
@@ -65,10 +79,13 @@ struct SessionAPIProvider: LoginProvider {
 
     private func unavailable(_ why: String) -> AuthError { AuthError.unavailable(config, why) }
 
-    private func session(from response: HTTPResponse, previous: Session?, username: String?) -> Session? {
+    /// The session a login or refresh response describes; `nil` when it has no
+    /// token at `tokenPointer`. Throws when the token cannot go in a header.
+    private func session(from response: HTTPResponse, previous: Session?, username: String?) throws(TokenResponse.Malformed) -> Session? {
         guard let document = try? JSONParser.parse(response.body),
               let token = config.tokenPointer?.resolve(in: document)?.stringValue, !token.isEmpty
         else { return nil }
+        guard AuthorizationToken.isValid(token) else { throw TokenResponse.Malformed(problem: "token contains \(AuthorizationToken.rule)") }
         var user = previous?.user ?? (username.map { ["username": .string($0)] } ?? [:])
         if let found = config.userPointer?.resolve(in: document), found != .null {
             user = found.objectValue != nil ? found : ["id": found]

@@ -12,6 +12,9 @@ struct StaticTokenProvider: LoginProvider {
         guard case .token(let token)? = credentials, !token.isEmpty else {
             throw AuthError(.invalidCredentials, "\(config.displayName) needs a token.", provider: config.id)
         }
+        guard AuthorizationToken.isValid(token) else {
+            throw AuthError(.invalidCredentials, "The token for \(config.displayName) contains \(AuthorizationToken.rule).", provider: config.id)
+        }
         var user: JSONValue = [:]
         if config.userinfoEndpoint != nil {
             // The only way to check a pasted token is to use it.

@@ -11,32 +11,53 @@ public enum TokenEndpointResult: Sendable, Equatable {
     /// The server refused the grant: its OAuth `error` code (or `http_<status>`
     /// when it gave none) and its `error_description`, if any.
     case rejected(error: String, description: String?)
-    /// Worth retrying: server errors, rate limiting, timeouts, unreadable answers.
+    /// Worth retrying: server errors, rate limiting, timeouts.
     /// The text never includes the response body.
     case transient(String)
+    /// A success status whose body is not a usable token response (not JSON,
+    /// duplicate keys, a token that cannot go in a header…): the server's
+    /// fault, and asking again would get the same answer. The text names the
+    /// problem, never a value.
+    case malformed(String)
 
     /// Classifies a token endpoint response (RFC 6749 §5.1, §5.2):
-    /// - 2xx with a JSON object holding a string `access_token` → `success`;
+    /// - 2xx with a JSON object holding a usable `access_token` → `success`;
     ///   2xx with an `error` member instead → `rejected` (some servers, GitHub
-    ///   among them, report errors with 200); any other 2xx body → `transient`.
+    ///   among them, report errors with 200); any other 2xx body → `malformed`.
     /// - 408, 429 and 5xx → `transient`.
     /// - other 4xx → `rejected`, with the body's `error` when it has one, else `http_<status>`.
     /// - anything else (1xx, 3xx) → `transient`.
     public static func classify(_ response: HTTPResponse) -> TokenEndpointResult {
         let status = response.status
-        let object = (try? JSONParser.parse(response.body))?.objectValue
         switch status {
         case 200...299:
-            if let object, let token = TokenResponse(json: object) { return .success(token) }
-            if let object, let rejection = oauthError(object) { return rejection }
-            return .transient("the token endpoint answered HTTP \(status) without a usable token")
+            return success(response)
         case 408, 429, 500...599:
             return .transient("the token endpoint answered HTTP \(status)")
         case 400...499:
-            if let object, let rejection = oauthError(object) { return rejection }
+            if let object = (try? JSONParser.parse(response.body))?.objectValue, let rejection = oauthError(object) { return rejection }
             return .rejected(error: "http_\(status)", description: nil)
         default:
             return .transient("the token endpoint answered HTTP \(status)")
+        }
+    }
+
+    /// A 2xx answer: its tokens, an OAuth error sent with a success status, or
+    /// `malformed` saying what is wrong (strict JSON, as everywhere in the agent).
+    private static func success(_ response: HTTPResponse) -> TokenEndpointResult {
+        let answer = "the token endpoint's HTTP \(response.status) answer"
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(response.body)
+        } catch {
+            return .malformed("\(answer) is not valid JSON (\(error.message))")
+        }
+        guard let object = document.objectValue else { return .malformed("\(answer) is \(document.kindName), not an object") }
+        if object["access_token"] == nil, let rejection = oauthError(object) { return rejection }
+        do {
+            return .success(try TokenResponse(json: object))
+        } catch {
+            return .malformed("\(answer) is not a usable token response: \(error.problem)")
         }
     }
 

@@ -5,7 +5,10 @@ import JSON
 /// Normalised on the way in: `token_type` defaults to `Bearer` and any casing of
 /// "bearer" becomes `Bearer` (servers vary, the `Authorization` header wants one
 /// spelling); `expires_in` is accepted as a number or a numeric string because
-/// real servers send both. The description shows no token.
+/// real servers send both. An `expires_in` that cannot be a lifetime (negative,
+/// not a number, beyond 68 years) is not taken as "never expires": the token
+/// gets `defaultLifetime`, so it is refreshed like any other, and
+/// `expiresInProblem` says why. The description shows no token.
 public struct TokenResponse: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var accessToken: String
     public var tokenType: String
@@ -14,37 +17,63 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible, Custo
     public var refreshToken: String?
     public var idToken: String?
     public var scope: String?
+    /// Set when the server's `expires_in` was unusable and `defaultLifetime` was used instead.
+    public var expiresInProblem: String?
+
+    /// The lifetime assumed for a token whose `expires_in` is unusable: short
+    /// enough that a token the server retires early is replaced soon.
+    public static let defaultLifetime = 3600
+
+    /// What is wrong with a token response, naming the member, never quoting a value.
+    public struct Malformed: Error, Sendable, Equatable {
+        public let problem: String
+    }
 
     public init(accessToken: String, tokenType: String = "Bearer", expiresIn: Int? = nil, refreshToken: String? = nil,
-                idToken: String? = nil, scope: String? = nil) {
+                idToken: String? = nil, scope: String? = nil, expiresInProblem: String? = nil) {
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.expiresIn = expiresIn
         self.refreshToken = refreshToken
         self.idToken = idToken
         self.scope = scope
+        self.expiresInProblem = expiresInProblem
     }
 
-    /// Reads a token response object; `nil` when `access_token` is not a
-    /// non-empty string of visible ASCII (RFC 6749 Appendix A.12), or when a
-    /// token or the type holds characters that could split an HTTP header.
-    public init?(json: JSONObject) {
-        guard let token = json["access_token"]?.stringValue, TokenResponse.isTokenText(token) else { return nil }
+    /// Reads a token response object. Throws when `access_token` is missing or
+    /// not a string that fits an `Authorization` header (`AuthorizationToken`),
+    /// when `token_type` does not fit one either, or when another token holds
+    /// characters outside printable ASCII (RFC 6749 Appendix A).
+    public init(json: JSONObject) throws(Malformed) {
+        guard let value = json["access_token"] else { throw Malformed(problem: "it has no access_token") }
+        guard let token = value.stringValue else { throw Malformed(problem: "its access_token is \(value.kindName), not a string") }
+        guard AuthorizationToken.isValid(token) else {
+            throw Malformed(problem: token.isEmpty ? "its access_token is empty" : "its access_token contains \(AuthorizationToken.rule)")
+        }
         accessToken = token
         let type = json["token_type"]?.stringValue ?? "Bearer"
-        guard type.isEmpty || TokenResponse.isTokenText(type) else { return nil }
+        guard type.isEmpty || AuthorizationToken.isValid(type) else {
+            throw Malformed(problem: "its token_type contains \(AuthorizationToken.rule)")
+        }
         tokenType = type.lowercased() == "bearer" || type.isEmpty ? "Bearer" : type
-        expiresIn = json["expires_in"].flatMap(TokenResponse.seconds)
+        if let given = json["expires_in"], !given.isNull {
+            if let seconds = TokenResponse.seconds(given) {
+                expiresIn = seconds
+            } else {
+                expiresIn = TokenResponse.defaultLifetime
+                expiresInProblem = "its expires_in is not a usable number of seconds; assuming \(TokenResponse.defaultLifetime) s"
+            }
+        }
         refreshToken = json["refresh_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         idToken = json["id_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         scope = json["scope"]?.stringValue
-        for other in [refreshToken, idToken] {
-            if let other, !TokenResponse.isTokenText(other) { return nil }
+        for (name, other) in [("refresh_token", refreshToken), ("id_token", idToken)] {
+            if let other, !TokenResponse.isTokenText(other) { throw Malformed(problem: "its \(name) contains characters outside printable ASCII") }
         }
     }
 
-    /// Non-empty printable ASCII (`%x20-7E`): what RFC 6749 allows in tokens,
-    /// and nothing that could end a header line.
+    /// Non-empty printable ASCII (`%x20-7E`): what RFC 6749 allows in refresh
+    /// and ID tokens, which travel in form bodies, never in a header.
     public static func isTokenText(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }
     }
@@ -79,6 +108,7 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible, Custo
         parts.append("refreshToken: \(refreshToken == nil ? "none" : "present")")
         parts.append("idToken: \(idToken == nil ? "none" : "present")")
         if let scope { parts.append("scope: \(scope)") }
+        if let expiresInProblem { parts.append("expiresInProblem: \(expiresInProblem)") }
         return "TokenResponse(\(parts.joined(separator: ", ")))"
     }
 

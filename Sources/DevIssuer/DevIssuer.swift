@@ -82,6 +82,14 @@ public final class DevIssuer: Sendable {
         state.rejectAPINext(count)
     }
 
+    /// The next request counted as `endpoint` (a name of `count(_:)`, such as
+    /// `token.password` or `revoke`) is answered with exactly `status` and `body`
+    /// instead of being handled: for servers that answer in odd ways (empty error
+    /// bodies, duplicate keys, tokens with control characters). Answers queue up.
+    public func answerNext(_ endpoint: String, status: Int, body: String) {
+        state.answerNext(endpoint, status: status, body: Array(body.utf8))
+    }
+
     /// Invalidates every session, access and refresh token issued so far.
     public func revokeAll() {
         state.revokeAll()

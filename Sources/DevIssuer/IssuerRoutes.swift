@@ -80,6 +80,8 @@ struct IssuerRouter: Sendable {
             return .drop
         case .fail(let status):
             return .respond(.json(status, ["error": "injected_fault", "status": .int(Int64(status))]))
+        case .answer(let status, let body):
+            return .respond(HTTPResponse(status: status, headers: body.isEmpty ? [] : [("Content-Type", "application/json")], body: body))
         case .none:
             return .respond(dispatch(request, to: route))
         }

@@ -293,6 +293,10 @@ final class IssuerState: Sendable {
         store.withLock { $0.faults.dropRemaining = max(0, count) }
     }
 
+    func answerNext(_ endpoint: String, status: Int, body: [UInt8]) {
+        store.withLock { $0.faults.scripted.append((endpoint, status, body)) }
+    }
+
     /// Counts the request under `endpoints` and consumes at most one pending fault for it, atomically.
     func admit(countingAs endpoints: [String]) -> FaultDecision {
         store.withLock { store in
@@ -304,6 +308,9 @@ final class IssuerState: Sendable {
             } else if store.faults.failRemaining > 0 {
                 store.faults.failRemaining -= 1
                 decision.action = .fail(status: store.faults.failStatus)
+            } else if let index = store.faults.scripted.firstIndex(where: { endpoints.contains($0.endpoint) }) {
+                let answer = store.faults.scripted.remove(at: index)
+                decision.action = .answer(status: answer.status, body: answer.body)
             }
             return decision
         }
@@ -465,6 +472,8 @@ private struct Faults {
     var apiRejectRemaining = 0
     /// Replaces device authorizations' `verification_uri`, to test what clients do with a bad one.
     var verificationURI: String? = nil
+    /// Verbatim answers for the next requests counted under an endpoint name, in order.
+    var scripted: [(endpoint: String, status: Int, body: [UInt8])] = []
 }
 
 /// The result of presenting a refresh token.
@@ -516,6 +525,7 @@ struct FaultDecision: Sendable {
         case none
         case fail(status: Int)
         case drop
+        case answer(status: Int, body: [UInt8])
     }
 
     var latencyMilliseconds: Int

@@ -3,7 +3,7 @@ import JSON
 /// A JSON-RPC error object: what a handler throws and what the host receives.
 ///
 /// The standard codes live here; applications add their own (auth-agent uses
-/// 1001…1009) by constructing an `RPCError` with their code and `data`.
+/// 1001…1010) by constructing an `RPCError` with their code and `data`.
 public struct RPCError: Error, Sendable, Equatable {
     public var code: Int
     public var message: String

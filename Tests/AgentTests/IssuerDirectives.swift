@@ -39,6 +39,8 @@ struct IssuerDirectives {
             case "require-nonce": issuer.setRequireNonce(true)
             default: throw Failure(description: "unknown issuer action \(action)")
             }
+        case .issuerAnswer(let endpoint, let status, let body):
+            issuer.answerNext(endpoint, status: status, body: body)
         case .issuerCount(let endpoint, let expected):
             let actual = issuer.count(endpoint)
             if actual != expected { throw Failure(description: "the issuer served \(actual) \(endpoint) calls, expected \(expected)") }

@@ -27,6 +27,8 @@ struct Transcript {
         case browserSays(String)
         /// Opens the captured authorization URL and denies the request on the issuer's form.
         case browserDeny(capture: String)
+        /// `!issuer-answer ENDPOINT STATUS BODY`: the next request counted as ENDPOINT gets exactly that answer.
+        case issuerAnswer(endpoint: String, status: Int, body: String)
         /// Asserts how many calls an issuer endpoint served.
         case issuerCount(String, Int)
         /// Ends the agent (end of input, exit 0) and starts a new one with the same arguments and store.
@@ -119,6 +121,12 @@ struct Transcript {
                 case "browser-says":
                     guard !arg.isEmpty else { throw FormatError(description: "\(file):\(n): !browser-says needs text") }
                     steps.append(Line(number: n, step: .browserSays(arg)))
+                case "issuer-answer":
+                    let words = arg.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+                    guard words.count >= 2, !words[0].isEmpty, let status = Int(words[1]) else {
+                        throw FormatError(description: "\(file):\(n): use !issuer-answer ENDPOINT STATUS [BODY]")
+                    }
+                    steps.append(Line(number: n, step: .issuerAnswer(endpoint: words[0], status: status, body: words.count > 2 ? words[2] : "")))
                 case "issuer", "issuer-count":
                     let words = arg.split(separator: " ").map(String.init)
                     guard let name = words.first else { throw FormatError(description: "\(file):\(n): !\(parts[0]) needs arguments") }

@@ -33,6 +33,8 @@ final class TranscriptDirectiveTests: XCTestCase {
             !device deny <$code>
             !browser <$url>
             !browser-says You are signed in
+            !issuer-answer token.password 200 {"access_token": "a b"}
+            !issuer-answer revoke 401
             """
         let steps = try Transcript(text: text, file: "t").steps.map { "\($0.step)" }
         XCTAssertEqual(steps, [
@@ -40,10 +42,12 @@ final class TranscriptDirectiveTests: XCTestCase {
             #"issuerAutoApprove(Optional("alice"))"#, "issuerAutoApprove(nil)",
             #"device(capture: "code", approveAs: Optional("bob"))"#, #"device(capture: "code", approveAs: nil)"#,
             #"browser(capture: "url")"#, #"browserSays("You are signed in")"#,
+            #"issuerAnswer(endpoint: "token.password", status: 200, body: "{\"access_token\": \"a b\"}")"#,
+            #"issuerAnswer(endpoint: "revoke", status: 401, body: "")"#,
         ])
         for bad in ["!device approve code bob", "!device approve <$code>", "!device deny <$code> bob", "!device maybe <$code>",
                     "!browser", "!browser http://x", "!browser-says", "!issuer auto-approve", "!issuer auto-approve a b",
-                    "!issuer auto-approve-off alice"] {
+                    "!issuer auto-approve-off alice", "!issuer-answer token", "!issuer-answer token ok {}"] {
             XCTAssertThrowsError(try Transcript(text: bad, file: "t"), bad)
         }
     }

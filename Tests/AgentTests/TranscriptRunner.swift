@@ -152,7 +152,7 @@ struct TranscriptRunner {
                 }
                 guard agent.waitForExit(timeout: readTimeout) == 0 else { throw fail(step.number, "the agent did not exit 0 before restart") }
                 agent = try AgentProcess(arguments: args, environment: env)
-            case .issuer, .issuerCount, .issuerAutoApprove, .device, .browser, .browserSays, .browserDeny:
+            case .issuer, .issuerAnswer, .issuerCount, .issuerAutoApprove, .device, .browser, .browserSays, .browserDeny:
                 do {
                     _ = try directives.perform(step.step, captures: matcher.captures)
                 } catch {

@@ -31,7 +31,7 @@ final class BrowserLoginHardeningTests: XCTestCase {
         config.clientId = "cli"
         config.scopes = scopes
         let http = HTTPCalls(transport: transport, timeout: 5)
-        let oauth = OAuthClient(config: config, http: http, clock: SystemClock(), discovery: Discovery(http: http))
+        let oauth = OAuthClient(config: config, http: http, clock: SystemClock(), discovery: Discovery(http: http), lifetimeWarning: WarnOnce { _ in })
         return AuthorizationCodeProvider(config: config, oauth: oauth, clock: SystemClock(), revokeTimeout: 1,
                                          browser: BrowserLauncher(), callbackTimeout: callbackTimeout)
     }

@@ -82,6 +82,24 @@ final class ConfigTests: XCTestCase {
     private let session = #""id": "api", "flow": "session", "origins": ["https://api.example.com"], "loginEndpoint": "https://api.example.com/s", "loginBody": {}, "tokenPointer": "/jwt""#
     private let password = #""id": "corp", "flow": "password", "origins": ["https://corp.example.com"], "tokenEndpoint": "https://sso.example.com/token", "clientId": "cli""#
 
+    /// Issue 10 item 14: `issuer` alone is enough for every OAuth flow; explicit endpoints still count.
+    func testIssuerAloneServesEveryOAuthFlow() throws {
+        for flow in ["password", "clientCredentials", "deviceCode", "authorizationCode"] {
+            let text = #"{"providers": [{"id": "p", "flow": "\#(flow)", "origins": ["https://a.com"], "issuer": "https://id.a.com", "clientId": "x"}]}"#
+            let provider = try parse(text).providers[0]
+            XCTAssertEqual(provider.issuer, "https://id.a.com", flow)
+            XCTAssertNil(provider.tokenEndpoint, flow)
+        }
+        let explicit = #"{"providers": [{"id": "p", "flow": "password", "origins": ["https://a.com"], "issuer": "https://id.a.com", "tokenEndpoint": "https://t.a.com/token", "clientId": "x"}]}"#
+        XCTAssertEqual(try parse(explicit).providers[0].tokenEndpoint, "https://t.a.com/token")
+        var endpoints = Endpoints(config: try parse(explicit).providers[0])
+        endpoints.fill(from: ["token_endpoint": "https://id.a.com/token"])
+        XCTAssertEqual(endpoints.token, "https://t.a.com/token", "explicit endpoints override discovered ones")
+        XCTAssertThrowsError(try parse(#"{"providers": [{"id": "p", "flow": "password", "origins": ["https://a.com"], "clientId": "x"}]}"#)) { error in
+            XCTAssertTrue("\(error)".contains(#"requires "tokenEndpoint", or "issuer" to discover it"#), "\(error)")
+        }
+    }
+
     func testInvalidConfigs() {
         let cases: [(String, String, String)] = [
             ("{\"providers\": [}", "$", "not valid JSON: unexpected character at line 1, column 16"),

@@ -64,6 +64,44 @@ final class FileSessionStoreTests: XCTestCase {
         XCTAssertThrowsError(try makeStore())
     }
 
+    /// Issue 10 item 12: a symlinked store directory is refused, and the target's mode is left alone.
+    func testRefusesASymlinkedStoreDirectoryWithoutTouchingTheTarget() throws {
+        let target = temp.url.appendingPathComponent("target", isDirectory: true)
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        XCTAssertEqual(chmod(target.path, 0o755), 0)
+        try FileManager.default.createDirectory(at: dir.deletingLastPathComponent(), withIntermediateDirectories: true)
+        XCTAssertEqual(symlink(target.path, dir.path), 0)
+        XCTAssertThrowsError(try makeStore()) { error in
+            XCTAssertTrue("\(error)".contains(dir.path), "\(error)")
+            XCTAssertTrue("\(error)".contains("symbolic link"), "\(error)")
+        }
+        XCTAssertEqual(mode(target.path), 0o755, "the link was not followed")
+        XCTAssertEqual(warnings.all, [])
+    }
+
+    /// Parents of the store directory may be symlinks (a linked home or ~/.local is common).
+    func testAcceptsASymlinkedParent() throws {
+        let real = temp.url.appendingPathComponent("real", isDirectory: true)
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        let link = temp.url.appendingPathComponent("link")
+        XCTAssertEqual(symlink(real.path, link.path), 0)
+        let store = try FileSessionStore(directory: link.appendingPathComponent("auth-agent"), warn: warnings.sink)
+        try store.save(Self.session(1), for: "api")
+        XCTAssertEqual(try store.load("api")?.accessToken, "access-1")
+    }
+
+    /// Issue 10 item 10: a symlink planted at the lock file is refused with an error that names it.
+    func testASymlinkAtTheLockFileIsRefusedAndNamed() throws {
+        let store = try makeStore()
+        let target = temp.url.appendingPathComponent("victim").path
+        let lock = dir.appendingPathComponent("api.lock").path
+        XCTAssertEqual(symlink(target, lock), 0)
+        XCTAssertThrowsError(try store.tryLock("api")) { error in
+            XCTAssertEqual(error as? SessionStoreError, .io("\(lock) is a symbolic link; remove it (a lock file must be a regular file)"))
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: target), "nothing was created through the link")
+    }
+
     func testSaveLoadRemove() throws {
         let store = try makeStore()
         XCTAssertNil(try store.load("api"))

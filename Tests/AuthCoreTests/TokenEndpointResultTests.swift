@@ -16,9 +16,8 @@ final class TokenEndpointResultTests: XCTestCase {
             (#"{"access_token":"AT","token_type":"BEARER","expires_in":"120"}"#, TokenResponse(accessToken: "AT", expiresIn: 120)),
             (#"{"access_token":"AT","token_type":"DPoP","expires_in":59.9}"#,
              TokenResponse(accessToken: "AT", tokenType: "DPoP", expiresIn: 59)),
-            (#"{"access_token":"AT","expires_in":"soon","refresh_token":""}"#, TokenResponse(accessToken: "AT")),
-            (#"{"access_token":"AT","expires_in":-3}"#, TokenResponse(accessToken: "AT")),
             (#"{"access_token":"AT","expires_in":null,"extra":{"x":1}}"#, TokenResponse(accessToken: "AT")),
+            (#"{"access_token":"a-._~+/=!#$%&'*^`|AZaz09"}"#, TokenResponse(accessToken: "a-._~+/=!#$%&'*^`|AZaz09")),
         ]
         for (body, expected) in cases {
             XCTAssertEqual(TokenEndpointResult.classify(response(200, body)), .success(expected), body)
@@ -46,9 +45,7 @@ final class TokenEndpointResultTests: XCTestCase {
 
     func testTransient() {
         let cases: [(Int, String)] = [
-            (200, "not json SECRET"), (200, #"{"token":"SECRET"}"#), (200, #"{"access_token":5}"#),
-            (200, #"{"access_token":""}"#), (200, #"["SECRET"]"#), (200, #"{"access_token":"a\r\nX-Evil: 1"}"#),
-            (200, #"{"access_token":"ok","refresh_token":"r\n"}"#), (200, #"{"access_token":"ok","token_type":"Bearer\n"}"#), (408, ""), (429, #"{"error":"slow_down"}"#),
+            (408, ""), (429, #"{"error":"slow_down"}"#),
             (500, #"{"error":"server_error"}"#), (502, "<html>"), (503, ""), (302, ""), (100, ""),
         ]
         for (status, body) in cases {
@@ -61,6 +58,49 @@ final class TokenEndpointResultTests: XCTestCase {
         }
     }
 
+    /// Issue 10 item 10: an `expires_in` that cannot be a lifetime is not "never expires" but one hour, with the reason kept for a warning.
+    func testUnusableExpiresInBecomesTheDefaultLifetime() {
+        for value in [#""soon""#, "-3", "-1", "1e308", "9223372036854775807", "2147483648", "true", #"{"s":1}"#, #""-5""#, #""""#] {
+            let body = #"{"access_token":"AT","refresh_token":"","expires_in":"# + value + "}"
+            guard case .success(let token) = TokenEndpointResult.classify(response(200, body)) else {
+                XCTFail("\(body) should succeed")
+                continue
+            }
+            XCTAssertEqual(token.expiresIn, TokenResponse.defaultLifetime, body)
+            XCTAssertEqual(TokenResponse.defaultLifetime, 3600)
+            XCTAssertNotNil(token.expiresInProblem, body)
+        }
+        XCTAssertNil(TokenEndpointResult.classify(response(200, #"{"access_token":"AT","expires_in":null}"#)).token?.expiresInProblem)
+        XCTAssertEqual(TokenEndpointResult.classify(response(200, #"{"access_token":"AT","expires_in":"2147483647"}"#)).token?.expiresIn,
+                       2147483647)
+    }
+
+    /// Issue 10 items 9 and 10: a success status without a usable token response is `malformed` (not transient),
+    /// names the problem, and never quotes the body.
+    func testMalformed() {
+        let cases: [(String, String)] = [
+            ("not json SECRET", "not valid JSON"), (#"{"token":"SECRET"}"#, "no access_token"),
+            (#"{"access_token":5}"#, "access_token is a number"), (#"{"access_token":""}"#, "access_token is empty"),
+            (#"["SECRET"]"#, "not an object"),
+            (#"{"access_token":"SECRET","access_token":"SECRET2"}"#, "duplicate key"),
+            (#"{"access_token":"SECRET","expires_in":99999999999999999999}"#, "64 bits"),
+            (#"{"access_token":"SECRET","n":{"deep":[1,{"x":1,"x":2}]}}"#, "duplicate key"),
+            (#"{"access_token":"a\r\nX-Evil: 1"}"#, "Authorization header"), (#"{"access_token":"a\u0000b"}"#, "Authorization header"),
+            (#"{"access_token":"SECRET part"}"#, "Authorization header"), (#"{"access_token":"SECRET\t"}"#, "Authorization header"),
+            (#"{"access_token":"SECRÉT"}"#, "Authorization header"), (#"{"access_token":"SECRET\u007f"}"#, "Authorization header"),
+            (#"{"access_token":"ok","refresh_token":"r\n"}"#, "refresh_token"),
+            (#"{"access_token":"ok","token_type":"Bearer\n"}"#, "token_type"), (#"{"access_token":"ok","token_type":"Bearer x"}"#, "token_type"),
+        ]
+        for (body, problem) in cases {
+            guard case .malformed(let message) = TokenEndpointResult.classify(response(200, body)) else {
+                XCTFail("\(body) should be malformed, got \(TokenEndpointResult.classify(response(200, body)))")
+                continue
+            }
+            XCTAssertTrue(message.contains(problem), "\(message) should name \(problem)")
+            XCTAssertFalse(message.contains("SECRET"), message)
+        }
+    }
+
     func testDescriptionHidesTokens() {
         let token = TokenResponse(accessToken: "AT-SECRET", refreshToken: "RT-SECRET", idToken: "ID-SECRET")
         var dumped = ""
@@ -69,5 +109,12 @@ final class TokenEndpointResultTests: XCTestCase {
                      String(describing: TokenEndpointResult.success(token))] {
             XCTAssertFalse(text.contains("SECRET"), text)
         }
+    }
+}
+
+private extension TokenEndpointResult {
+    var token: TokenResponse? {
+        if case .success(let token) = self { return token }
+        return nil
     }
 }

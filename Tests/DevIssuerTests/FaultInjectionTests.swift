@@ -17,6 +17,20 @@ final class FaultInjectionTests: IssuerTestCase {
         XCTAssertEqual(try get("/.well-known/openid-configuration").status, 200)
     }
 
+    func testAnswerNextRepliesVerbatimToTheNamedEndpointOnly() throws {
+        issuer.answerNext("session", status: 403, body: "")
+        issuer.answerNext("session", status: 200, body: #"{"jwt":"a","jwt":"b"}"#)
+        XCTAssertEqual(try get("/.well-known/openid-configuration").status, 200, "other endpoints are not affected")
+        let empty = try sessionLogin()
+        XCTAssertEqual(empty.status, 403)
+        XCTAssertEqual(empty.body, [])
+        let duplicate = try sessionLogin()
+        XCTAssertEqual(duplicate.status, 200)
+        XCTAssertEqual(String(decoding: duplicate.body, as: UTF8.self), #"{"jwt":"a","jwt":"b"}"#)
+        XCTAssertEqual(try sessionLogin().status, 201, "then the issuer answers as usual")
+        XCTAssertEqual(issuer.count("session"), 3)
+    }
+
     func testDropNextClosesConnectionWithoutAnswer() throws {
         issuer.dropNext(1)
         let connection = try TestConnection(port: port)
