@@ -79,6 +79,19 @@ final class ChildProcess: @unchecked Sendable {  // input is written by one thre
         return true
     }
 
+    /// The next line, without its newline; nil at end of output.
+    func readLine() -> String? {
+        while true {
+            if let nl = pending.firstIndex(of: 0x0A) {
+                defer { pending.removeSubrange(...nl) }
+                return String(decoding: pending[..<nl], as: UTF8.self)
+            }
+            let n = readBuffer.withUnsafeMutableBytes { read(output, $0.baseAddress!, $0.count) }
+            if n <= 0 { return nil }
+            pending.append(contentsOf: readBuffer[0..<n])
+        }
+    }
+
     func closeInput() { close(input) }
 
     /// Waits for exit; returns (status, peak RSS in KiB).

@@ -63,4 +63,5 @@ report.row("peak RSS (ping run)", agent: Report.mebibytes(agentRate.rssKiB), bas
 
 Scenarios.runSign(report: report, agentPath: agentPath, selfPath: selfPath, scale: scale, echoRate: echoRate.rate,
                   echoP50: echoRT.p50, emptyStart: emptyStart)
+RefreshScenario.run(report: report, agentPath: agentPath)
 report.footer()
