@@ -51,17 +51,8 @@ public final class AuthService: Sendable {
         for p in config.providers {
             let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery,
                                     lifetimeWarning: WarnOnce { logger.warn($0) })
-            let provider: LoginProvider
-            let revoke = Self.revokeTimeout
-            switch p.flow {
-            case .session: provider = SessionAPIProvider(config: p, http: http, clock: clock, revokeTimeout: revoke)
-            case .password: provider = PasswordProvider(config: p, oauth: oauth, revokeTimeout: revoke)
-            case .clientCredentials: provider = ClientCredentialsProvider(config: p, oauth: oauth, revokeTimeout: revoke)
-            case .token: provider = StaticTokenProvider(config: p, oauth: oauth, clock: clock)
-            case .deviceCode: provider = DeviceCodeProvider(config: p, oauth: oauth, clock: clock, revokeTimeout: revoke, browser: BrowserLauncher())
-            case .authorizationCode:
-                provider = AuthorizationCodeProvider(config: p, oauth: oauth, clock: clock, revokeTimeout: revoke, browser: BrowserLauncher())
-            }
+            let provider = p.flow.descriptor.makeProvider(FlowContext(config: p, http: http, oauth: oauth, clock: clock,
+                                                                      revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher()))
             var session: Session?
             do {
                 session = try store.load(p.id)
@@ -97,7 +88,7 @@ public final class AuthService: Sendable {
             let s = states[id]!
             var entry: JSONObject = [
                 "id": .string(id), "displayName": .string(s.config.displayName), "flow": .string(s.config.flow.rawValue),
-                "fields": .array(Self.fields(s.config.flow)),
+                "fields": .array(s.config.flow.descriptor.fields.map(\.json)),
             ]
             if let session = s.current {
                 entry["state"] = "loggedIn"
@@ -112,17 +103,6 @@ public final class AuthService: Sendable {
     }
 
     public func knows(_ provider: String) -> Bool { states[provider] != nil }
-
-    static func fields(_ flow: Flow) -> [JSONValue] {
-        switch flow {
-        case .session, .password:
-            return [["name": "username", "label": "Username", "secret": false], ["name": "password", "label": "Password", "secret": true]]
-        case .token:
-            return [["name": "token", "label": "Token", "secret": true]]
-        default:
-            return []
-        }
-    }
 
     // MARK: login / logout
 
@@ -270,12 +250,7 @@ public final class AuthService: Sendable {
     }
 
     private func canRefresh(_ s: ProviderState, _ session: Session) -> Bool {
-        switch s.config.flow {
-        case .token: return false
-        case .clientCredentials: return true
-        case .session: return s.config.refreshEndpoint != nil
-        default: return session.refreshToken != nil
-        }
+        s.config.flow.descriptor.canRefresh(s.config, session)
     }
 
     /// The session to use now. A stale token is used while a refresh runs in the

@@ -37,15 +37,8 @@ struct OAuthClient: Sendable {
         return (pairs + [("client_id", clientId)], [])
     }
 
-    enum GrantResult {
-        case success(TokenResponse)
-        case rejected(String)
-        case transient(String)
-        /// A success status without a usable token response; see `TokenEndpointResult.malformed`.
-        case malformed(String)
-    }
-
-    func grant(_ pairs: [(String, String)]) async -> GrantResult {
+    /// A grant at the token endpoint; no response at all is `transient`.
+    func grant(_ pairs: [(String, String)]) async -> TokenEndpointResult {
         let endpoint: String
         do {
             guard let token = try await endpoints().token else { return .transient("no token endpoint is configured or discovered") }
@@ -57,20 +50,18 @@ struct OAuthClient: Sendable {
     }
 
     /// A form POST with client authentication, classified like a token response.
-    func post(_ endpoint: String, _ pairs: [(String, String)]) async -> GrantResult {
-        let auth = clientAuth(pairs)
-        let response: HTTPResponse
+    func post(_ endpoint: String, _ pairs: [(String, String)]) async -> TokenEndpointResult {
         do {
-            response = try await http.postForm(endpoint, auth.pairs, headers: auth.headers)
+            return TokenEndpointResult.classify(try await postForm(endpoint, pairs))
         } catch {
             switch error { case .transient(let why): return .transient(why) }
         }
-        switch TokenEndpointResult.classify(response) {
-        case .success(let token): return .success(token)
-        case .rejected(let error, _): return .rejected(error)
-        case .transient(let why): return .transient(why)
-        case .malformed(let why): return .malformed(why)
-        }
+    }
+
+    /// A form POST to one of this provider's endpoints, with client authentication.
+    func postForm(_ endpoint: String, _ pairs: [(String, String)]) async throws(HTTPCalls.Failure) -> HTTPResponse {
+        let auth = clientAuth(pairs)
+        return try await http.postForm(endpoint, auth.pairs, headers: auth.headers)
     }
 
     /// A session from a token response; a missing refresh token keeps the previous one.
@@ -128,7 +119,7 @@ struct OAuthClient: Sendable {
     func renew(_ session: Session, with pairs: [(String, String)]) async -> RefreshOutcome {
         switch await grant(pairs) {
         case .success(let token): return .refreshed(self.session(from: token, previous: session, user: nil))
-        case .rejected(let error): return .rejected(error)
+        case .rejected(let error, let description): return .rejected(TokenEndpointResult.rejection(error, description))
         case .transient(let why): return .transient(why)
         case .malformed(let why): return .malformed(why)
         }

@@ -75,20 +75,9 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     // MARK: Keys
 
     static let commonKeys = ["id", "displayName", "flow", "origins"]
-    static let sessionKeys = ["loginEndpoint", "loginBody", "tokenPointer", "userPointer", "refreshEndpoint", "logoutEndpoint"]
-    static let oauthKeys = ["tokenEndpoint", "revocationEndpoint", "userinfoEndpoint", "clientId", "clientSecret", "scopes",
-                            "issuer"]
 
     /// The keys a provider object may have with a given flow.
-    static func keys(for flow: Flow) -> [String] {
-        switch flow {
-        case .session: return commonKeys + sessionKeys
-        case .password, .clientCredentials: return commonKeys + oauthKeys
-        case .token: return commonKeys
-        case .deviceCode: return commonKeys + oauthKeys + ["deviceAuthorizationEndpoint", "openBrowser"]
-        case .authorizationCode: return commonKeys + oauthKeys + ["authorizationEndpoint", "redirectPort", "openBrowser"]
-        }
-    }
+    static func keys(for flow: Flow) -> [String] { commonKeys + flow.descriptor.keys }
 
     /// Every key any provider may have; what the JSON schema must list.
     static var knownKeys: [String] {
@@ -169,33 +158,17 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         return p
     }
 
+    /// The flow's required keys; an OAuth flow's endpoints may be discovered from `issuer` instead.
     private static func checkRequirements(_ p: ProviderConfig, _ r: ConfigReader) throws(ConfigError) {
-        func require(_ keys: String...) throws(ConfigError) {
-            for key in keys where !r.has(key) {
-                throw r.error(nil, "flow \"\(p.flow.rawValue)\" requires \"\(key)\"")
-            }
+        let flow = p.flow.descriptor
+        for key in flow.required where !r.has(key) {
+            throw r.error(nil, "flow \"\(p.flow.rawValue)\" requires \"\(key)\"")
         }
-        /// Every OAuth flow may discover its endpoints from `issuer` instead.
-        func requireEndpoints(_ specific: String...) throws(ConfigError) {
-            guard !r.has("issuer") else { return }
-            let needed = specific + ["tokenEndpoint"]
-            guard needed.allSatisfy(r.has) else {
-                let names = needed.map { "\"\($0)\"" }.joined(separator: " and ")
-                throw r.error(nil, "flow \"\(p.flow.rawValue)\" requires \(names), or \"issuer\" to discover \(needed.count == 1 ? "it" : "them")")
-            }
-        }
-        switch p.flow {
-        case .session: try require("loginEndpoint", "loginBody", "tokenPointer")
-        case .password, .clientCredentials:
-            try require("clientId")
-            try requireEndpoints()
-        case .token: break
-        case .deviceCode:
-            try require("clientId")
-            try requireEndpoints("deviceAuthorizationEndpoint")
-        case .authorizationCode:
-            try require("clientId")
-            try requireEndpoints("authorizationEndpoint")
+        guard let specific = flow.discoverable, !r.has("issuer") else { return }
+        let needed = specific + ["tokenEndpoint"]
+        guard needed.allSatisfy(r.has) else {
+            let names = needed.map { "\"\($0)\"" }.joined(separator: " and ")
+            throw r.error(nil, "flow \"\(p.flow.rawValue)\" requires \(names), or \"issuer\" to discover \(needed.count == 1 ? "it" : "them")")
         }
     }
 

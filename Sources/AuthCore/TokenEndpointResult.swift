@@ -61,6 +61,13 @@ public enum TokenEndpointResult: Sendable, Equatable {
         }
     }
 
+    /// The server's `error` and its `error_description` as one line for messages and logs:
+    /// printable ASCII only and at most 200 characters, since the server chose the text.
+    static func rejection(_ error: String, _ description: String?) -> String {
+        let text = description.map { "\(error): \($0)" } ?? error
+        return String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }.prefix(200)))
+    }
+
     private static func oauthError(_ object: JSONObject) -> TokenEndpointResult? {
         guard let error = object["error"]?.stringValue, !error.isEmpty else { return nil }
         return .rejected(error: error, description: object["error_description"]?.stringValue)

@@ -1,5 +1,5 @@
 import XCTest
-import AuthCore
+@testable import AuthCore
 
 final class TokenEndpointResultTests: XCTestCase {
     private func response(_ status: Int, _ body: String) -> HTTPResponse {
@@ -116,5 +116,15 @@ private extension TokenEndpointResult {
     var token: TokenResponse? {
         if case .success(let token) = self { return token }
         return nil
+    }
+}
+
+extension TokenEndpointResultTests {
+    /// The server's words reach messages and logs, but only as one short printable line.
+    func testRejectionTextKeepsTheDescriptionPrintableAndShort() {
+        XCTAssertEqual(TokenEndpointResult.rejection("invalid_grant", nil), "invalid_grant")
+        XCTAssertEqual(TokenEndpointResult.rejection("invalid_grant", "token reused"), "invalid_grant: token reused")
+        XCTAssertEqual(TokenEndpointResult.rejection("e", "a\r\nb\u{1B}[31mc\u{7F}é"), "e: ab[31mc")
+        XCTAssertEqual(TokenEndpointResult.rejection("e", String(repeating: "x", count: 500)).count, 200)
     }
 }

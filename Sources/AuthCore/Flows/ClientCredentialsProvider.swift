@@ -3,7 +3,12 @@ import JSON
 
 /// OAuth 2.0 client credentials grant (RFC 6749 §4.4): a service identity, no
 /// user input. "Refreshing" runs the grant again.
-struct ClientCredentialsProvider: LoginProvider {
+struct ClientCredentialsProvider: OAuthLoginProvider {
+    static let descriptor = FlowDescriptor(
+        keys: FlowDescriptor.oauthKeys, required: ["clientId"], discoverable: [], fields: [],
+        canRefresh: { _, _ in true },  // by running the grant again
+        makeProvider: { ClientCredentialsProvider(config: $0.config, oauth: $0.oauth, revokeTimeout: $0.revokeTimeout) })
+
     let config: ProviderConfig
     let oauth: OAuthClient
     let revokeTimeout: Double
@@ -17,6 +22,4 @@ struct ClientCredentialsProvider: LoginProvider {
     func refresh(_ session: Session) async -> RefreshOutcome {
         await oauth.renew(session, with: [("grant_type", "client_credentials")] + oauth.scopePairs())
     }
-
-    func revoke(_ session: Session) async -> Bool { await oauth.revoke(session, timeout: revokeTimeout) }
 }

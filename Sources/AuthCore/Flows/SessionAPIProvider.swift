@@ -5,6 +5,12 @@ import JSON
 /// kind many apps have instead of OAuth. The body template's `{{username}}` and
 /// `{{password}}` are filled in; token and user are read by JSON Pointer.
 struct SessionAPIProvider: LoginProvider {
+    static let descriptor = FlowDescriptor(
+        keys: ["loginEndpoint", "loginBody", "tokenPointer", "userPointer", "refreshEndpoint", "logoutEndpoint"],
+        required: ["loginEndpoint", "loginBody", "tokenPointer"], discoverable: nil, fields: [.username, .password],
+        canRefresh: { config, _ in config.refreshEndpoint != nil },
+        makeProvider: { SessionAPIProvider(config: $0.config, http: $0.http, clock: $0.clock, revokeTimeout: $0.revokeTimeout) })
+
     let config: ProviderConfig
     let http: HTTPCalls
     let clock: Clock

@@ -6,7 +6,12 @@ import Wire
 /// (RFC 6749 §4.1, RFC 7636, RFC 8252): the user logs in in a browser; the
 /// agent receives the code on `http://127.0.0.1:{port}/callback` and exchanges
 /// it together with the verifier that never left this process.
-struct AuthorizationCodeProvider: LoginProvider {
+struct AuthorizationCodeProvider: OAuthLoginProvider {
+    static let descriptor = FlowDescriptor(
+        keys: FlowDescriptor.oauthKeys + ["authorizationEndpoint", "redirectPort", "openBrowser"], required: ["clientId"],
+        discoverable: ["authorizationEndpoint"], fields: [], canRefresh: FlowDescriptor.hasRefreshToken,
+        makeProvider: { AuthorizationCodeProvider(config: $0.config, oauth: $0.oauth, clock: $0.clock, revokeTimeout: $0.revokeTimeout, browser: $0.browser) })
+
     let config: ProviderConfig
     let oauth: OAuthClient
     let clock: Clock
@@ -66,9 +71,9 @@ struct AuthorizationCodeProvider: LoginProvider {
             }
             callback.respond(true, "You are signed in to \(config.displayName). You can close this tab.")
             return await oauth.finish(token, fallbackUser: [:])
-        case .rejected(let error):
+        case .rejected(let error, let description):
             callback.respond(false, "The sign-in could not be completed (\(error)).")
-            throw AuthError(.loginDenied, "\(config.displayName) refused the authorization code (\(error)).", provider: config.id)
+            throw AuthError(.loginDenied, "\(config.displayName) refused the authorization code (\(TokenEndpointResult.rejection(error, description))).", provider: config.id)
         case .transient(let why):
             callback.respond(false, "The sign-in could not be completed: the server is unavailable. Please try again.")
             throw unavailable(why)
@@ -105,7 +110,4 @@ struct AuthorizationCodeProvider: LoginProvider {
 
     private func unavailable(_ why: String) -> AuthError { AuthError.unavailable(config, why) }
 
-    func refresh(_ session: Session) async -> RefreshOutcome { await oauth.refresh(session) }
-
-    func revoke(_ session: Session) async -> Bool { await oauth.revoke(session, timeout: revokeTimeout) }
 }

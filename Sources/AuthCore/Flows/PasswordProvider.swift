@@ -3,7 +3,12 @@ import JSON
 
 /// OAuth 2.0 resource-owner password grant (RFC 6749 §4.3): the agent, not the
 /// host, sends the password to the token endpoint and forgets it.
-struct PasswordProvider: LoginProvider {
+struct PasswordProvider: OAuthLoginProvider {
+    static let descriptor = FlowDescriptor(
+        keys: FlowDescriptor.oauthKeys, required: ["clientId"], discoverable: [], fields: [.username, .password],
+        canRefresh: FlowDescriptor.hasRefreshToken,
+        makeProvider: { PasswordProvider(config: $0.config, oauth: $0.oauth, revokeTimeout: $0.revokeTimeout) })
+
     let config: ProviderConfig
     let oauth: OAuthClient
     let revokeTimeout: Double
@@ -16,8 +21,4 @@ struct PasswordProvider: LoginProvider {
                                                rejected: "\(config.displayName) rejected the username or password.")
         return await oauth.finish(token, fallbackUser: ["username": .string(username)])
     }
-
-    func refresh(_ session: Session) async -> RefreshOutcome { await oauth.refresh(session) }
-
-    func revoke(_ session: Session) async -> Bool { await oauth.revoke(session, timeout: revokeTimeout) }
 }

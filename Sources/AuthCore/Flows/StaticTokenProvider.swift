@@ -4,6 +4,11 @@ import JSON
 /// A token the user pastes (a personal access token). It never expires on its
 /// own; a 401 on it means the server stopped accepting it.
 struct StaticTokenProvider: LoginProvider {
+    static let descriptor = FlowDescriptor(
+        keys: [], required: [], discoverable: nil, fields: [LoginField(name: "token", label: "Token", secret: true)],
+        canRefresh: { _, _ in false },
+        makeProvider: { StaticTokenProvider(config: $0.config, oauth: $0.oauth, clock: $0.clock) })
+
     let config: ProviderConfig
     let oauth: OAuthClient
     let clock: Clock

@@ -4,7 +4,12 @@ import JSON
 /// OAuth 2.0 Device Authorization Grant (RFC 8628): the user approves on
 /// another device while `login` waits. The requesting host is sent a
 /// `loginPrompt` with the user code and where to enter it.
-struct DeviceCodeProvider: LoginProvider {
+struct DeviceCodeProvider: OAuthLoginProvider {
+    static let descriptor = FlowDescriptor(
+        keys: FlowDescriptor.oauthKeys + ["deviceAuthorizationEndpoint", "openBrowser"], required: ["clientId"],
+        discoverable: ["deviceAuthorizationEndpoint"], fields: [], canRefresh: FlowDescriptor.hasRefreshToken,
+        makeProvider: { DeviceCodeProvider(config: $0.config, oauth: $0.oauth, clock: $0.clock, revokeTimeout: $0.revokeTimeout, browser: $0.browser) })
+
     let config: ProviderConfig
     let oauth: OAuthClient
     let clock: Clock
@@ -53,16 +58,16 @@ struct DeviceCodeProvider: LoginProvider {
             switch await oauth.grant([("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)]) {
             case .success(let token):
                 return await oauth.finish(token, fallbackUser: [:])
-            case .rejected("authorization_pending"):
+            case .rejected("authorization_pending", _):
                 continue
-            case .rejected("slow_down"):
+            case .rejected("slow_down", _):
                 interval += 5  // RFC 8628 §3.5: for this and every later poll
-            case .rejected("access_denied"):
+            case .rejected("access_denied", _):
                 throw AuthError(.loginDenied, "The \(config.displayName) login was denied.", provider: config.id)
-            case .rejected("expired_token"):
+            case .rejected("expired_token", _):
                 throw timedOut()
-            case .rejected(let error):
-                throw AuthError(.loginDenied, "\(config.displayName) refused the device login (\(error)).", provider: config.id)
+            case .rejected(let error, let description):
+                throw AuthError(.loginDenied, "\(config.displayName) refused the device login (\(TokenEndpointResult.rejection(error, description))).", provider: config.id)
             case .malformed(let why):
                 throw AuthError.malformedResponse(config, why)
             case .transient:
@@ -75,10 +80,9 @@ struct DeviceCodeProvider: LoginProvider {
     }
 
     private func deviceAuthorization(_ endpoint: String) async -> Result<JSONObject, AuthError> {
-        let auth = oauth.clientAuth(oauth.scopePairs())
         let response: HTTPResponse
         do {
-            response = try await oauth.http.postForm(endpoint, auth.pairs, headers: auth.headers)
+            response = try await oauth.postForm(endpoint, oauth.scopePairs())
         } catch {
             switch error { case .transient(let why): return .failure(unavailable(why)) }
         }
@@ -99,7 +103,4 @@ struct DeviceCodeProvider: LoginProvider {
         AuthError(.loginTimedOut, "The \(config.displayName) login was not approved in time.", provider: config.id)
     }
 
-    func refresh(_ session: Session) async -> RefreshOutcome { await oauth.refresh(session) }
-
-    func revoke(_ session: Session) async -> Bool { await oauth.revoke(session, timeout: revokeTimeout) }
 }
