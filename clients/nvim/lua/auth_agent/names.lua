@@ -11,6 +11,7 @@ M.methods = {
   login = "request",
   logout = "request",
   sign = "request",
+  fetch = "request",
   refresh = "request",
   token = "request",
   subscribe = "request",
@@ -45,6 +46,9 @@ M.errors = {
   [1007] = "excessiveRefresh",
   [1008] = "loginDenied",
   [1009] = "loginTimedOut",
+  [1010] = "storeUnavailable",
+  [1011] = "requestFailed",
+  [1012] = "responseTooLarge",
 }
 
 -- Errors raised by this client, not the agent: they have no code.
