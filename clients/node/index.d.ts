@@ -143,6 +143,9 @@ export declare class AgentDiedError extends AuthAgentError {
   stderr: string;
 }
 
+/** Headers to add; `provider` is not enumerable, so spreading them leaves it out. */
+export type SignedHeaders = Record<string, string> & { readonly provider: string | null };
+
 /** The global fetch's RequestInit, plus what the agent's fetch takes. */
 export interface AgentRequestInit extends RequestInit {
   /** Sign with this provider (default: the one whose origins cover the URL). */
@@ -201,11 +204,14 @@ export declare class AuthAgent extends EventEmitter {
   status(options?: CallOptions): Promise<StatusResult>;
   login(params: { provider: string; credentials?: Credentials; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
   logout(params: { provider: string }, options?: CallOptions): Promise<LogoutResult>;
-  /** The headers to add to the request; {} when no provider covers its origin. */
+  /**
+   * The headers to add to the request; {} when no provider covers its origin.
+   * `provider` (not enumerable) is the provider that signed, for `refresh`.
+   */
   sign(
     request: { method: string; url: string; headers?: Record<string, string>; provider?: string },
     options?: CallOptions,
-  ): Promise<Record<string, string>>;
+  ): Promise<SignedHeaders>;
   /**
    * The global fetch, signed by the agent; after a 401 for the token it sent
    * the agent refreshes once and resends once. Rejects with AuthAgentError

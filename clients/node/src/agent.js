@@ -179,11 +179,13 @@ export class AuthAgent extends EventEmitter {
 
   /**
    * The headers to add to an HTTP request (`{}` when no provider covers its
-   * origin), refreshing the token first when it is due.
+   * origin), refreshing the token first when it is due. The provider that
+   * signed, which `refresh` needs after a 401, is the headers' `provider`:
+   * not enumerable, so spreading the headers into a request leaves it out.
    */
   async sign({ method, url, headers, provider }, options) {
     const result = await this.request('sign', { request: { method, url, headers }, provider }, options);
-    return result.headers;
+    return Object.defineProperty(result.headers, 'provider', { value: result.provider ?? null });
   }
 
   /**

@@ -104,6 +104,16 @@ describe('agent.fetch with the real agent', { skip: SKIP }, () => {
     assert.ok(bytes.every((b) => b === 0x61));
   });
 
+  test('sign names the provider for a refresh, out of the headers\' keys', async () => {
+    const agent = await loggedIn();
+    const headers = await agent.sign({ method: 'GET', url: me });
+    assert.deepEqual(Object.keys({ ...headers }), ['Authorization']);
+    assert.equal(headers.provider, PROVIDER);
+    const refreshed = await agent.refresh({ provider: headers.provider, failedAuthorization: headers.Authorization });
+    assert.equal(refreshed.refreshed, true);
+    assert.equal((await agent.sign({ method: 'GET', url: 'https://unrelated.example.org/' })).provider, null);
+  });
+
   test('a URL no provider covers is sent unsigned', async () => {
     const agent = await loggedIn();
     const response = await agent.fetch(me.replace('127.0.0.1', 'localhost'));
