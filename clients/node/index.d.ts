@@ -1,3 +1,4 @@
+/// <reference types="node" />
 /**
  * Node client for auth-agent: a process that keeps the user's logins and
  * tokens and signs HTTP requests, spoken to with JSON-RPC over stdin/stdout.
@@ -115,6 +116,24 @@ export declare class AuthAgentError extends Error {
   static fromResponse(error: unknown): AuthAgentError;
 }
 
+/** One subclass per application error reason, for `instanceof`. */
+export declare class NotLoggedInError extends AuthAgentError {}
+export declare class UnknownProviderError extends AuthAgentError {}
+export declare class InvalidCredentialsError extends AuthAgentError {}
+export declare class SessionExpiredError extends AuthAgentError {}
+export declare class AuthServerUnavailableError extends AuthAgentError {}
+export declare class OriginNotAllowedError extends AuthAgentError {}
+export declare class ExcessiveRefreshError extends AuthAgentError {}
+export declare class LoginDeniedError extends AuthAgentError {}
+export declare class LoginTimedOutError extends AuthAgentError {}
+export declare class StoreUnavailableError extends AuthAgentError {}
+/** `fetch` could not reach the server or ran out of its timeout; retryable. */
+export declare class RequestFailedError extends AuthAgentError {}
+/** `fetch`'s response body was larger than `maxResponseBytes`. */
+export declare class ResponseTooLargeError extends AuthAgentError {}
+/** The class each application reason rejects with. */
+export declare const ERROR_CLASSES: Readonly<Record<string, typeof AuthAgentError>>;
+
 /** The agent process ended while the client still needed it. */
 export declare class AgentDiedError extends AuthAgentError {
   constructor(exitCode: number | null, signal: NodeJS.Signals | null, stderr: string);
@@ -122,6 +141,31 @@ export declare class AgentDiedError extends AuthAgentError {
   signal: NodeJS.Signals | null;
   /** The agent's last stderr lines. */
   stderr: string;
+}
+
+/** Headers to add; `provider` is not enumerable, so spreading them leaves it out. */
+export type SignedHeaders = Record<string, string> & { readonly provider: string | null };
+
+/** The global fetch's RequestInit, plus what the agent's fetch takes. */
+export interface AgentRequestInit extends RequestInit {
+  /** Sign with this provider (default: the one whose origins cover the URL). */
+  provider?: string;
+  /** Milliseconds for the whole call (default: the client's timeout; Infinity: the agent's maximum, 600 s). */
+  timeout?: number;
+  /** Larger bodies reject with ResponseTooLargeError (default 10 MiB). */
+  maxResponseBytes?: number;
+}
+/** What the agent did with a fetch. */
+export interface FetchInfo {
+  /** The provider that signed, or null when none covers the URL. */
+  provider: string | null;
+  signed: boolean;
+  /** Whether the request was sent again after a 401 and a refresh. */
+  retried: boolean;
+}
+/** A standard Response, with what the agent did. */
+export interface AgentResponse extends Response {
+  readonly authAgent: FetchInfo;
 }
 
 interface AuthAgentEvents {
@@ -160,15 +204,32 @@ export declare class AuthAgent extends EventEmitter {
   status(options?: CallOptions): Promise<StatusResult>;
   login(params: { provider: string; credentials?: Credentials; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
   logout(params: { provider: string }, options?: CallOptions): Promise<LogoutResult>;
-  /** The headers to add to the request; {} when no provider covers its origin. */
+  /**
+   * The headers to add to the request; {} when no provider covers its origin.
+   * `provider` (not enumerable) is the provider that signed, for `refresh`.
+   */
   sign(
     request: { method: string; url: string; headers?: Record<string, string>; provider?: string },
     options?: CallOptions,
-  ): Promise<Record<string, string>>;
+  ): Promise<SignedHeaders>;
+  /**
+   * The global fetch, signed by the agent; after a 401 for the token it sent
+   * the agent refreshes once and resends once. Rejects with AuthAgentError
+   * subclasses (RequestFailedError, ResponseTooLargeError, NotLoggedInError, ...)
+   * or, when `init.signal` aborts, with its reason.
+   */
+  fetch(input: string | URL | Request, init?: AgentRequestInit): Promise<AgentResponse>;
   refresh(params: { provider: string; failedAuthorization?: string }, options?: CallOptions): Promise<RefreshResult>;
   token(params: { provider: string }, options?: CallOptions): Promise<TokenResult>;
   subscribe(params?: { events?: EventName[]; providers?: string[] }, options?: CallOptions): Promise<SubscribeResult>;
   unsubscribe(options?: CallOptions): Promise<Record<string, never>>;
+  /**
+   * Every notification, for `for await`; ends when the agent ends or `signal`
+   * aborts, stops listening when the loop is left.
+   */
+  notifications(options?: { signal?: AbortSignal }): AsyncIterableIterator<Notification>;
   /** shutdown, exit, end of input; kill after shutdownGrace ms. */
   close(): Promise<Exit>;
+  /** `await using agent = await AuthAgent.start()` closes it at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void>;
 }

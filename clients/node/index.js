@@ -3,6 +3,22 @@
  * tokens and signs HTTP requests, spoken to with JSON-RPC over stdin/stdout.
  */
 export { AuthAgent } from './src/agent.js';
-export { AgentDiedError, AuthAgentError } from './src/errors.js';
+export {
+  AgentDiedError,
+  AuthAgentError,
+  AuthServerUnavailableError,
+  ERROR_CLASSES,
+  ExcessiveRefreshError,
+  InvalidCredentialsError,
+  LoginDeniedError,
+  LoginTimedOutError,
+  NotLoggedInError,
+  OriginNotAllowedError,
+  RequestFailedError,
+  ResponseTooLargeError,
+  SessionExpiredError,
+  StoreUnavailableError,
+  UnknownProviderError,
+} from './src/errors.js';
 export { findAgent } from './src/locate.js';
 export { CLIENT_REASONS, ERRORS, HOST_NOTIFICATIONS, METHODS, NOTIFICATIONS, PROTOCOL_VERSION } from './src/protocol.js';

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 
 import { AgentDiedError, AuthAgentError } from './errors.js';
+import { CLIENT_GRACE_MS, agentSeconds, fetchRequest, toResponse } from './http.js';
 import { findAgent } from './locate.js';
 import { CLIENT_REASONS, NOTIFICATIONS, PROTOCOL_VERSION } from './protocol.js';
 import { VERSION } from './version.js';
@@ -12,6 +13,8 @@ const timeoutError = (method, ms) => new AuthAgentError(
   { code: -32800, reason: CLIENT_REASONS.timeout, retryable: true },
 );
 const KNOWN_NOTIFICATIONS = new Set(NOTIFICATIONS);
+/** Node 18 lacks Symbol.asyncDispose; the registered symbol is what TypeScript's `await using` falls back to. */
+const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose');
 
 /**
  * A running auth-agent process and the JSON-RPC session with it.
@@ -38,6 +41,8 @@ export class AuthAgent extends EventEmitter {
   #stdoutBuffer = '';
   #stderrTail = [];
   #stderrPartial = '';
+  /** Ends each open notifications() iterator; run when the agent ends. */
+  #iteratorEnders = new Set();
 
   /**
    * Spawn the agent and wait until it runs; rejects with AuthAgentError
@@ -174,11 +179,42 @@ export class AuthAgent extends EventEmitter {
 
   /**
    * The headers to add to an HTTP request (`{}` when no provider covers its
-   * origin), refreshing the token first when it is due.
+   * origin), refreshing the token first when it is due. The provider that
+   * signed, which `refresh` needs after a 401, is the headers' `provider`:
+   * not enumerable, so spreading the headers into a request leaves it out.
    */
   async sign({ method, url, headers, provider }, options) {
     const result = await this.request('sign', { request: { method, url, headers }, provider }, options);
-    return result.headers;
+    return Object.defineProperty(result.headers, 'provider', { value: result.provider ?? null });
+  }
+
+  /**
+   * The global `fetch`, signed by the agent: same arguments (a URL, string or
+   * Request, and RequestInit), resolving with a standard Response. The agent
+   * signs with the `sign` rules (unsigned when no provider covers the URL),
+   * sends the request, and after a 401 for the token it sent refreshes once
+   * and resends once; `response.authAgent` is `{provider, signed, retried}`.
+   *
+   * Besides RequestInit, `init` takes `provider` (sign with this one),
+   * `timeout` (ms for the whole call; default the client's, Infinity: the
+   * agent's maximum of 600 s) and `maxResponseBytes` (default 10 MiB).
+   * Aborting `init.signal` rejects with its reason and cancels the request at
+   * the agent. Failures reject with AuthAgentError subclasses:
+   * RequestFailedError (network, timeout; retryable), ResponseTooLargeError,
+   * NotLoggedInError, SessionExpiredError, ...
+   */
+  async fetch(input, init = {}) {
+    const { provider, timeout = this.timeout, maxResponseBytes, ...requestInit } = init;
+    const request = new Request(input, requestInit);
+    const bytes = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+    const params = {
+      request: fetchRequest(request, bytes),
+      provider,
+      timeoutSeconds: agentSeconds(timeout),
+      maxResponseBytes,
+    };
+    const result = await this.request('fetch', params, { signal: request.signal, timeout: timeout + CLIENT_GRACE_MS });
+    return toResponse(result, request.url);
   }
 
   /**
@@ -205,6 +241,47 @@ export class AuthAgent extends EventEmitter {
   }
 
   /**
+   * Every notification as `{method, params}`, for `for await`: the iterator
+   * ends when the agent ends or `signal` aborts (after yielding what had
+   * arrived), and stops listening when the loop is left. Notifications that
+   * arrive between two steps are queued. Call subscribe() for the login events.
+   */
+  notifications({ signal } = {}) {
+    const queue = [];
+    let wake = () => {};
+    let ended = false;
+    const push = (notification) => {
+      queue.push(notification);
+      wake();
+    };
+    const end = () => {
+      ended = true;
+      this.off('notification', push);
+      this.#iteratorEnders.delete(end);
+      signal?.removeEventListener('abort', end);
+      wake();
+    };
+    this.on('notification', push);
+    this.#iteratorEnders.add(end);
+    signal?.addEventListener('abort', end, { once: true });
+    if (this.#endError || signal?.aborted) end();
+    return {
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+      async next() {
+        while (queue.length === 0 && !ended) await new Promise((resolve) => { wake = resolve; });
+        return queue.length ? { value: queue.shift(), done: false } : { value: undefined, done: true };
+      },
+      async return() {
+        end();
+        queue.length = 0;
+        return { value: undefined, done: true };
+      },
+    };
+  }
+
+  /**
    * Shut the agent down (shutdown, exit, end of input), kill it if it has not
    * ended within `shutdownGrace` ms, and resolve with how it ended. Calls
    * still in flight reject with reason `closed`.
@@ -225,6 +302,11 @@ export class AuthAgent extends EventEmitter {
     const ended = await this.exited;
     clearTimeout(killer);
     return ended;
+  }
+
+  /** `await using agent = await AuthAgent.start()` closes the agent at the end of the block. */
+  async [ASYNC_DISPOSE]() {
+    await this.close();
   }
 
   /** One message per line. JSON.stringify leaves out undefined members: optional params need no checks. */
@@ -286,5 +368,6 @@ export class AuthAgent extends EventEmitter {
       ? new AuthAgentError('the auth-agent client was closed', { reason: CLIENT_REASONS.closed })
       : diedError;
     for (const call of [...this.#pending.values()]) call.reject(this.#endError);
+    for (const end of [...this.#iteratorEnders]) end();
   }
 }

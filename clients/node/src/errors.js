@@ -13,7 +13,7 @@ import { CLIENT_REASONS, ERRORS } from './protocol.js';
 export class AuthAgentError extends Error {
   constructor(message, { code = null, reason, retryable = false, data = {} } = {}) {
     super(message);
-    this.name = 'AuthAgentError';
+    this.name = new.target.name;
     this.code = code;
     this.reason = reason;
     this.retryable = retryable;
@@ -34,7 +34,8 @@ export class AuthAgentError extends Error {
     const reason = typeof data.reason === 'string' ? data.reason : (kind?.reason ?? 'unknownError');
     const retryable = typeof data.retryable === 'boolean' ? data.retryable : (kind?.retryable ?? false);
     const message = typeof error?.message === 'string' ? error.message : reason;
-    return new AuthAgentError(message, { code, reason, retryable, data });
+    const ErrorClass = ERROR_CLASSES[reason] ?? AuthAgentError;
+    return new ErrorClass(message, { code, reason, retryable, data });
   }
 }
 
@@ -50,9 +51,44 @@ export class AgentDiedError extends AuthAgentError {
     super(`auth-agent ${how}${lastLine ? `; last stderr line: ${lastLine}` : ''}`, {
       reason: CLIENT_REASONS.agentDied,
     });
-    this.name = 'AgentDiedError';
     this.exitCode = exitCode;
     this.signal = signal;
     this.stderr = stderr;
   }
 }
+
+/*
+ * One subclass per application error reason, so that a host can branch with
+ * `instanceof` as well as on `reason`; test/errors.test.js fails when ERRORS
+ * has a reason without one.
+ */
+export class NotLoggedInError extends AuthAgentError {}
+export class UnknownProviderError extends AuthAgentError {}
+export class InvalidCredentialsError extends AuthAgentError {}
+export class SessionExpiredError extends AuthAgentError {}
+export class AuthServerUnavailableError extends AuthAgentError {}
+export class OriginNotAllowedError extends AuthAgentError {}
+export class ExcessiveRefreshError extends AuthAgentError {}
+export class LoginDeniedError extends AuthAgentError {}
+export class LoginTimedOutError extends AuthAgentError {}
+export class StoreUnavailableError extends AuthAgentError {}
+/** `fetch` could not reach the server or ran out of `timeoutSeconds`; retryable. */
+export class RequestFailedError extends AuthAgentError {}
+/** `fetch`'s response body was larger than `maxResponseBytes`. */
+export class ResponseTooLargeError extends AuthAgentError {}
+
+/** The class `fromResponse` gives each application reason; other reasons get AuthAgentError. */
+export const ERROR_CLASSES = Object.freeze({
+  notLoggedIn: NotLoggedInError,
+  unknownProvider: UnknownProviderError,
+  invalidCredentials: InvalidCredentialsError,
+  sessionExpired: SessionExpiredError,
+  authServerUnavailable: AuthServerUnavailableError,
+  originNotAllowed: OriginNotAllowedError,
+  excessiveRefresh: ExcessiveRefreshError,
+  loginDenied: LoginDeniedError,
+  loginTimedOut: LoginTimedOutError,
+  storeUnavailable: StoreUnavailableError,
+  requestFailed: RequestFailedError,
+  responseTooLarge: ResponseTooLargeError,
+});

@@ -18,6 +18,7 @@ export const METHODS = Object.freeze([
   'login',
   'logout',
   'sign',
+  'fetch',
   'refresh',
   'token',
   'subscribe',
@@ -61,6 +62,8 @@ export const ERRORS = Object.freeze({
   1008: { reason: 'loginDenied', retryable: false },
   1009: { reason: 'loginTimedOut', retryable: false },
   1010: { reason: 'storeUnavailable', retryable: true },
+  1011: { reason: 'requestFailed', retryable: true },
+  1012: { reason: 'responseTooLarge', retryable: false },
 });
 
 /** Reasons for failures the client detects itself; no agent answer carries them. */

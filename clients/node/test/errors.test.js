@@ -32,3 +32,21 @@ test('a died error names the signal and the last stderr line', () => {
   assert.equal(error.reason, 'agentDied');
   assert.match(error.message, /SIGKILL.*fatal: out of memory/);
 });
+
+test('every application reason has its own exported subclass, which fromResponse gives', async () => {
+  const exported = await import('../index.js');
+  for (const [code, { reason, retryable }] of Object.entries(exported.ERRORS).filter(([c]) => Number(c) > 0)) {
+    const ErrorClass = exported.ERROR_CLASSES[reason];
+    assert.ok(ErrorClass, `no class for ${reason}`);
+    const name = `${reason[0].toUpperCase()}${reason.slice(1)}Error`;
+    assert.equal(ErrorClass.name, name);
+    assert.equal(exported[name], ErrorClass, `${name} is not exported`);
+    const error = AuthAgentError.fromResponse({ code: Number(code), message: 'm', data: { reason, retryable } });
+    assert.ok(error instanceof ErrorClass && error instanceof AuthAgentError, reason);
+    assert.equal(error.name, name);
+  }
+});
+
+test('a standard error stays a plain AuthAgentError', () => {
+  assert.equal(Object.getPrototypeOf(AuthAgentError.fromResponse({ code: -32602, message: 'x' })), AuthAgentError.prototype);
+});

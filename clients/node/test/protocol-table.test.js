@@ -36,7 +36,8 @@ test('subscribable events are known notifications', () => {
 test('application errors match the schema', () => {
   const fromSchema = Object.fromEntries(Object.values(schema.components.errors)
     .map((e) => [e.code, { reason: e.data.reason, retryable: e.data.retryable }]));
-  const fromClient = Object.fromEntries(Object.entries(ERRORS).filter(([code]) => Number(code) > 0));
+  const fromClient = Object.fromEntries(Object.entries(ERRORS)
+    .filter(([code]) => Number(code) > 0));
   assert.deepEqual(fromClient, fromSchema);
 });
 

@@ -299,25 +299,235 @@ test("stop ends the agent", function()
   eq(vim.loop.kill(pid, 0), nil, "process still there")
 end)
 
-test("the README's first example runs as written", function()
+local function stats()
+  return vim.json.decode(vim.fn.system({ "curl", "-sf", issuer .. "/_admin/stats" })).counts
+end
+
+-- A loopback port nobody listens on: bound, then released.
+local function closed_port()
+  local server = vim.loop.new_tcp()
+  server:bind("127.0.0.1", 0)
+  local port = server:getsockname().port
+  server:close()
+  return port
+end
+
+local function http(req)
+  local err, res = await(auth.http, req)
+  return err, res
+end
+
+test("http: signed, 200, a standard answer", function()
+  admin("reset", "{}")
+  auth.setup({ bin = env.AUTH_AGENT_BIN, config = env.TEST_CONFIG })
+  await(auth.login, "corp", alice)
+  local err, res = http({ url = issuer .. "/api/me" })
+  eq(err, nil, "error")
+  eq(res.status, 200, "status")
+  eq(vim.json.decode(res.body).preferred_username, "alice", "user")
+  assert(res.headers["content-type"]:find("application/json", 1, true), vim.inspect(res.headers))
+  eq(res.signed, true, "signed")
+  eq(res.provider, "corp", "provider")
+  eq(res.retried, false, "retried")
+end)
+
+test("http: a 401 for the token sent refreshes once and retries: 200", function()
+  admin("reset", "{}")
+  admin("fault", '{"rejectApi":1}')
+  local err, res = http({ url = issuer .. "/api/me" })
+  eq(err, nil, "error")
+  eq(res.status, 200, "status")
+  eq(res.retried, true, "retried")
+  eq(vim.json.decode(res.body).preferred_username, "alice", "user")
+  local counts = stats()
+  eq(counts["token.refresh_token"], 1, "refreshes")
+  eq(counts.api, 2, "API calls")
+end)
+
+test("http: a second 401 is the answer, without a loop", function()
+  admin("reset", "{}")
+  admin("fault", '{"rejectApi":5}')
+  local err, res = http({ url = issuer .. "/api/me" })
+  eq(err, nil, "error")
+  eq(res.status, 401, "status")
+  eq(res.retried, true, "retried")
+  assert(res.headers["www-authenticate"]:find("invalid_token", 1, true), vim.inspect(res.headers))
+  eq(stats().api, 2, "API calls")
+  admin("reset", "{}")
+end)
+
+test("http: method, headers and body reach the server; binary bodies arrive whole", function()
+  local body = vim.json.encode({ name = "Grüße" })
+  local err, res = http({ url = issuer .. "/api/echo", method = "POST",
+    headers = { ["Content-Type"] = "application/json" }, body = body })
+  eq(err, nil, "error")
+  local echo = vim.json.decode(res.body)
+  eq(echo.method .. " " .. echo.contentType .. " " .. echo.body, "POST application/json " .. body, "echo")
+  err, res = http({ url = issuer .. "/api/bytes?n=3000" })
+  eq(err, nil, "error")
+  eq(#res.body, 3000, "bytes")
+  eq(res.body, string.rep("a", 3000), "content")
+end)
+
+test("http: the token goes to curl through stdin, never in its arguments", function()
+  local jobstart, argv = vim.fn.jobstart, {}
+  vim.fn.jobstart = function(cmd, opts)
+    if type(cmd) == "table" and cmd[1] == "curl" then
+      argv = cmd
+    end
+    return jobstart(cmd, opts)
+  end
+  local ok, err, res = pcall(http, { url = issuer .. "/api/me" })
+  vim.fn.jobstart = jobstart
+  assert(ok, err)
+  eq(res.status, 200, "status")
+  assert(#argv > 0, "curl was not run through jobstart")
+  local token = auth.request_sync("token", { provider = "corp" }).accessToken
+  for _, arg in ipairs(argv) do
+    assert(not arg:find(token, 1, true) and not arg:find("Bearer", 1, true), "token in argv: " .. arg)
+  end
+end)
+
+test("http: through vim.system where Neovim has it", function()
+  -- 0.7 has no vim.system: a stand-in with its interface, on jobstart.
+  local used = false
+  vim.system = function(cmd, opts, on_exit)
+    used = true
+    local stderr = {}
+    local job = vim.fn.jobstart(cmd, {
+      stderr_buffered = true,
+      on_stderr = function(_, data) stderr = data end,
+      on_exit = function(_, code) on_exit({ code = code, signal = 0, stdout = "", stderr = table.concat(stderr, "\n") }) end,
+    })
+    vim.fn.chansend(job, opts.stdin)
+    vim.fn.chanclose(job, "stdin")
+  end
+  local ok, err, res = pcall(http, { url = issuer .. "/api/me" })
+  vim.system = nil
+  assert(ok, err)
+  eq(err, nil, "error")
+  eq(res.status, 200, "status")
+  assert(used, "vim.system was not used")
+end)
+
+test("http: an uncovered URL is sent unsigned", function()
+  local err, res = http({ url = (issuer .. "/api/me"):gsub("127%.0%.0%.1", "localhost") })
+  eq(err, nil, "error")
+  eq(res.status, 401, "status")
+  eq(res.signed, false, "signed")
+  eq(res.retried, false, "retried")
+end)
+
+test("http: an unreachable server is requestFailed, retryable", function()
+  local err, res = http({ url = ("http://127.0.0.1:%d/"):format(closed_port()) })
+  eq(res, nil, "response")
+  eq(err.data.reason, "requestFailed", "reason")
+  eq(err.data.retryable, true, "retryable")
+  assert(err.message:find("curl", 1, true), err.message)
+end)
+
+test("http: a slow server past timeout_ms is requestFailed", function()
+  admin("fault", '{"latencyMs":3000}')
+  local err = http({ url = issuer .. "/api/me", timeout_ms = 500 })
+  admin("fault", '{"latencyMs":0}')
+  eq(err.data.reason, "requestFailed", "reason")
+end)
+
+test("http: a header with a line break is refused; not logged in is 1001", function()
+  local err = http({ url = issuer .. "/api/me", headers = { ["X-Evil"] = "a\r\nInjected: 1" } })
+  eq(err.data.reason, "invalidParams", "reason")
+  await(auth.logout, "corp")
+  err = http({ url = issuer .. "/api/me" })
+  eq(err.code, 1001, "code")
+  eq(err.data.reason, "notLoggedIn", "reason")
+end)
+
+test(":AuthAgentLogin with a provider logs in without claiming it is unknown", function()
+  notes = {}
+  local input, inputsecret = vim.fn.input, vim.fn.inputsecret
+  vim.fn.input = function() return "alice" end
+  vim.fn.inputsecret = function() return "wonderland" end
+  local n = #fired
+  vim.cmd("AuthAgentLogin corp")
+  wait_for("AuthAgentLoggedIn", function()
+    return #fired > n and fired[#fired].pattern == "AuthAgentLoggedIn"
+  end)
+  vim.wait(100)
+  vim.fn.input, vim.fn.inputsecret = input, inputsecret
+  eq(noted("No provider"), nil, "error message")
+  vim.cmd("AuthAgentLogin ghost")
+  wait_for("the unknown provider's message", function()
+    return noted("No provider ghost")
+  end)
+end)
+
+test(":checkhealth auth_agent reports the binary and the running agent", function()
+  vim.cmd("checkhealth auth_agent")
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+  assert(text:find("binary: " .. env.AUTH_AGENT_BIN, 1, true), text)
+  assert(text:find("answers ping", 1, true), text)
+  assert(text:find("curl found", 1, true), text)
+  assert(not text:find("ERROR", 1, true), text)
+end)
+
+test("doc/tags is shipped and current; :help auth_agent opens", function()
+  local doc = vim.fn.fnamemodify(env.README, ":h") .. "/doc"
+  local copy = vim.fn.tempname()
+  vim.fn.mkdir(copy, "p")
+  vim.fn.writefile(vim.fn.readfile(doc .. "/auth_agent.txt"), copy .. "/auth_agent.txt")
+  vim.cmd("helptags " .. vim.fn.fnameescape(copy))
+  eq(read_file(doc .. "/tags"), read_file(copy .. "/tags"), "doc/tags (run :helptags clients/nvim/doc)")
+  vim.fn.delete(copy, "rf")
+  vim.cmd("help auth_agent.http()")
+  assert(vim.fn.expand("%:t") == "auth_agent.txt", "help opened " .. vim.fn.expand("%"))
+  assert(vim.api.nvim_get_current_line():find("*auth_agent.http()*", 1, true), vim.api.nvim_get_current_line())
+  vim.cmd("helpclose")
+end)
+
+test("quitting Neovim stops the agent without a message", function()
+  local plugin = vim.fn.fnamemodify(env.README, ":h")
+  local setup = ("lua require('auth_agent').setup({ bin = %q, config = %q })"):format(env.AUTH_AGENT_BIN, env.TEST_CONFIG)
+  -- system() returns the child's stderr too, where headless Neovim writes its messages.
+  local output = vim.fn.system({ "timeout", "20", "nvim", "--headless", "-u", "NONE", "-i", "NONE",
+    "--cmd", "set runtimepath^=" .. plugin, "-c", setup,
+    "-c", "lua vim.wait(5000, function() return #require('auth_agent').providers > 0 end, 10)",
+    "-c", "qa!" }, "")
+  eq(vim.v.shell_error, 0, "exit status")
+  eq(output, "", "messages")
+end)
+
+test("the README's lazy.nvim spec runs as written against auth-agent demo", function()
   local readme = read_file(env.README)
   local code = readme:match("```lua\n(.-)```")
   local spec = assert(loadstring(code, "README example"))()
-  env.AUTH_AGENT_CONFIG = env.TEST_CONFIG
-  env.API_URL = issuer
-  spec.config()
+  -- What lazy.nvim reads of a local plugin spec, and how it calls config.
+  eq(type(spec.dir), "string", "dir")
+  eq(spec.name, "auth_agent", "name")
+  eq(spec.lazy, false, "lazy")
+  env.AUTH_AGENT_CONFIG = nil
+  spec.config(spec, vim.deepcopy(spec.opts))
   wait_for("the example's agent", function()
     return #auth.providers > 0
   end)
-  await(auth.login, "corp", alice)
+  notes = {}
+  local input, inputsecret = vim.fn.input, vim.fn.inputsecret
+  vim.fn.input = function() return "alice" end
+  vim.fn.inputsecret = function() return "wonderland" end
+  vim.cmd("AuthAgentLogin demo")
+  wait_for("the demo login", function()
+    return noted("Logged in to Demo API as alice")
+  end)
+  vim.fn.input, vim.fn.inputsecret = input, inputsecret
   vim.cmd("WhoAmI")
-  wait_for("the signed curl's answer", function()
-    return noted('"preferred_username":"alice"')
+  wait_for("the example's answer", function()
+    return noted("200 alice")
   end)
-  await(auth.logout, "corp")
+  vim.cmd("AuthAgentLogout demo")
   wait_for("the example's logout message", function()
-    return noted("Logged out of corp: logout")
+    return noted("Logged out of demo: logout")
   end)
+  eq(noted("No provider"), nil, "error message")
   auth.stop()
 end)
 

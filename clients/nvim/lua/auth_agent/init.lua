@@ -1,5 +1,6 @@
 -- auth-agent for Neovim: one long-lived agent per editor; the editor never
 -- sees passwords, refresh tokens or token endpoints, only request headers.
+local http = require("auth_agent.http")
 local names = require("auth_agent.names")
 local rpc = require("auth_agent.rpc")
 local ui = require("auth_agent.ui")
@@ -76,7 +77,8 @@ local function on_notification(method, params)
   fire(autocmd, params)
 end
 
-local function command()
+--- The command that starts the agent (a list), from the options.
+function M.command()
   local o = M.options
   if o.cmd then
     return o.cmd
@@ -113,7 +115,7 @@ function M.setup(opts)
   -- Shallow on purpose: a list option (events, args) replaces the default.
   M.options = vim.tbl_extend("force", vim.deepcopy(defaults), opts or {})
   M.stop()
-  local cmd = command()
+  local cmd = M.command()
   if vim.fn.executable(cmd[1]) ~= 1 then
     ui.notify("auth-agent binary not found: " .. cmd[1] .. " (set bin, $AUTH_AGENT_BIN or PATH)", vim.log.levels.ERROR)
     return false
@@ -135,6 +137,13 @@ function M.setup(opts)
   end
   M.client = client
   subscribe(client)
+  -- Stopped before Neovim exits, so that its end is expected, not reported.
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    group = vim.api.nvim_create_augroup("auth_agent", { clear = true }),
+    callback = function()
+      M.stop()
+    end,
+  })
   return true
 end
 
@@ -221,6 +230,15 @@ function M.sign_sync(req, timeout_ms)
   return result and result.headers or nil, err
 end
 
+--- An HTTP request signed by the agent, sent with curl, and after a 401 to a
+--- signed request sent once more after a refresh:
+--- req = {url, method?, headers?, body?, provider?, timeout_ms? (30000)}.
+--- callback(err, {status, headers, body, signed, provider, retried}); header
+--- names lowercased. Redirects are not followed.
+function M.http(req, callback)
+  return http.request({ sign = M.sign, refresh = M.refresh }, req, callback)
+end
+
 --- Asks for the provider's login fields and logs in (:AuthAgentLogin).
 function M.login_interactive(provider_id)
   M.status(function(err, providers)
@@ -243,7 +261,10 @@ function M.login_interactive(provider_id)
     end
     if provider_id then
       local p = provider(provider_id)
-      return p and go(p) or ui.notify("No provider " .. provider_id, vim.log.levels.ERROR)
+      if not p then
+        return ui.notify("No provider " .. provider_id, vim.log.levels.ERROR)
+      end
+      return go(p)
     end
     vim.ui.select(providers, {
       prompt = "Log in to",

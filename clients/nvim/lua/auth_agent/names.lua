@@ -11,6 +11,7 @@ M.methods = {
   login = "request",
   logout = "request",
   sign = "request",
+  fetch = "request",
   refresh = "request",
   token = "request",
   subscribe = "request",
@@ -46,6 +47,8 @@ M.errors = {
   [1008] = "loginDenied",
   [1009] = "loginTimedOut",
   [1010] = "storeUnavailable",
+  [1011] = "requestFailed",
+  [1012] = "responseTooLarge",
 }
 
 -- Errors raised by this client, not the agent: they have no code.
