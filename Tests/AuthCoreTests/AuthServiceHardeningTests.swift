@@ -48,12 +48,6 @@ final class AuthServiceHardeningTests: XCTestCase {
         }
     }
 
-    final class TestClock: Clock, @unchecked Sendable {
-        let time = TestBox(Date(timeIntervalSince1970: 1_800_000_000))
-        func now() -> Date { time.get() }
-        func advance(_ seconds: TimeInterval) { time.update { $0 = $0.addingTimeInterval(seconds) } }
-    }
-
     /// A store whose writes fail on demand, as a read-only or full directory's do.
     final class BreakableStore: SessionStore, @unchecked Sendable {
         let inner = MemorySessionStore()
@@ -71,7 +65,7 @@ final class AuthServiceHardeningTests: XCTestCase {
     }
 
     let transport = ScriptedTransport()
-    let clock = TestClock()
+    let clock = FakeClock()
     let log = WarningLog()
     let events = TestBox<[AuthEvent]>([])
 

@@ -10,13 +10,6 @@ import XCTest
 /// a fake clock and a scripted token endpoint: no process, no socket, no sleeping
 /// for token lifetimes.
 final class SessionCoordinatorTests: XCTestCase {
-    /// A clock the test moves by hand.
-    final class FakeClock: Clock, @unchecked Sendable {
-        private let now_ = TestBox(Date(timeIntervalSince1970: 1_800_000_000))
-        func now() -> Date { now_.get() }
-        func advance(_ seconds: TimeInterval) { now_.update { $0 = $0.addingTimeInterval(seconds) } }
-    }
-
     /// A token endpoint that answers from a script and counts what it was asked.
     final class FakeTokenEndpoint: HTTPTransport, @unchecked Sendable {
         /// `hang` waits for `unhang()`, then times out or (`thenTokens`) answers with new tokens.

@@ -50,7 +50,7 @@ struct DeviceCodeProvider: OAuthLoginProvider {
         var failures = 0
         while true {
             do {
-                try await Task.sleep(nanoseconds: UInt64(interval) * 1_000_000_000)
+                try await clock.sleep(seconds: Double(interval))
             } catch {
                 throw AuthError(.loginDenied, "The \(config.displayName) login was cancelled.", provider: config.id)
             }
