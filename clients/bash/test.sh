@@ -214,6 +214,8 @@ out=$("$BASH" -c 'source "$1"; hook() { echo "hook: $1"; }; AUTH_AGENT_ON_NOTIFI
   auth_agent_start --config "$2"; auth_agent_call subscribe "{}" >/dev/null; auth_agent_call login "$3" >/dev/null' \
   _ "$here/auth-agent.sh" "$config" "$login_alice" 2>"$tmp/hook-err")
 check "AUTH_AGENT_HOOK_STDOUT sends it elsewhere" eval '[[ -z $out ]] && contains "$(<"$tmp/hook-err")" "hook: userLoggedIn"'
+"$BASH" -c 'source "$1"; auth_agent_start --config "$2" && exit 5' _ "$here/auth-agent.sh" "$config" 2>>"$errlog"; rc=$?
+check "the trap keeps the script's exit status" test "$rc" -eq 5
 
 echo "# the README's first example, as written, against auth-agent demo"
 example=$(awk '/^```bash$/ {inside = 1; next} inside && /^```$/ {exit} inside' "$here/README.md")
