@@ -175,7 +175,7 @@ class AgentDiedError(AuthAgentError):
         self.stderr = stderr
 
 
-def timed_out(method: str, limit: float) -> AuthAgentError:
+def timed_out(method: str, limit: Optional[float]) -> AuthAgentError:
     """What a call raises when its timeout ran out; the client cancelled it at the agent."""
     return AuthAgentError(
         f"{method} got no answer within {limit} s; it was cancelled",

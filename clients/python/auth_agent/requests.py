@@ -39,20 +39,20 @@ class AgentAuth(requests.auth.AuthBase):
             assert signed.provider is not None
             self.agent.refresh(signed.provider, signed.authorization)
             retry = response.request.copy()
-            retry.deregister_hook("response", retry_after_401)
+            retry.deregister_hook("response", retry_after_401)  # type: ignore[no-untyped-call]
             if body_position is not None:
                 retry.body.seek(body_position)  # type: ignore[union-attr]
-            extract_cookies_to_jar(retry._cookies, response.request, response.raw)  # type: ignore[attr-defined]
+            extract_cookies_to_jar(retry._cookies, response.request, response.raw)  # type: ignore
             retry.prepare_cookies(retry._cookies)  # type: ignore[attr-defined]
             self._sign(retry, signed.provider)
             response.content  # noqa: B018  (read it, so the connection can be reused)
             response.close()
-            resent: requests.Response = response.connection.send(retry, **send_options)  # type: ignore[attr-defined]
+            resent: requests.Response = response.connection.send(retry, **send_options)
             resent.history.append(response)
             resent.request = retry
             return resent
 
-        request.register_hook("response", retry_after_401)
+        request.register_hook("response", retry_after_401)  # type: ignore[no-untyped-call]
         return request
 
     def _sign(self, request: requests.PreparedRequest, provider: Optional[str]) -> SignResult:

@@ -142,9 +142,6 @@ class SignResult(Mapping[str, str]):
     def __len__(self) -> int:
         return len(self.headers)
 
-    def __eq__(self, other: object) -> bool:
-        return dict(self.headers) == other if isinstance(other, Mapping) else NotImplemented
-
     def __repr__(self) -> str:
         names = ", ".join(self.headers)  # never the values: they are credentials
         return f"SignResult(provider={self.provider!r}, headers=[{names}])"

@@ -55,6 +55,7 @@ class AgentAuthHandler(urllib.request.BaseHandler):
         setattr(request, _RESENT, True)
         try:
             assert self.parent is not None
-            return self.parent.open(request, timeout=request.timeout)  # type: ignore[attr-defined]
+            resent: IO[bytes] = self.parent.open(request, timeout=request.timeout)
+            return resent
         finally:
             setattr(request, _RESENT, False)
