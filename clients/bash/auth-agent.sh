@@ -3,8 +3,8 @@
 #   source clients/bash/auth-agent.sh
 #   auth_agent_start --config ~/.config/auth-agent/config.json
 #   auth_agent_call login '{"provider":"corp","credentials":{...}}'
-#   curl -H @- "$url" <<<"$(auth_agent_sign "$url")"
-#   auth_agent_stop
+#   auth_agent_curl -sf "$url"     # signed; after a 401: refresh, resend once
+#   auth_agent_stop                 # or let the EXIT trap do it
 #
 # The agent runs as a coprocess and speaks JSON-RPC 2.0, one message per line.
 # Calls are sequential: one caller reads the agent's output at a time. Calls
@@ -13,14 +13,15 @@
 # rather than in shell variables, which a subshell cannot hand back.
 #
 # Return codes: 0 success, 1 the agent answered with an error, 2 no answer
-# (agent not running, exited, timed out, jq missing, bad arguments).
+# (agent not running, exited, timed out, jq missing, bad arguments). After a
+# failure AUTH_AGENT_ERROR_CODE and AUTH_AGENT_ERROR_REASON say which.
 
 # The protocol's names, mirrored from schema/openrpc.json (test.sh checks them).
 # Methods map to "request" or "notification" (no answer is sent for those).
 declare -gA AUTH_AGENT_METHODS=(
   [initialize]=request [ping]=request [shutdown]=request [status]=request
-  [login]=request [logout]=request [sign]=request [refresh]=request
-  [token]=request [subscribe]=request [unsubscribe]=request
+  [login]=request [logout]=request [sign]=request [fetch]=request
+  [refresh]=request [token]=request [subscribe]=request [unsubscribe]=request
   [exit]=notification ['$/cancelRequest']=notification
 )
 # Agent-to-host notifications. loginPrompt goes to the host whose device-code or
@@ -33,7 +34,7 @@ declare -gA AUTH_AGENT_ERRORS=(
   [1001]=notLoggedIn [1002]=unknownProvider [1003]=invalidCredentials
   [1004]=sessionExpired [1005]=authServerUnavailable [1006]=originNotAllowed
   [1007]=excessiveRefresh [1008]=loginDenied [1009]=loginTimedOut
-  [1010]=storeUnavailable
+  [1010]=storeUnavailable [1011]=requestFailed [1012]=responseTooLarge
 )
 
 # Seconds a call waits for its answer before cancelling it.
@@ -41,9 +42,35 @@ declare -gA AUTH_AGENT_ERRORS=(
 
 _auth_agent_say() { printf 'auth-agent.sh: %s\n' "$*" >&2; }
 
+# Records a failure: in this shell's AUTH_AGENT_ERROR_CODE/REASON, and in a
+# file, since a call inside $(...) cannot set its caller's variables (see
+# auth_agent_last_error). CODE is empty for failures the agent never answered.
+_auth_agent_fail() { # CODE REASON
+  AUTH_AGENT_ERROR_CODE=$1 AUTH_AGENT_ERROR_REASON=$2
+  [[ -n ${AUTH_AGENT_DIR:-} && -d $AUTH_AGENT_DIR ]] && printf '%s %s\n' "$1" "$2" >"$AUTH_AGENT_DIR/error"
+  return 0
+}
+
+_auth_agent_clear_error() {
+  AUTH_AGENT_ERROR_CODE= AUTH_AGENT_ERROR_REASON=
+  [[ -n ${AUTH_AGENT_DIR:-} ]] && rm -f -- "$AUTH_AGENT_DIR/error"
+  return 0
+}
+
+# auth_agent_last_error: sets AUTH_AGENT_ERROR_CODE and AUTH_AGENT_ERROR_REASON
+# in this shell from the last failed call, also one made inside $(...), and
+# prints "CODE REASON"; status 1 when the last call did not fail.
+auth_agent_last_error() {
+  [[ -n ${AUTH_AGENT_DIR:-} && -s $AUTH_AGENT_DIR/error ]] &&
+    read -r AUTH_AGENT_ERROR_CODE AUTH_AGENT_ERROR_REASON <"$AUTH_AGENT_DIR/error"
+  [[ -n ${AUTH_AGENT_ERROR_REASON:-} ]] || return 1
+  printf '%s %s\n' "${AUTH_AGENT_ERROR_CODE:--}" "$AUTH_AGENT_ERROR_REASON"
+}
+
 _auth_agent_need_jq() {
   command -v jq >/dev/null 2>&1 && return 0
   _auth_agent_say "jq is required (apt-get install jq)"
+  _auth_agent_fail "" jqMissing
   return 2
 }
 
@@ -68,6 +95,7 @@ auth_agent_start() {
   done
   if ! command -v "$bin" >/dev/null 2>&1; then
     _auth_agent_say "agent binary not found: $bin (pass --bin, set AUTH_AGENT_BIN or put auth-agent on PATH)"
+    _auth_agent_fail "" agentNotFound
     return 2
   fi
   AUTH_AGENT_DIR=$(mktemp -d "${TMPDIR:-/tmp}/auth-agent.XXXXXX") || return 2
@@ -84,6 +112,9 @@ auth_agent_start() {
   # Private copies: bash closes the coproc's own descriptors as soon as it
   # reaps the process, and a later read must then see EOF, not a bad fd.
   exec {_AUTH_AGENT_OUT}<&"${AUTH_AGENT_PROC[0]}" {_AUTH_AGENT_IN}>&"${AUTH_AGENT_PROC[1]}"
+  # The hook's stdout: this shell's, even when a call runs inside $(...).
+  exec {_AUTH_AGENT_STDOUT}>&1
+  _auth_agent_trap_exit
   # A bad config makes the agent exit at once (status 2, reason on stderr).
   if ! auth_agent_call ping '{}' >/dev/null; then
     _auth_agent_say "the agent did not start; see its message above"
@@ -92,12 +123,30 @@ auth_agent_start() {
   fi
 }
 
+# Makes the script's exit stop the agent and remove its files, keeping an EXIT
+# trap set before (it runs after). A trap set after auth_agent_start replaces
+# this one: call auth_agent_stop in it.
+_auth_agent_trap_exit() {
+  [[ ${_AUTH_AGENT_TRAPPED:-} == "$BASHPID" ]] && return 0
+  local -a previous=()
+  eval "previous=($(trap -p EXIT))"
+  _AUTH_AGENT_PREVIOUS_EXIT_TRAP=${previous[2]:-}
+  trap _auth_agent_on_exit EXIT
+  _AUTH_AGENT_TRAPPED=$BASHPID
+}
+
+_auth_agent_on_exit() {
+  auth_agent_stop
+  if [[ -n ${_AUTH_AGENT_PREVIOUS_EXIT_TRAP:-} ]]; then eval "$_AUTH_AGENT_PREVIOUS_EXIT_TRAP"; fi
+}
+
 # Writes one line to the agent. In a subshell so that a dead agent costs a
 # failed write (SIGPIPE ends only the subshell) instead of the caller's shell.
 _auth_agent_send() {
-  if ! _auth_agent_running; then _auth_agent_say "the agent is not running"; return 2; fi
+  if ! _auth_agent_running; then _auth_agent_say "the agent is not running"; _auth_agent_fail "" notRunning; return 2; fi
   if ! (printf '%s\n' "$1" >&"$_AUTH_AGENT_IN") 2>/dev/null; then
     _auth_agent_say "the agent exited; could not send the request"
+    _auth_agent_fail "" agentDied
     return 2
   fi
 }
@@ -124,13 +173,19 @@ _auth_agent_next_id() {
   echo $((n + 1))
 }
 
-# Records a notification and hands it to the hook. The hook's stdout goes to
-# stderr: a call inside $(...) must print its result and nothing else. Its
-# status is ignored, so a hook ending in a false test cannot trip set -e.
+# Records a notification and hands it to the hook. The hook's stdout is the
+# stdout auth_agent_start had (or the file AUTH_AGENT_HOOK_STDOUT names, e.g.
+# /dev/stderr), never the result a call inside $(...) prints. Its status is
+# ignored, so a hook ending in a false test cannot trip set -e.
 _auth_agent_dispatch() { # METHOD PARAMS LINE
   printf '%s\n' "$3" >>"$AUTH_AGENT_NOTIFICATIONS_FILE"
-  if [[ -n ${AUTH_AGENT_ON_NOTIFICATION:-} ]]; then
-    "$AUTH_AGENT_ON_NOTIFICATION" "$1" "$2" >&2 || true
+  [[ -n ${AUTH_AGENT_ON_NOTIFICATION:-} ]] || return 0
+  if [[ -n ${AUTH_AGENT_HOOK_STDOUT:-} ]]; then
+    "$AUTH_AGENT_ON_NOTIFICATION" "$1" "$2" >>"$AUTH_AGENT_HOOK_STDOUT" || true
+  elif [[ -n ${_AUTH_AGENT_STDOUT:-} ]]; then
+    "$AUTH_AGENT_ON_NOTIFICATION" "$1" "$2" >&"$_AUTH_AGENT_STDOUT" || true
+  else
+    "$AUTH_AGENT_ON_NOTIFICATION" "$1" "$2" || true
   fi
 }
 
@@ -157,18 +212,21 @@ _auth_agent_read_line() { # TIMEOUT
 }
 
 # auth_agent_call METHOD [PARAMS_JSON]
-# Prints the result JSON; on an error prints "code reason message" to stderr.
+# Prints the result JSON; on an error prints "code reason message" to stderr
+# and sets AUTH_AGENT_ERROR_CODE and AUTH_AGENT_ERROR_REASON.
 auth_agent_call() {
   _auth_agent_need_jq || return
+  _auth_agent_clear_error
   local method=$1 params=${2:-"{}"}
   if [[ ${AUTH_AGENT_METHODS[$method]:-} == notification ]]; then
     _auth_agent_say "$method is a notification; use auth_agent_notify"
+    _auth_agent_fail "" badArguments
     return 2
   fi
-  if [[ -z ${AUTH_AGENT_DIR:-} ]]; then _auth_agent_say "not started; call auth_agent_start first"; return 2; fi
+  if [[ -z ${AUTH_AGENT_DIR:-} ]]; then _auth_agent_say "not started; call auth_agent_start first"; _auth_agent_fail "" notRunning; return 2; fi
   local id line
   id=$(_auth_agent_next_id)
-  line=$(_auth_agent_message "$method" "$id" <<<"$params") || { _auth_agent_say "params for $method are not valid JSON"; return 2; }
+  line=$(_auth_agent_message "$method" "$id" <<<"$params") || { _auth_agent_say "params for $method are not valid JSON"; _auth_agent_fail "" badArguments; return 2; }
   _auth_agent_send "$line" || return
   local deadline=$((SECONDS + AUTH_AGENT_TIMEOUT)) left rc kind a b c d
   while :; do
@@ -176,12 +234,13 @@ auth_agent_call() {
     if ((left <= 0)); then
       auth_agent_notify '$/cancelRequest' "{\"id\":$id}" 2>/dev/null
       _auth_agent_say "no answer to $method within ${AUTH_AGENT_TIMEOUT}s; cancelled it"
+      _auth_agent_fail "" timeout
       return 2
     fi
     rc=0
     _auth_agent_read_line "$left" || rc=$?
     case $rc in
-      1) _auth_agent_say "the agent exited before answering $method"; return 2 ;;
+      1) _auth_agent_say "the agent exited before answering $method"; _auth_agent_fail "" agentDied; return 2 ;;
       2) continue ;;
     esac
     IFS=$'\t' read -r kind a b c d <<<"$(_auth_agent_classify "$_AUTH_AGENT_LINE")"
@@ -191,6 +250,7 @@ auth_agent_call() {
       e) if [[ $a == "$id" ]]; then
            [[ $c == - ]] && c=${AUTH_AGENT_ERRORS[$b]:-error}
            printf '%s %s %s\n' "$b" "$c" "$d" >&2
+           _auth_agent_fail "$b" "$c"
            return 1
          fi ;;
     esac
@@ -221,16 +281,130 @@ auth_agent_notifications() {
   : >"$AUTH_AGENT_NOTIFICATIONS_FILE"
 }
 
+# Prints sign's result JSON for URL (with the provider that signed).
+_auth_agent_sign_json() { # URL METHOD [PROVIDER]
+  local params
+  params=$(jq -cn --arg url "$1" --arg method "$2" --arg provider "${3:-}" \
+    '{request: {method: $method, url: $url}} + (if $provider == "" then {} else {provider: $provider} end)') || return 2
+  auth_agent_call sign "$params"
+}
+
+# sign's result as "Name: value" header lines, for curl -H @-.
+_auth_agent_header_lines() { jq -r '.headers | to_entries[] | "\(.key): \(.value)"'; }
+
 # auth_agent_sign URL [METHOD] [PROVIDER]: print the headers that authorize
 # the request as "Name: value" lines (nothing when no provider covers URL),
 # ready for curl -H @-.
 auth_agent_sign() {
   _auth_agent_need_jq || return
-  local params result
-  params=$(jq -cn --arg url "${1:?auth_agent_sign URL [METHOD] [PROVIDER]}" --arg method "${2:-GET}" --arg provider "${3:-}" \
-    '{request: {method: $method, url: $url}} + (if $provider == "" then {} else {provider: $provider} end)') || return 2
-  result=$(auth_agent_call sign "$params") || return
-  jq -r '.headers | to_entries[] | "\(.key): \(.value)"' <<<"$result"
+  local result rc=0
+  result=$(_auth_agent_sign_json "${1:?auth_agent_sign URL [METHOD] [PROVIDER]}" "${2:-GET}" "${3:-}") || rc=$?
+  if ((rc)); then auth_agent_last_error >/dev/null; return "$rc"; fi
+  _auth_agent_header_lines <<<"$result"
+}
+
+# auth_agent_token PROVIDER: print the provider's access token (refreshed
+# first when due), for tools that cannot take headers from stdin. Prefer
+# auth_agent_curl: a token in argv is visible in ps.
+auth_agent_token() {
+  _auth_agent_need_jq || return
+  local params result rc=0
+  params=$(jq -cn --arg p "${1:?auth_agent_token PROVIDER}" '{provider: $p}')
+  result=$(auth_agent_call token "$params") || rc=$?
+  if ((rc)); then auth_agent_last_error >/dev/null; return "$rc"; fi
+  jq -r .accessToken <<<"$result"
+}
+
+# The HTTP method curl will use for these arguments (URL excluded).
+_auth_agent_curl_method() {
+  local method="" implied=GET
+  while (($#)); do
+    case $1 in
+      -X | --request) method=${2:-}; shift ;;
+      -X?*) method=${1#-X} ;;
+      --request=*) method=${1#--request=} ;;
+      -I | --head) implied=HEAD ;;
+      -G | --get) implied=GET; method=${method:-GET} ;;
+      -T | --upload-file) implied=PUT; shift ;;
+      -d | --data | --data-* | -F | --form | --form-string | --json) [[ $implied == GET ]] && implied=POST; shift ;;
+      -d?* | -F?*) [[ $implied == GET ]] && implied=POST ;;
+    esac
+    shift
+  done
+  printf '%s\n' "${method:-$implied}"
+}
+
+# Whether the curl arguments already say where the body goes.
+_auth_agent_curl_has_output() {
+  local arg
+  for arg; do
+    case $arg in -o | --output | -o?* | --output=* | -O | --remote-name | --remote-name-all) return 0 ;; esac
+  done
+  return 1
+}
+
+# The status of the last response in a curl --dump-header file (none: empty).
+_auth_agent_curl_status() { # HEAD_FILE
+  [[ -s $1 ]] || return 0
+  sed -n 's/^HTTP\/[0-9.]* \([0-9][0-9][0-9]\).*/\1/p' "$1" | tail -n 1
+}
+
+# Runs curl once with the headers of sign's result, read from stdin (-H @-),
+# so the token is in no process's argv.
+_auth_agent_curl_once() { # SIGNED_JSON HEAD_FILE [curl args...]
+  local headers head=$2
+  headers=$(_auth_agent_header_lines <<<"$1")
+  shift 2
+  if [[ -n $headers ]]; then
+    curl -D "$head" -H @- "$@" <<<"$headers"
+  else
+    curl -D "$head" "$@"
+  fi
+}
+
+# auth_agent_curl [curl args...] URL: curl with the request signed. When the
+# answer is a 401 for the Authorization it sent, refreshes (passing it) and
+# resends once; a second 401 is returned as curl returns it. The URL must be
+# the last argument; curl's stdin carries the headers, so no "@-" arguments,
+# and no -D (it is used to read the status). Returns curl's status, or
+# auth_agent_call's when signing or the refresh failed (nothing is sent
+# unsigned then).
+auth_agent_curl() {
+  _auth_agent_need_jq || return
+  if (($# == 0)); then _auth_agent_say "usage: auth_agent_curl [curl args...] URL"; _auth_agent_fail "" badArguments; return 2; fi
+  local url=${!#} method signed rc=0 status authorization provider work
+  if [[ $url != http://* && $url != https://* ]]; then
+    _auth_agent_say "auth_agent_curl: the last argument must be the http(s) URL, got '$url'"
+    _auth_agent_fail "" badArguments
+    return 2
+  fi
+  method=$(_auth_agent_curl_method "${@:1:$#-1}")
+  signed=$(_auth_agent_sign_json "$url" "$method") || { rc=$?; auth_agent_last_error >/dev/null; return "$rc"; }
+  work=$(mktemp -d "$AUTH_AGENT_DIR/curl.XXXXXX") || return 2
+  # The first answer's body waits in a file: after a 401 only the resent one is printed.
+  local -a buffer=(-o "$work/body")
+  _auth_agent_curl_has_output "$@" && buffer=()
+  _auth_agent_curl_once "$signed" "$work/head" "${buffer[@]}" "$@" || rc=$?
+  status=$(_auth_agent_curl_status "$work/head")
+  authorization=$(jq -r '.headers.Authorization // empty' <<<"$signed")
+  provider=$(jq -r '.provider // empty' <<<"$signed")
+  if [[ $status != 401 || -z $authorization || -z $provider ]]; then
+    [[ ${#buffer[@]} -gt 0 && -f $work/body ]] && cat -- "$work/body"
+    rm -rf -- "$work"
+    return "$rc"
+  fi
+  local params
+  params=$(jq -Rc --arg p "$provider" '{provider: $p, failedAuthorization: .}' <<<"$authorization")
+  rc=0
+  auth_agent_call refresh "$params" >/dev/null && signed=$(_auth_agent_sign_json "$url" "$method" "$provider") || rc=$?
+  if ((rc)); then
+    auth_agent_last_error >/dev/null
+    rm -rf -- "$work"
+    return "$rc"
+  fi
+  _auth_agent_curl_once "$signed" "$work/head" "$@" || rc=$?
+  rm -rf -- "$work"
+  return "$rc"
 }
 
 # auth_agent_login PROVIDER: ask for the fields the provider's login needs
@@ -270,6 +444,7 @@ auth_agent_stop() {
   fi
   [[ -n ${_AUTH_AGENT_IN:-} ]] && exec {_AUTH_AGENT_IN}>&-
   [[ -n ${_AUTH_AGENT_OUT:-} ]] && exec {_AUTH_AGENT_OUT}<&-
+  [[ -n ${_AUTH_AGENT_STDOUT:-} ]] && exec {_AUTH_AGENT_STDOUT}>&-
   if [[ -n ${AUTH_AGENT_PID:-} ]]; then
     local i
     for ((i = 0; i < 50; i++)); do kill -0 "$AUTH_AGENT_PID" 2>/dev/null || break; sleep 0.1; done
@@ -277,6 +452,6 @@ auth_agent_stop() {
     wait "$AUTH_AGENT_PID" 2>/dev/null
   fi
   [[ -n ${AUTH_AGENT_DIR:-} ]] && rm -rf -- "$AUTH_AGENT_DIR"
-  unset _AUTH_AGENT_IN _AUTH_AGENT_OUT AUTH_AGENT_PID AUTH_AGENT_DIR AUTH_AGENT_NOTIFICATIONS_FILE _AUTH_AGENT_PARTIAL
+  unset _AUTH_AGENT_IN _AUTH_AGENT_OUT _AUTH_AGENT_STDOUT AUTH_AGENT_PID AUTH_AGENT_DIR AUTH_AGENT_NOTIFICATIONS_FILE _AUTH_AGENT_PARTIAL
   return 0
 }

@@ -36,6 +36,7 @@ for _ in {1..50}; do [[ -s $tmp/issuer ]] && break; sleep 0.1; done
 issuer=$(jq -r .issuer "$tmp/issuer" 2>/dev/null)
 if [[ -z $issuer || $issuer == null ]]; then echo "FAIL the dev issuer did not start"; echo "0 passed, 1 failed"; exit 1; fi
 admin() { curl -sf -X POST -d "$2" "$issuer/_admin/$1" >/dev/null; }
+count() { curl -sf "$issuer/_admin/stats" | jq -r --arg k "$1" '.counts[$k] // 0'; }
 
 config=$tmp/config.json
 jq -n --arg iss "$issuer" '{
@@ -138,16 +139,92 @@ check "poll returns at once when nothing is pending" eval 'auth_agent_poll && ((
 auth_agent_stop
 admin fault '{"latencyMs":0}'
 
+echo "# auth_agent_curl and auth_agent_token"
+# A curl that records its argv, to show the token never is an argument.
+mkdir -p "$tmp/shim"
+printf '#!/usr/bin/env bash\nprintf "%%s\\n" "$*" >>"%s"\nexec %q "$@"\n' "$tmp/curl-argv" "$(command -v curl)" >"$tmp/shim/curl"
+chmod +x "$tmp/shim/curl"
+real_path=$PATH
+# A fresh agent: the refreshes here would trip the one before's refresh limit.
+auth_agent_start --config "$config"
+auth_agent_call login "$login_alice" >/dev/null 2>>"$errlog"
+PATH=$tmp/shim:$PATH
+admin reset '{}'
+me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog"); rc=$?
+check "a signed request gets the user" eval '((rc == 0)) && [[ $(jq -r .sub <<<"$me") == alice ]]'
+admin reset '{}'
+admin fault '{"rejectApi":1}'
+me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog"); rc=$?
+check "401 -> refresh -> 200: status 0, one body, the user" eval '((rc == 0)) && [[ $(jq -r .sub <<<"$me") == alice ]]'
+check "401 -> refresh -> 200: one refresh, two API calls" eval '[[ $(count token.refresh_token) == 1 && $(count api) == 2 ]]'
+admin reset '{}'
+admin fault '{"rejectApi":2}'
+out=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog"); rc=$?
+check "401 twice: curl's --fail status 22, refreshed once, sent twice, never a third time" \
+  eval '((rc == 22)) && [[ -z $out && $(count token.refresh_token) == 1 && $(count api) == 2 ]]'
+admin reset '{}'
+admin fault '{"rejectApi":2}'
+out=$(auth_agent_curl -s -w '%{http_code}' "$issuer/api/me" 2>>"$errlog"); rc=$?
+check "401 twice without --fail: only the second answer is printed" eval '((rc == 0)) && [[ $out == *"}401" && $(grep -o invalid_token <<<"$out" | wc -l) == 1 ]]'
+admin reset '{}'
+admin fault '{"rejectApi":1}'
+out=$(auth_agent_curl -sf -H 'Content-Type: text/plain' -d payload "$issuer/api/echo" 2>>"$errlog"); rc=$?
+check "a POST body is sent again after the refresh" eval '((rc == 0)) && [[ $(jq -r .method,.body <<<"$out" | paste -sd " ") == "POST payload" ]]'
+out=$(auth_agent_curl -s -o "$tmp/me.json" -w '%{http_code}' "$issuer/api/me" 2>>"$errlog"); rc=$?
+check "-o writes the body where asked" eval '((rc == 0)) && [[ $out == 200 && $(jq -r .sub "$tmp/me.json") == alice ]]'
+check "the token was never in curl's argv" eval '[[ -s $tmp/curl-argv ]] && ! grep -qE "Bearer|eyJ" "$tmp/curl-argv"'
+rm -f "$tmp/curl-argv"
+out=$(auth_agent_curl -s "http://127.0.0.1:9/unrelated" 2>&1); rc=$?
+check "an uncovered URL goes out unsigned (here: nothing listens, curl's 7)" eval '((rc == 7)) && [[ -z $(grep -E "Bearer|Authorization" "$tmp/curl-argv") ]]'
+token=$(auth_agent_token corp 2>>"$errlog"); rc=$?
+check "auth_agent_token prints a token the API accepts" \
+  eval '((rc == 0)) && [[ $(curl -sf -H @- "$issuer/api/me" <<<"Authorization: Bearer $token" | jq -r .sub) == alice ]]'
+unset token
+auth_agent_call logout '{"provider":"corp"}' >/dev/null 2>>"$errlog"
+rm -f "$tmp/curl-argv"
+auth_agent_curl -sf "$issuer/api/me" >/dev/null 2>"$tmp/curl-err"; rc=$?
+check "not logged in: status 1, nothing sent, AUTH_AGENT_ERROR_CODE/REASON say why" \
+  eval '((rc == 1)) && [[ ! -e $tmp/curl-argv && $AUTH_AGENT_ERROR_CODE == 1001 && $AUTH_AGENT_ERROR_REASON == notLoggedIn ]] && contains "$(<"$tmp/curl-err")" "1001 notLoggedIn"'
+out=$(auth_agent_token corp 2>/dev/null); rc=$?
+check "auth_agent_token fails the same way" eval '((rc == 1)) && [[ -z $out ]]'
+PATH=$real_path
+auth_agent_call ping >/dev/null
+check "a successful call clears the error variables" eval '[[ -z $AUTH_AGENT_ERROR_CODE && -z $AUTH_AGENT_ERROR_REASON ]]'
+out=$(auth_agent_call refresh '{"provider":"corp"}' 2>/dev/null)
+check "after a failure inside \$(...), auth_agent_last_error sets them" \
+  eval '[[ $(auth_agent_last_error) == "1001 notLoggedIn" ]] && auth_agent_last_error >/dev/null && [[ $AUTH_AGENT_ERROR_REASON == notLoggedIn ]]'
+auth_agent_stop
+
+
 check "no token or secret ever reached stderr" eval '! grep -qE "eyJ|wonderland" "$errlog"'
 
-echo "# the README's first example, as written"
+echo "# the EXIT trap and the hook's stdout"
+out=$("$BASH" -c 'source "$1"; trap "echo earlier trap ran" EXIT; auth_agent_start --config "$2" || exit 9
+  echo "$AUTH_AGENT_PID $AUTH_AGENT_DIR"' _ "$here/auth-agent.sh" "$config" 2>>"$errlog"); rc=$?
+read -r pid dir <<<"$out"
+check "exiting stops the agent, removes its files, and runs the EXIT trap set before" \
+  eval '((rc == 0)) && [[ -n $pid && ! -e $dir ]] && ! kill -0 "$pid" 2>/dev/null && contains "$out" "earlier trap ran"'
+out=$("$BASH" -c 'source "$1"; hook() { echo "hook: $1"; }; AUTH_AGENT_ON_NOTIFICATION=hook
+  auth_agent_start --config "$2"; auth_agent_call subscribe "{}" >/dev/null
+  result=$(auth_agent_call login "$3"); echo "result: $(jq -r .provider <<<"$result")"' \
+  _ "$here/auth-agent.sh" "$config" "$login_alice" 2>>"$errlog")
+check "the hook prints to stdout, not into a result captured by \$(...)" \
+  eval '[[ $out == *"hook: userLoggedIn"* && $out == *"result: corp"* && $out != *"result: "*"hook"* ]]'
+out=$("$BASH" -c 'source "$1"; hook() { echo "hook: $1"; }; AUTH_AGENT_ON_NOTIFICATION=hook AUTH_AGENT_HOOK_STDOUT=/dev/stderr
+  auth_agent_start --config "$2"; auth_agent_call subscribe "{}" >/dev/null; auth_agent_call login "$3" >/dev/null' \
+  _ "$here/auth-agent.sh" "$config" "$login_alice" 2>"$tmp/hook-err")
+check "AUTH_AGENT_HOOK_STDOUT sends it elsewhere" eval '[[ -z $out ]] && contains "$(<"$tmp/hook-err")" "hook: userLoggedIn"'
+"$BASH" -c 'source "$1"; auth_agent_start --config "$2" && exit 5' _ "$here/auth-agent.sh" "$config" 2>>"$errlog"; rc=$?
+check "the trap keeps the script's exit status" test "$rc" -eq 5
+
+echo "# the README's first example, as written, against auth-agent demo"
 example=$(awk '/^```bash$/ {inside = 1; next} inside && /^```$/ {exit} inside' "$here/README.md")
 out=$(cd "$root" && printf 'alice\nwonderland\n' |
-  AUTH_AGENT_CONFIG=$config API_URL=$issuer AUTH_AGENT_ON_NOTIFICATION= timeout 30 "$BASH" -c "$example" 2>&1); rc=$?
+  env -u AUTH_AGENT_CONFIG AUTH_AGENT_ON_NOTIFICATION= timeout 30 "$BASH" -c "$example" 2>"$tmp/example-err"); rc=$?
 check "it runs and exits 0" test "$rc" -eq 0
-check "its signed curl got the user" contains "$out" '"preferred_username":"alice"'
-check "its hook reacted to userLoggedOut" contains "$out" "logged out of corp: log in again"
-((rc == 0)) || printf '%s\n' "$out" | sed 's/^/    /'
+check "its auth_agent_curl got the user from the demo's API" contains "$out" '"preferred_username":"alice"'
+check "its hook reacted to userLoggedOut, on stdout" contains "$out" "logged out of demo: log in again"
+((rc == 0)) || { printf '%s\n' "$out"; cat "$tmp/example-err"; } | sed 's/^/    /'
 
 echo "$passed passed, $failed failed"
 ((failed == 0))

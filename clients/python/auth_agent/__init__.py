@@ -2,8 +2,10 @@
 tokens and signs HTTP requests, spoken to with JSON-RPC over stdin/stdout.
 
 ``AuthAgent`` is the synchronous client, ``AsyncAuthAgent`` the asyncio one.
-Every failure is an ``AuthAgentError``; ``AgentDiedError`` when the process
-ended unexpectedly.
+Every failure is an ``AuthAgentError``, of the subclass named after its reason
+(``NotLoggedIn``, ``SessionExpired``, ...); ``AgentDiedError`` when the process
+ended unexpectedly. ``auth_agent.requests``, ``auth_agent.httpx`` and
+``auth_agent.urllib`` authenticate those HTTP clients through the agent.
 """
 
 from ._launch import find_agent
@@ -11,21 +13,53 @@ from ._version import __version__
 from ._wire import Notification
 from .aio import AsyncAuthAgent, NotificationStream
 from .client import AuthAgent, PendingCall
-from .errors import AgentDiedError, AuthAgentError
+from .errors import (
+    AgentDiedError,
+    AuthAgentError,
+    AuthServerUnavailable,
+    ExcessiveRefresh,
+    InvalidCredentials,
+    LoginDenied,
+    LoginTimedOut,
+    NotLoggedIn,
+    OriginNotAllowed,
+    RequestCancelled,
+    RequestFailed,
+    ResponseTooLarge,
+    SessionExpired,
+    StoreUnavailable,
+    UnknownProvider,
+)
 from .protocol import ERRORS, METHODS, NOTIFICATIONS, PROTOCOL_VERSION
+from .results import FetchResponse, SignResult
 
 __all__ = [
     "AgentDiedError",
     "AsyncAuthAgent",
     "AuthAgent",
     "AuthAgentError",
+    "AuthServerUnavailable",
     "ERRORS",
+    "ExcessiveRefresh",
+    "FetchResponse",
+    "InvalidCredentials",
+    "LoginDenied",
+    "LoginTimedOut",
     "METHODS",
     "NOTIFICATIONS",
+    "NotLoggedIn",
     "Notification",
     "NotificationStream",
+    "OriginNotAllowed",
     "PROTOCOL_VERSION",
     "PendingCall",
+    "RequestCancelled",
+    "RequestFailed",
+    "ResponseTooLarge",
+    "SessionExpired",
+    "SignResult",
+    "StoreUnavailable",
+    "UnknownProvider",
     "__version__",
     "find_agent",
 ]

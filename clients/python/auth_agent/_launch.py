@@ -1,10 +1,12 @@
 """Finding and starting the agent binary, and keeping its stderr."""
 
 import collections
+import logging
 import os
+import re
 import shutil
 import threading
-from typing import Deque, List, Optional, Sequence, Union
+from typing import Deque, List, Optional, Sequence, Tuple, Union
 
 from .errors import AuthAgentError
 from .protocol import AGENT_NOT_FOUND
@@ -43,6 +45,34 @@ def agent_command(
     if config is not None:
         command += ["--config", os.fspath(config)]
     return command + list(args)
+
+
+#: Where the agent's stderr lines go (unless ``capture_stderr``).
+agent_logger = logging.getLogger("auth_agent.agent")
+
+_LEVELS = {
+    "error": logging.ERROR,
+    "warn": logging.WARNING,
+    "info": logging.INFO,
+    "debug": logging.DEBUG,
+}
+_LEVELED = re.compile(r"auth-agent: (error|warn|info|debug): (.*)", re.DOTALL)
+
+
+def classify_stderr_line(text: str) -> Tuple[int, str]:
+    """The logging level and message of one agent stderr line. The agent
+    writes ``auth-agent: LEVEL: message``; other lines (a config error at
+    start, the demo's banner) are warnings, so Python's default handler still
+    shows them as it showed all of stderr before."""
+    match = _LEVELED.fullmatch(text)
+    if match is None:
+        return logging.WARNING, text
+    return _LEVELS[match.group(1)], match.group(2)
+
+
+def log_stderr_line(line: bytes) -> None:
+    level, message = classify_stderr_line(line.decode("utf-8", errors="replace").rstrip("\r\n"))
+    agent_logger.log(level, "%s", message)
 
 
 class StderrTail:

@@ -1,6 +1,8 @@
 """Params of each method, built once for the sync and the asyncio client."""
 
-from typing import Any, Dict, Iterable, Mapping, Optional
+import base64
+import math
+from typing import Any, Dict, Iterable, Mapping, Optional, Union
 
 from .protocol import PROTOCOL_VERSION
 
@@ -64,3 +66,47 @@ def subscribe(
     if providers is not None:
         params["providers"] = list(providers)
     return params
+
+
+#: Seconds a fetch waits for the agent's answer beyond the request's own
+#: timeout, so the agent's requestFailed (which names the cause) arrives first.
+FETCH_ANSWER_GRACE = 5.0
+
+#: The agent's limit on timeoutSeconds.
+FETCH_MAX_TIMEOUT = 600.0
+
+
+def fetch(
+    method: str,
+    url: str,
+    headers: Optional[Mapping[str, str]],
+    body: Union[str, bytes, None],
+    provider: Optional[str],
+    timeout: Optional[float],
+    max_response_bytes: Optional[int],
+) -> Dict[str, Any]:
+    """Text bodies travel as ``body``, bytes as ``bodyBase64``. Without a
+    finite ``timeout`` the agent applies its default."""
+    request: Dict[str, Any] = {"method": method, "url": url}
+    if headers:
+        request["headers"] = dict(headers)
+    if isinstance(body, str):
+        request["body"] = body
+    elif body is not None:
+        request["bodyBase64"] = base64.b64encode(body).decode("ascii")
+    params: Dict[str, Any] = {"request": request}
+    if provider is not None:
+        params["provider"] = provider
+    if timeout is not None and not math.isinf(timeout):
+        params["timeoutSeconds"] = min(timeout, FETCH_MAX_TIMEOUT)
+    if max_response_bytes is not None:
+        params["maxResponseBytes"] = max_response_bytes
+    return params
+
+
+def fetch_answer_limit(timeout: Optional[float]) -> Optional[float]:
+    """How long the client waits for fetch's answer: the request's timeout
+    plus a grace, or for ever when the request has none."""
+    if timeout is None or math.isinf(timeout):
+        return math.inf
+    return min(timeout, FETCH_MAX_TIMEOUT) + FETCH_ANSWER_GRACE

@@ -9,7 +9,6 @@ import asyncio
 import inspect
 import logging
 import math
-import sys
 from itertools import count
 from typing import (
     Any,
@@ -28,19 +27,22 @@ from typing import (
 )
 
 from . import _params
-from ._launch import PathLike, StderrTail, agent_command
+from ._launch import PathLike, StderrTail, agent_command, log_stderr_line
 from ._version import __version__
 from ._wire import Notification, RequestId, Response, decode, encode
 from .errors import AuthAgentError, cannot_start, ended, timed_out
 from .protocol import CLOSED, NOTIFICATIONS
 from .results import (
+    FetchResponse,
     InitializeResult,
     LoginResult,
     LogoutResult,
     RefreshResult,
+    SignResult,
     StatusResult,
     SubscribeResult,
     TokenResult,
+    with_datetimes,
 )
 
 logger = logging.getLogger("auth_agent")
@@ -225,7 +227,7 @@ class AsyncAuthAgent:
 
     async def status(self, *, timeout: Optional[float] = None) -> StatusResult:
         """Every configured provider, its login state and the fields a login asks for."""
-        return cast(StatusResult, await self.call("status", timeout=timeout))
+        return cast(StatusResult, with_datetimes(await self.call("status", timeout=timeout)))
 
     async def login(
         self,
@@ -240,7 +242,7 @@ class AsyncAuthAgent:
         """Log in through ``provider`` with the credentials its flow needs
         (username and password, or token); emits userLoggedIn."""
         params = _params.login(provider, username, password, token, open_browser)
-        return cast(LoginResult, await self.call("login", params, timeout=timeout))
+        return cast(LoginResult, with_datetimes(await self.call("login", params, timeout=timeout)))
 
     async def logout(self, provider: str, *, timeout: Optional[float] = None) -> LogoutResult:
         """Log out of ``provider``, revoking its tokens at the server when
@@ -256,12 +258,29 @@ class AsyncAuthAgent:
         provider: Optional[str] = None,
         *,
         timeout: Optional[float] = None,
-    ) -> Dict[str, str]:
+    ) -> SignResult:
         """The headers to add to this HTTP request (empty when no provider
-        covers its origin), refreshing the token first when it is due."""
+        covers its origin), refreshing the token first when it is due; the
+        result is that mapping, with the ``provider`` that signed."""
         params = _params.sign(method, url, headers, provider)
-        result = await self.call("sign", params, timeout=timeout)
-        return cast(Dict[str, str], result["headers"])
+        return SignResult(await self.call("sign", params, timeout=timeout))
+
+    async def fetch(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Optional[Mapping[str, str]] = None,
+        body: Union[str, bytes, None] = None,
+        provider: Optional[str] = None,
+        timeout: Optional[float] = None,
+        max_response_bytes: Optional[int] = None,
+    ) -> FetchResponse:
+        """``AuthAgent.fetch``, awaited."""
+        limit = self.timeout if timeout is None else timeout
+        params = _params.fetch(method, url, headers, body, provider, limit, max_response_bytes)
+        result = await self.call("fetch", params, timeout=_params.fetch_answer_limit(limit))
+        return FetchResponse(result)
 
     async def refresh(
         self,
@@ -273,13 +292,13 @@ class AsyncAuthAgent:
         """After a 401: pass the Authorization header that failed, so a token
         that was already replaced is not refreshed twice."""
         params = _params.refresh(provider, failed_authorization)
-        return cast(RefreshResult, await self.call("refresh", params, timeout=timeout))
+        return cast(RefreshResult, with_datetimes(await self.call("refresh", params, timeout=timeout)))
 
     async def token(self, provider: str, *, timeout: Optional[float] = None) -> TokenResult:
         """The current access token, for scripts that cannot use ``sign``;
         refreshed first when due."""
         params = {"provider": provider}
-        return cast(TokenResult, await self.call("token", params, timeout=timeout))
+        return cast(TokenResult, with_datetimes(await self.call("token", params, timeout=timeout)))
 
     async def subscribe(
         self,
@@ -290,7 +309,8 @@ class AsyncAuthAgent:
     ) -> SubscribeResult:
         """Start notifications (default: userLoggedIn and userLoggedOut)."""
         params = _params.subscribe(events, providers)
-        return cast(SubscribeResult, await self.call("subscribe", params, timeout=timeout))
+        result = await self.call("subscribe", params, timeout=timeout)
+        return cast(SubscribeResult, with_datetimes(result))
 
     async def unsubscribe(self, *, timeout: Optional[float] = None) -> None:
         """Stop notifications."""
@@ -434,5 +454,4 @@ class AsyncAuthAgent:
                 return
             self._stderr.add(line)
             if not self._capture_stderr:
-                sys.stderr.write(line.decode("utf-8", errors="replace"))
-                sys.stderr.flush()
+                log_stderr_line(line)

@@ -9,7 +9,6 @@ import logging
 import math
 import queue
 import subprocess
-import sys
 import threading
 from itertools import count
 from typing import (
@@ -22,23 +21,27 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    Union,
     cast,
 )
 
 from . import _params
-from ._launch import PathLike, StderrTail, agent_command
+from ._launch import PathLike, StderrTail, agent_command, log_stderr_line
 from ._version import __version__
 from ._wire import Notification, RequestId, Response, decode, encode
 from .errors import AuthAgentError, cannot_start, ended, timed_out
 from .protocol import NOTIFICATIONS
 from .results import (
+    FetchResponse,
     InitializeResult,
     LoginResult,
     LogoutResult,
     RefreshResult,
+    SignResult,
     StatusResult,
     SubscribeResult,
     TokenResult,
+    with_datetimes,
 )
 
 logger = logging.getLogger("auth_agent")
@@ -221,7 +224,7 @@ class AuthAgent:
 
     def status(self, *, timeout: Optional[float] = None) -> StatusResult:
         """Every configured provider, its login state and the fields a login asks for."""
-        return cast(StatusResult, self.call("status", timeout=timeout))
+        return cast(StatusResult, with_datetimes(self.call("status", timeout=timeout)))
 
     def login(
         self,
@@ -236,7 +239,7 @@ class AuthAgent:
         """Log in through ``provider`` with the credentials its flow needs
         (username and password, or token); emits userLoggedIn."""
         params = _params.login(provider, username, password, token, open_browser)
-        return cast(LoginResult, self.call("login", params, timeout=timeout))
+        return cast(LoginResult, with_datetimes(self.call("login", params, timeout=timeout)))
 
     def logout(self, provider: str, *, timeout: Optional[float] = None) -> LogoutResult:
         """Log out of ``provider``, revoking its tokens at the server when
@@ -251,11 +254,35 @@ class AuthAgent:
         provider: Optional[str] = None,
         *,
         timeout: Optional[float] = None,
-    ) -> Dict[str, str]:
+    ) -> SignResult:
         """The headers to add to this HTTP request (empty when no provider
-        covers its origin), refreshing the token first when it is due."""
+        covers its origin), refreshing the token first when it is due; the
+        result is that mapping, with the ``provider`` that signed."""
         params = _params.sign(method, url, headers, provider)
-        return cast(Dict[str, str], self.call("sign", params, timeout=timeout)["headers"])
+        return SignResult(self.call("sign", params, timeout=timeout))
+
+    def fetch(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Optional[Mapping[str, str]] = None,
+        body: Union[str, bytes, None] = None,
+        provider: Optional[str] = None,
+        timeout: Optional[float] = None,
+        max_response_bytes: Optional[int] = None,
+    ) -> FetchResponse:
+        """Send the request through the agent, signed like ``sign``; after a
+        401 for the token it sent the agent refreshes once and resends once.
+
+        ``timeout`` (default: the client's) bounds the whole request; running
+        out raises ``RequestFailed``. Any HTTP status is a response, not an
+        exception.
+        """
+        limit = self.timeout if timeout is None else timeout
+        params = _params.fetch(method, url, headers, body, provider, limit, max_response_bytes)
+        result = self.call("fetch", params, timeout=_params.fetch_answer_limit(limit))
+        return FetchResponse(result)
 
     def refresh(
         self,
@@ -267,12 +294,13 @@ class AuthAgent:
         """After a 401: pass the Authorization header that failed, so a token
         that was already replaced is not refreshed twice."""
         params = _params.refresh(provider, failed_authorization)
-        return cast(RefreshResult, self.call("refresh", params, timeout=timeout))
+        return cast(RefreshResult, with_datetimes(self.call("refresh", params, timeout=timeout)))
 
     def token(self, provider: str, *, timeout: Optional[float] = None) -> TokenResult:
         """The current access token, for scripts that cannot use ``sign``;
         refreshed first when due."""
-        return cast(TokenResult, self.call("token", {"provider": provider}, timeout=timeout))
+        result = self.call("token", {"provider": provider}, timeout=timeout)
+        return cast(TokenResult, with_datetimes(result))
 
     def subscribe(
         self,
@@ -283,7 +311,7 @@ class AuthAgent:
     ) -> SubscribeResult:
         """Start notifications (default: userLoggedIn and userLoggedOut)."""
         params = _params.subscribe(events, providers)
-        return cast(SubscribeResult, self.call("subscribe", params, timeout=timeout))
+        return cast(SubscribeResult, with_datetimes(self.call("subscribe", params, timeout=timeout)))
 
     def unsubscribe(self, *, timeout: Optional[float] = None) -> None:
         """Stop notifications."""
@@ -382,8 +410,7 @@ class AuthAgent:
         for line in iter(stderr.readline, b""):
             self._stderr.add(line)
             if not capture:
-                sys.stderr.write(line.decode("utf-8", errors="replace"))
-                sys.stderr.flush()
+                log_stderr_line(line)
 
     def _dispatch_notifications(self) -> None:
         while True:

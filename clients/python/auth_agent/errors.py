@@ -1,6 +1,6 @@
 """The one exception family the client raises."""
 
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Type
 
 from .protocol import AGENT_DIED, AGENT_NOT_FOUND, CLOSED, ERRORS, TIMEOUT
 
@@ -53,7 +53,7 @@ class AuthAgentError(Exception):
         if not isinstance(retryable, bool):
             retryable = kind.retryable if kind else False
         message = error.get("message")
-        return cls(
+        return _CLASSES.get(reason, cls)(
             message if isinstance(message, str) else reason,
             code=code,
             reason=reason,
@@ -66,6 +66,94 @@ class AuthAgentError(Exception):
             f"{type(self).__name__}(code={self.code!r}, reason={self.reason!r}, "
             f"retryable={self.retryable!r}, message={self.message!r})"
         )
+
+
+# One subclass per reason the agent answers with, so callers can write
+# ``except NotLoggedIn:``; their ``reason`` is still set for code that branches
+# on it. tests/test_errors.py checks there is one for every application error
+# in ``protocol.ERRORS``.
+
+
+class RequestCancelled(AuthAgentError):
+    """-32800: the request was cancelled before it completed."""
+
+
+class NotLoggedIn(AuthAgentError):
+    """1001: the provider has no session; log in first."""
+
+
+class UnknownProvider(AuthAgentError):
+    """1002: no provider with that id is configured."""
+
+
+class InvalidCredentials(AuthAgentError):
+    """1003: the server rejected the credentials; nothing changed."""
+
+
+class SessionExpired(AuthAgentError):
+    """1004: the server no longer accepts the session; the user was logged out."""
+
+
+class AuthServerUnavailable(AuthAgentError):
+    """1005: the auth server could not be reached or failed; try again."""
+
+
+class OriginNotAllowed(AuthAgentError):
+    """1006: the named provider does not cover the request's origin."""
+
+
+class ExcessiveRefresh(AuthAgentError):
+    """1007: too many refreshes in a short time; the server was not called."""
+
+
+class LoginDenied(AuthAgentError):
+    """1008: the user or the server refused the interactive login."""
+
+
+class LoginTimedOut(AuthAgentError):
+    """1009: the device code expired or the browser did not come back in time."""
+
+
+class StoreUnavailable(AuthAgentError):
+    """1010: the session store could not be read or written; try again."""
+
+
+class RequestFailed(AuthAgentError):
+    """1011: ``fetch`` could not send the request or got no complete answer in time."""
+
+
+class ResponseTooLarge(AuthAgentError):
+    """1012: ``fetch``'s response was larger than its limit."""
+
+
+def _reason_of(cls: Type[AuthAgentError]) -> str:
+    """``NotLoggedIn`` -> ``notLoggedIn``: the class name is the reason."""
+    return cls.__name__[0].lower() + cls.__name__[1:]
+
+
+_CLASSES: Dict[str, Type[AuthAgentError]] = {
+    _reason_of(cls): cls
+    for cls in (
+        RequestCancelled,
+        NotLoggedIn,
+        UnknownProvider,
+        InvalidCredentials,
+        SessionExpired,
+        AuthServerUnavailable,
+        OriginNotAllowed,
+        ExcessiveRefresh,
+        LoginDenied,
+        LoginTimedOut,
+        StoreUnavailable,
+        RequestFailed,
+        ResponseTooLarge,
+    )
+}
+
+
+def error_class(reason: str) -> Type[AuthAgentError]:
+    """The exception class raised for ``reason`` (the base class when it has none)."""
+    return _CLASSES.get(reason, AuthAgentError)
 
 
 class AgentDiedError(AuthAgentError):
@@ -87,7 +175,7 @@ class AgentDiedError(AuthAgentError):
         self.stderr = stderr
 
 
-def timed_out(method: str, limit: float) -> AuthAgentError:
+def timed_out(method: str, limit: Optional[float]) -> AuthAgentError:
     """What a call raises when its timeout ran out; the client cancelled it at the agent."""
     return AuthAgentError(
         f"{method} got no answer within {limit} s; it was cancelled",

@@ -19,6 +19,7 @@ METHODS: Tuple[str, ...] = (
     "login",
     "logout",
     "sign",
+    "fetch",
     "refresh",
     "token",
     "subscribe",
@@ -64,6 +65,8 @@ ERRORS: Dict[int, ErrorKind] = {
     1008: ErrorKind("loginDenied", False),
     1009: ErrorKind("loginTimedOut", False),
     1010: ErrorKind("storeUnavailable", True),
+    1011: ErrorKind("requestFailed", True),
+    1012: ErrorKind("responseTooLarge", False),
 }
 
 #: Reasons for failures the client detects itself (no agent answer carries them).

@@ -1,10 +1,15 @@
 """Typed shapes of the agent's answers (see ``schema/openrpc.json``).
 
-Timestamps (``expiresAt``) are RFC 3339 UTC strings, or ``None`` when the
-token has no known expiry.
+In the typed results timestamps (``expiresAt``) are timezone-aware
+``datetime`` objects in UTC, or ``None`` when the token has no known expiry;
+``call()`` and notification params keep the agent's RFC 3339 strings.
 """
 
-from typing import Any, Dict, List, Optional, TypedDict
+import base64
+import json
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any, Dict, Iterator, List, Mapping, Optional, TypedDict
 
 User = Dict[str, Any]
 
@@ -36,7 +41,7 @@ class _ProviderStatusRequired(TypedDict):
 
 class ProviderStatus(_ProviderStatusRequired, total=False):
     user: User
-    expiresAt: Optional[str]
+    expiresAt: Optional[datetime]
 
 
 class StatusResult(TypedDict):
@@ -51,7 +56,7 @@ class SubscribeResult(TypedDict):
 class LoginResult(TypedDict):
     provider: str
     user: User
-    expiresAt: Optional[str]
+    expiresAt: Optional[datetime]
 
 
 class LogoutResult(TypedDict):
@@ -61,10 +66,118 @@ class LogoutResult(TypedDict):
 class RefreshResult(TypedDict):
     provider: str
     refreshed: bool
-    expiresAt: Optional[str]
+    expiresAt: Optional[datetime]
 
 
 class TokenResult(TypedDict):
     accessToken: str
     tokenType: str
-    expiresAt: Optional[str]
+    expiresAt: Optional[datetime]
+
+
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.(\d+))?([Zz]|[+-]\d\d:\d\d)"
+)
+
+
+def parse_time(text: str) -> datetime:
+    """An RFC 3339 timestamp as an aware UTC datetime. Written out because
+    ``datetime.fromisoformat`` before Python 3.11 refuses ``Z`` and most
+    fraction lengths."""
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        raise ValueError(f"not an RFC 3339 timestamp: {text!r}")
+    year, month, day, hour, minute, second = (int(part) for part in match.groups()[:6])
+    fraction, zone = match.group(7) or "0", match.group(8)
+    offset = timedelta(0)
+    if zone not in ("Z", "z"):
+        sign = -1 if zone[0] == "-" else 1
+        offset = sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+    local = datetime(year, month, day, hour, minute, second, int(fraction[:6].ljust(6, "0")))
+    return (local - offset).replace(tzinfo=timezone.utc)
+
+
+def with_datetimes(value: Any) -> Any:
+    """``value`` with every ``expiresAt`` string, at any depth, parsed by
+    ``parse_time``; what the typed methods of both clients return."""
+    if isinstance(value, dict):
+        return {
+            key: parse_time(item)
+            if key == "expiresAt" and isinstance(item, str)
+            else with_datetimes(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [with_datetimes(item) for item in value]
+    return value
+
+
+class SignResult(Mapping[str, str]):
+    """What ``sign`` answers. It is the mapping of headers to add (so
+    ``session.headers.update(agent.sign(...))`` works), and carries
+    ``provider`` (``None`` when no provider covers the URL), which a refresh
+    after a 401 needs, and ``expires_at``."""
+
+    def __init__(self, result: Mapping[str, Any]) -> None:
+        self.headers: Dict[str, str] = dict(result.get("headers") or {})
+        self.signed: bool = bool(result.get("signed", bool(self.headers)))
+        provider = result.get("provider")
+        self.provider: Optional[str] = provider if isinstance(provider, str) else None
+        expires_at = result.get("expiresAt")
+        self.expires_at: Optional[datetime] = (
+            parse_time(expires_at) if isinstance(expires_at, str) else None
+        )
+
+    @property
+    def authorization(self) -> Optional[str]:
+        """The ``Authorization`` value added, to compare with the header a 401 answered."""
+        return self.headers.get("Authorization")
+
+    def __getitem__(self, name: str) -> str:
+        return self.headers[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.headers)
+
+    def __len__(self) -> int:
+        return len(self.headers)
+
+    def __repr__(self) -> str:
+        names = ", ".join(self.headers)  # never the values: they are credentials
+        return f"SignResult(provider={self.provider!r}, headers=[{names}])"
+
+
+class FetchResponse:
+    """The response ``fetch`` got: ``status``, ``headers`` (lowercased names),
+    ``content`` (bytes), ``text``, ``json()``; ``provider`` that signed it (or
+    ``None``), ``signed``, and ``retried`` (sent again after a 401 and a refresh)."""
+
+    def __init__(self, result: Mapping[str, Any]) -> None:
+        self.status: int = int(result["status"])
+        self.headers: Dict[str, str] = dict(result.get("headers") or {})
+        body = result.get("body")
+        self.content: bytes = (
+            body.encode("utf-8")
+            if isinstance(body, str)
+            else base64.b64decode(result.get("bodyBase64") or "")
+        )
+        provider = result.get("provider")
+        self.provider: Optional[str] = provider if isinstance(provider, str) else None
+        self.signed: bool = bool(result.get("signed"))
+        self.retried: bool = bool(result.get("retried"))
+
+    @property
+    def ok(self) -> bool:
+        """Whether the status is below 400."""
+        return self.status < 400
+
+    @property
+    def text(self) -> str:
+        """The body decoded as UTF-8 (undecodable bytes replaced)."""
+        return self.content.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+    def __repr__(self) -> str:
+        return f"<FetchResponse [{self.status}]>"

@@ -4,6 +4,7 @@ Importing this module puts ``clients/python`` first on ``sys.path``, so the
 tests exercise the working tree whether or not the package is installed.
 """
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -24,6 +25,17 @@ from auth_agent import find_agent  # noqa: E402
 AGENT_BINARY = find_agent()
 NO_AGENT = "auth-agent binary not found: set AUTH_AGENT_BIN or put auth-agent on PATH"
 requires_agent = unittest.skipIf(AGENT_BINARY is None, NO_AGENT)
+
+
+
+def requires_module(name: str) -> Any:
+    """Skip unless ``name`` imports: run-tests.sh installs requests and httpx
+    into its venv, and says why when it could not."""
+    return unittest.skipIf(
+        importlib.util.find_spec(name) is None,
+        f"{name} is not installed: run-tests.sh installs it from PyPI into its venv",
+    )
+
 
 USERNAME, PASSWORD = "alice", "wonderland"
 PROVIDER = "corp"
@@ -47,6 +59,8 @@ class DevIssuer:
             raise RuntimeError("dev issuer did not announce its address within 10 s")
         self.url: str = json.loads(self._process.stdout.readline())["issuer"]
         self.api_url = f"{self.url}/api/items"
+        #: The issuer's protected API: the user for a valid token, else 401.
+        self.me_url = f"{self.url}/api/me"
 
     def admin(self, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
@@ -56,7 +70,8 @@ class DevIssuer:
             return json.load(response)
 
     def fault(self, **settings: Any) -> None:
-        """Inject faults: latencyMs, fail, status, drop, revokeAll, accessTokenLifetime."""
+        """Inject faults: latencyMs, fail, status, drop, revokeAll, accessTokenLifetime,
+        rejectApi (the next N /api requests answer 401 whatever the token)."""
         self.admin("fault", settings)
 
     def reset(self) -> None:

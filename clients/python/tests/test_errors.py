@@ -4,7 +4,8 @@ import unittest
 
 import support  # noqa: F401  (puts the client on sys.path)
 
-from auth_agent import AgentDiedError, AuthAgentError
+import auth_agent
+from auth_agent import AgentDiedError, AuthAgentError, AuthServerUnavailable, protocol
 
 
 class FromResponseTest(unittest.TestCase):
@@ -45,6 +46,31 @@ class FromResponseTest(unittest.TestCase):
         self.assertEqual((error.exit_code, error.reason), (-9, "agentDied"))
         self.assertIn("-9", str(error))
         self.assertIn("fatal: out of memory", str(error))
+
+
+class SubclassTest(unittest.TestCase):
+    def test_each_application_error_has_its_subclass_named_after_the_reason(self) -> None:
+        for code, kind in protocol.ERRORS.items():
+            if code < 0 and code != -32800:
+                continue
+            with self.subTest(code=code):
+                error = AuthAgentError.from_response(
+                    {"code": code, "message": "m", "data": {"reason": kind.reason}}
+                )
+                expected = kind.reason[0].upper() + kind.reason[1:]
+                self.assertEqual(type(error).__name__, expected)
+                self.assertIs(getattr(auth_agent, expected), type(error))
+                self.assertIsInstance(error, AuthAgentError)
+                self.assertEqual((error.code, error.reason), (code, kind.reason))
+
+    def test_reason_without_data_still_picks_the_subclass(self) -> None:
+        error = AuthAgentError.from_response({"code": 1005, "message": "down"})
+        self.assertIsInstance(error, AuthServerUnavailable)
+        self.assertTrue(error.retryable)
+
+    def test_unknown_reason_is_the_base_class(self) -> None:
+        error = AuthAgentError.from_response({"code": 1099, "data": {"reason": "new"}})
+        self.assertIs(type(error), AuthAgentError)
 
 
 if __name__ == "__main__":
