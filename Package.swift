@@ -18,20 +18,22 @@ let package = Package(
     targets: [
         // JSON values, a strict RFC 8259 parser over bytes and a deterministic serializer.
         .target(name: "JSON", swiftSettings: strict),
+        // The one lock type (a pthread mutex), so no module needs Foundation's NSLock.
+        .target(name: "Locking", swiftSettings: strict),
         // SHA-256 written from FIPS 180-4 (CryptoKit where it exists), for PKCE.
         .target(name: "Digest", swiftSettings: strict),
         // What both ends of a loopback OAuth exchange share: base64url, form encoding, HTML escaping,
         // secure random tokens, POSIX loopback sockets. Used by AuthCore and DevIssuer.
         .target(name: "Wire", swiftSettings: strict),
         // The JSON-RPC 2.0 engine: framing, dispatch, lifecycle, cancellation. Knows nothing of auth.
-        .target(name: "JSONRPC", dependencies: ["JSON"], swiftSettings: strict),
+        .target(name: "JSONRPC", dependencies: ["JSON", "Locking"], swiftSettings: strict),
         // Providers, sessions, refresh, signing, the store and events. Knows nothing of stdio.
         // libcurl loaded with dlopen on the first request (Linux), so start-up does not map it.
         .target(name: "CurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
-        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Digest", "Wire", .target(name: "CurlShim", condition: .when(platforms: [.linux]))],
+        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Locking", "Digest", "Wire", .target(name: "CurlShim", condition: .when(platforms: [.linux]))],
                 swiftSettings: strict),
         // A loopback-only OAuth 2.0 / session-API issuer for the demo and the tests.
-        .target(name: "DevIssuer", dependencies: ["JSON", "Digest", "Wire"], swiftSettings: strict),
+        .target(name: "DevIssuer", dependencies: ["JSON", "Locking", "Digest", "Wire"], swiftSettings: strict),
         // The thin executable that wires the layers to stdin/stdout.
         .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "AuthCore", "DevIssuer"], swiftSettings: strict),
         // Drives the built agent over pipes beside an echo baseline; prints ratios.
@@ -39,10 +41,10 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "DigestTests", dependencies: ["Digest"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: strict),
-        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "Locking"], swiftSettings: strict),
         .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON", "Wire"], swiftSettings: strict),
         .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON"], swiftSettings: strict),
         // Golden transcripts, schema checks and fuzzing against the built binary.
-        .testTarget(name: "AgentTests", dependencies: ["JSON", "JSONRPC", "AuthCore", "DevIssuer", "auth-agent"], swiftSettings: strict),
+        .testTarget(name: "AgentTests", dependencies: ["JSON", "JSONRPC", "Locking", "AuthCore", "DevIssuer", "auth-agent"], swiftSettings: strict),
     ]
 )

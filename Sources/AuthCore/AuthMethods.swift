@@ -1,6 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import JSON
 import JSONRPC
+import Locking
 
 /// The auth methods of the protocol, each declared once (name, params, result,
 /// errors, one doc line) and bound to an `AuthService`. `schema/openrpc.json`

@@ -1,6 +1,12 @@
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import JSON
 import JSONRPC
+import Locking
 
 /// The one place where the current users and tokens live: login, logout,
 /// signing, refresh and status for every configured provider, over an

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The agent's notion of time, injectable so refresh timing and polling are
 /// testable in milliseconds with a clock that moves only when told.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import JSON
 #if canImport(Glibc)
 import Glibc
@@ -106,7 +110,7 @@ public struct AgentConfig: Sendable, Equatable {
         if let argument, !argument.isEmpty { return argument }
         if let explicit = value("AUTH_AGENT_CONFIG") { return explicit }
         if let xdg = value("XDG_CONFIG_HOME"), xdg.hasPrefix("/") { return joined(xdg, "auth-agent/config.json") }
-        return joined(value("HOME") ?? NSHomeDirectory(), ".config/auth-agent/config.json")
+        return joined(value("HOME") ?? FileManager.default.homeDirectoryForCurrentUser.path, ".config/auth-agent/config.json")
     }
 
     private static func joined(_ directory: String, _ rest: String) -> String {

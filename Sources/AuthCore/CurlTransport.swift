@@ -1,7 +1,13 @@
 #if os(Linux)
 import CurlShim
 import Dispatch
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Wire
 
 /// The `HTTPTransport` on Linux: libcurl through a small C bridge that loads
 /// it on the first request, so an agent that never touches the network never
@@ -85,8 +91,8 @@ public final class CurlTransport: HTTPTransport {
                 continue
             }
             guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let name = HTTPText.trimmingWhitespace(line[..<colon]).lowercased()
+            let value = HTTPText.trimmingWhitespace(line[line.index(after: colon)...])
             fields[name] = fields[name].map { "\($0), \(value)" } ?? value
         }
         return fields

@@ -1,6 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import JSON
-import JSONRPC
+import Locking
 
 /// Authorization-server metadata from an issuer (OpenID Connect Discovery,
 /// falling back to RFC 8414), fetched once per process and issuer.
@@ -46,7 +50,7 @@ final class Discovery: Sendable {
     static func candidateURLs(issuer: String) -> [String] {
         let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
         var urls = [trimmed + "/.well-known/openid-configuration"]
-        if let schemeEnd = trimmed.range(of: "://") {
+        if let schemeEnd = trimmed.firstRange(of: "://") {
             let afterScheme = trimmed[schemeEnd.upperBound...]
             if let slash = afterScheme.firstIndex(of: "/") {
                 let origin = trimmed[..<slash]

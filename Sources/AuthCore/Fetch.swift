@@ -1,5 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import JSON
+import Wire
 
 /// `fetch`: the request adapter and the retrier of the practice this project
 /// grew from, in one call — sign with the `sign` rules, send, and after a 401
@@ -48,7 +53,7 @@ public struct FetchResponse: Sendable, Equatable {
     /// `text/*`, JSON, XML (including `+json`/`+xml` types), JavaScript and form bodies; no content type is not text.
     static func isTextual(contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let type = contentType.split(separator: ";", maxSplits: 1)[0].trimmingCharacters(in: .whitespaces).lowercased()
+        let type = HTTPText.trimmingWhitespace(contentType.split(separator: ";", maxSplits: 1)[0]).lowercased()
         if type.hasPrefix("text/") || type.hasSuffix("+json") || type.hasSuffix("+xml") { return true }
         return ["application/json", "application/xml", "application/javascript", "application/x-www-form-urlencoded"].contains(type)
     }

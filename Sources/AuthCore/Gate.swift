@@ -1,11 +1,16 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Locking
 
 /// A one-shot signal: tasks wait until it opens; once open it stays open.
 /// Used to keep a provider's requests in arrival order where it matters: a
 /// login or logout waits for every earlier request of that provider, and a
 /// request waits for earlier logins and logouts.
 final class Gate: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var isOpen = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 

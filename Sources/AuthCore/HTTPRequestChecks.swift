@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The system's HTTP transport: libcurl loaded on first use on Linux, URLSession elsewhere.
 #if os(Linux)

@@ -1,12 +1,17 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Locking
 
 /// Named exclusive locks within one process, with a timeout on acquisition.
 ///
 /// `MemorySessionStore` needs per-provider locks that can give up after a
-/// deadline; `NSLock` cannot wait for one name while another is held, so this
+/// deadline; a plain lock cannot wait for one name while another is held, so this
 /// keeps the set of held names under one condition variable.
 final class InProcessLocks: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var held: Set<String> = []
 
     /// Waits until `name` is free or `timeout` seconds pass; true when acquired.
@@ -15,7 +20,7 @@ final class InProcessLocks: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while held.contains(name) {
-            if !condition.wait(until: deadline), held.contains(name) { return false }
+            if !condition.wait(seconds: deadline.timeIntervalSinceNow), held.contains(name) { return false }
         }
         held.insert(name)
         return true

@@ -1,5 +1,10 @@
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import JSONRPC
+#endif
+import Locking
 import Wire
 
 /// The redirect target of a browser login (RFC 8252 §7.3): an HTTP listener on
@@ -40,7 +45,7 @@ final class LoopbackRedirectListener: @unchecked Sendable {
     private let state: String
     private let listenFD: Int32
     private let wake: (read: Int32, write: Int32)
-    private let lock = NSLock()
+    private let lock = Lock()
     private var closed = false
     private let outcome = Outcome()
 
@@ -61,7 +66,10 @@ final class LoopbackRedirectListener: @unchecked Sendable {
         }
         self.path = path
         self.state = state
-        Thread.detachNewThread { [self] in serve() }
+        guard DetachedThread.start({ [self] in serve() }) else {
+            for fd in [listenFD, wake.read, wake.write] { LoopbackSocket.closeDescriptor(fd) }
+            throw .cannotListen("cannot start a thread")
+        }
     }
 
     /// Stops listening; a pending `callback` ends with `.closed`. The serving
@@ -248,7 +256,7 @@ final class LoopbackRedirectListener: @unchecked Sendable {
     /// Where the login's result meets its waiter, whichever comes first: the
     /// first `resolve` wins, and `wait` resumes at once if it came earlier.
     private final class Outcome: @unchecked Sendable {
-        private let lock = NSLock()
+        private let lock = Lock()
         private var result: Result<Callback, Failure>?
         private var waiter: CheckedContinuation<Result<Callback, Failure>, Never>?
 

@@ -1,5 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import JSONRPC
+#endif
+import Locking
 
 /// A session store that forgets everything when the process exits.
 ///

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Locking
 
 /// The origins of recently signed URLs, keyed by their `scheme://authority`
 /// prefix: a host signs many URLs on few origins, and parsing the authority is
@@ -6,7 +11,7 @@ import Foundation
 /// cuts it, and the whole URL is still checked for forbidden characters, so a
 /// cached answer is the answer `Origin(url:)` would give.
 final class OriginCache: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var entries: [String: Origin?] = [:]
     private let capacity: Int
 

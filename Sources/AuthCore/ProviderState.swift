@@ -1,5 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import JSON
+import Locking
 
 /// The live state of one provider — its session and the refresh in flight —
 /// as one small state machine behind one lock.
@@ -13,7 +18,7 @@ final class ProviderState: @unchecked Sendable {
     let config: ProviderConfig
     let provider: LoginProvider
 
-    private let lock = NSLock()
+    private let lock = Lock()
     private var session: Session?
     /// The `sign` answer for the current session, built (and serialized) once per session.
     private var signResult: JSONValue = .null

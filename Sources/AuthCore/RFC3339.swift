@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// RFC 3339 timestamps (`2026-11-22T06:02:01Z`), as the session file stores them.
 ///

@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Locking
 
 /// Where sessions live between runs, and the lock that keeps two refreshers
 /// (threads or agent processes) from spending the same refresh token twice.
@@ -22,7 +32,7 @@ public protocol SessionStore: Sendable {
 
 /// A held provider lock; released explicitly or, at the latest, when dropped.
 public final class StoreLock: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var release: (() -> Void)?
 
     init(release: @escaping () -> Void) { self.release = release }

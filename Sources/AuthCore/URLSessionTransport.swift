@@ -1,7 +1,8 @@
-import Foundation
-import JSONRPC
+import Locking
 
 #if !os(Linux)
+// Only Apple platforms use URLSession; Linux uses CurlTransport and so never links Foundation.
+import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

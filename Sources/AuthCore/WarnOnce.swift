@@ -1,4 +1,4 @@
-import JSONRPC
+import Locking
 
 /// Passes on the first message only: a server that always sends the same odd
 /// answer is worth one line in the log, not one per refresh.

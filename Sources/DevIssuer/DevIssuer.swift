@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Locking
 
 /// A loopback-only identity issuer for demos and tests.
 ///

@@ -1,5 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import JSON
+import Wire
 
 /// Header fields in arrival order with case-insensitive lookup.
 ///
@@ -14,18 +19,16 @@ struct HTTPHeaders: Sendable {
 
     /// The first value of `name` (compared case-insensitively).
     func value(_ name: String) -> String? {
-        fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        fields.first { HTTPText.equalIgnoringCase($0.name, name) }?.value
     }
 
     func values(_ name: String) -> [String] {
-        fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+        fields.filter { HTTPText.equalIgnoringCase($0.name, name) }.map(\.value)
     }
 
     /// The comma-separated tokens of every `name` field, lowercased (`Connection`, `Expect`).
     func tokens(_ name: String) -> [String] {
-        values(name).flatMap { $0.split(separator: ",") }.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
-        }
+        values(name).flatMap { $0.split(separator: ",") }.map { HTTPText.trimmingWhitespace($0).lowercased() }
     }
 }
 
@@ -59,17 +62,17 @@ struct HTTPRequest: Sendable {
     var mediaType: String? {
         guard let raw = headers.value("content-type") else { return nil }
         let type = raw.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
-        return type.trimmingCharacters(in: .whitespaces).lowercased()
+        return HTTPText.trimmingWhitespace(type).lowercased()
     }
 
     /// The credentials of an `Authorization: <scheme> <credentials>` header when the
     /// scheme matches case-insensitively.
     func authorization(scheme: String) -> String? {
         guard let raw = headers.value("authorization") else { return nil }
-        let trimmed = raw.trimmingCharacters(in: .whitespaces)
+        let trimmed = HTTPText.trimmingWhitespace(raw)
         guard let space = trimmed.firstIndex(of: " ") else { return nil }
-        guard trimmed[..<space].caseInsensitiveCompare(scheme) == .orderedSame else { return nil }
-        let credentials = trimmed[space...].trimmingCharacters(in: .whitespaces)
+        guard HTTPText.equalIgnoringCase(trimmed[..<space], scheme) else { return nil }
+        let credentials = HTTPText.trimmingWhitespace(trimmed[space...])
         return credentials.isEmpty ? nil : credentials
     }
 

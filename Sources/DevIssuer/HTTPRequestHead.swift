@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Wire
 
 /// Why a request was refused before it reached a route; the server answers
 /// with `status` and closes the connection, since framing can no longer be trusted.
@@ -63,7 +68,7 @@ struct HTTPRequestHead: Sendable {
             guard let colon = line.firstIndex(of: ":") else { return .failure(bad("header line without ':'")) }
             let name = String(line[..<colon])
             guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { return .failure(bad("malformed header name")) }
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: [" ", "\t"])
+            let value = HTTPText.trimmingWhitespace(line[line.index(after: colon)...])
             guard value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 }) else {
                 return .failure(bad("control character in header value"))
             }
@@ -74,9 +79,7 @@ struct HTTPRequestHead: Sendable {
             return .failure(HTTPRejection(status: 501, reason: "transfer codings are not supported; send Content-Length"))
         }
         var contentLength = 0
-        let lengths = Set(headers.values("content-length").flatMap { $0.split(separator: ",") }.map {
-            $0.trimmingCharacters(in: .whitespaces)
-        })
+        let lengths = Set(headers.values("content-length").flatMap { $0.split(separator: ",") }.map(HTTPText.trimmingWhitespace))
         if lengths.count > 1 { return .failure(bad("conflicting Content-Length")) }
         if let declared = lengths.first {
             guard !declared.isEmpty, declared.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {

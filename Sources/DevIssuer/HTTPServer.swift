@@ -1,4 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Locking
 import Wire
 
 /// A small blocking HTTP/1.1 server on 127.0.0.1: one thread accepts, one
@@ -57,7 +68,11 @@ final class HTTPServer: Sendable {
         self.port = bound.port
         self.wake = pipe
         self.handler = makeHandler(bound.port)
-        Thread.detachNewThread { [self] in acceptLoop() }
+        guard DetachedThread.start({ [self] in acceptLoop() }) else {
+            for fd in [listener, wake.read, wake.write] { LoopbackSocket.closeDescriptor(fd) }
+            // EAGAIN: the one failure of pthread_create with valid attributes that is not a permission.
+            throw .socket(operation: "pthread_create", errno: EAGAIN)
+        }
     }
 
     /// Stops accepting, closes open connections and returns once the listening
@@ -94,7 +109,10 @@ final class HTTPServer: Sendable {
                 LoopbackSocket.closeDescriptor(fd)
                 continue
             }
-            Thread.detachNewThread { [self] in serve(fd) }
+            if !DetachedThread.start({ [self] in serve(fd) }) {
+                registry.withLock { _ = $0.open.remove(fd) }
+                LoopbackSocket.closeDescriptor(fd)
+            }
         }
         LoopbackSocket.closeDescriptor(listener)
         LoopbackSocket.closeDescriptor(wake.read)

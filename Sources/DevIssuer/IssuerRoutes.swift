@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import JSON
 
 /// What a handler sees besides the request.
@@ -65,6 +74,13 @@ struct IssuerRouter: Sendable {
     let state: IssuerState
     let issuer: String
 
+    /// Blocks this connection's thread for the injected latency, through signals.
+    static func sleep(milliseconds: Int) {
+        var remaining = timespec(tv_sec: milliseconds / 1000, tv_nsec: milliseconds % 1000 * 1_000_000)
+        var request = remaining
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
+
     func handle(_ request: HTTPRequest) -> HTTPServer.Outcome {
         let path = request.path
         if path.hasPrefix(IssuerRoutes.adminPrefix) {
@@ -73,7 +89,7 @@ struct IssuerRouter: Sendable {
         let route = IssuerRoutes.public.first { $0.path == path }
         let decision = state.admit(countingAs: route?.counterKeys(request) ?? [])
         if decision.latencyMilliseconds > 0 {
-            Thread.sleep(forTimeInterval: Double(decision.latencyMilliseconds) / 1000)
+            Self.sleep(milliseconds: decision.latencyMilliseconds)
         }
         switch decision.action {
         case .drop:

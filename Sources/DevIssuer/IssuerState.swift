@@ -1,4 +1,5 @@
 import JSON
+import Locking
 import Wire
 
 /// Everything the issuer knows and remembers, with all mutable parts behind one lock.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Wire
 
 /// A client that proved who it is at the token or revocation endpoint.

@@ -1,8 +1,10 @@
+import Locking
+
 /// The answers of one batch, which JSON-RPC answers with one array: collected
 /// as its members are answered — by their work or by a cancellation, in any
 /// order — and handed out once, when the last one is in.
 final class BatchAnswers: @unchecked Sendable {
-    private let lock = NSLockLike()
+    private let lock = Lock()
     private var answers: [RPCResponse] = []
     /// Members still to be answered, plus one held until every member is dispatched,
     /// so an early answer cannot complete the batch before the rest are counted.

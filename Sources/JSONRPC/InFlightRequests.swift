@@ -1,4 +1,5 @@
 import JSON
+import Locking
 
 /// Requests that are still being worked on, by id, so `$/cancelRequest` can
 /// find them and a second request cannot take an id that is still in use.
@@ -18,7 +19,7 @@ final class InFlightRequests: @unchecked Sendable {
         var task: Task<Void, Never>?
     }
 
-    private let lock = NSLockLike()
+    private let lock = Lock()
     private var byID: [JSONValue: Entry] = [:]
     private var nextToken = 0
 

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Leveled logging to stderr, never stdout (stdout carries protocol messages only).
 ///
 /// Callers must not pass secrets; messages name providers and hosts, not tokens.
@@ -30,7 +28,8 @@ public struct Logger: Sendable {
     }
 
     public static let stderrSink: @Sendable (String) -> Void = { line in
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        var text = line + "\n"
+        _ = text.withUTF8 { SystemCalls.writeAll(2, UnsafeRawBufferPointer($0)) }
     }
 
     public func log(_ l: Level, _ message: @autoclosure () -> String) {

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Dispatch
 import JSON
+import Locking
 
 /// Where protocol messages go: one line each, written whole.
 ///
@@ -13,7 +14,7 @@ import JSON
 /// flushed once per read (many messages, one `write`), which is what makes
 /// pipelined throughput cheap; answers from tasks flush at once.
 public final class OutputSink: @unchecked Sendable {
-    private let lock = NSLockLike()
+    private let lock = Lock()
     private var buffer: [UInt8] = []
     private let write: (UnsafeRawBufferPointer) -> Bool
     private let onClosed: @Sendable () -> Void
@@ -35,22 +36,7 @@ public final class OutputSink: @unchecked Sendable {
     /// in `poll` on a non-blocking one (never spinning on `EAGAIN`). What must
     /// not wait forever is the exit, which is why `flush(before:)` exists.
     public convenience init(fileDescriptor fd: Int32, onClosed: @escaping @Sendable () -> Void) {
-        self.init(write: { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let n = SystemCalls.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    if errno == EAGAIN || errno == EWOULDBLOCK {
-                        SystemCalls.waitUntilReady(fd, for: Int16(POLLOUT))
-                        continue
-                    }
-                    return false
-                }
-                offset += n
-            }
-            return true
-        }, onClosed: onClosed)
+        self.init(write: { bytes in SystemCalls.writeAll(fd, bytes) }, onClosed: onClosed)
     }
 
     /// Appends one message built in place by `build`, followed by a newline.
@@ -114,21 +100,6 @@ public final class OutputSink: @unchecked Sendable {
     }
 }
 
-/// A pthread mutex: cheaper than NSLock on the hot path and free of Foundation.
-final class NSLockLike: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    init() {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-    }
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-    @inline(__always) func lock() { pthread_mutex_lock(mutex) }
-    @inline(__always) func unlock() { pthread_mutex_unlock(mutex) }
-}
-
 enum SystemCalls {
     static func write(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
         #if canImport(Glibc)
@@ -136,6 +107,25 @@ enum SystemCalls {
         #else
         return Darwin.write(fd, p, n)
         #endif
+    }
+
+    /// Writes all of `bytes`, through partial writes and `EINTR`, waiting in
+    /// `poll` when the descriptor is non-blocking and full; false on any other error.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    waitUntilReady(fd, for: Int16(POLLOUT))
+                    continue
+                }
+                return false
+            }
+            offset += n
+        }
+        return true
     }
 
     /// Waits until a non-blocking descriptor is ready for `events` (or in

@@ -1,5 +1,6 @@
 import Dispatch
 import JSON
+import Locking
 
 /// One JSON-RPC 2.0 peer: validates and dispatches incoming messages, owns the
 /// lifecycle (`initialize`, `shutdown`, `exit`), cancellation and batching, and

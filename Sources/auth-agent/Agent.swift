@@ -1,6 +1,15 @@
 import AuthCore
 import DevIssuer
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import JSON
 import JSONRPC
 
@@ -85,7 +94,8 @@ enum Agent {
             Logger.stderrSink("auth-agent: dev-issuer cannot listen on 127.0.0.1:\(arguments.port): \(error)")
             exit(1)
         }
-        FileHandle.standardOutput.write(Data((JSONSerializer.string(["issuer": .string(issuer.baseURL)]) + "\n").utf8))
+        print(JSONSerializer.string(["issuer": .string(issuer.baseURL)]))
+        fflush(nil)  // stdout is a pipe, so fully buffered: the host waits for this line
         logger.info("dev issuer on \(issuer.baseURL); users alice/wonderland, bob/builder")
         signal(SIGTERM) { _ in exit(0) }
         signal(SIGINT) { _ in exit(0) }

@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import Locking
 import XCTest
 
 /// Runs each client library's own test suite against the binary this build

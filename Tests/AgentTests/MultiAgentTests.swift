@@ -2,6 +2,7 @@ import DevIssuer
 import Foundation
 import JSON
 import JSONRPC
+import Locking
 import XCTest
 
 /// Several agent processes on one store: the refresh is serialised across

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import JSON
 
 /// OAuth 2.0 client credentials grant (RFC 6749 §4.4): a service identity, no

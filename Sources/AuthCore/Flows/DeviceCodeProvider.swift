@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import JSON
 
 /// OAuth 2.0 Device Authorization Grant (RFC 8628): the user approves on

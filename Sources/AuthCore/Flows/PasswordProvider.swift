@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import JSON
 
 /// OAuth 2.0 resource-owner password grant (RFC 6749 §4.3): the agent, not the

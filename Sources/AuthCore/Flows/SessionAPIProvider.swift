@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import JSON
 
 /// A JSON login API (`POST /sessions {"session": {...}}` → `{"jwt": ...}`), the
@@ -105,7 +109,7 @@ struct SessionAPIProvider: LoginProvider {
     static func fill(_ template: JSONValue, username: String, password: String) -> JSONValue {
         switch template {
         case .string(let s):
-            return .string(s.replacingOccurrences(of: "{{username}}", with: username).replacingOccurrences(of: "{{password}}", with: password))
+            return .string(s.replacing("{{username}}", with: username).replacing("{{password}}", with: password))
         case .array(let items):
             return .array(items.map { fill($0, username: username, password: password) })
         case .object(let o):

@@ -1,0 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A mutual-exclusion lock over a heap-allocated pthread mutex.
+///
+/// The one lock every module uses, instead of `NSLock`: `NSLock` lives in
+/// Foundation proper, and a single use of it makes the loader map all of
+/// Foundation (and ICU) at start-up. `Synchronization.Mutex` would do, but
+/// needs macOS 15. The mutex is heap-allocated because a pthread mutex must
+/// not move, and a Swift stored property may.
+public final class Lock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    public init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    @inline(__always) public func lock() { pthread_mutex_lock(mutex) }
+    @inline(__always) public func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Runs `body` holding the lock; keep it short and never block inside.
+    @inline(__always)
+    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
+
+/// A value guarded by a `Lock`: state shared between plain threads (the
+/// reader thread, the dev issuer's connection threads) and tasks, where an
+/// actor would make synchronous handlers hop executors mid-request.
+public final class Locked<Value>: @unchecked Sendable {
+    private let lock = Lock()
+    private var value: Value
+
+    public init(_ value: Value) { self.value = value }
+
+    /// Runs `body` with exclusive access; keep it short and never block inside.
+    @discardableResult
+    public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+
+    public var current: Value { withLock { $0 } }
+}
+
+/// A lock with a condition variable, for a thread that must wait until another
+/// changes some state under the same lock — with a deadline, since nothing here
+/// waits without one. Replaces Foundation's `NSCondition`.
+public final class Condition: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    public init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        condition.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    public func lock() { pthread_mutex_lock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// With the lock held: releases it until a `broadcast` or until `seconds`
+    /// pass, then holds it again; false when the time ran out. Wake-ups can be
+    /// spurious, so callers re-check their state in a loop.
+    public func wait(seconds: Double) -> Bool {
+        guard seconds > 0 else { return false }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)  // pthread_cond_timedwait's default clock
+        let clamped = min(seconds, 86_400 * 365)
+        let whole = Int(clamped)
+        var nanoseconds = now.tv_nsec + Int((clamped - Double(whole)) * 1e9)
+        var deadline = now
+        deadline.tv_sec += whole + nanoseconds / 1_000_000_000
+        nanoseconds %= 1_000_000_000
+        deadline.tv_nsec = nanoseconds
+        return pthread_cond_timedwait(condition, mutex, &deadline) == 0
+    }
+
+    public func broadcast() { pthread_cond_broadcast(condition) }
+}
