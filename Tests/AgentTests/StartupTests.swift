@@ -1,0 +1,34 @@
+import Foundation
+import XCTest
+
+/// What the agent maps at start-up. One `import Foundation` in any module the
+/// executable links makes the loader map Foundation, ICU and their
+/// initialisers before the first request (and libcurl, linked, brings thirty
+/// libraries); the agent needs none of them to answer.
+final class StartupTests: XCTestCase {
+    func testAnAnsweringAgentMapsNeitherFoundationNorICUNorCurl() throws {
+        #if os(Linux)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-startup-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = dir.appendingPathComponent("config.json")
+        try Data(#"{"store": {"kind": "memory"}, "providers": []}"#.utf8).write(to: config)
+        let agent = try AgentProcess(arguments: ["--config", config.path])
+        defer { agent.kill() }
+        try agent.send(#"{"jsonrpc":"2.0","method":"ping","id":1}"#)
+        XCTAssertNotNil(agent.nextLine(timeout: 10), "no answer to ping; stderr: \(agent.stderr)")
+
+        let maps = try String(contentsOfFile: "/proc/\(agent.process.processIdentifier)/maps", encoding: .utf8)
+        let libraries = Set(maps.split(separator: "\n").compactMap { line in
+            line.split(separator: " ", omittingEmptySubsequences: true).last.map { $0.split(separator: "/").last.map(String.init) ?? "" }
+        }.filter { $0.hasSuffix(".so") || $0.contains(".so.") })
+        XCTAssertFalse(libraries.isEmpty, "no libraries read from /proc maps")
+        for forbidden in ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so",
+                          "libFoundationNetworking.so", "libcurl"] {
+            XCTAssertFalse(libraries.contains { $0.hasPrefix(forbidden) }, "\(forbidden) is mapped: \(libraries.sorted())")
+        }
+        #else
+        throw XCTSkip("reads /proc/<pid>/maps")
+        #endif
+    }
+}
