@@ -31,10 +31,10 @@ enum Agent {
 
     /// The configuration file, or none on a first run without one; exits 2 on an invalid file.
     static func loadConfig(_ arguments: Arguments, logger: Logger) -> (AgentConfig, String) {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = ProcessEnvironment.current()
         let path = AgentConfig.resolvePath(argument: arguments.configPath, environment: environment)
         let explicit = arguments.configPath != nil || environment["AUTH_AGENT_CONFIG"] != nil
-        if !explicit && !FileManager.default.fileExists(atPath: path) {
+        if !explicit && access(path, F_OK) != 0 {
             // No configuration yet is a normal first run: serve no providers and say where the file goes.
             logger.warn("no configuration at \(path); serving no providers (see 'auth-agent --help')")
             return (AgentConfig(), path)
@@ -54,7 +54,7 @@ enum Agent {
             store = MemorySessionStore()
         case .file(let path):
             let directory = path.map { URL(fileURLWithPath: $0) }
-                ?? FileSessionStore.defaultDirectory(environment: ProcessInfo.processInfo.environment)
+                ?? FileSessionStore.defaultDirectory(environment: ProcessEnvironment.current())
             do {
                 store = try FileSessionStore(directory: directory, warn: { logger.warn($0) })
             } catch {

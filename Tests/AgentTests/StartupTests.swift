@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import XCTest
 
 /// What the agent maps at start-up. One `import Foundation` in any module the
@@ -30,5 +31,18 @@ final class StartupTests: XCTestCase {
         #else
         throw XCTSkip("reads /proc/<pid>/maps")
         #endif
+    }
+
+    /// The agent reads its environment from `environ` rather than `ProcessInfo`;
+    /// `AUTH_AGENT_CONFIG` still names the configuration.
+    func testTheEnvironmentNamesTheConfiguration() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-env-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = dir.appendingPathComponent("config.json")
+        try Data(#"{"store": {"kind": "memory"}, "providers": [{"id": "from-env", "flow": "token", "origins": ["https://api.example.com"]}]}"#.utf8).write(to: config)
+        let conversation = try AgentConversation(arguments: [], environment: ["AUTH_AGENT_CONFIG": config.path, "HOME": dir.path])
+        let status = try conversation.call("status")
+        XCTAssertEqual(status["result"]?["providers"]?.arrayValue?.first?["id"], "from-env", "\(status)")
     }
 }
