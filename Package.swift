@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .executable(name: "auth-agent", targets: ["auth-agent"]),
         .executable(name: "auth-agent-bench", targets: ["auth-agent-bench"]),
+        .executable(name: "auth-agent-empty", targets: ["auth-agent-empty"]),
         .library(name: "JSONRPC", targets: ["JSONRPC"]),
         .library(name: "AuthCore", targets: ["AuthCore"]),
         .library(name: "Digest", targets: ["Digest"]),
@@ -38,6 +39,8 @@ let package = Package(
         .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "AuthCore", "DevIssuer"], swiftSettings: strict),
         // Drives the built agent over pipes beside an echo baseline; prints ratios.
         .executableTarget(name: "auth-agent-bench", swiftSettings: strict),
+        // The bench's start-up baseline: an empty Foundation program that answers each line with `{}`.
+        .executableTarget(name: "auth-agent-empty", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "DigestTests", dependencies: ["Digest"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: strict),

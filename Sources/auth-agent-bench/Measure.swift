@@ -66,24 +66,60 @@ enum Measure {
         return Latency(p50: samples[samples.count / 2], p99: samples[samples.count * 99 / 100])
     }
 
-    /// Median milliseconds from spawn to exit; with `line`, the first answer to
-    /// it is awaited and stdin closed in between.
-    static func coldStart(_ path: String, _ arguments: [String], line: [UInt8]?, runs: Int,
-                          environment: [String: String] = [:]) -> Double
-    {
-        var samples: [Double] = []
-        for _ in 0..<runs {
-            let t0 = monotonicNanos()
-            let child = ChildProcess(path, arguments, environment: environment)
-            if let line {
-                child.write(line)
+    /// A program started for one line: its path, arguments and that line.
+    struct Program {
+        let path: String
+        let arguments: [String]
+        let line: [UInt8]
+    }
+
+    struct Start {
+        /// Median milliseconds from spawn to exit, through one answer.
+        let millis: Double
+        /// Median resident memory once the first answer is out, while idle.
+        let idleKiB: Int
+        /// Whether the Swift runtime is linked in (`--static-swift-stdlib`) rather than loaded.
+        let staticSwift: Bool
+    }
+
+    /// Cold starts: spawn, one line, its answer, end of input, exit. The programs
+    /// take turns run by run (A B A B …), so the machine's load falls on each alike
+    /// and their ratio holds where absolute figures drift.
+    static func coldStarts(_ programs: [Program], runs: Int) -> [Start] {
+        var times = [[Double]](repeating: [], count: programs.count)
+        var resident = [[Int]](repeating: [], count: programs.count)
+        var staticSwift = [Bool](repeating: true, count: programs.count)
+        for run in 0..<runs {
+            for (i, program) in programs.enumerated() {
+                let t0 = monotonicNanos()
+                let child = ChildProcess(program.path, program.arguments)
+                child.write(program.line)
                 _ = child.readLines(1)
+                let r0 = monotonicNanos()
+                resident[i].append(residentKiB(child.pid))
+                if run == 0 { staticSwift[i] = !maps(child.pid, library: "libswiftCore.so") }
+                let reading = monotonicNanos() - r0  // not the program's time
+                child.closeInput()
+                _ = child.wait()
+                times[i].append(Double(monotonicNanos() - t0 - reading) / 1e6)
             }
-            child.closeInput()
-            _ = child.wait()
-            samples.append(Double(monotonicNanos() - t0) / 1e6)
         }
-        samples.sort()
-        return samples[samples.count / 2]
+        return programs.indices.map { Start(millis: median(times[$0]), idleKiB: median(resident[$0]), staticSwift: staticSwift[$0]) }
+    }
+
+    static func median<T: Comparable>(_ samples: [T]) -> T { samples.sorted()[samples.count / 2] }
+
+    /// Resident memory of a running process, from /proc.
+    static func residentKiB(_ pid: pid_t) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+        }
+        return 0
+    }
+
+    /// Whether a running process has a library of that name mapped.
+    static func maps(_ pid: pid_t, library: String) -> Bool {
+        (try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8))?.contains("/" + library) ?? false
     }
 }

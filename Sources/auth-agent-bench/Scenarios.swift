@@ -3,7 +3,8 @@ import Foundation
 /// `sign` on a logged-in provider: a static-token provider with a file store,
 /// so the figures are the agent's own work, not an auth server's.
 enum Scenarios {
-    static func runSign(report: Report, agentPath: String, selfPath: String, scale: Int, echoRate: Double, echoP50: Double, emptyStart: Double) {
+    static func runSign(report: Report, agentPath: String, selfPath: String, scale: Int, echoRate: Double, echoP50: Double,
+                        empty: Measure.Program) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-bench-\(getpid())")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -24,9 +25,10 @@ enum Scenarios {
         report.row("sign round trip p50", agent: Report.micros(rt.p50), baseline: Report.micros(echoP50) + " (echo)",
                    ratio: String(format: "%.2f× echo", rt.p50 / echoP50))
         report.row("sign round trip p99", agent: Report.micros(rt.p99), baseline: "", ratio: "")
-        let start = Measure.coldStart(agentPath, args, line: sign, runs: 60 / (scale > 1 ? 3 : 1))
-        report.row("cold start (1 sign)", agent: Report.millis(start), baseline: Report.millis(emptyStart) + " (empty)",
-                   ratio: String(format: "%.2f× empty", start / emptyStart))
+        let starts = Measure.coldStarts([Measure.Program(path: agentPath, arguments: args, line: sign), empty],
+                                        runs: 60 / (scale > 1 ? 3 : 1))
+        report.row("cold start (1 sign)", agent: Report.millis(starts[0].millis), baseline: Report.millis(starts[1].millis) + " (empty)",
+                   ratio: String(format: "%.2f× empty", starts[0].millis / starts[1].millis))
         let (early, late) = residentGrowth(agentPath, args, line: sign, prologue: login, first: 100_000 / scale, total: 1_000_000 / scale)
         report.row("RSS at 100k → 1M signs", agent: "\(Report.mebibytes(early)) → \(Report.mebibytes(late))", baseline: "",
                    ratio: String(format: "%+.2f MiB", Double(late - early) / 1024))
@@ -43,19 +45,11 @@ enum Scenarios {
         }
         writer.start()
         _ = child.readLines(first)
-        let early = residentKiB(child.pid)
+        let early = Measure.residentKiB(child.pid)
         _ = child.readLines(total - first)
-        let late = residentKiB(child.pid)
+        let late = Measure.residentKiB(child.pid)
         child.closeInput()
         _ = child.wait()
         return (early, late)
-    }
-
-    static func residentKiB(_ pid: pid_t) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        }
-        return 0
     }
 }

@@ -7,17 +7,18 @@ import Darwin
 
 // Drives the built agent over pipes beside baselines measured in the same run:
 //   echo  — a minimal line-echo process (this binary with --echo), for throughput and round trip;
-//   empty — an empty Foundation program (this binary with --noop), for cold start.
+//   empty — an empty Foundation program (auth-agent-empty, built beside the agent with the
+//           same flags), for cold start and idle memory.
 // Figures are printed with their ratios, which hold on a noisy machine where absolutes do not.
 
 let args = Array(CommandLine.arguments.dropFirst())
-if args.first == "--noop" { exit(0) }
 if args.first == "--echo" { Echo.run() }
 if args.first == "--help" || args.first == "-h" {
     print("""
-        Usage: swift run -c release auth-agent-bench [--quick] [--agent PATH]
+        Usage: swift run -c release auth-agent-bench [--quick] [--agent PATH] [--empty PATH]
         Measures the agent built beside this binary: pipelined throughput, ping-pong round trip,
-        cold start and peak RSS, beside an echo baseline and an empty Foundation program.
+        cold start and RSS, beside an echo baseline and an empty Foundation program
+        (auth-agent-empty). Build with --static-swift-stdlib to measure the static builds.
         """)
     exit(0)
 }
@@ -25,8 +26,10 @@ if args.first == "--help" || args.first == "-h" {
 let selfPath = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
 var agentPath = URL(fileURLWithPath: selfPath).deletingLastPathComponent().appendingPathComponent("auth-agent").path
 if let i = args.firstIndex(of: "--agent"), i + 1 < args.count { agentPath = args[i + 1] }
-guard FileManager.default.isExecutableFile(atPath: agentPath) else {
-    FileHandle.standardError.write(Data("auth-agent-bench: no agent at \(agentPath); build it first (swift build -c release)\n".utf8))
+var emptyPath = URL(fileURLWithPath: agentPath).deletingLastPathComponent().appendingPathComponent("auth-agent-empty").path
+if let i = args.firstIndex(of: "--empty"), i + 1 < args.count { emptyPath = args[i + 1] }
+for (what, path) in [("agent", agentPath), ("empty program", emptyPath)] where !FileManager.default.isExecutableFile(atPath: path) {
+    FileHandle.standardError.write(Data("auth-agent-bench: no \(what) at \(path); build it first (swift build -c release)\n".utf8))
     exit(2)
 }
 let quick = args.contains("--quick")
@@ -54,14 +57,20 @@ report.row("round trip p50", agent: Report.micros(agentRT.p50), baseline: Report
            ratio: String(format: "%.2f× echo", agentRT.p50 / echoRT.p50))
 report.row("round trip p99", agent: Report.micros(agentRT.p99), baseline: Report.micros(echoRT.p99) + " (echo)",
            ratio: String(format: "%.2f× echo", agentRT.p99 / echoRT.p99))
-let emptyStart = Measure.coldStart(selfPath, ["--noop"], line: nil, runs: 60 / (quick ? 3 : 1))
-let agentStart = Measure.coldStart(agentPath, pingArgs, line: ping, runs: 60 / (quick ? 3 : 1))
-report.row("cold start (ping)", agent: Report.millis(agentStart), baseline: Report.millis(emptyStart) + " (empty)",
-           ratio: String(format: "%.2f× empty", agentStart / emptyStart))
+// Start-up: the agent answering one ping beside the empty program answering one line, in turns.
+let empty = Measure.Program(path: emptyPath, arguments: [], line: ping)
+let starts = Measure.coldStarts([Measure.Program(path: agentPath, arguments: pingArgs, line: ping), empty], runs: 60 / (quick ? 3 : 1))
+let (agentStart, emptyStart) = (starts[0], starts[1])
+report.row("cold start (ping, \(Report.linking(agentStart)))", agent: Report.millis(agentStart.millis),
+           baseline: Report.millis(emptyStart.millis) + " (empty, \(Report.linking(emptyStart)))",
+           ratio: String(format: "%.2f× empty", agentStart.millis / emptyStart.millis))
+report.row("idle RSS (\(Report.linking(agentStart)))", agent: Report.mebibytes(agentStart.idleKiB),
+           baseline: Report.mebibytes(emptyStart.idleKiB) + " (empty, \(Report.linking(emptyStart)))",
+           ratio: String(format: "%.2f× empty", Double(agentStart.idleKiB) / Double(emptyStart.idleKiB)))
 report.row("peak RSS (ping run)", agent: Report.mebibytes(agentRate.rssKiB), baseline: Report.mebibytes(echoRate.rssKiB) + " (echo)",
            ratio: "")
 
 Scenarios.runSign(report: report, agentPath: agentPath, selfPath: selfPath, scale: scale, echoRate: echoRate.rate,
-                  echoP50: echoRT.p50, emptyStart: emptyStart)
+                  echoP50: echoRT.p50, empty: empty)
 RefreshScenario.run(report: report, agentPath: agentPath)
 report.footer()
