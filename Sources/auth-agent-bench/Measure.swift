@@ -66,7 +66,8 @@ enum Measure {
         return Latency(p50: samples[samples.count / 2], p99: samples[samples.count * 99 / 100])
     }
 
-    /// A program started for one line: its path, arguments and that line.
+    /// A program started for one answer: its path, arguments, and what it is sent
+    /// first (nothing, for a command that answers its arguments).
     struct Program {
         let path: String
         let arguments: [String]
@@ -82,7 +83,7 @@ enum Measure {
         let staticSwift: Bool
     }
 
-    /// Cold starts: spawn, one line, its answer, end of input, exit. The programs
+    /// Cold starts: spawn, its line, one line of answer, end of input, exit. The programs
     /// take turns run by run (A B A B …), so the machine's load falls on each alike
     /// and their ratio holds where absolute figures drift.
     static func coldStarts(_ programs: [Program], runs: Int) -> [Start] {
@@ -93,7 +94,7 @@ enum Measure {
             for (i, program) in programs.enumerated() {
                 let t0 = monotonicNanos()
                 let child = ChildProcess(program.path, program.arguments)
-                child.write(program.line)
+                if !program.line.isEmpty { child.write(program.line) }
                 _ = child.readLines(1)
                 let r0 = monotonicNanos()
                 resident[i].append(residentKiB(child.pid))
