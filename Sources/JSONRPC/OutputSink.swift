@@ -77,6 +77,13 @@ public final class OutputSink: @unchecked Sendable {
     /// on another thread and is abandoned — still blocked — when time is up.
     @discardableResult
     public func flush(before deadline: DispatchTime) -> Bool {
+        // The usual exit: nothing left to write and no write under way. Answering that
+        // here spares starting a thread at every exit (0.5 ms of a cold start, under load).
+        if lock.tryLock() {
+            let idle = buffer.isEmpty
+            lock.unlock()
+            if idle { return true }
+        }
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             self.flush()

@@ -27,6 +27,8 @@ public final class Lock: @unchecked Sendable {
 
     @inline(__always) public func lock() { pthread_mutex_lock(mutex) }
     @inline(__always) public func unlock() { pthread_mutex_unlock(mutex) }
+    /// Takes the lock if it is free; false, without waiting, when another thread holds it.
+    @inline(__always) public func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
 
     /// Runs `body` holding the lock; keep it short and never block inside.
     @inline(__always)
