@@ -19,7 +19,7 @@ let package = Package(
     targets: [
         // JSON values, a strict RFC 8259 parser over bytes and a deterministic serializer.
         .target(name: "JSON", swiftSettings: strict),
-        // The one lock type (a pthread mutex), so no module needs Foundation's NSLock.
+        // Locks, a condition and plain threads over pthreads, so no module needs Foundation's NSLock or Thread.
         .target(name: "Locking", swiftSettings: strict),
         // SHA-256 written from FIPS 180-4 (CryptoKit where it exists), for PKCE.
         .target(name: "Digest", swiftSettings: strict),
@@ -44,6 +44,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "DigestTests", dependencies: ["Digest"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: strict),
+        .testTarget(name: "LockingTests", dependencies: ["Locking"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "Locking"], swiftSettings: strict),
         .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON", "Wire"], swiftSettings: strict),
         .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON"], swiftSettings: strict),

@@ -1,9 +1,9 @@
-import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Locking
 
 /// Runs an `RPCConnection` over stdin/stdout until end of input, `exit` or a
 /// termination signal. The only place in the engine that touches file
@@ -14,13 +14,7 @@ public enum StdioServer {
     /// process exits through `connection.finish()` or `exit`.
     public static func run(_ connection: RPCConnection, maxLineBytes: Int, input fd: Int32 = 0) -> Never {
         signal(SIGPIPE, SIG_IGN)
-        let signals = [SIGTERM, SIGINT].map { sig -> DispatchSourceSignal in
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { connection.finish() }
-            source.resume()
-            return source
-        }
+        onTerminationSignal { connection.finish() }
         var framer = LineFramer(maxLineBytes: maxLineBytes)
         let capacity = 64 * 1024
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
@@ -48,8 +42,28 @@ public enum StdioServer {
         framer.finish(handle)
         connection.output.flush()
         connection.finish()
-        withExtendedLifetime(signals) {}
         // finish() exits the process; reaching here means another thread is already exiting.
         while true { pause() }
+    }
+
+    /// SIGTERM and SIGINT end the connection as end of input does (requests in
+    /// flight are answered first). They are blocked in this thread — and so in
+    /// every thread started after it — and taken by one thread in `sigwait`. So
+    /// none is lost from here on (Dispatch's signal sources, installed later by
+    /// its own thread, left a window in which one was ignored), and nothing has
+    /// to start Dispatch before the first request.
+    private static func onTerminationSignal(_ body: @escaping @Sendable () -> Void) {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for terminating in [SIGTERM, SIGINT] { sigaddset(&signals, terminating) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        let waiting = DetachedThread.start { [signals] in
+            var awaited = signals
+            var received: Int32 = 0
+            while sigwait(&awaited, &received) != 0 {}
+            body()
+        }
+        // With no thread to take them, the signals get their default action back: they end the process.
+        if !waiting { pthread_sigmask(SIG_UNBLOCK, &signals, nil) }
     }
 }

@@ -1,6 +1,6 @@
 import Dispatch
 import XCTest
-import Wire
+import Locking
 
 final class DetachedThreadTests: XCTestCase {
     func testRunsTheBodyOnAnotherThread() {
