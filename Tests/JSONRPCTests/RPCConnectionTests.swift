@@ -249,8 +249,11 @@ final class RPCConnectionTests: XCTestCase {
         let connection = RPCConnection(registry: MethodRegistry(), output: output, logger: Logger(level: .error, sink: { _ in }),
                                        options: options, onExit: { code in exits.withLock { $0.append(code) } })
         Array(#"{"jsonrpc":"2.0","method":"ping","id":1}"#.utf8).withUnsafeBufferPointer { connection.handleLine($0) }
-        DispatchQueue.global().async { output.flush() }
         Array(#"{"jsonrpc":"2.0","method":"ping","id":2}"#.utf8).withUnsafeBufferPointer { connection.handleLine($0) }
+        // Only then the write that sticks: it holds the sink's lock, so a line handled after it
+        // would wait on this thread forever (a flush started first, when a warm thread took it
+        // at once, hung the test).
+        DispatchQueue.global().async { output.flush() }
         DispatchQueue.global().async { connection.finish() }
         XCTAssertTrue(waitUntil(timeout: 3) { exits.current == [0] }, "finish() waited on a write that never returns")
     }
