@@ -76,29 +76,22 @@ enum RedirectRule {
 }
 
 extension AuthService {
-    /// Begins a `fetch`, ordered after the provider's earlier logins and logouts like `token`.
-    public func beginFetch(_ request: FetchRequest, provider: String?) throws(AuthError) -> Work {
-        guard let s = try route(url: request.url, provider: provider) else {
-            return Work(run: { [self] in
-                let response = try await exchange(request, authorization: nil)
-                return Self.fetchResult(FetchResponse(status: response.status, headers: response.headers, body: response.body,
-                                                      provider: nil, signed: false, retried: false))
-            }, answered: {})
+    /// `fetch`: the request, signed when a provider covers it, with one refresh and
+    /// one resend after a 401 for the token that was sent.
+    public func fetch(_ request: FetchRequest, provider: String?) async throws(AuthError) -> FetchResponse {
+        guard let c = try route(url: request.url, provider: provider) else {
+            let response = try await exchange(request, authorization: nil)
+            return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: nil, signed: false, retried: false)
         }
-        let read = s.beginRead()
-        return Work(run: { [self] () async throws -> JSONValue in
-            await read.previous?.wait()
-            let session = try await usableSession(s)
-            var response = try await exchange(request, authorization: session.authorization)
-            var retried = false
-            if response.status == 401 {
-                let (renewed, _) = try await sessionAfterRejection(s, failedAuthorization: session.authorization)
-                response = try await exchange(request, authorization: renewed.authorization)
-                retried = true
-            }
-            return Self.fetchResult(FetchResponse(status: response.status, headers: response.headers, body: response.body,
-                                                  provider: s.id, signed: true, retried: retried))
-        }, answered: read.mine.open)
+        let session = try await usableSession(c)
+        var response = try await exchange(request, authorization: session.authorization)
+        var retried = false
+        if response.status == 401 {
+            let (renewed, _) = try await sessionAfterRejection(c, failedAuthorization: session.authorization)
+            response = try await exchange(request, authorization: renewed.authorization)
+            retried = true
+        }
+        return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: c.id, signed: true, retried: retried)
     }
 
     /// Sends `request` (with `authorization` when given), following same-origin redirects.
@@ -133,16 +126,5 @@ extension AuthService {
         case .invalidURL: return AuthError(.requestFailed, "The request cannot be sent: \(error).")
         default: return AuthError(.requestFailed, "The request was not completed: \(HTTPCalls.describe(error, url: url)).")
         }
-    }
-
-    static func fetchResult(_ r: FetchResponse) -> JSONValue {
-        var headers = JSONObject()
-        for (name, value) in r.headers.sorted(by: { $0.key < $1.key }) { headers[name] = .string(value) }
-        var o: JSONObject = ["status": .int(Int64(r.status)), "headers": .object(headers)]
-        if let text = r.textBody { o["body"] = .string(text) } else { o["bodyBase64"] = .string(Data(r.body).base64EncodedString()) }
-        if let provider = r.provider { o["provider"] = .string(provider) }
-        o["signed"] = .bool(r.signed)
-        o["retried"] = .bool(r.retried)
-        return .object(o)
     }
 }

@@ -79,7 +79,7 @@ struct OAuthClient: Sendable {
         return Session(accessToken: token.accessToken, tokenType: token.tokenType,
                        refreshToken: token.refreshToken ?? previous?.refreshToken, expiresAt: expiresAt,
                        idToken: token.idToken ?? previous?.idToken, user: user ?? previous?.user,
-                       obtainedAt: now, generation: (previous?.generation ?? 0) + 1)
+                       obtainedAt: now, generation: 0)
     }
 
     /// Who logged in: userinfo when there is an endpoint, else the ID token's

@@ -1,35 +1,31 @@
 import Foundation
 import JSON
 
-/// The live state of one provider — its session and the refresh in flight —
-/// as one small state machine behind one lock.
+/// The live state of one provider as one value behind one lock — the current
+/// session and its `Authorization` value, the refresh in flight, the recent
+/// refreshes, the background-refresh backoff — in the shape of Alamofire's
+/// `AuthenticationInterceptor`.
 ///
 /// Single flight: however many callers find the token stale at once, one
 /// refresh runs and all of them await it; a caller that arrives after it
 /// finished sees the new session and refreshes nothing. A refresh result is
 /// installed (and persisted) only if the session it started from is still
 /// current, so a logout or a new login during a refresh is never undone.
-final class ProviderState: @unchecked Sendable {
+/// This is the only place that assigns a session's `generation`.
+final class SessionCoordinator: @unchecked Sendable {
     let config: ProviderConfig
     let provider: LoginProvider
 
     private let lock = NSLock()
     private var session: Session?
-    /// The `sign` answer for the current session, built (and serialized) once per session.
-    private var signResult: JSONValue = .null
-    private var signText = JSONText(.null)
+    /// `session`'s `Authorization` header value, built once per session.
+    private var authorization = ""
     private var inFlight: (generation: Int, task: Task<Session, Error>)?
     private var recentRefreshes: [Date] = []
     /// When a failed background refresh may be tried again.
     private var backoff = RefreshBackoff()
     /// A background refresh has been claimed and has not ended: at most one at a time.
     private var backgroundRefreshing = false
-    /// Logins and logouts under way, and the requests waiting for them to settle.
-    private var changesInFlight = 0
-    /// Opens when the most recently begun change has finished.
-    private var lastChange: Gate?
-    /// Requests that had to wait (refresh, network) and began after `lastChange`.
-    private var pendingReads: [Gate] = []
 
     static let refreshLimit = 5
     static let refreshLimitWindow: TimeInterval = 30
@@ -48,86 +44,31 @@ final class ProviderState: @unchecked Sendable {
         return session
     }
 
-    /// The current session and its prepared `sign` answer, in one lock.
-    func snapshot() -> (Session, JSONText)? {
+    /// The current session and its `Authorization` value, in one lock: `sign`'s fast path.
+    func snapshot() -> (session: Session, authorization: String)? {
         lock.lock()
         defer { lock.unlock() }
         guard let session else { return nil }
-        return (session, signText)
-    }
-
-    /// The prepared `sign` answer for the current session, if any.
-    var signAnswer: JSONValue? {
-        lock.lock()
-        defer { lock.unlock() }
-        return session == nil ? nil : signResult
-    }
-
-    // MARK: Ordering of changes
-
-    /// Marks a login or logout as started. Requests for this provider that arrive
-    /// afterwards wait for it, so a script that pipes `login` then `sign` signs
-    /// with the new session, and changes run in the order they arrived;
-    /// requests for other providers are not held back.
-    func beginChange() -> (previous: [Gate], mine: Gate) {
-        let mine = Gate()
-        lock.lock()
-        changesInFlight += 1
-        let previous = (lastChange.map { [$0] } ?? []) + pendingReads.filter { !$0.opened }
-        lastChange = mine
-        pendingReads = []
-        lock.unlock()
-        return (previous, mine)
-    }
-
-    /// Marks a request that must wait (for a refresh or an earlier change) as
-    /// started: a later login or logout of this provider waits for it.
-    func beginRead() -> (previous: Gate?, mine: Gate) {
-        let mine = Gate()
-        lock.lock()
-        defer { lock.unlock() }
-        pendingReads.removeAll { $0.opened }
-        pendingReads.append(mine)
-        return (changesInFlight > 0 ? lastChange : nil, mine)
-    }
-
-    func endChange(_ mine: Gate) {
-        lock.lock()
-        changesInFlight -= 1
-        lock.unlock()
-        mine.open()
-    }
-
-    /// The gate of the latest login or logout still under way, if any: a request
-    /// that arrives now waits for it (and, through it, for every earlier one).
-    func pendingChange() -> Gate? {
-        lock.lock()
-        defer { lock.unlock() }
-        return changesInFlight > 0 ? lastChange : nil
+        return (session, authorization)
     }
 
     private func install(_ s: Session?) {
         session = s
-        if let s {
-            signResult = [
-                "signed": true, "provider": .string(config.id),
-                "headers": ["Authorization": .string(s.authorization)],
-                "expiresAt": RFC3339.json(s.expiresAt),
-            ]
-        } else {
-            signResult = .null
-        }
-        signText = JSONText(signResult)
+        authorization = s.map { "\($0.tokenType) \($0.accessToken)" } ?? ""
     }
 
-    /// Replaces the session unconditionally (login); `persist` runs under the lock so
-    /// the store and memory never disagree about the order of writes. When it
-    /// throws, nothing is installed.
-    func replace(with new: Session?, persist: (Session?) throws -> Void) rethrows {
+    /// Installs a new login, numbered after both the session held here and the
+    /// one in the store (`storedGeneration`), so every agent on the store sees a
+    /// newer generation. `persist` runs under the lock and first: when it throws,
+    /// nothing is installed.
+    func installLogin(_ fresh: Session, storedGeneration: Int?, persist: (Session) throws -> Void) throws -> Session {
         lock.lock()
         defer { lock.unlock() }
-        try persist(new)
-        install(new)
+        var numbered = fresh
+        numbered.generation = max(storedGeneration ?? 0, session?.generation ?? 0) + 1
+        try persist(numbered)
+        install(numbered)
+        return numbered
     }
 
     /// Removes the session if it is still `expected` (by generation and token); returns whether it did.
@@ -151,9 +92,8 @@ final class ProviderState: @unchecked Sendable {
     }
 
     /// Brings memory in line with the store after another agent process changed
-    /// it. `load` runs under this state's lock, so a write of this process can
-    /// never be undone by an older read. Returns the event that describes the
-    /// change, if there was one.
+    /// it. `load` runs under this lock, so a write of this process can never be
+    /// undone by an older read. Returns the event that describes the change, if any.
     func reconcile(load: () -> Session?) -> AuthEvent? {
         lock.lock()
         defer { lock.unlock() }
@@ -177,6 +117,8 @@ final class ProviderState: @unchecked Sendable {
         install(stored)
         return event
     }
+
+    // MARK: Refresh
 
     enum RefreshStart {
         /// Someone already replaced the stale session: use this one.
@@ -249,14 +191,19 @@ final class ProviderState: @unchecked Sendable {
         if inFlight?.generation == generation { inFlight = nil }
     }
 
-    /// Installs a refreshed session if `stale` is still current; persistence first.
-    func complete(refreshOf stale: Session, with fresh: Session, persist: (Session) -> Void) -> Bool {
+    /// Installs the refresh of `stale` as the next generation if `stale` is still
+    /// current; `persist` runs first, under the lock (its failure is the caller's to
+    /// report: the server may already have retired the old tokens, so the new ones
+    /// are installed either way). Returns the installed session, or nil.
+    func complete(refreshOf stale: Session, with fresh: Session, persist: (Session) -> Void) -> Session? {
         lock.lock()
         defer { lock.unlock() }
-        guard let s = session, s.sameTokens(as: stale) else { return false }
-        persist(fresh)
-        install(fresh)
-        return true
+        guard let s = session, s.sameTokens(as: stale) else { return nil }
+        var numbered = fresh
+        numbered.generation = stale.generation + 1
+        persist(numbered)
+        install(numbered)
+        return numbered
     }
 }
 
