@@ -47,7 +47,7 @@ final class CLIHarness {
         ["AUTH_AGENT_CONFIG": configPath.path, "XDG_STATE_HOME": directory.path, "GIT_TERMINAL_PROMPT": "0"]
     }
 
-    struct Finished {
+    struct Finished: Sendable {
         let status: Int32
         let stdout: String
         let stderr: String

@@ -1,6 +1,7 @@
 import DevIssuer
 import Foundation
 import JSON
+import JSONRPC
 import XCTest
 
 /// The credential helpers driven by the real tools: Debian's git against a loopback
@@ -60,6 +61,57 @@ final class RealToolTests: XCTestCase {
         let fetch = try git(h, ["fetch", "-q"], in: checkout)
         XCTAssertEqual(fetch.status, 0, fetch.stderr)
         for output in [clone, rejected, fetch] { XCTAssertFalse(output.stderr.contains(token)) }
+    }
+
+    /// kubectl runs the exec plugin once per command; 8 at once on an expired token must refresh it once.
+    func testParallelKubectlOnAnExpiredTokenRefreshOnce() throws {
+        guard let kubectl = Self.which("kubectl") else { throw XCTSkip("kubectl is not installed here; the exec-plugin test needs it") }
+        guard let openssl = Self.which("openssl") else { throw XCTSkip("openssl is not installed (.ci/run installs it)") }
+        let h = try CLIHarness(refreshWindowSeconds: 1)
+        let cert = h.directory.appendingPathComponent("server.crt"), key = h.directory.appendingPathComponent("server.key")
+        let made = try CLIHarness.run(openssl, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+                                                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                                                "-keyout", key.path, "-out", cert.path])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let server = try ScriptServer("kube_server.py", [cert.path, key.path, h.issuer.baseURL])
+        let kubeconfig = h.directory.appendingPathComponent("kubeconfig")
+        let config: JSONValue = [
+            "apiVersion": "v1", "kind": "Config", "current-context": "test",
+            "clusters": [["name": "test", "cluster": ["server": .string("https://127.0.0.1:\(server.port)"),
+                                                      "certificate-authority-data": .string(try Data(contentsOf: cert).base64EncodedString())]]],
+            "users": [["name": "alice", "user": ["exec": ["apiVersion": "client.authentication.k8s.io/v1", "command": .string(AgentProcess.binaryURL.path),
+                                                          "args": ["kubectl-credential", "corp"], "interactiveMode": "Never"]]]],
+            "contexts": [["name": "test", "context": ["cluster": "test", "user": "alice"]]],
+        ]
+        try Data(JSONSerializer.bytes(config)).write(to: kubeconfig)
+        let env = h.environment.merging(["HOME": h.directory.path, "KUBECONFIG": kubeconfig.path]) { $1 }
+        @Sendable func version() throws -> CLIHarness.Finished {
+            try CLIHarness.run(kubectl, ["get", "--raw", "/version"], environment: env, timeout: 60)
+        }
+
+        let loggedOut = try version()
+        XCTAssertNotEqual(loggedOut.status, 0)
+        XCTAssertTrue(loggedOut.stderr.contains("auth-agent login corp"), loggedOut.stderr)
+
+        h.issuer.setAccessTokenLifetime(2)
+        try h.login()
+        XCTAssertEqual(try version().status, 0)
+        h.issuer.setAccessTokenLifetime(300)
+        sleep(3)  // the stored token has expired
+        h.issuer.resetCounts()
+        let results = Locked<[CLIHarness.Finished]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            if let r = try? version() { results.withLock { $0.append(r) } }
+        }
+        let all = results.current
+        XCTAssertEqual(all.count, 8)
+        for r in all {
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertTrue(r.stdout.contains("v1.32.0-fake"), r.stdout)
+        }
+        let refreshes = h.issuer.count("token.refresh_token")
+        print("parallel kubectl: \(all.filter { $0.status == 0 }.count)/8 succeeded, \(refreshes) refresh at the issuer")
+        XCTAssertEqual(refreshes, 1, "one refresh for 8 parallel kubectl")
     }
 
     /// RFC 7009 revocation of one access token at the dev issuer (the refresh token stays valid).
