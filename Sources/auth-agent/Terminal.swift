@@ -30,16 +30,20 @@ struct Terminal {
 
     /// Asks for one field; a secret one with echo off, restored also when Ctrl-C ends the process.
     func ask(_ label: String, secret: Bool) throws(ToolFailure) -> String {
-        show("\(label): ")
-        guard secret else { return try readLine() }
         var saved = termios()
-        guard tcgetattr(fd, &saved) == 0 else { return try readLine() }
+        guard secret, tcgetattr(fd, &saved) == 0 else {
+            show("\(label): ")
+            return try readLine()
+        }
+        // Echo goes off before the prompt shows, and without flushing input (TCSANOW): whatever is
+        // typed once the prompt is visible is read, and never echoed.
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
         Interrupt.restoreTerminalOnInterrupt(fd: fd, saved)
-        _ = tcsetattr(fd, TCSAFLUSH, &quiet)
+        _ = tcsetattr(fd, TCSANOW, &quiet)
+        show("\(label): ")
         defer {
-            _ = tcsetattr(fd, TCSAFLUSH, &saved)
+            _ = tcsetattr(fd, TCSANOW, &saved)
             Interrupt.restoreTerminalOnInterrupt(fd: nil, saved)
             show("\n")
         }
@@ -73,13 +77,24 @@ enum Interrupt {
         signal(SIGINT, SIG_IGN)
         let s = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         s.setEventHandler {
-            if let held = terminal.current { var saved = held.saved; _ = tcsetattr(held.fd, TCSAFLUSH, &saved) }
+            happened.withLock { $0 = true }
+            if let held = terminal.current { var saved = held.saved; _ = tcsetattr(held.fd, TCSANOW, &saved) }
             action.current?()
             Logger.stderrSink("\nauth-agent: interrupted")
             exit(ToolFailure.Code.interrupted.rawValue)
         }
         s.resume()
         source.withLock { $0 = s }
+    }
+
+    /// Set once Ctrl-C arrived: from then on only the signal handler ends the process.
+    private static let happened = Locked(false)
+
+    /// Called by the main thread when its work ended: if that was because of Ctrl-C, it leaves the
+    /// exit (code 130, after the work has unwound) to the handler rather than racing it.
+    static func yieldIfInterrupted() {
+        guard happened.current else { return }
+        while true { pause() }
     }
 
     /// What to stop before exiting on Ctrl-C; nil when nothing is in flight.

@@ -47,7 +47,9 @@ struct ToolSession {
         }
         Interrupt.onInterrupt { task.cancel(); _ = done.wait(timeout: .now() + 2) }
         defer { Interrupt.onInterrupt(nil) }
-        guard done.wait(timeout: .now() + timeout) == .success else {
+        let finished = done.wait(timeout: .now() + timeout) == .success
+        Interrupt.yieldIfInterrupted()
+        guard finished else {
             task.cancel()
             throw ToolFailure(.unavailable, "authServerUnavailable: no answer within \(Int(timeout)) s")
         }

@@ -6,7 +6,7 @@ import XCTest
 
 /// A dev issuer and a file-store configuration for the one-shot subcommands, and a way to run
 /// the built binary (or a helper script) to its end with bounded waits.
-final class CLIHarness {
+final class CLIHarness: Sendable {
     let issuer: DevIssuer
     let directory: URL
     let configPath: URL

@@ -1,5 +1,7 @@
 """Runs a command on a pseudo-terminal (its controlling terminal) and plays a script against it:
-argv[1] is a JSON list of steps {"expect": text, "send": text}; "send" may be "^C" to type Ctrl-C.
+argv[1] is a JSON list of steps {"expect": text, "send": text, "delay": seconds before sending};
+"send" may be "^C" to type Ctrl-C. With PTY_LOG set, the output is also appended to that file
+as it arrives, for a test that must act on what the terminal shows (a device code).
 Prints {"output": everything the terminal showed, "status": exit code or -signal} as JSON.
 Every wait is bounded (20 s per step) and the child is killed at the end if still running."""
 import json
@@ -16,6 +18,7 @@ if pid == 0:
     os.execv(argv[0], argv)
 
 output = b""
+log = open(os.environ["PTY_LOG"], "ab", buffering=0) if os.environ.get("PTY_LOG") else None
 
 
 def read_until(text, deadline):
@@ -33,12 +36,15 @@ def read_until(text, deadline):
             if not chunk:
                 return False
             output += chunk
+            if log:
+                log.write(chunk)
     return True
 
 
 for step in steps:
     if not read_until(step["expect"], time.monotonic() + 20):
         break
+    time.sleep(step.get("delay", 0))
     os.write(fd, b"\x03" if step["send"] == "^C" else step["send"].encode())
 read_until("\x00never", time.monotonic() + 20)
 status = None
