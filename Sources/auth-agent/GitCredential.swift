@@ -6,9 +6,9 @@ import JSONRPC
 /// `auth-agent git-credential get|store|erase`: git's credential-helper protocol
 /// (`key=value` lines on stdin, ended by a blank line or end of file).
 enum GitCredential {
-    /// The username git sends with the token; servers that take a token as the Basic-auth
-    /// password accept any username, and `oauth2` is the one most of them document.
-    static let username = "oauth2"
+    /// The username git sends with the token when the provider sets no `gitUsername`: servers that
+    /// take a token as the Basic-auth password accept any username, and `oauth2` is the one most document.
+    static let defaultUsername = "oauth2"
 
     static func run(_ operation: String, session: ToolSession) throws(ToolFailure) -> String {
         let request = parse(readRequest())
@@ -45,7 +45,9 @@ enum GitCredential {
     }
 
     /// The answer to `get`; `password_expiry_utc` lets git ≥ 2.41 drop the token when it expires.
-    static func answer(token: String, expiresAt: Date?) -> String {
+    /// Nil when a value holds a newline or NUL, which would smuggle other keys into git's request.
+    static func answer(username: String, token: String, expiresAt: Date?) -> String? {
+        guard ![username, token].contains(where: { $0.contains { $0 == "\n" || $0 == "\r" || $0 == "\0" } }) else { return nil }
         var text = "username=\(username)\npassword=\(token)\n"
         if let expiresAt { text += "password_expiry_utc=\(Int(expiresAt.timeIntervalSince1970))\n" }
         return text
@@ -55,13 +57,18 @@ enum GitCredential {
     /// answer (exit 0), so git moves on to its other helpers; one hint on stderr.
     private static func get(_ request: [String: String], session: ToolSession) throws(ToolFailure) -> String {
         guard let provider = provider(request, session: session) else { return "" }
+        let token: (token: String, type: String, expiresAt: String?)
         do {
-            let token = try session.token(provider)
-            return answer(token: token.token, expiresAt: token.expiresAt.flatMap(RFC3339.parse))
+            token = try session.token(provider)
         } catch where error.needsLogin {
             Logger.stderrSink("auth-agent: \(error.message) run: auth-agent login \(provider)")
             return ""
         }
+        let username = try session.provider(provider).gitUsername ?? defaultUsername
+        guard let text = answer(username: username, token: token.token, expiresAt: token.expiresAt.flatMap(RFC3339.parse)) else {
+            throw ToolFailure(.failed, "the token or gitUsername of \(provider) holds a line break; git cannot be given it")
+        }
+        return text
     }
 
     /// `erase`: git got a 401 with this password; refresh unless it was already replaced.

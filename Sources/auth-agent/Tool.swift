@@ -12,7 +12,9 @@ import JSONRPC
 /// to stdout, everything for people to stderr.
 enum Tool {
     static func run(_ command: ToolCommand) -> Never {
-        Interrupt.install()
+        // Only a login may wait on the user; for the rest Ctrl-C's default (end now) loses nothing,
+        // as the store is only ever written whole, and start-up skips the signal source.
+        if command.mayLogIn { Interrupt.install() }
         do {
             let output = try perform(command)
             if !output.isEmpty { FileHandle.standardOutput.write(Data(output.utf8)) }

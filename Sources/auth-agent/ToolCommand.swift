@@ -21,6 +21,14 @@ struct ToolCommand: Equatable {
     var logLevel: Logger.Level = .warn
     var help = false
 
+    /// Whether the command may run an interactive login (and so must handle Ctrl-C itself).
+    var mayLogIn: Bool {
+        switch action {
+        case .login, .kubectlCredential: return true
+        default: return false
+        }
+    }
+
     static let names: Set<String> = ["login", "logout", "status", "token", "header", "git-credential", "kubectl-credential"]
 
     static let usage = """

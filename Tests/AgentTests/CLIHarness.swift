@@ -35,6 +35,7 @@ final class CLIHarness: Sendable {
             "providers": [
                 ["id": "corp", "displayName": "Corp SSO", "flow": "password", "origins": .array(([base] + extraOrigins).map { .string($0) }),
                  "tokenEndpoint": .string(base + "/token"), "revocationEndpoint": .string(base + "/revoke"), "clientId": "cli"],
+                ["id": "pasted-git", "flow": "token", "origins": ["https://git.pasted.example"], "gitUsername": "x-access-token"],
                 ["id": "device", "displayName": "Device Login", "flow": "deviceCode", "origins": ["https://device.example"],
                  "issuer": .string(base), "clientId": "cli", "openBrowser": false],
                 ["id": "pasted", "displayName": "Pasted", "flow": "token", "origins": ["https://pasted.example"]],

@@ -142,5 +142,9 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try h.agent(["git-credential", "erase"], stdin: request + "password=\(token)\n").status, 0)
         XCTAssertEqual(h.issuer.count("token.refresh_token"), 1)
         XCTAssertNotEqual(try h.agent(["token", "corp"]).stdout, token + "\n")
+
+        // A provider's gitUsername replaces oauth2.
+        XCTAssertEqual(try h.agent(["login", "pasted-git", "--token-stdin"], stdin: "pat\n").status, 0)
+        XCTAssertEqual(try h.agent(["git-credential", "get"], stdin: "protocol=https\nhost=git.pasted.example\n").stdout, "username=x-access-token\npassword=pat\n")
     }
 }

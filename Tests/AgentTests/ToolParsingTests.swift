@@ -47,9 +47,10 @@ final class ToolParsingTests: XCTestCase {
         XCTAssertNil(GitCredential.origin(["protocol": "http", "host": "git.example"]), "a token never goes over plain http off loopback")
         XCTAssertEqual(GitCredential.origin(["protocol": "http", "host": "127.0.0.1:8080"])?.description, "http://127.0.0.1:8080")
         XCTAssertNil(GitCredential.origin(["protocol": "https"]))
-        XCTAssertEqual(GitCredential.answer(token: "t", expiresAt: Date(timeIntervalSince1970: 1_800_000_000)),
+        XCTAssertEqual(GitCredential.answer(username: "oauth2", token: "t", expiresAt: Date(timeIntervalSince1970: 1_800_000_000)),
                        "username=oauth2\npassword=t\npassword_expiry_utc=1800000000\n")
-        XCTAssertEqual(GitCredential.answer(token: "t", expiresAt: nil), "username=oauth2\npassword=t\n")
+        XCTAssertEqual(GitCredential.answer(username: "x-token", token: "t", expiresAt: nil), "username=x-token\npassword=t\n")
+        XCTAssertNil(GitCredential.answer(username: "oauth2", token: "t\nhost=evil.example", expiresAt: nil), "no smuggled keys")
     }
 
     func testKubectlExecInfoAndCredential() throws {
