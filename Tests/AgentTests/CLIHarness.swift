@@ -44,6 +44,20 @@ final class CLIHarness: Sendable {
         try Data(JSONSerializer.bytes(config)).write(to: configPath)
     }
 
+    /// The full path of `tool` on the PATH, if any.
+    static func which(_ tool: String) -> String? {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(dir)/\(tool)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// The helper servers and the pty driver are Python 3 (standard library only).
+    static func requirePython() throws {
+        guard which("python3") != nil else { throw XCTSkip("python3 is not installed; the helper servers and the pty driver need it") }
+    }
+
     var environment: [String: String] {
         ["AUTH_AGENT_CONFIG": configPath.path, "XDG_STATE_HOME": directory.path, "GIT_TERMINAL_PROMPT": "0"]
     }

@@ -8,13 +8,9 @@ import XCTest
 /// `git http-backend`, kubectl against a loopback https API server. Both servers accept only
 /// tokens the dev issuer accepts.
 final class RealToolTests: XCTestCase {
-    private static func which(_ tool: String) -> String? {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let path = "\(dir)/\(tool)"
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
-    }
+    private static func which(_ tool: String) -> String? { CLIHarness.which(tool) }
+
+    override func setUpWithError() throws { try CLIHarness.requirePython() }
 
     private func git(_ h: CLIHarness, _ arguments: [String], in directory: URL? = nil) throws -> CLIHarness.Finished {
         let helper = "!\(AgentProcess.binaryURL.path) git-credential"

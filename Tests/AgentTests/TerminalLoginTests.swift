@@ -7,6 +7,8 @@ import XCTest
 /// `auth-agent login` and the interactive kubectl plugin at a terminal, driven through a
 /// pseudo-terminal (Tests/CLI/pty_drive.py) that is the process's controlling terminal.
 final class TerminalLoginTests: XCTestCase {
+    override func setUpWithError() throws { try CLIHarness.requirePython() }
+
     struct Screen {
         let output: String
         let status: Int
