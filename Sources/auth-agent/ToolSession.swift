@@ -32,8 +32,10 @@ struct ToolSession {
     static func wait(_ work: AuthService.Work, timeout: Double) throws(ToolFailure) -> JSONValue {
         let outcome = Locked<Result<JSONValue, ToolFailure>?>(nil)
         let done = DispatchSemaphore(value: 0)
+        // Signalled too, for the Ctrl-C handler, which must not take `done` from the main thread.
+        let unwound = DispatchSemaphore(value: 0)
         let task = Task {
-            defer { done.signal() }
+            defer { done.signal(); unwound.signal() }
             let result: Result<JSONValue, ToolFailure>
             do {
                 result = .success(try await work.run())
@@ -45,7 +47,7 @@ struct ToolSession {
             work.answered()
             outcome.withLock { $0 = result }
         }
-        Interrupt.onInterrupt { task.cancel(); _ = done.wait(timeout: .now() + 2) }
+        Interrupt.onInterrupt { task.cancel(); _ = unwound.wait(timeout: .now() + 2) }
         defer { Interrupt.onInterrupt(nil) }
         let finished = done.wait(timeout: .now() + timeout) == .success
         Interrupt.yieldIfInterrupted()
