@@ -148,13 +148,26 @@ public final class AuthService: Sendable {
     /// while a refresh starts in the background.
     public func signNow(url: String, provider: String?) throws(AuthError) -> SignDecision? {
         guard let c = try route(url: url, provider: provider) else { return .unsigned }
+        guard let (session, authorization) = try sessionNow(c) else { return nil }
+        return .signed(Signature(provider: c.id, authorization: authorization, expiresAt: session.expiresAt, generation: session.generation))
+    }
+
+    /// `token` from memory, like `signNow`: nil when the token must be refreshed first (then `token`).
+    public func tokenNow(provider id: String) throws(AuthError) -> TokenResult? {
+        guard let (session, _) = try sessionNow(try coordinator(id)) else { return nil }
+        return TokenResult(accessToken: session.accessToken, tokenType: session.tokenType, expiresAt: session.expiresAt)
+    }
+
+    /// The session and its `Authorization` value if it can be used without waiting
+    /// (fresh, or stale with a background refresh started); nil when it is expired.
+    private func sessionNow(_ c: SessionCoordinator) throws(AuthError) -> (session: Session, authorization: String)? {
         guard let (session, authorization) = c.snapshot() ?? sync.catchUp(c) else { throw notLoggedIn(c) }
         switch timing.freshness(of: session, at: clock.now()) {
         case .fresh: break
         case .stale: refreshInBackground(c, session)
         case .expired: return nil
         }
-        return .signed(Signature(provider: c.id, authorization: authorization, expiresAt: session.expiresAt, generation: session.generation))
+        return (session, authorization)
     }
 
     /// `sign`, waiting for a refresh when the token needs one first.

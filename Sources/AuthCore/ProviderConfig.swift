@@ -41,6 +41,8 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     public var redirectPort: Int?
     /// Whether to open the user's browser for device and authorization code flows.
     public var openBrowser: Bool
+    /// The username `auth-agent git-credential` sends beside the token; nil means `oauth2`.
+    public var gitUsername: String?
 
     public init(id: String, displayName: String? = nil, flow: Flow, origins: [Origin] = [],
                 loginEndpoint: String? = nil, loginBody: JSONValue? = nil, tokenPointer: JSONPointer? = nil,
@@ -74,7 +76,7 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
 
     // MARK: Keys
 
-    static let commonKeys = ["id", "displayName", "flow", "origins"]
+    static let commonKeys = ["id", "displayName", "flow", "origins", "gitUsername"]
 
     /// The keys a provider object may have with a given flow.
     static func keys(for flow: Flow) -> [String] { commonKeys + flow.descriptor.keys }
@@ -153,6 +155,7 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         }
         p.redirectPort = try r.int("redirectPort", in: 1...65535)
         p.openBrowser = try r.bool("openBrowser") ?? false
+        p.gitUsername = try r.string("gitUsername")
 
         try checkRequirements(p, r)
         return p

@@ -12,7 +12,7 @@ final class Report {
     }
 
     func footer() {
-        print("targets: pipelined ping ≥ 300k/s, sign ≥ 250k/s; round trip p50 ≤ 2× echo; cold start ≤ 1.5× empty")
+        print("targets: pipelined ping ≥ 300k/s, sign ≥ 250k/s; round trip p50 ≤ 2× echo; cold start and helper start ≤ 1.5× empty")
     }
 
     private func pad(_ s: String, _ n: Int) -> String {

@@ -15,9 +15,11 @@ if args.first == "--noop" { exit(0) }
 if args.first == "--echo" { Echo.run() }
 if args.first == "--help" || args.first == "-h" {
     print("""
-        Usage: swift run -c release auth-agent-bench [--quick] [--agent PATH]
+        Usage: swift run -c release auth-agent-bench [--quick | --helpers] [--agent PATH]
         Measures the agent built beside this binary: pipelined throughput, ping-pong round trip,
         cold start and peak RSS, beside an echo baseline and an empty Foundation program.
+        --helpers measures only the start-up of `auth-agent token P` and `git-credential get`
+        (median of 30 whole-process runs each) beside the empty program.
         """)
     exit(0)
 }
@@ -41,6 +43,13 @@ let pingArgs = ["--config", emptyConfig.path]
 let report = Report()
 report.header(agentPath: agentPath)
 
+if args.contains("--helpers") {
+    let empty = Measure.coldStart(selfPath, ["--noop"], line: nil, runs: 30)
+    HelperStart.run(report: report, agentPath: agentPath, emptyStart: empty, runs: 30)
+    report.footer()
+    exit(0)
+}
+
 // Throughput and round trip: ping.
 let ping = Array(#"{"jsonrpc":"2.0","method":"ping","id":1}"#.utf8) + [0x0A]
 let pingCount = 400_000 / scale
@@ -63,5 +72,6 @@ report.row("peak RSS (ping run)", agent: Report.mebibytes(agentRate.rssKiB), bas
 
 Scenarios.runSign(report: report, agentPath: agentPath, selfPath: selfPath, scale: scale, echoRate: echoRate.rate,
                   echoP50: echoRT.p50, emptyStart: emptyStart)
+HelperStart.run(report: report, agentPath: agentPath, emptyStart: emptyStart, runs: 30)
 RefreshScenario.run(report: report, agentPath: agentPath)
 report.footer()

@@ -39,20 +39,7 @@ enum Agent {
     }
 
     static func serve(_ arguments: Arguments, config: AgentConfig, configFile: String, logger: Logger) -> Never {
-        let store: SessionStore
-        switch config.store {
-        case .memory:
-            store = MemorySessionStore()
-        case .file(let path):
-            let directory = path.map { URL(fileURLWithPath: $0) }
-                ?? FileSessionStore.defaultDirectory(environment: ProcessInfo.processInfo.environment)
-            do {
-                store = try FileSessionStore(directory: directory, warn: { logger.warn($0) })
-            } catch {
-                Logger.stderrSink("auth-agent: cannot use the session store at \(directory.path): \(error)")
-                exit(2)
-            }
-        }
+        let store = openStore(config, logger: logger)
         let subscriptions = Subscriptions()
         let service = AuthService(config: config, store: store, transport: SystemHTTPTransport(), logger: logger,
                                   lockTimeout: config.lockTimeoutSeconds, events: { subscriptions.deliver($0) })
@@ -73,6 +60,24 @@ enum Agent {
                                        onExit: { code in leave(code) })
         logger.debug("serving \(config.providers.count) providers from \(configFile)")
         StdioServer.run(connection, maxLineBytes: arguments.maxMessageBytes)
+    }
+
+    /// The configured session store, shared by the long-lived agent and the one-shot subcommands;
+    /// exits 2 when it cannot be used.
+    static func openStore(_ config: AgentConfig, logger: Logger) -> SessionStore {
+        switch config.store {
+        case .memory:
+            return MemorySessionStore()
+        case .file(let path):
+            let directory = path.map { URL(fileURLWithPath: $0) }
+                ?? FileSessionStore.defaultDirectory(environment: ProcessInfo.processInfo.environment)
+            do {
+                return try FileSessionStore(directory: directory, warn: { logger.warn($0) })
+            } catch {
+                Logger.stderrSink("auth-agent: cannot use the session store at \(directory.path): \(error)")
+                exit(2)
+            }
+        }
     }
 
     /// `auth-agent dev-issuer`: prints `{"issuer": URL}` on stdout, serves until

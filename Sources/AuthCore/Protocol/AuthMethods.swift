@@ -39,6 +39,9 @@ public enum AuthMethods {
         ["flows": .array(Flow.allCases.map { .string($0.rawValue) }), "events": .array(AuthEvent.Name.allCases.map { .string($0.rawValue) })]
     }
 
+    /// `status`'s result, for the command line's `status --json`.
+    public static func statusResult(_ providers: [ProviderStatus]) -> JSONValue { StatusMethod.result(providers) }
+
     /// Registers every auth method; events reach the host through `subscriptions`.
     public static func register(into registry: inout MethodRegistry, service: AuthService, subscriptions: Subscriptions) {
         let context = AuthMethodContext(service: service, subscriptions: subscriptions)
