@@ -37,7 +37,7 @@ struct Arguments {
 
         Exit codes: 0 ok; 1 the operation failed (the protocol error's reason, e.g. notLoggedIn or
         sessionExpired, on stderr); 2 bad command line or configuration (also: a one-shot command with
-        store.kind "memory"); 3 the auth server or the store is unavailable, retry later;
+        store.kind "memory"); 3 the auth server or the store is unavailable, retry later; 22 fetch got HTTP >= 400;
         130 interrupted (Ctrl-C during a login: nothing was saved).
         """
 

@@ -43,6 +43,8 @@ enum Tool {
                                           "expiresAt": token.expiresAt.map { .string($0) } ?? .null]) + "\n"
         case .header(let url):
             return try header(url, session)
+        case .fetch(let options):
+            return try FetchCommand.run(options, session: session)
         case .logout(let provider):
             let service = session.service
             let revoked = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in try await service.logout(provider: provider) }

@@ -11,6 +11,19 @@ struct ToolCommand: Equatable {
         case header(url: String)
         case gitCredential(operation: String)
         case kubectlCredential(provider: String)
+        case fetch(FetchOptions)
+    }
+
+    /// `fetch`'s curl-like options.
+    struct FetchOptions: Equatable {
+        var method: String?
+        var headers: [String] = []
+        /// `-d` / `--data-binary`: the text, or `@FILE` (`@-`: standard input).
+        var data: String?
+        /// `-d @FILE` drops CR and LF from the file, as curl does; `--data-binary` sends it as is.
+        var binary = false
+        var include = false
+        var url = ""
     }
 
     /// `--device` / `--browser`: which interactive login the user expects; checked against the provider's flow.
@@ -29,7 +42,7 @@ struct ToolCommand: Equatable {
         }
     }
 
-    static let names: Set<String> = ["login", "logout", "status", "token", "header", "git-credential", "kubectl-credential"]
+    static let names: Set<String> = ["login", "logout", "status", "token", "header", "fetch", "git-credential", "kubectl-credential"]
 
     static let usage = """
           auth-agent login PROVIDER [--username U] [--password-stdin | --token-stdin] [--device | --browser]
@@ -42,6 +55,9 @@ struct ToolCommand: Equatable {
           auth-agent header URL            the header line for URL's provider ("Authorization: Bearer …");
                                            fails with nothing on stdout when nothing covers URL. Use it as
                                            h=$(auth-agent header "$URL") && curl -H "$h" "$URL"
+          auth-agent fetch [-X METHOD] [-H 'Name: value']… [-d BODY | --data-binary @FILE] [-i] URL
+                                           send the request signed, refreshing once after a 401; prints the
+                                           body (-i: status and headers first); exit 22 for HTTP ≥ 400
           auth-agent git-credential get|store|erase
                                            git credential helper: git config credential.helper '!auth-agent git-credential'
           auth-agent kubectl-credential PROVIDER
@@ -57,6 +73,7 @@ struct ToolCommand: Equatable {
         var configPath: String?
         var logLevel = Logger.Level.warn
         var help = false
+        var fetch = FetchOptions()
         var i = 1
         func value(_ flag: String, _ inline: String?) throws(Arguments.UsageError) -> String {
             if let inline { return inline }
@@ -83,6 +100,13 @@ struct ToolCommand: Equatable {
                 }
                 logLevel = level
             case "--username" where name == "login": username = try value(flag, inline)
+            case "-X" where name == "fetch", "--request" where name == "fetch": fetch.method = try value(flag, inline)
+            case "-H" where name == "fetch", "--header" where name == "fetch": fetch.headers.append(try value(flag, inline))
+            case "-d" where name == "fetch", "--data" where name == "fetch", "--data-binary" where name == "fetch":
+                guard fetch.data == nil else { throw Arguments.UsageError(description: "'fetch' takes one body (-d or --data-binary)") }
+                fetch.data = try value(flag, inline)
+                fetch.binary = flag == "--data-binary"
+            case "-i" where name == "fetch", "--include" where name == "fetch": fetch.include = true
             case _ where flag.hasPrefix("-") && flag.count > 1:
                 guard allowed.contains(flag), inline == nil else {
                     throw Arguments.UsageError(description: "'\(name)' does not take \(arg)")
@@ -117,6 +141,9 @@ struct ToolCommand: Equatable {
             command.action = .status(json: flags.contains("--json"))
         case "token": command.action = .token(provider: try one("PROVIDER"), json: flags.contains("--json"))
         case "header": command.action = .header(url: try one("URL"))
+        case "fetch":
+            fetch.url = try one("URL")
+            command.action = .fetch(fetch)
         case "git-credential":
             let operation = try one("operation (get, store or erase)")
             // git may add operations in later versions; helpers must ignore the ones they do not know.

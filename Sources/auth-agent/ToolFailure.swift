@@ -5,6 +5,8 @@ import AuthCore
 struct ToolFailure: Error, Equatable {
     enum Code: Int32, Equatable {
         case failed = 1, usage = 2, unavailable = 3
+        /// `fetch` got an HTTP status of 400 or more: curl's `--fail` convention.
+        case httpError = 22
         /// Ctrl-C: the shell's convention (128 + SIGINT), so scripts see an interruption, not a failure.
         case interrupted = 130
     }

@@ -54,6 +54,43 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try h.agent(["token", "corp"]).stdout, second.stdout, "the refreshed token was saved for the next process")
     }
 
+    /// `auth-agent fetch`: the body on stdout, signed, one refresh and resend after a 401; curl's exit codes.
+    func testFetchSignsRetriesOnceAndExitsLikeCurl() throws {
+        let h = try CLIHarness()
+        let base = h.issuer.baseURL
+        let loggedOut = try h.agent(["fetch", base + "/api/me"])
+        XCTAssertEqual(loggedOut.status, 1, "not logged in: \(loggedOut.stderr)")
+        XCTAssertTrue(loggedOut.stderr.contains("notLoggedIn"), loggedOut.stderr)
+        try h.login()
+
+        let me = try h.agent(["fetch", base + "/api/me"])
+        XCTAssertEqual(me.status, 0, me.stderr)
+        XCTAssertEqual(try JSONParser.parse(me.stdout)["sub"], "alice")
+
+        h.issuer.rejectAPINext(1)
+        h.issuer.resetCounts()
+        let retried = try h.agent(["fetch", "-i", base + "/api/me"])
+        XCTAssertEqual(retried.status, 0, retried.stderr)
+        XCTAssertTrue(retried.stdout.hasPrefix("HTTP/1.1 200\r\n"), retried.stdout)
+        XCTAssertTrue(retried.stdout.contains("content-type: application/json\r\n\r\n{"), retried.stdout)
+        XCTAssertEqual(h.issuer.count("token.refresh_token"), 1)
+        XCTAssertEqual(h.issuer.count("api"), 2)
+
+        let posted = try h.agent(["fetch", "-X", "PUT", "-H", "Content-Type: text/plain", "-d", "hi there", base + "/api/echo"])
+        XCTAssertEqual(try JSONParser.parse(posted.stdout), ["method": "PUT", "contentType": "text/plain", "body": "hi there"])
+
+        h.issuer.rejectAPINext(2)
+        let refused = try h.agent(["fetch", base + "/api/me"])
+        XCTAssertEqual(refused.status, 22, "HTTP 401 after the one retry: curl's --fail code")
+        XCTAssertTrue(refused.stdout.contains("invalid_token"), "the body is still printed: \(refused.stdout)")
+
+        let unreachable = try h.agent(["fetch", "http://127.0.0.1:1/nothing"])
+        XCTAssertEqual(unreachable.status, 1)
+        XCTAssertTrue(unreachable.stderr.contains("requestFailed"), unreachable.stderr)
+        XCTAssertEqual(try h.agent(["fetch", "-H", "no colon", base + "/api/me"]).status, 2)
+        XCTAssertFalse(me.stderr.contains("Bearer") || retried.stdout.contains("Bearer "), "no token in the output")
+    }
+
     func testExitCodes() throws {
         let h = try CLIHarness()
         XCTAssertEqual(try h.agent(["status"]).status, 0)
