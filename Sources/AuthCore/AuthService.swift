@@ -116,13 +116,15 @@ public final class AuthService: Sendable {
         let fresh = try await c.provider.login(credentials, context: context)
         let held = try await sync.lock(c)
         defer { held.unlock() }
-        // A login that is not saved would be lost with this process: fail it, and install nothing.
-        let session: Session
+        // Saved first (under the store lock, which every writer holds), then installed:
+        // a login that is not saved would be lost with this process, so it fails and installs nothing.
+        let session = c.numbered(login: fresh, storedGeneration: sync.storedGeneration(id))
         do {
-            session = try c.installLogin(fresh, storedGeneration: sync.storedGeneration(id)) { try sync.save(id, $0) }
+            try sync.save(id, session)
         } catch {
             throw AuthError.storeUnavailable(c.config, error)
         }
+        c.install(login: session)
         logger.info("logged in to \(id)")
         let user = session.user ?? [:]
         events(.loggedIn(provider: id, user: user, expiresAt: session.expiresAt))
@@ -135,7 +137,9 @@ public final class AuthService: Sendable {
         // The user asked to be logged out: if another agent holds the lock too long, log out anyway.
         let held = try? await sync.lock(c)
         defer { held?.unlock() }
-        guard let session = c.take(persist: { sync.persist(id, nil) }) else { return false }
+        guard let session = c.current else { return false }
+        sync.persist(id, nil)
+        _ = c.clear(ifStill: session)
         logger.info("logged out of \(id)")
         events(.loggedOut(provider: id, reason: .logout))
         return await c.provider.revoke(session)
@@ -309,10 +313,11 @@ public final class AuthService: Sendable {
             // Persist before anything else: the server may already have retired the old refresh token.
             // If the store refuses, the fresh session is still installed (the old one may be dead at the
             // server), but the caller hears that it was not saved.
+            guard c.isCurrent(stale) else { return c.current ?? fresh }
+            let installed = SessionCoordinator.numbered(refresh: fresh, of: stale)
             var unsaved: Error?
-            guard let installed = c.complete(refreshOf: stale, with: fresh, persist: { session in
-                do { try sync.save(id, session) } catch { unsaved = error }
-            }) else { return c.current ?? fresh }
+            do { try sync.save(id, installed) } catch { unsaved = error }
+            guard c.replace(stale, with: installed) else { return c.current ?? installed }
             logger.info("refreshed \(id)")
             events(.tokenRefreshed(provider: id, expiresAt: installed.expiresAt))
             if let unsaved { throw AuthError.storeUnavailable(c.config, unsaved) }
@@ -348,7 +353,9 @@ public final class AuthService: Sendable {
 
     /// The server no longer accepts `session`: forget it and tell subscribers.
     private func expire(_ c: SessionCoordinator, _ session: Session, why: String) -> AuthError {
-        if c.clear(ifStill: session, persist: { sync.persist(c.id, nil) }) {
+        if c.isCurrent(session) {
+            sync.persist(c.id, nil)
+            _ = c.clear(ifStill: session)
             logger.info("session of \(c.id) ended: \(why)")
             events(.loggedOut(provider: c.id, reason: .expired))
         }

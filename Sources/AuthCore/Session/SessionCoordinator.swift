@@ -12,6 +12,10 @@ import JSON
 /// installed (and persisted) only if the session it started from is still
 /// current, so a logout or a new login during a refresh is never undone.
 /// This is the only place that assigns a session's `generation`.
+///
+/// The lock guards memory only and is never held across I/O: writes to the
+/// store are serialized by the store's own per-provider lock, which every
+/// writer — and `StoreSync`'s re-read of what other agents wrote — holds.
 final class SessionCoordinator: @unchecked Sendable {
     let config: ProviderConfig
     let provider: LoginProvider
@@ -57,47 +61,45 @@ final class SessionCoordinator: @unchecked Sendable {
         authorization = s.map { "\($0.tokenType) \($0.accessToken)" } ?? ""
     }
 
-    /// Installs a new login, numbered after both the session held here and the
-    /// one in the store (`storedGeneration`), so every agent on the store sees a
-    /// newer generation. `persist` runs under the lock and first: when it throws,
-    /// nothing is installed.
-    func installLogin(_ fresh: Session, storedGeneration: Int?, persist: (Session) throws -> Void) throws -> Session {
+    /// A new login numbered after both the session held here and the one in the
+    /// store (`storedGeneration`), so every agent on the store sees a newer generation.
+    func numbered(login fresh: Session, storedGeneration: Int?) -> Session {
         lock.lock()
         defer { lock.unlock() }
         var numbered = fresh
         numbered.generation = max(storedGeneration ?? 0, session?.generation ?? 0) + 1
-        try persist(numbered)
-        install(numbered)
         return numbered
     }
 
-    /// Removes the session if it is still `expected` (by generation and token); returns whether it did.
-    func clear(ifStill expected: Session, persist: () -> Void) -> Bool {
+    /// Installs a login that was saved.
+    func install(login: Session) {
+        lock.lock()
+        defer { lock.unlock() }
+        install(login)
+    }
+
+    /// Whether `expected` is still the session (by generation and tokens).
+    func isCurrent(_ expected: Session) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return session.map { $0.sameTokens(as: expected) } ?? false
+    }
+
+    /// Removes the session if it is still `expected`; returns whether it did.
+    func clear(ifStill expected: Session) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         guard let s = session, s.sameTokens(as: expected) else { return false }
-        persist()
         install(nil)
         return true
     }
 
-    /// Takes the session away (logout).
-    func take(persist: () -> Void) -> Session? {
+    /// Brings memory in line with what the store holds after another agent
+    /// process changed it (read by the caller under the store lock). Returns the
+    /// event that describes the change, if any.
+    func reconcile(with stored: Session?) -> AuthEvent? {
         lock.lock()
         defer { lock.unlock() }
-        let s = session
-        if s != nil { persist() }
-        install(nil)
-        return s
-    }
-
-    /// Brings memory in line with the store after another agent process changed
-    /// it. `load` runs under this lock, so a write of this process can never be
-    /// undone by an older read. Returns the event that describes the change, if any.
-    func reconcile(load: () -> Session?) -> AuthEvent? {
-        lock.lock()
-        defer { lock.unlock() }
-        let stored = load()
         let event: AuthEvent
         switch (session, stored) {
         case (nil, nil):
@@ -191,19 +193,20 @@ final class SessionCoordinator: @unchecked Sendable {
         if inFlight?.generation == generation { inFlight = nil }
     }
 
-    /// Installs the refresh of `stale` as the next generation if `stale` is still
-    /// current; `persist` runs first, under the lock (its failure is the caller's to
-    /// report: the server may already have retired the old tokens, so the new ones
-    /// are installed either way). Returns the installed session, or nil.
-    func complete(refreshOf stale: Session, with fresh: Session, persist: (Session) -> Void) -> Session? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let s = session, s.sameTokens(as: stale) else { return nil }
+    /// The refresh of `stale`, numbered as its next generation.
+    static func numbered(refresh fresh: Session, of stale: Session) -> Session {
         var numbered = fresh
         numbered.generation = stale.generation + 1
-        persist(numbered)
-        install(numbered)
         return numbered
+    }
+
+    /// Installs `fresh` in place of `stale` if `stale` is still current; returns whether it did.
+    func replace(_ stale: Session, with fresh: Session) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let s = session, s.sameTokens(as: stale) else { return false }
+        install(fresh)
+        return true
     }
 }
 

@@ -54,14 +54,15 @@ final class StoreSync: Sendable {
     }
 
     /// Picks up a login, logout or refresh another agent made, if the store changed.
+    /// Reads under the store lock, so it never sees a write half-done in memory; when
+    /// someone holds the lock it tries again next time (the change is not marked seen).
     func check(_ c: SessionCoordinator) {
         let id = c.id
         let stamp = store.modificationStamp(id)
-        let changed = stamps.withLock { seen -> Bool in
-            defer { seen[id] = stamp }
-            return seen[id] != .some(stamp)
-        }
-        if changed { reconcile(c) }
+        guard stamps.withLock({ $0[id] != .some(stamp) }), let held = try? store.tryLock(id) else { return }
+        defer { held.unlock() }
+        reconcile(c)
+        stamps.withLock { $0[id] = stamp }
     }
 
     /// Before answering "not logged in", look at the store once: another agent
@@ -95,8 +96,9 @@ final class StoreSync: Sendable {
         try? save(id, session)
     }
 
+    /// Call holding the store lock.
     private func reconcile(_ c: SessionCoordinator) {
-        if let event = c.reconcile(load: { loadQuietly(c.id) }) {
+        if let event = c.reconcile(with: loadQuietly(c.id)) {
             logger.info("\(c.id) was changed by another agent (\(event.name.rawValue))")
             events(event)
         }
