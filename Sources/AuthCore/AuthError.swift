@@ -13,6 +13,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
     case excessiveRefresh = 1007
     case loginDenied = 1008
     case loginTimedOut = 1009
+    case storeUnavailable = 1010
     case requestFailed = 1011
     case responseTooLarge = 1012
 
@@ -27,12 +28,13 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
         case .excessiveRefresh: return "excessiveRefresh"
         case .loginDenied: return "loginDenied"
         case .loginTimedOut: return "loginTimedOut"
+        case .storeUnavailable: return "storeUnavailable"
         case .requestFailed: return "requestFailed"
         case .responseTooLarge: return "responseTooLarge"
         }
     }
 
-    public var retryable: Bool { self == .authServerUnavailable || self == .requestFailed }
+    public var retryable: Bool { self == .authServerUnavailable || self == .requestFailed || self == .storeUnavailable }
 }
 
 /// An auth failure: a code, one human sentence without secrets, and the provider it concerns.

@@ -12,6 +12,11 @@ public final class AuthService: Sendable {
     private let order: [String]
     private let matcher: OriginMatcher
     private let store: SessionStore
+    /// Which store is in effect, for `status`; nil when the embedder did not say.
+    private let storeStatus: StoreStatus?
+    /// Providers whose stored session could not be read because the keyring is
+    /// locked or gone, with what it said: they answer 1010, not "not logged in".
+    private let storeTrouble = Locked<[String: String]>([:])
     /// For `fetch`'s API calls; auth-server calls go through `HTTPCalls`.
     let transport: HTTPTransport
     private let clock: Clock
@@ -32,7 +37,7 @@ public final class AuthService: Sendable {
 
     /// - Parameter lockTimeout: how long to wait for another agent process that
     ///   holds a provider's store lock (then 1005, retryable).
-    public init(config: AgentConfig, store: SessionStore, transport: HTTPTransport, clock: Clock = SystemClock(),
+    public init(config: AgentConfig, store: SessionStore, storeStatus: StoreStatus? = nil, transport: HTTPTransport, clock: Clock = SystemClock(),
                 logger: Logger, httpTimeout: Double = 10, lockTimeout: Double = 15,
                 events: @escaping @Sendable (AuthEvent) -> Void)
     {
@@ -41,6 +46,7 @@ public final class AuthService: Sendable {
         self.httpTimeout = httpTimeout
         self.timing = config.refreshTiming
         self.store = store
+        self.storeStatus = storeStatus
         self.transport = transport
         self.clock = clock
         self.logger = logger
@@ -64,10 +70,15 @@ public final class AuthService: Sendable {
             var session: Session?
             do {
                 session = try store.load(p.id)
+                stamps.withLock { $0[p.id] = store.modificationStamp(p.id) }
+            } catch SessionStoreError.unavailable(let why) {
+                // No stamp: the next check reads it again.
+                storeTrouble.withLock { $0[p.id] = why }
+                logger.warn("could not read the stored session of \(p.id): the keyring: \(why)")
             } catch {
                 logger.warn("could not read the stored session of \(p.id): \(error)")
+                stamps.withLock { $0[p.id] = store.modificationStamp(p.id) }
             }
-            stamps.withLock { $0[p.id] = store.modificationStamp(p.id) }
             states[p.id] = ProviderState(config: p, provider: provider, session: session)
         }
         self.states = states
@@ -85,7 +96,12 @@ public final class AuthService: Sendable {
     }
 
     private func notLoggedIn(_ s: ProviderState) -> AuthError {
-        AuthError(.notLoggedIn, "Not logged in to \(s.config.displayName).", provider: s.id)
+        if let why = storeTrouble.current[s.id] { return storeUnavailable(s, why) }
+        return AuthError(.notLoggedIn, "Not logged in to \(s.config.displayName).", provider: s.id)
+    }
+
+    private func storeUnavailable(_ s: ProviderState, _ why: String) -> AuthError {
+        AuthError(.storeUnavailable, "The keyring holding the \(s.config.displayName) session is unavailable: \(why).", provider: s.id)
     }
 
     // MARK: status
@@ -107,7 +123,10 @@ public final class AuthService: Sendable {
             }
             list.append(.object(entry))
         }
-        return ["providers": .array(list)]
+        guard let storeStatus else { return ["providers": .array(list)] }
+        var store: JSONObject = ["kind": .string(storeStatus.kind.rawValue)]
+        if let reason = storeStatus.reason { store["reason"] = .string(reason) }
+        return ["store": .object(store), "providers": .array(list)]
     }
 
     public func knows(_ provider: String) -> Bool { states[provider] != nil }
@@ -398,23 +417,36 @@ public final class AuthService: Sendable {
     /// Adopts whatever another agent process saved for this provider; the session now current.
     private func adoptStored(_ s: ProviderState) throws(AuthError) -> Session? {
         let id = s.id
-        if let event = s.reconcile(load: { loadQuietly(id) }) {
-            logger.info("\(id) was changed by another agent (\(event.name.rawValue))")
-            events(event)
+        do {
+            if let event = try s.reconcile(load: { () throws(KeyringTrouble) -> Session? in try loadQuietly(id) }) {
+                logger.info("\(id) was changed by another agent (\(event.name.rawValue))")
+                events(event)
+            }
+        } catch {
+            throw storeUnavailable(s, error.reason)
         }
         stamps.withLock { $0[id] = store.modificationStamp(id) }
         guard let current = s.current else { throw notLoggedIn(s) }
         return current
     }
 
-    private func loadQuietly(_ id: String) -> Session? {
+    /// The stored session; nil (with a warning) when it is unreadable. Throws only
+    /// when the keyring is unavailable: then the session in memory is kept as it is.
+    private func loadQuietly(_ id: String) throws(KeyringTrouble) -> Session? {
         do {
-            return try store.load(id)
+            let session = try store.load(id)
+            storeTrouble.withLock { $0[id] = nil }
+            return session
+        } catch SessionStoreError.unavailable(let why) {
+            storeTrouble.withLock { $0[id] = why }
+            throw KeyringTrouble(reason: why)
         } catch {
             logger.warn("could not read the stored session of \(id): \(error)")
             return nil
         }
     }
+
+    struct KeyringTrouble: Error { let reason: String }
 
     /// Picks up logins, logouts and refreshes made by other agent processes on
     /// the same store. Cheap when nothing changed: one `stat` per provider.
@@ -430,9 +462,14 @@ public final class AuthService: Sendable {
             return seen[id] != .some(stamp)
         }
         guard changed else { return }
-        if let event = s.reconcile(load: { loadQuietly(id) }) {
-            logger.info("\(id) was changed by another agent (\(event.name.rawValue))")
-            events(event)
+        do {
+            if let event = try s.reconcile(load: { () throws(KeyringTrouble) -> Session? in try loadQuietly(id) }) {
+                logger.info("\(id) was changed by another agent (\(event.name.rawValue))")
+                events(event)
+            }
+        } catch {
+            // Keep what is in memory, and read again at the next check.
+            stamps.withLock { $0[id] = nil }
         }
     }
 

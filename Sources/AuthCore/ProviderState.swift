@@ -152,11 +152,11 @@ final class ProviderState: @unchecked Sendable {
     /// Brings memory in line with the store after another agent process changed
     /// it. `load` runs under this state's lock, so a write of this process can
     /// never be undone by an older read. Returns the event that describes the
-    /// change, if there was one.
-    func reconcile(load: () -> Session?) -> AuthEvent? {
+    /// change, if there was one. A `load` that throws changes nothing.
+    func reconcile<Failure: Error>(load: () throws(Failure) -> Session?) throws(Failure) -> AuthEvent? {
         lock.lock()
         defer { lock.unlock() }
-        let stored = load()
+        let stored = try load()
         let event: AuthEvent
         switch (session, stored) {
         case (nil, nil):

@@ -40,22 +40,18 @@ enum Agent {
 
     static func serve(_ arguments: Arguments, config: AgentConfig, configFile: String, logger: Logger) -> Never {
         let store: SessionStore
-        switch config.store {
-        case .memory:
-            store = MemorySessionStore()
-        case .file(let path):
-            let directory = path.map { URL(fileURLWithPath: $0) }
-                ?? FileSessionStore.defaultDirectory(environment: ProcessInfo.processInfo.environment)
-            do {
-                store = try FileSessionStore(directory: directory, warn: { logger.warn($0) })
-            } catch {
-                Logger.stderrSink("auth-agent: cannot use the session store at \(directory.path): \(error)")
-                exit(2)
-            }
+        let storeStatus: StoreStatus
+        do {
+            (store, storeStatus) = try StoreOpening.open(config.store, providers: config.providers,
+                                                         environment: ProcessInfo.processInfo.environment,
+                                                         lockTimeout: config.lockTimeoutSeconds, warn: { logger.warn($0) })
+        } catch {
+            Logger.stderrSink("auth-agent: cannot use the session store: \(error)")
+            exit(2)
         }
         let subscriptions = Subscriptions()
-        let service = AuthService(config: config, store: store, transport: SystemHTTPTransport(), logger: logger,
-                                  lockTimeout: config.lockTimeoutSeconds, events: { subscriptions.deliver($0) })
+        let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(),
+                                  logger: logger, lockTimeout: config.lockTimeoutSeconds, events: { subscriptions.deliver($0) })
         // Logins, logouts and refreshes by other agents on the same store reach this one within 250 ms.
         service.watchStore(every: 0.25)
         var registry = MethodRegistry()
