@@ -20,18 +20,18 @@ public enum AuthMethods {
     public static let sign = MethodDescriptor(
         "sign", summary: "The headers that authorize an outgoing HTTP request, refreshing the token first when it is about to expire.",
         params: [.init("request", required: true), .init("provider")], result: "SignResult",
-        errors: [1001, 1002, 1004, 1005, 1006, 1007])
+        errors: [1001, 1002, 1004, 1005, 1010, 1006, 1007])
     public static let refresh = MethodDescriptor(
         "refresh", summary: "Refresh after the server rejected a token (401); does nothing when that token was already replaced.",
         params: [.init("provider", required: true), .init("failedAuthorization")], result: "RefreshResult",
-        errors: [1001, 1002, 1004, 1005, 1007])
+        errors: [1001, 1002, 1004, 1005, 1010, 1007])
     public static let token = MethodDescriptor(
         "token", summary: "The current access token, for scripts; refreshed first when needed.",
-        params: [.init("provider", required: true)], result: "TokenResult", errors: [1001, 1002, 1004, 1005, 1007])
+        params: [.init("provider", required: true)], result: "TokenResult", errors: [1001, 1002, 1004, 1005, 1010, 1007])
     public static let fetch = MethodDescriptor(
         "fetch", summary: "Send an HTTP request signed like sign; after a 401 for the token sent, refresh once and resend once.",
         params: [.init("request", required: true), .init("provider"), .init("timeoutSeconds"), .init("maxResponseBytes")],
-        result: "FetchResult", errors: [1001, 1002, 1004, 1005, 1006, 1007, 1011, 1012])
+        result: "FetchResult", errors: [1001, 1002, 1004, 1005, 1010, 1006, 1007, 1011, 1012])
     public static let subscribe = MethodDescriptor(
         "subscribe", summary: "Receive login-state notifications; answers the events subscribed and the current status.",
         params: [.init("events"), .init("providers")], result: "SubscribeResult", errors: [1002])
