@@ -137,9 +137,9 @@ final class SecretServiceSession {
         return r.status == 0 && !r.output.isEmpty ? r.output : nil
     }
 
-    /// How many auth-agent items `secret-tool search --all` finds.
-    func itemCount() throws -> Int {
-        let r = try run("secret-tool", ["search", "--all", "application", "auth-agent"])
+    /// How many auth-agent items (with these further attributes) `secret-tool search --all` finds.
+    func itemCount(_ attributes: [String] = []) throws -> Int {
+        let r = try run("secret-tool", ["search", "--all", "application", "auth-agent"] + attributes)
         return r.output.components(separatedBy: "\n").filter { $0.hasPrefix("[/") }.count
     }
 
