@@ -33,6 +33,7 @@ declare -gA AUTH_AGENT_ERRORS=(
   [1001]=notLoggedIn [1002]=unknownProvider [1003]=invalidCredentials
   [1004]=sessionExpired [1005]=authServerUnavailable [1006]=originNotAllowed
   [1007]=excessiveRefresh [1008]=loginDenied [1009]=loginTimedOut
+  [1010]=storeUnavailable
 )
 
 # Seconds a call waits for its answer before cancelling it.

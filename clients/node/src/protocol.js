@@ -60,6 +60,7 @@ export const ERRORS = Object.freeze({
   1007: { reason: 'excessiveRefresh', retryable: false },
   1008: { reason: 'loginDenied', retryable: false },
   1009: { reason: 'loginTimedOut', retryable: false },
+  1010: { reason: 'storeUnavailable', retryable: true },
 });
 
 /** Reasons for failures the client detects itself; no agent answer carries them. */

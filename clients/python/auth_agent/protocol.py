@@ -63,6 +63,7 @@ ERRORS: Dict[int, ErrorKind] = {
     1007: ErrorKind("excessiveRefresh", False),
     1008: ErrorKind("loginDenied", False),
     1009: ErrorKind("loginTimedOut", False),
+    1010: ErrorKind("storeUnavailable", True),
 }
 
 #: Reasons for failures the client detects itself (no agent answer carries them).

@@ -45,6 +45,7 @@ M.errors = {
   [1007] = "excessiveRefresh",
   [1008] = "loginDenied",
   [1009] = "loginTimedOut",
+  [1010] = "storeUnavailable",
 }
 
 -- Errors raised by this client, not the agent: they have no code.
