@@ -196,4 +196,23 @@ final class KeyringSessionStoreTests: XCTestCase {
         XCTAssertEqual(token, "pasted-secret")
         XCTAssertEqual(events.get().filter { $0.name == .userLoggedOut }.count, 0)
     }
+
+    /// Another agent changed the record while this one's keyring is locked: the
+    /// session in memory stays, nobody is logged out, and it keeps signing.
+    func testALockedKeyringDuringTheWatchLogsNobodyOut() async throws {
+        let events = TestBox<[AuthEvent]>([])
+        let store = try store()
+        let agent = service(store, events: events)
+        let login = try agent.beginLogin(provider: "pat", credentials: .token("pasted-secret"))
+        _ = try await login.run()
+        login.answered()
+        secrets.locked.set(true)
+        // Another agent's write: same record, new file (the watch's stamp changes).
+        let record = try Data(contentsOf: directory.url.appendingPathComponent("pat.json"))
+        try store.records.saveRecord([UInt8](record), for: "pat")
+        agent.checkStore()
+        XCTAssertEqual(events.get().filter { $0.name == .userLoggedOut }.count, 0)
+        let token = try await Self.token(agent)
+        XCTAssertEqual(token, "pasted-secret")
+    }
 }
