@@ -28,7 +28,10 @@ let package = Package(
         // Providers, sessions, refresh, signing, the store and events. Knows nothing of stdio.
         // libcurl loaded with dlopen on the first request (Linux), so start-up does not map it.
         .target(name: "CurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
-        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Digest", "Wire", .target(name: "CurlShim", condition: .when(platforms: [.linux]))],
+        // libsecret (the freedesktop Secret Service) loaded with dlopen when a keyring store is used (Linux).
+        .target(name: "SecretShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Digest", "Wire", .target(name: "CurlShim", condition: .when(platforms: [.linux])),
+                                                 .target(name: "SecretShim", condition: .when(platforms: [.linux]))],
                 swiftSettings: strict),
         // A loopback-only OAuth 2.0 / session-API issuer for the demo and the tests.
         .target(name: "DevIssuer", dependencies: ["JSON", "Digest", "Wire"], swiftSettings: strict),

@@ -17,6 +17,8 @@ public final class AuthService: Sendable {
     private let order: [String]
     private let matcher: OriginMatcher
     private let sync: StoreSync
+    /// Which store is in effect, for `status`; nil when the embedder did not say.
+    public let storeStatus: StoreStatus?
     /// For `fetch`'s API calls; auth-server calls go through `HTTPCalls`.
     let transport: HTTPTransport
     private let clock: Clock
@@ -33,12 +35,13 @@ public final class AuthService: Sendable {
 
     /// - Parameter lockTimeout: how long to wait for another agent process that
     ///   holds a provider's store lock (then 1005, retryable).
-    public init(config: AgentConfig, store: SessionStore, transport: HTTPTransport, clock: Clock = SystemClock(),
+    public init(config: AgentConfig, store: SessionStore, storeStatus: StoreStatus? = nil, transport: HTTPTransport, clock: Clock = SystemClock(),
                 logger: Logger, httpTimeout: Double = 10, lockTimeout: Double = 15,
                 events: @escaping @Sendable (AuthEvent) -> Void)
     {
         self.config = config
         self.httpTimeout = httpTimeout
+        self.storeStatus = storeStatus
         self.timing = config.refreshTiming
         self.transport = transport
         self.clock = clock
@@ -70,8 +73,10 @@ public final class AuthService: Sendable {
         return c
     }
 
+    /// No session in memory: not logged in — or, when the keyring could not be read, 1010.
     private func notLoggedIn(_ c: SessionCoordinator) -> AuthError {
-        AuthError(.notLoggedIn, "Not logged in to \(c.config.displayName).", provider: c.id)
+        if let why = sync.trouble(c.id) { return StoreSync.unavailable(c, why) }
+        return AuthError(.notLoggedIn, "Not logged in to \(c.config.displayName).", provider: c.id)
     }
 
     public func knows(_ provider: String) -> Bool { coordinators[provider] != nil }
@@ -301,7 +306,7 @@ public final class AuthService: Sendable {
         let id = c.id
         let held = try await sync.lock(c)
         defer { held.unlock() }
-        guard let current = sync.adopt(c) else { throw notLoggedIn(c) }
+        guard let current = try sync.adopt(c) else { throw notLoggedIn(c) }
         if !current.sameTokens(as: stale) { return current }
         // A refresh that got the lock after shutdown began has sent nothing yet: it must not start now.
         guard !shuttingDown.current else { throw AuthError.unavailable(c.config, "auth-agent is shutting down") }
@@ -324,7 +329,7 @@ public final class AuthService: Sendable {
             return installed
         case .rejected(let why):
             // Before declaring the session dead, look again: newer tokens in the store win.
-            if let current = sync.adopt(c), !current.sameTokens(as: stale) { return current }
+            if let current = try sync.adopt(c), !current.sameTokens(as: stale) { return current }
             throw expire(c, stale, why: "the server rejected the refresh (\(why))")
         case .transient(let why):
             logger.warn("refreshing \(id) failed: \(why); the session is kept")
@@ -345,7 +350,7 @@ public final class AuthService: Sendable {
         let held = try? await sync.lock(c)
         defer { held?.unlock() }
         if held != nil {
-            guard let current = sync.adopt(c) else { throw notLoggedIn(c) }
+            guard let current = try sync.adopt(c) else { throw notLoggedIn(c) }
             if !current.sameTokens(as: session) { return current }
         }
         throw expire(c, session, why: why)

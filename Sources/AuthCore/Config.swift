@@ -24,7 +24,7 @@ public struct AgentConfig: Sendable, Equatable {
     public var store: StoreConfig
     public var providers: [ProviderConfig]
 
-    public init(refreshWindowSeconds: Int = 60, store: StoreConfig = .file(path: nil), providers: [ProviderConfig] = []) {
+    public init(refreshWindowSeconds: Int = 60, store: StoreConfig = .auto(path: nil), providers: [ProviderConfig] = []) {
         self.refreshWindowSeconds = refreshWindowSeconds
         self.store = store
         self.providers = providers
@@ -115,17 +115,18 @@ public struct AgentConfig: Sendable, Equatable {
 
     private static func parseStore(_ r: ConfigReader) throws(ConfigError) -> StoreConfig {
         try r.rejectUnknownKeys(storeKeys)
-        let kind = try r.string("kind") ?? "file"
+        let kind = try r.string("kind") ?? "auto"
         let path = try r.string("path")
+        if let path, kind != "memory", !path.hasPrefix("/") { throw r.error("path", "must be an absolute path") }
         switch kind {
-        case "file":
-            if let path, !path.hasPrefix("/") { throw r.error("path", "must be an absolute path") }
-            return .file(path: path)
+        case "auto": return .auto(path: path)
+        case "keyring": return .keyring(path: path)
+        case "file": return .file(path: path)
         case "memory":
-            if path != nil { throw r.error("path", "\"path\" is only used with kind \"file\"") }
+            if path != nil { throw r.error("path", "\"path\" is only used with kind \"file\", \"keyring\" or \"auto\"") }
             return .memory
         default:
-            throw r.error("kind", "unknown store kind \(JSONSerializer.string(.string(kind))); expected \"file\" or \"memory\"")
+            throw r.error("kind", "unknown store kind \(JSONSerializer.string(.string(kind))); expected \"auto\", \"keyring\", \"file\" or \"memory\"")
         }
     }
 

@@ -43,6 +43,13 @@ public final class FileSessionStore: SessionStore {
     }
 
     public func load(_ provider: String) throws -> Session? {
+        try loadRecord(provider, decode: SessionFileFormat.decode)
+    }
+
+    /// Reads the provider's file with every check of `load` and decodes it with
+    /// `decode`; a file `decode` rejects is set aside. The keyring store keeps
+    /// its non-secret records in these files through this and `saveRecord`.
+    func loadRecord<Record>(_ provider: String, decode: ([UInt8]) throws(SessionFormatError) -> Record) throws -> Record? {
         let file = try sessionPath(provider)
         // O_NONBLOCK so that a FIFO planted at the path cannot hang the agent.
         let fd = POSIX.open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
@@ -66,7 +73,7 @@ public final class FileSessionStore: SessionStore {
             return nil
         }
         do {
-            return try SessionFileFormat.decode(bytes)
+            return try decode(bytes)
         } catch {
             setAside(file, openedAs: st, reason: error.problem)
             return nil
@@ -74,7 +81,12 @@ public final class FileSessionStore: SessionStore {
     }
 
     public func save(_ session: Session, for provider: String) throws {
-        try AtomicFile.write(SessionFileFormat.encode(session), to: try sessionPath(provider), directory: path)
+        try saveRecord(SessionFileFormat.encode(session), for: provider)
+    }
+
+    /// Replaces the provider's file atomically with `bytes`.
+    func saveRecord(_ bytes: [UInt8], for provider: String) throws {
+        try AtomicFile.write(bytes, to: try sessionPath(provider), directory: path)
     }
 
     public func remove(_ provider: String) throws {

@@ -1,18 +1,24 @@
-import JSON
+import Foundation
 
-/// What an interactive login needs from the request that started it: who to
-/// show the prompt to, and whether to open a browser.
+/// What an interactive login needs from whoever started it: where to show the
+/// prompt, and whether to open a browser.
 public struct LoginContext: Sendable {
-    /// The id of the `login` request, echoed in `loginPrompt` so the host can match (and cancel) it.
-    public var requestId: JSONValue
     /// `login`'s `openBrowser` param; nil defers to the provider's configuration.
     public var openBrowser: Bool?
-    /// Sends `loginPrompt` params to the host that asked, subscribed or not.
-    public var prompt: @Sendable (JSONValue) -> Void
+    /// Shows the person what to do: the protocol sends it as `loginPrompt` to the
+    /// host that asked; the command line prints it.
+    public var prompt: @Sendable (LoginPrompt) -> Void
 
-    public init(requestId: JSONValue = .null, openBrowser: Bool? = nil, prompt: @escaping @Sendable (JSONValue) -> Void = { _ in }) {
-        self.requestId = requestId
+    public init(openBrowser: Bool? = nil, prompt: @escaping @Sendable (LoginPrompt) -> Void = { _ in }) {
         self.openBrowser = openBrowser
         self.prompt = prompt
     }
+}
+
+/// What an interactive login asks the person to do, and until when.
+public enum LoginPrompt: Sendable, Equatable {
+    /// RFC 8628: enter `userCode` at `verificationURI` (or open `verificationURIComplete`).
+    case deviceCode(userCode: String, verificationURI: String, verificationURIComplete: String?, expiresAt: Date)
+    /// Open `url` in a browser and sign in there.
+    case browser(url: String, expiresAt: Date)
 }

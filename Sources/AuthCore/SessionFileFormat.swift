@@ -8,13 +8,23 @@ enum SessionFileFormat {
     static let version: Int64 = 1
 
     static func encode(_ session: Session) -> [UInt8] {
+        encode(record: session.toJSON())
+    }
+
+    /// The envelope around any session record (the keyring store's records hold no tokens).
+    static func encode(record: JSONValue) -> [UInt8] {
         var envelope = JSONObject()
         envelope["version"] = .int(version)
-        envelope["session"] = session.toJSON()
+        envelope["session"] = record
         return JSONSerializer.bytes(.object(envelope)) + [UInt8(ascii: "\n")]
     }
 
     static func decode(_ bytes: [UInt8]) throws(SessionFormatError) -> Session {
+        try Session(json: try decodeRecord(bytes))
+    }
+
+    /// The `session` member of a valid envelope, not yet checked as a session.
+    static func decodeRecord(_ bytes: [UInt8]) throws(SessionFormatError) -> JSONValue {
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes)
@@ -27,6 +37,6 @@ enum SessionFileFormat {
             throw SessionFormatError("unsupported version \(v.kindName == "a number" ? v.description : v.kindName)")
         }
         guard let session = envelope["session"] else { throw SessionFormatError("\"session\" is missing") }
-        return try Session(json: session)
+        return session
     }
 }

@@ -39,10 +39,10 @@ enum Agent {
     }
 
     static func serve(_ arguments: Arguments, config: AgentConfig, configFile: String, logger: Logger) -> Never {
-        let store = openStore(config, logger: logger)
+        let (store, storeStatus) = openStore(config, logger: logger)
         let subscriptions = Subscriptions()
-        let service = AuthService(config: config, store: store, transport: SystemHTTPTransport(), logger: logger,
-                                  lockTimeout: config.lockTimeoutSeconds, events: { subscriptions.deliver($0) })
+        let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(),
+                                  logger: logger, lockTimeout: config.lockTimeoutSeconds, events: { subscriptions.deliver($0) })
         // Logins, logouts and refreshes by other agents on the same store reach this one within 250 ms.
         service.watchStore(every: 0.25)
         var registry = MethodRegistry()
@@ -62,21 +62,16 @@ enum Agent {
         StdioServer.run(connection, maxLineBytes: arguments.maxMessageBytes)
     }
 
-    /// The configured session store, shared by the long-lived agent and the one-shot subcommands;
-    /// exits 2 when it cannot be used.
-    static func openStore(_ config: AgentConfig, logger: Logger) -> SessionStore {
-        switch config.store {
-        case .memory:
-            return MemorySessionStore()
-        case .file(let path):
-            let directory = path.map { URL(fileURLWithPath: $0) }
-                ?? FileSessionStore.defaultDirectory(environment: ProcessInfo.processInfo.environment)
-            do {
-                return try FileSessionStore(directory: directory, warn: { logger.warn($0) })
-            } catch {
-                Logger.stderrSink("auth-agent: cannot use the session store at \(directory.path): \(error)")
-                exit(2)
-            }
+    /// The configured session store, shared by the long-lived agent and the one-shot subcommands,
+    /// and which kind is in effect (`auto` says why it fell back to files); exits 2 when it cannot
+    /// be used, like a bad configuration.
+    static func openStore(_ config: AgentConfig, logger: Logger) -> (SessionStore, StoreStatus) {
+        do {
+            return try StoreOpening.open(config.store, providers: config.providers, environment: ProcessInfo.processInfo.environment,
+                                         lockTimeout: config.lockTimeoutSeconds, warn: { logger.warn($0) })
+        } catch {
+            Logger.stderrSink("auth-agent: cannot use the session store: \(error)")
+            exit(2)
         }
     }
 

@@ -40,7 +40,8 @@ enum TerminalLogin {
     /// The provider's interactive-login lock beside the store (nil for stores without a directory);
     /// waits, saying so, while another process's login holds it.
     static func loginLock(_ session: ToolSession, provider id: String) throws(ToolFailure) -> StoreLock? {
-        guard let files = session.store as? FileSessionStore else { return nil }
+        // The keyring store keeps its records, and so its locks, in a file store too.
+        guard let files = (session.store as? FileSessionStore) ?? (session.store as? KeyringSessionStore)?.records else { return nil }
         do {
             if let lock = try files.interactiveLoginLock(id, timeout: 0) { return lock }
             Logger.stderrSink("auth-agent: another login to \(id) is in progress; waiting for it to finish…")
@@ -105,7 +106,7 @@ enum TerminalLogin {
 
     /// The `loginPrompt` contents for the person: on stderr, and on the terminal too when stderr
     /// goes elsewhere (a tool that hides its helper's stderr must not hide the device code).
-    static func show(prompt: JSONValue, provider: ProviderConfig) {
+    static func show(prompt: LoginPrompt, provider: ProviderConfig) {
         let text = promptText(prompt, displayName: provider.displayName)
         Logger.stderrSink(text)
         if isatty(2) == 0, let tty = Terminal.controlling() {
@@ -114,16 +115,15 @@ enum TerminalLogin {
         }
     }
 
-    static func promptText(_ prompt: JSONValue, displayName: String) -> String {
-        if let code = prompt["userCode"]?.stringValue, let uri = prompt["verificationUri"]?.stringValue {
+    static func promptText(_ prompt: LoginPrompt, displayName: String) -> String {
+        switch prompt {
+        case .deviceCode(let code, let uri, let complete, _):
             var text = "To log in to \(displayName), open \(uri) and enter the code \(code)"
-            if let complete = prompt["verificationUriComplete"]?.stringValue { text += "\n  (or open \(complete))" }
+            if let complete { text += "\n  (or open \(complete))" }
             return text + "\nWaiting for the approval… (Ctrl-C cancels)"
-        }
-        if let url = prompt["url"]?.stringValue {
+        case .browser(let url, _):
             return "To log in to \(displayName), open this URL in a browser:\n  \(url)\nWaiting for the browser… (Ctrl-C cancels)"
         }
-        return "Waiting for the login to \(displayName)… (Ctrl-C cancels)"
     }
 
     /// `Logged in to Corp SSO as alice (until …).`

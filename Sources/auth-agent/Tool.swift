@@ -34,8 +34,8 @@ enum Tool {
         opened(session)
         switch command.action {
         case .status(let json):
-            let status = AuthMethods.statusResult(session.service.status())
-            return json ? JSONSerializer.string(status) + "\n" : StatusTable.render(status, store: storeDescription(session.config.store))
+            let status = AuthMethods.statusResult(session.service.status(), store: session.service.storeStatus)
+            return json ? JSONSerializer.string(status) + "\n" : StatusTable.render(status, store: session.service.storeStatus?.kind.rawValue ?? "-")
         case .token(let provider, let json):
             let token = try session.token(provider)
             guard json else { return token.token + "\n" }
@@ -74,12 +74,5 @@ enum Tool {
             throw ToolFailure(.failed, "notCovered: no configured provider covers \(Origin(url: url)?.description ?? url) over https or loopback")
         }
         return "Authorization: \(signature.authorization)\n"
-    }
-
-    static func storeDescription(_ store: StoreConfig) -> String {
-        switch store {
-        case .memory: return "memory"
-        case .file: return "file"
-        }
     }
 }

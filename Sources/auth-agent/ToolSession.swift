@@ -22,8 +22,8 @@ struct ToolSession {
         if case .memory = config.store {
             throw ToolFailure(.usage, "\(path) sets store.kind \"memory\": a one-shot command's session would end with the process; use the file store")
         }
-        let store = Agent.openStore(config, logger: logger)
-        let service = AuthService(config: config, store: store, transport: SystemHTTPTransport(), logger: logger,
+        let (store, storeStatus) = Agent.openStore(config, logger: logger)
+        let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(), logger: logger,
                                   lockTimeout: config.lockTimeoutSeconds, events: { _ in })
         return ToolSession(config: config, service: service, store: store, logger: logger)
     }

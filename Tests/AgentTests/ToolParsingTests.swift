@@ -77,8 +77,8 @@ final class ToolParsingTests: XCTestCase {
             gh        loggedOut  -      -                     file
 
             """)
-        let device = TerminalLogin.promptText(["userCode": "ABCD-EFGH", "verificationUri": "https://x/device"], displayName: "X")
+        let device = TerminalLogin.promptText(.deviceCode(userCode: "ABCD-EFGH", verificationURI: "https://x/device", verificationURIComplete: nil, expiresAt: Date()), displayName: "X")
         XCTAssertTrue(device.contains("open https://x/device and enter the code ABCD-EFGH"), device)
-        XCTAssertTrue(TerminalLogin.promptText(["url": "https://x/authorize?a=b"], displayName: "X").contains("https://x/authorize?a=b"))
+        XCTAssertTrue(TerminalLogin.promptText(.browser(url: "https://x/authorize?a=b", expiresAt: Date()), displayName: "X").contains("https://x/authorize?a=b"))
     }
 }

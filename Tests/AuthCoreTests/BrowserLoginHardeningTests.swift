@@ -41,7 +41,9 @@ final class BrowserLoginHardeningTests: XCTestCase {
         let prompted = TestBox<String?>(nil)
         let login = Task { () -> AuthError? in
             do throws(AuthError) {
-                _ = try await provider.login(nil, context: LoginContext(prompt: { prompt in prompted.set(prompt["url"]?.stringValue) }))
+                _ = try await provider.login(nil, context: LoginContext(prompt: { prompt in
+                    if case .browser(let url, _) = prompt { prompted.set(url) }
+                }))
                 return nil
             } catch {
                 return error

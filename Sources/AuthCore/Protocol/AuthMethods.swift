@@ -40,7 +40,9 @@ public enum AuthMethods {
     }
 
     /// `status`'s result, for the command line's `status --json`.
-    public static func statusResult(_ providers: [ProviderStatus]) -> JSONValue { StatusMethod.result(providers) }
+    public static func statusResult(_ providers: [ProviderStatus], store: StoreStatus?) -> JSONValue {
+        StatusMethod.result(providers, store: store)
+    }
 
     /// Registers every auth method; events reach the host through `subscriptions`.
     public static func register(into registry: inout MethodRegistry, service: AuthService, subscriptions: Subscriptions) {

@@ -40,12 +40,30 @@ enum LoginMethod: AuthMethod {
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         let params = try Params(call.params)
-        let login = LoginContext(requestId: call.id ?? .null, openBrowser: params.openBrowser,
-                                 prompt: { [connection = call.connection] in connection.notify(AuthMethods.loginPrompt, $0) })
+        let requestId = call.id ?? .null
+        let login = LoginContext(openBrowser: params.openBrowser, prompt: { [connection = call.connection] prompt in
+            connection.notify(AuthMethods.loginPrompt, Self.prompt(prompt, provider: params.provider, requestId: requestId))
+        })
         let service = context.service
         return AuthMethods.later({ () async throws(AuthError) in
             try await service.login(provider: params.provider, credentials: params.credentials, context: login)
         }, encode: result)
+    }
+
+    /// `loginPrompt`'s params: the prompt, with the provider and the id of the `login` it belongs to.
+    static func prompt(_ prompt: LoginPrompt, provider: String, requestId: JSONValue) -> JSONValue {
+        var o: JSONObject = ["provider": .string(provider), "requestId": requestId]
+        switch prompt {
+        case .deviceCode(let userCode, let uri, let complete, let expiresAt):
+            o["userCode"] = .string(userCode)
+            o["verificationUri"] = .string(uri)
+            if let complete { o["verificationUriComplete"] = .string(complete) }
+            o["expiresAt"] = .string(RFC3339.format(expiresAt))
+        case .browser(let url, let expiresAt):
+            o["url"] = .string(url)
+            o["expiresAt"] = .string(RFC3339.format(expiresAt))
+        }
+        return .object(o)
     }
 
     static func result(_ r: LoginResult) -> JSONValue {

@@ -10,12 +10,19 @@ enum StatusMethod: AuthMethod {
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: [])
-        return .result(result(context.service.status()))
+        return .result(result(context.service.status(), store: context.service.storeStatus))
     }
 
     /// The `StatusResult` (also inside `subscribe`'s answer).
-    static func result(_ providers: [ProviderStatus]) -> JSONValue {
-        ["providers": .array(providers.map(json))]
+    static func result(_ providers: [ProviderStatus], store: StoreStatus?) -> JSONValue {
+        var o: JSONObject = [:]
+        if let store {
+            var s: JSONObject = ["kind": .string(store.kind.rawValue)]
+            if let reason = store.reason { s["reason"] = .string(reason) }
+            o["store"] = .object(s)
+        }
+        o["providers"] = .array(providers.map(json))
+        return .object(o)
     }
 
     static func json(_ p: ProviderStatus) -> JSONValue {

@@ -28,7 +28,7 @@ enum SubscribeMethod: AuthMethod {
         let filter = providers.map(Set.init)
         context.subscriptions.subscribe(call.connection, events: Set(events), providers: filter)
         return .result(["events": .array(events.map { .string($0.rawValue) }),
-                        "status": StatusMethod.result(context.service.status(providers: filter))])
+                        "status": StatusMethod.result(context.service.status(providers: filter), store: context.service.storeStatus)])
     }
 }
 

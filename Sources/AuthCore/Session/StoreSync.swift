@@ -13,6 +13,9 @@ final class StoreSync: Sendable {
     private let events: @Sendable (AuthEvent) -> Void
     /// The store fingerprint last seen per provider.
     private let stamps = Locked<[String: String?]>([:])
+    /// Providers whose stored session could not be read because the keyring is
+    /// locked or gone, with what it said: they answer 1010, not "not logged in".
+    private let troubles = Locked<[String: String]>([:])
     private let watcher = Locked<DispatchSourceTimer?>(nil)
 
     init(store: SessionStore, logger: Logger, lockTimeout: Double, events: @escaping @Sendable (AuthEvent) -> Void) {
@@ -22,11 +25,17 @@ final class StoreSync: Sendable {
         self.events = events
     }
 
-    /// The stored session at start-up (nil, with a warning, when it cannot be read).
+    /// The stored session at start-up (nil, with a warning, when it cannot be read;
+    /// a keyring in trouble is read again at the next check).
     func initialSession(_ id: String) -> Session? {
-        defer { stamps.withLock { $0[id] = store.modificationStamp(id) } }
-        return loadQuietly(id)
+        let stamp = store.modificationStamp(id)
+        guard let session = try? loadQuietly(id) else { return nil }
+        stamps.withLock { $0[id] = stamp }
+        return session
     }
+
+    /// What the keyring said when the provider's session could not be read, if it could not.
+    func trouble(_ id: String) -> String? { troubles.withLock { $0[id] } }
 
     /// The stored session's generation, for numbering a new login after it.
     func storedGeneration(_ id: String) -> Int? { (try? store.load(id))?.generation }
@@ -47,10 +56,20 @@ final class StoreSync: Sendable {
 
     /// Adopts whatever another agent process saved for this provider (call it
     /// holding the lock); returns the session now current, nil when logged out.
-    func adopt(_ c: SessionCoordinator) -> Session? {
-        reconcile(c)
-        stamps.withLock { $0[c.id] = store.modificationStamp(c.id) }
+    /// A keyring in trouble changes nothing and is 1010.
+    func adopt(_ c: SessionCoordinator) throws(AuthError) -> Session? {
+        let stamp = store.modificationStamp(c.id)
+        do {
+            try reconcile(c)
+        } catch {
+            throw Self.unavailable(c, error.reason)
+        }
+        stamps.withLock { $0[c.id] = stamp }
         return c.current
+    }
+
+    static func unavailable(_ c: SessionCoordinator, _ why: String) -> AuthError {
+        AuthError(.storeUnavailable, "The keyring holding the \(c.config.displayName) session is unavailable: \(why).", provider: c.id)
     }
 
     /// Picks up a login, logout or refresh another agent made, if the store changed.
@@ -61,7 +80,8 @@ final class StoreSync: Sendable {
         let stamp = store.modificationStamp(id)
         guard stamps.withLock({ $0[id] != .some(stamp) }), let held = try? store.tryLock(id) else { return }
         defer { held.unlock() }
-        reconcile(c)
+        // A keyring in trouble keeps what is in memory; the change is read again next time.
+        guard (try? reconcile(c)) != nil else { return }
         stamps.withLock { $0[id] = stamp }
     }
 
@@ -97,16 +117,27 @@ final class StoreSync: Sendable {
     }
 
     /// Call holding the store lock.
-    private func reconcile(_ c: SessionCoordinator) {
-        if let event = c.reconcile(with: loadQuietly(c.id)) {
+    private func reconcile(_ c: SessionCoordinator) throws(KeyringTrouble) {
+        if let event = c.reconcile(with: try loadQuietly(c.id)) {
             logger.info("\(c.id) was changed by another agent (\(event.name.rawValue))")
             events(event)
         }
     }
 
-    private func loadQuietly(_ id: String) -> Session? {
+    struct KeyringTrouble: Error { let reason: String }
+
+    /// The stored session; nil (with a warning) when it is unreadable. Throws only
+    /// when the keyring is unavailable: then the session in memory is kept as it is.
+    private func loadQuietly(_ id: String) throws(KeyringTrouble) -> Session? {
         do {
-            return try store.load(id)
+            let session = try store.load(id)
+            troubles.withLock { $0[id] = nil }
+            return session
+        } catch SessionStoreError.unavailable(let why) {
+            if troubles.withLock({ $0.updateValue(why, forKey: id) }) != why {
+                logger.warn("could not read the stored session of \(id): the keyring: \(why)")
+            }
+            throw KeyringTrouble(reason: why)
         } catch {
             logger.warn("could not read the stored session of \(id): \(error)")
             return nil
