@@ -80,14 +80,17 @@ final class DeviceCodePollingTests: XCTestCase {
         XCTAssertEqual(denied.failure?.code, .loginDenied)
     }
 
-    func testCancellingTheLoginStopsPolling() async {
+    func testCancellingTheLoginStopsPolling() async throws {
         let server = DeviceServer(polls: [])
         let clock = self.clock
         let task = Task.detached { [server, clock] in await DeviceCodePollingTests.login(server, clock: clock) }
+        for _ in 0..<2000 where server.pollCount.get() == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
         task.cancel()
+        let atCancel = server.pollCount.get()
         let result = await task.value
         XCTAssertEqual(result.failure?.code, .loginDenied)
-        XCTAssertLessThanOrEqual(server.pollCount.get(), 1)
+        XCTAssertLessThanOrEqual(server.pollCount.get(), atCancel + 1, "at most the poll under way when it was cancelled")
+        XCTAssertLessThan(server.pollCount.get(), 100, "stopped long before the code expired")
     }
 }
 

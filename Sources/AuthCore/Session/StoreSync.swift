@@ -74,12 +74,15 @@ final class StoreSync: Sendable {
 
     /// Picks up a login, logout or refresh another agent made, if the store changed.
     /// Reads under the store lock, so it never sees a write half-done in memory; when
-    /// someone holds the lock it tries again next time (the change is not marked seen).
-    func check(_ c: SessionCoordinator) {
+    /// someone holds the lock it tries again next time (the change is not marked seen) —
+    /// unless `evenIfBusy`: with no session in memory there is nothing a read could undo.
+    func check(_ c: SessionCoordinator, evenIfBusy: Bool = false) {
         let id = c.id
         let stamp = store.modificationStamp(id)
-        guard stamps.withLock({ $0[id] != .some(stamp) }), let held = try? store.tryLock(id) else { return }
-        defer { held.unlock() }
+        guard stamps.withLock({ $0[id] != .some(stamp) }) else { return }
+        let held = try? store.tryLock(id)
+        guard held != nil || evenIfBusy else { return }
+        defer { held?.unlock() }
         // A keyring in trouble keeps what is in memory; the change is read again next time.
         guard (try? reconcile(c)) != nil else { return }
         stamps.withLock { $0[id] = stamp }
@@ -88,7 +91,7 @@ final class StoreSync: Sendable {
     /// Before answering "not logged in", look at the store once: another agent
     /// may have logged in since the last periodic check.
     func catchUp(_ c: SessionCoordinator) -> (session: Session, authorization: String)? {
-        check(c)
+        check(c, evenIfBusy: c.current == nil)
         return c.snapshot()
     }
 
