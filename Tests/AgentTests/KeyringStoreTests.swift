@@ -174,7 +174,10 @@ final class KeyringStoreTests: XCTestCase {
         let refreshes = harness.issuer.count("token.refresh_token")
         print("keyring multi-agent: \(answers.count) signs, \(tokens.count) distinct tokens, \(refreshes) refreshes")
         XCTAssertGreaterThanOrEqual(tokens.count, 3, "the run should span several expiries")
-        XCTAssertEqual(refreshes, tokens.count - 1, "one refresh per expiry, not one per agent")
+        // Every token but the first came from one refresh; a background refresh that lands after the
+        // last sign adds one token nobody saw. Two refreshes of one token would have revoked the family
+        // (this issuer allows no reuse), which the no-logout check above rules out.
+        XCTAssertTrue((tokens.count - 1...tokens.count).contains(refreshes), "one refresh per expiry, not one per agent: \(refreshes) refreshes, \(tokens.count) tokens")
         XCTAssertEqual(try keyring.itemCount(), 1, "old generations' items are deleted")
     }
 
