@@ -39,13 +39,15 @@ let package = Package(
         .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "AuthCore", "DevIssuer"], swiftSettings: strict),
         // Drives the built agent over pipes beside an echo baseline; prints ratios.
         .executableTarget(name: "auth-agent-bench", swiftSettings: strict),
+        // What several test targets use: a slow local client for the browser-login listener.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "DigestTests", dependencies: ["Digest"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC"], swiftSettings: strict),
-        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON", "Wire"], swiftSettings: strict),
+        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON", "Wire", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON"], swiftSettings: strict),
         // Golden transcripts, schema checks and fuzzing against the built binary.
-        .testTarget(name: "AgentTests", dependencies: ["JSON", "JSONRPC", "AuthCore", "DevIssuer", "auth-agent"], swiftSettings: strict),
+        .testTarget(name: "AgentTests", dependencies: ["TestSupport", "JSON", "JSONRPC", "AuthCore", "DevIssuer", "auth-agent"], swiftSettings: strict),
     ]
 )

@@ -1,6 +1,7 @@
 import DevIssuer
 import Foundation
 import JSON
+import TestSupport
 import XCTest
 
 /// Browser-login paths a transcript cannot express: forged and stalled callbacks

@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import JSON
 import Wire
+import TestSupport
 import XCTest
 
 /// What other local processes and hostile servers can do to a browser login:

@@ -25,7 +25,7 @@ public final class MemorySessionStore: SessionStore {
     }
 
     public func tryLock(_ provider: String) throws -> StoreLock? {
-        guard locks.acquire(provider, timeout: 0) else { return nil }
+        guard locks.tryAcquire(provider) else { return nil }
         return StoreLock { [locks] in locks.release(provider) }
     }
 

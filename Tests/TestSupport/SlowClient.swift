@@ -8,12 +8,12 @@ import Foundation
 /// A local process playing against the browser-login callback: it connects to
 /// 127.0.0.1:`port` and sends the start of a request one byte at a time, every
 /// `interval` seconds, never finishing it, until `stop()` (bounded by `limit`).
-final class SlowClient: @unchecked Sendable {
+public final class SlowClient: @unchecked Sendable {
     private let fd: Int32
     private let stopped = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(port: UInt16, interval: TimeInterval = 0.5, limit: TimeInterval = 60) throws {
+    public init(port: UInt16, interval: TimeInterval = 0.5, limit: TimeInterval = 60) throws {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -55,7 +55,7 @@ final class SlowClient: @unchecked Sendable {
     }
 
     /// Stops sending and closes the connection.
-    func stop() {
+    public func stop() {
         stopped.signal()
         finished.wait()
         close(fd)
