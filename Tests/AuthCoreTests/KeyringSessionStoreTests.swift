@@ -193,6 +193,25 @@ final class KeyringSessionStoreTests: XCTestCase {
         XCTAssertEqual(events.get().filter { $0.name == .userLoggedOut }.count, 0)
     }
 
+    /// A login while the keyring is locked cannot be kept: 1010, and nothing is installed or announced.
+    func testALoginWithTheKeyringLockedAnswers1010AndLeavesNothing() async throws {
+        let events = TestBox<[AuthEvent]>([])
+        let agent = service(try store(), events: events)
+        secrets.locked.set(true)
+        do {
+            _ = try await agent.login(provider: "pat", credentials: .token("pasted-secret"))
+            XCTFail("expected 1010")
+        } catch let error as AuthError {
+            XCTAssertEqual(error.code, .storeUnavailable)
+        }
+        XCTAssertNil(agent.status().first?.session, "nothing installed")
+        XCTAssertEqual(events.get(), [], "nothing announced")
+        secrets.locked.set(false)
+        _ = try await agent.login(provider: "pat", credentials: .token("pasted-secret"))
+        let token = try await Self.token(agent)
+        XCTAssertEqual(token, "pasted-secret")
+    }
+
     /// Another agent changed the record while this one's keyring is locked: the
     /// session in memory stays, nobody is logged out, and it keeps signing.
     func testALockedKeyringDuringTheWatchLogsNobodyOut() async throws {
