@@ -51,7 +51,11 @@ enum Agent {
         options.serverVersion = Arguments.version
         options.capabilities = AuthMethods.capabilities
         // Before exiting, a refresh the server may already have answered is waited for and persisted.
+        // Once: a closed stdout and the end of input can both end the process, and exit(3) must not
+        // run on two threads at once.
+        let leaving = Locked(false)
         let leave: @Sendable (Int32) -> Never = { code in
+            if leaving.withLock({ l in defer { l = true }; return l }) { while true { pause() } }
             service.finishRefreshes()
             exit(code)
         }
