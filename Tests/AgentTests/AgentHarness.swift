@@ -1,6 +1,7 @@
 import DevIssuer
 import Foundation
 import JSON
+import TestSupport
 import XCTest
 
 /// A dev issuer plus agents configured against it, for tests that need more
@@ -18,8 +19,7 @@ final class AgentHarness {
         self.environment = environment
         issuer = DevIssuer(options: issuerOptions)
         _ = try issuer.start(port: 0)
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-harness-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TemporaryDirectory(prefix: "auth-agent-harness").url
         configPath = directory.appendingPathComponent("config.json")
         let base = issuer.baseURL
         let config: JSONValue = [

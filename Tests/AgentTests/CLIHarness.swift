@@ -2,6 +2,7 @@ import DevIssuer
 import Foundation
 import JSON
 import JSONRPC
+import TestSupport
 import XCTest
 
 /// A dev issuer and a file-store configuration for the one-shot subcommands, and a way to run
@@ -15,8 +16,7 @@ final class CLIHarness: Sendable {
     init(issuerOptions: DevIssuerOptions = .init(), refreshWindowSeconds: Int = 60, extraOrigins: [String] = [], memoryStore: Bool = false) throws {
         issuer = DevIssuer(options: issuerOptions)
         _ = try issuer.start(port: 0)
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TemporaryDirectory(prefix: "auth-agent-cli").url
         configPath = directory.appendingPathComponent("config.json")
         try writeConfig(refreshWindowSeconds: refreshWindowSeconds, extraOrigins: extraOrigins, memoryStore: memoryStore)
     }

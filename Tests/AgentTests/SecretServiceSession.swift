@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import TestSupport
 import XCTest
 
 /// A private session bus with its own GNOME Keyring (secrets component only),
@@ -18,8 +19,7 @@ final class SecretServiceSession {
         for tool in ["dbus-daemon", "gnome-keyring-daemon", "secret-tool", "dbus-send"] where Self.which(tool) == nil {
             throw XCTSkip("\(tool) is not installed (Debian: gnome-keyring dbus libsecret-tools); skipping the real keyring tests")
         }
-        home = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-keyring-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        home = try TemporaryDirectory(prefix: "auth-agent-keyring").url
         bus.executableURL = URL(fileURLWithPath: Self.which("dbus-daemon")!)
         let config = home.appendingPathComponent("bus.conf")
         try Data(Self.busConfiguration(socketDirectory: home.path).utf8).write(to: config)

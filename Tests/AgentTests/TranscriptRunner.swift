@@ -1,6 +1,7 @@
 import DevIssuer
 import Foundation
 import JSON
+import TestSupport
 import XCTest
 
 /// Plays one transcript against a freshly spawned agent and reports every
@@ -32,8 +33,7 @@ struct TranscriptRunner {
     func run(_ url: URL) throws {
         let name = url.lastPathComponent
         let transcript = try Transcript(text: String(contentsOf: url, encoding: .utf8), file: name)
-        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-transcript-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        let tmp = try TemporaryDirectory(prefix: "auth-agent-transcript").url
         defer { try? FileManager.default.removeItem(at: tmp) }
         let issuer = DevIssuer()
         _ = try issuer.start(port: 0)

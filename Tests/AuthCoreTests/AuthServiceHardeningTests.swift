@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import JSONRPC
 import Wire
+import TestSupport
 import XCTest
 
 /// Issue 10 (hardening): what the agent does with odd servers, odd input and a

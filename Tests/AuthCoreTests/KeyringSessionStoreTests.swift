@@ -2,6 +2,7 @@
 import Foundation
 import JSON
 import JSONRPC
+import TestSupport
 import XCTest
 
 /// The keyring store over a fake keyring: what goes where, the write order that
