@@ -65,6 +65,11 @@ struct TranscriptRunner {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(expand(f.content).utf8).write(to: url)
         }
+        for link in transcript.symlinks {
+            let url = tmp.appendingPathComponent(link.path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: expand(link.target))
+        }
         var agent = try AgentProcess(arguments: args, environment: env)
         defer { agent.kill() }
 
