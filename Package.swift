@@ -38,7 +38,7 @@ let package = Package(
         // The thin executable that wires the layers to stdin/stdout.
         .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "AuthCore", "DevIssuer"], swiftSettings: strict),
         // Drives the built agent over pipes beside an echo baseline; prints ratios.
-        .executableTarget(name: "auth-agent-bench", swiftSettings: strict),
+        .executableTarget(name: "auth-agent-bench", dependencies: ["AuthCore"], swiftSettings: strict),
         // What several test targets use: a slow local client for the browser-login listener.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),

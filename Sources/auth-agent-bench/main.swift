@@ -12,14 +12,22 @@ import Darwin
 
 let args = Array(CommandLine.arguments.dropFirst())
 if args.first == "--noop" { exit(0) }
+if args.first == "--stores" {
+    let report = Report()
+    report.header(agentPath: "(in-process stores)")
+    StoreScenario.run(report: report)
+    exit(0)
+}
 if args.first == "--echo" { Echo.run() }
 if args.first == "--help" || args.first == "-h" {
     print("""
-        Usage: swift run -c release auth-agent-bench [--quick | --helpers] [--agent PATH]
+        Usage: swift run -c release auth-agent-bench [--quick | --helpers | --stores] [--agent PATH]
         Measures the agent built beside this binary: pipelined throughput, ping-pong round trip,
         cold start and peak RSS, beside an echo baseline and an empty Foundation program.
         --helpers measures only the start-up of `auth-agent token P` and `git-credential get`
         (median of 30 whole-process runs each) beside the empty program.
+        --stores measures a session read and write in the file store and, where a Secret Service
+        answers on the session bus, in the keyring store (median of 200 each).
         """)
     exit(0)
 }
