@@ -31,24 +31,29 @@ let package = Package(
         // Providers, sessions, refresh, signing, the store and events. Knows nothing of stdio.
         // libcurl loaded with dlopen on the first request (Linux), so start-up does not map it.
         .target(name: "CurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
-        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Locking", "Digest", "Wire", .target(name: "CurlShim", condition: .when(platforms: [.linux]))],
+        // libsecret (the freedesktop Secret Service) loaded with dlopen when a keyring store is used (Linux).
+        .target(name: "SecretShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Locking", "Digest", "Wire", .target(name: "CurlShim", condition: .when(platforms: [.linux])),
+                                                 .target(name: "SecretShim", condition: .when(platforms: [.linux]))],
                 swiftSettings: strict),
         // A loopback-only OAuth 2.0 / session-API issuer for the demo and the tests.
         .target(name: "DevIssuer", dependencies: ["JSON", "Locking", "Digest", "Wire"], swiftSettings: strict),
         // The thin executable that wires the layers to stdin/stdout.
         .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "AuthCore", "DevIssuer"], swiftSettings: strict),
         // Drives the built agent over pipes beside an echo baseline; prints ratios.
-        .executableTarget(name: "auth-agent-bench", swiftSettings: strict),
+        .executableTarget(name: "auth-agent-bench", dependencies: ["AuthCore"], swiftSettings: strict),
         // The bench's start-up baseline: an empty Foundation program that answers each line with `{}`.
         .executableTarget(name: "auth-agent-empty", swiftSettings: strict),
+        // What several test targets use: a slow local client for the browser-login listener.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "DigestTests", dependencies: ["Digest"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: strict),
         .testTarget(name: "LockingTests", dependencies: ["Locking"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "Locking"], swiftSettings: strict),
-        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON", "Wire"], swiftSettings: strict),
+        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON", "Wire", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON"], swiftSettings: strict),
         // Golden transcripts, schema checks and fuzzing against the built binary.
-        .testTarget(name: "AgentTests", dependencies: ["JSON", "JSONRPC", "Locking", "AuthCore", "DevIssuer", "auth-agent"], swiftSettings: strict),
+        .testTarget(name: "AgentTests", dependencies: ["TestSupport", "JSON", "JSONRPC", "Locking", "AuthCore", "DevIssuer", "auth-agent"], swiftSettings: strict),
     ]
 )

@@ -1,5 +1,4 @@
 import JSON
-import JSONRPC
 
 /// The application error codes of the protocol, with the `data.reason` a host
 /// switches on and whether retrying the same call can succeed.
@@ -71,11 +70,5 @@ public struct AuthError: Error, Sendable, Equatable {
     /// again would get the same answer: not retryable, and the message names the problem.
     static func malformedResponse(_ provider: ProviderConfig, _ problem: String) -> AuthError {
         AuthError(.loginDenied, "\(provider.displayName) sent an unusable answer: \(problem).", provider: provider.id)
-    }
-
-    public var rpcError: RPCError {
-        var data: JSONObject = ["reason": .string(code.reason), "retryable": .bool(code.retryable)]
-        if let provider { data["provider"] = .string(provider) }
-        return RPCError(code: code.rawValue, message: message, data: .object(data))
     }
 }

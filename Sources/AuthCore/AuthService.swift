@@ -10,27 +10,30 @@ import Locking
 
 /// The one place where the current users and tokens live: login, logout,
 /// signing, refresh and status for every configured provider, over an
-/// injected store, HTTP transport and clock. Knows nothing of stdio or
-/// JSON-RPC framing; `AuthMethods` binds it to the protocol.
+/// injected store, HTTP transport and clock.
+///
+/// A thin composition: each provider's `SessionCoordinator` holds its session
+/// and refresh state, `StoreSync` keeps it in step with other agent processes,
+/// and the operations here are plain async functions returning Swift values.
+/// They know nothing of JSON-RPC, ordering or stdio: `Protocol/` declares each
+/// method (params, result, ordering) and binds it to them.
 public final class AuthService: Sendable {
     public let config: AgentConfig
-    private let states: [String: ProviderState]
+    private let coordinators: [String: SessionCoordinator]
     private let order: [String]
     private let matcher: OriginMatcher
-    private let store: SessionStore
+    private let sync: StoreSync
+    /// Which store is in effect, for `status`; nil when the embedder did not say.
+    public let storeStatus: StoreStatus?
     /// For `fetch`'s API calls; auth-server calls go through `HTTPCalls`.
     let transport: HTTPTransport
     private let clock: Clock
     private let logger: Logger
     private let events: @Sendable (AuthEvent) -> Void
-    private let lockTimeout: Double
     private let httpTimeout: Double
     private let timing: RefreshTiming
     /// Set when the process is about to exit: no refresh starts any more.
     private let shuttingDown = Locked(false)
-    /// The store fingerprint last seen per provider, for `checkStore`.
-    private let stamps = Locked<[String: String?]>([:])
-    private let watcher = Locked<DispatchSourceTimer?>(nil)
     private let origins = OriginCache()
 
     /// Seconds a logout may spend telling the server; the local session is gone either way.
@@ -38,266 +41,228 @@ public final class AuthService: Sendable {
 
     /// - Parameter lockTimeout: how long to wait for another agent process that
     ///   holds a provider's store lock (then 1005, retryable).
-    public init(config: AgentConfig, store: SessionStore, transport: HTTPTransport, clock: Clock = SystemClock(),
+    public init(config: AgentConfig, store: SessionStore, storeStatus: StoreStatus? = nil, transport: HTTPTransport, clock: Clock = SystemClock(),
                 logger: Logger, httpTimeout: Double = 10, lockTimeout: Double = 15,
                 events: @escaping @Sendable (AuthEvent) -> Void)
     {
         self.config = config
-        self.lockTimeout = lockTimeout
         self.httpTimeout = httpTimeout
+        self.storeStatus = storeStatus
         self.timing = config.refreshTiming
-        self.store = store
         self.transport = transport
         self.clock = clock
         self.logger = logger
         self.events = events
+        let sync = StoreSync(store: store, logger: logger, lockTimeout: lockTimeout, events: events)
+        self.sync = sync
         let http = HTTPCalls(transport: transport, timeout: httpTimeout)
         let discovery = Discovery(http: http)
-        var states: [String: ProviderState] = [:]
+        var coordinators: [String: SessionCoordinator] = [:]
         for p in config.providers {
             let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery,
                                     lifetimeWarning: WarnOnce { logger.warn($0) })
             let provider = p.flow.descriptor.makeProvider(FlowContext(config: p, http: http, oauth: oauth, clock: clock,
                                                                       revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher()))
-            var session: Session?
-            do {
-                session = try store.load(p.id)
-            } catch {
-                logger.warn("could not read the stored session of \(p.id): \(error)")
-            }
-            stamps.withLock { $0[p.id] = store.modificationStamp(p.id) }
-            states[p.id] = ProviderState(config: p, provider: provider, session: session)
+            coordinators[p.id] = SessionCoordinator(config: p, provider: provider, session: sync.initialSession(p.id))
         }
-        self.states = states
+        self.coordinators = coordinators
         self.order = config.providers.map(\.id)
         self.matcher = OriginMatcher(config.providers.map { (provider: $0.id, origins: $0.origins) })
     }
 
     // MARK: Lookups
 
-    private func state(_ id: String) throws(AuthError) -> ProviderState {
-        guard let s = states[id] else {
+    private func coordinator(_ id: String) throws(AuthError) -> SessionCoordinator {
+        guard let c = coordinators[id] else {
             throw AuthError(.unknownProvider, "No provider \"\(id)\" is configured; known: \(order.joined(separator: ", ")).", provider: id)
         }
-        return s
+        return c
     }
 
-    private func notLoggedIn(_ s: ProviderState) -> AuthError {
-        AuthError(.notLoggedIn, "Not logged in to \(s.config.displayName).", provider: s.id)
+    /// No session in memory: not logged in — or, when the keyring could not be read, 1010.
+    private func notLoggedIn(_ c: SessionCoordinator) -> AuthError {
+        if let why = sync.trouble(c.id) { return StoreSync.unavailable(c, why) }
+        return AuthError(.notLoggedIn, "Not logged in to \(c.config.displayName).", provider: c.id)
     }
 
-    // MARK: status
+    public func knows(_ provider: String) -> Bool { coordinators[provider] != nil }
 
-    public func status(providers filter: Set<String>? = nil) -> JSONValue {
-        var list: [JSONValue] = []
-        for id in order where filter?.contains(id) ?? true {
-            let s = states[id]!
-            var entry: JSONObject = [
-                "id": .string(id), "displayName": .string(s.config.displayName), "flow": .string(s.config.flow.rawValue),
-                "fields": .array(s.config.flow.descriptor.fields.map(\.json)),
-            ]
-            if let session = s.current {
-                entry["state"] = "loggedIn"
-                entry["user"] = session.user ?? [:]
-                entry["expiresAt"] = RFC3339.json(session.expiresAt)
-            } else {
-                entry["state"] = "loggedOut"
-            }
-            list.append(.object(entry))
-        }
-        return ["providers": .array(list)]
+    /// The provider a request to `url` goes to (`explicit` when given), for ordering
+    /// requests; nil when no provider covers it. Never throws: a bad request is
+    /// refused by the operation itself.
+    public func provider(forURL url: String, explicit: String?) -> String? {
+        if let explicit { return explicit }
+        return (try? route(url: url, provider: nil))??.id
     }
-
-    public func knows(_ provider: String) -> Bool { states[provider] != nil }
-
-    // MARK: login / logout
-
-    /// Starts a login: the provider is marked as changing at once (so later
-    /// requests for it wait until its answer is out), and the returned work performs it.
-    public func beginLogin(provider id: String, credentials: Credentials?, context: LoginContext = LoginContext()) throws(AuthError) -> Work {
-        let s = try state(id)
-        let change = s.beginChange()
-        return Work(run: { [self] in
-            for earlier in change.previous { await earlier.wait() }
-            return try await login(s, credentials: credentials, context: context)
-        }, answered: { s.endChange(change.mine) })
-    }
-
-    /// Starts a logout, ordered like `beginLogin`.
-    public func beginLogout(provider id: String) throws(AuthError) -> Work {
-        let s = try state(id)
-        let change = s.beginChange()
-        return Work(run: { [self] in
-            for earlier in change.previous { await earlier.wait() }
-            return await logout(s)
-        }, answered: { s.endChange(change.mine) })
-    }
-
-    private func login(_ s: ProviderState, credentials: Credentials?, context: LoginContext) async throws(AuthError) -> JSONValue {
-        let id = s.id
-        let fresh = try await s.provider.login(credentials, context: context)
-        let held = try await lockStore(s)
-        defer { held.unlock() }
-        let stored = try? store.load(id)
-        var session = fresh
-        session.generation = max(stored?.generation ?? 0, s.current?.generation ?? 0) + 1
-        // A login that is not saved would be lost with this process: fail it, and install nothing.
-        do {
-            try s.replace(with: session) { try save(id, $0) }
-        } catch {
-            throw AuthError.storeUnavailable(s.config, error)
-        }
-        logger.info("logged in to \(id)")
-        let user = session.user ?? [:]
-        events(.loggedIn(provider: id, user: user, expiresAt: session.expiresAt))
-        return ["provider": .string(id), "user": user, "expiresAt": RFC3339.json(session.expiresAt)]
-    }
-
-    private func logout(_ s: ProviderState) async -> JSONValue {
-        let id = s.id
-        // The user asked to be logged out: if another agent holds the lock too long, log out anyway.
-        let held = try? await lockStore(s)
-        defer { held?.unlock() }
-        guard let session = s.take(persist: { persist(id, nil) }) else { return ["revoked": false] }
-        logger.info("logged out of \(id)")
-        events(.loggedOut(provider: id, reason: .logout))
-        let revoked = await s.provider.revoke(session)
-        return ["revoked": .bool(revoked)]
-    }
-
-    // MARK: sign / token / refresh
 
     /// The provider a request goes to, or nil when no provider covers its origin.
-    func route(url: String, provider explicit: String?) throws(AuthError) -> ProviderState? {
+    func route(url: String, provider explicit: String?) throws(AuthError) -> SessionCoordinator? {
         let origin = origins.origin(of: url)
         // A token is only ever attached over https, or to loopback.
         let covering = origin.flatMap { $0.isSecureForBearer ? matcher.provider(for: $0) : nil }
         if let explicit {
-            let s = try state(explicit)
+            let c = try coordinator(explicit)
             guard covering == explicit else {
                 throw AuthError(.originNotAllowed, "Provider \(explicit) does not cover \(origin?.description ?? "that URL").", provider: explicit)
             }
-            return s
+            return c
         }
-        return covering.flatMap { states[$0] }
+        return covering.flatMap { coordinators[$0] }
     }
 
-    /// A request no provider covers needs no auth: pass it through as is.
-    static let unsignedText = JSONText(["signed": false, "headers": [:]])
+    // MARK: status
 
-    /// What a request needs next: an answer now, or work that waits (for a
-    /// login or logout of the same provider begun earlier, or for the network).
-    public enum Step: Sendable {
-        case ready(JSONText)
-        case wait(Work)
-    }
-
-    /// `sign`: answered from memory when the token is fresh and nothing is changing.
-    public func beginSign(url: String, provider: String?) throws(AuthError) -> Step {
-        guard let s = try route(url: url, provider: provider) else { return .ready(Self.unsignedText) }
-        if s.pendingChange() == nil {
-            guard let (session, result) = s.snapshot() ?? catchUp(s) else { throw notLoggedIn(s) }
-            switch timing.freshness(of: session, at: clock.now()) {
-            case .fresh: return .ready(result)
-            case .stale:
-                refreshInBackground(s, session)
-                return .ready(result)
-            case .expired: break
-            }
+    public func status(providers filter: Set<String>? = nil) -> [ProviderStatus] {
+        order.filter { filter?.contains($0) ?? true }.map { id in
+            let c = coordinators[id]!
+            return ProviderStatus(id: id, displayName: c.config.displayName, flow: c.config.flow, fields: c.config.flow.descriptor.fields,
+                                  session: c.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) })
         }
-        let read = s.beginRead()
-        return .wait(Work(run: { [self] () async throws -> JSONValue in
-            await read.previous?.wait()
-            _ = try await usableSession(s)
-            guard let result = s.signAnswer else { throw notLoggedIn(s) }
-            return result
-        }, answered: read.mine.open))
     }
 
-    /// `token`: the session's access token, refreshed first when needed.
-    public func beginToken(provider id: String) throws(AuthError) -> Work {
-        let s = try state(id)
-        let read = s.beginRead()
-        return Work(run: { [self] () async throws -> JSONValue in
-            await read.previous?.wait()
-            let session = try await usableSession(s)
-            return ["accessToken": .string(session.accessToken), "tokenType": .string(session.tokenType), "expiresAt": RFC3339.json(session.expiresAt)]
-        }, answered: read.mine.open)
+    // MARK: login / logout
+
+    public func login(provider id: String, credentials: Credentials?, context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
+        let c = try coordinator(id)
+        let fresh = try await c.provider.login(credentials, context: context)
+        let held = try await sync.lock(c)
+        defer { held.unlock() }
+        // Saved first (under the store lock, which every writer holds), then installed:
+        // a login that is not saved would be lost with this process, so it fails and installs nothing.
+        let session = c.numbered(login: fresh, storedGeneration: sync.storedGeneration(id))
+        do {
+            try sync.save(id, session)
+        } catch {
+            throw AuthError.storeUnavailable(c.config, error)
+        }
+        c.install(login: session)
+        logger.info("logged in to \(id)")
+        let user = session.user ?? [:]
+        events(.loggedIn(provider: id, user: user, expiresAt: session.expiresAt))
+        return LoginResult(provider: id, user: user, expiresAt: session.expiresAt)
     }
 
-    /// `refresh` after a 401: refresh unless the rejected authorization is no longer the current one.
-    public func beginRefresh(provider id: String, failedAuthorization: String?) throws(AuthError) -> Work {
-        let s = try state(id)
-        let read = s.beginRead()
-        return Work(run: { [self] () async throws -> JSONValue in
-            await read.previous?.wait()
-            return try await refresh(s, failedAuthorization: failedAuthorization)
-        }, answered: read.mine.open)
+    /// Logs out; true when the server confirmed the revocation.
+    public func logout(provider id: String) async throws(AuthError) -> Bool {
+        let c = try coordinator(id)
+        // The user asked to be logged out: if another agent holds the lock too long, log out anyway.
+        let held = try? await sync.lock(c)
+        defer { held?.unlock() }
+        guard let session = c.current else { return false }
+        sync.persist(id, nil)
+        _ = c.clear(ifStill: session)
+        logger.info("logged out of \(id)")
+        events(.loggedOut(provider: id, reason: .logout))
+        return await c.provider.revoke(session)
     }
 
-    private func refresh(_ s: ProviderState, failedAuthorization: String?) async throws(AuthError) -> JSONValue {
-        let (session, refreshed) = try await sessionAfterRejection(s, failedAuthorization: failedAuthorization)
-        return ["provider": .string(s.id), "refreshed": .bool(refreshed), "expiresAt": RFC3339.json(session.expiresAt)]
+    // MARK: sign / token / refresh
+
+    /// `sign` from memory: the decision now, or nil when the token must be
+    /// refreshed first (then `sign`, which waits). A stale token is signed with
+    /// while a refresh starts in the background.
+    public func signNow(url: String, provider: String?) throws(AuthError) -> SignDecision? {
+        guard let c = try route(url: url, provider: provider) else { return .unsigned }
+        guard let (session, authorization) = try sessionNow(c) else { return nil }
+        return .signed(Signature(provider: c.id, authorization: authorization, expiresAt: session.expiresAt, generation: session.generation))
+    }
+
+    /// `token` from memory, like `signNow`: nil when the token must be refreshed first (then `token`).
+    public func tokenNow(provider id: String) throws(AuthError) -> TokenResult? {
+        guard let (session, _) = try sessionNow(try coordinator(id)) else { return nil }
+        return TokenResult(accessToken: session.accessToken, tokenType: session.tokenType, expiresAt: session.expiresAt)
+    }
+
+    /// The session and its `Authorization` value if it can be used without waiting
+    /// (fresh, or stale with a background refresh started); nil when it is expired.
+    private func sessionNow(_ c: SessionCoordinator) throws(AuthError) -> (session: Session, authorization: String)? {
+        guard let (session, authorization) = c.snapshot() ?? sync.catchUp(c) else { throw notLoggedIn(c) }
+        switch timing.freshness(of: session, at: clock.now()) {
+        case .fresh: break
+        case .stale: refreshInBackground(c, session)
+        case .expired: return nil
+        }
+        return (session, authorization)
+    }
+
+    /// `sign`, waiting for a refresh when the token needs one first.
+    public func sign(url: String, provider: String?) async throws(AuthError) -> SignDecision {
+        guard let c = try route(url: url, provider: provider) else { return .unsigned }
+        let session = try await usableSession(c)
+        return .signed(Signature(provider: c.id, authorization: session.authorization, expiresAt: session.expiresAt, generation: session.generation))
+    }
+
+    /// The session's access token, refreshed first when needed.
+    public func token(provider id: String) async throws(AuthError) -> TokenResult {
+        let session = try await usableSession(try coordinator(id))
+        return TokenResult(accessToken: session.accessToken, tokenType: session.tokenType, expiresAt: session.expiresAt)
+    }
+
+    /// After a 401: refresh unless the rejected authorization is no longer the current one.
+    public func refresh(provider id: String, failedAuthorization: String?) async throws(AuthError) -> RefreshResult {
+        let c = try coordinator(id)
+        let (session, refreshed) = try await sessionAfterRejection(c, failedAuthorization: failedAuthorization)
+        return RefreshResult(provider: id, refreshed: refreshed, expiresAt: session.expiresAt)
     }
 
     /// The `refresh` rule, once for `refresh` and `fetch`: the session to use after the
     /// server rejected `failedAuthorization` (nil: the current one), and whether a refresh
     /// happened. Nothing is sent when that token was already replaced.
-    func sessionAfterRejection(_ s: ProviderState, failedAuthorization: String?) async throws(AuthError) -> (Session, Bool) {
-        guard let session = s.current ?? catchUp(s)?.0 else { throw notLoggedIn(s) }
+    func sessionAfterRejection(_ c: SessionCoordinator, failedAuthorization: String?) async throws(AuthError) -> (Session, Bool) {
+        guard let session = c.current ?? sync.catchUp(c)?.session else { throw notLoggedIn(c) }
         if let failed = failedAuthorization, failed != session.authorization, failed != session.accessToken {
             return (session, false)
         }
-        guard canRefresh(s, session) else {
+        guard canRefresh(c, session) else {
             // The server rejected the current token and there is no way to get another.
-            return (try await expireUnlessReplaced(s, session, why: "the server no longer accepts the token"), false)
+            return (try await expireUnlessReplaced(c, session, why: "the server no longer accepts the token"), false)
         }
-        return try await refresh(s, stale: session)
+        return try await refresh(c, stale: session)
     }
 
-    private func canRefresh(_ s: ProviderState, _ session: Session) -> Bool {
-        s.config.flow.descriptor.canRefresh(s.config, session)
+    private func canRefresh(_ c: SessionCoordinator, _ session: Session) -> Bool {
+        c.config.flow.descriptor.canRefresh(c.config, session)
     }
 
     /// The session to use now. A stale token is used while a refresh runs in the
     /// background; an expired (or nearly expired) one is refreshed first — and if
-    /// that refresh fails for a passing reason while the token is still valid, the
-    /// token is used anyway: never an error while a valid token exists.
-    func usableSession(_ s: ProviderState) async throws(AuthError) -> Session {
-        guard let session = s.current ?? catchUp(s)?.0 else { throw notLoggedIn(s) }
+    /// that refresh fails for any reason but a dead session while a token is still
+    /// valid, that token is used: never an error while a valid token exists.
+    func usableSession(_ c: SessionCoordinator) async throws(AuthError) -> Session {
+        guard let session = c.current ?? sync.catchUp(c)?.session else { throw notLoggedIn(c) }
         switch timing.freshness(of: session, at: clock.now()) {
         case .fresh: return session
         case .stale:
-            refreshInBackground(s, session)
+            refreshInBackground(c, session)
             return session
         case .expired: break
         }
-        guard canRefresh(s, session) else {
+        guard canRefresh(c, session) else {
             if RefreshTiming.isValid(session, at: clock.now()) { return session }  // no way to refresh: use it while it lasts
-            return try await expireUnlessReplaced(s, session, why: "the session has expired")
+            return try await expireUnlessReplaced(c, session, why: "the session has expired")
         }
         do {
-            return try await refresh(s, stale: session).0
+            return try await refresh(c, stale: session).0
         } catch where error.code != .sessionExpired {
             // The server, the store or the refresh limit failed, not the session: a token that is
             // still valid (the old one, or a new one that could not be saved) is used meanwhile.
-            guard let current = s.current, RefreshTiming.isValid(current, at: clock.now()) else { throw error }
+            guard let current = c.current, RefreshTiming.isValid(current, at: clock.now()) else { throw error }
             return current
         }
     }
 
     /// Starts a refresh of a stale token that nobody waits for. A passing failure
     /// delays the next attempt (backoff with jitter); the token stays in use.
-    private func refreshInBackground(_ s: ProviderState, _ stale: Session) {
-        guard canRefresh(s, stale), !shuttingDown.current, s.claimBackgroundRefresh(of: stale, now: clock.now()) else { return }
+    private func refreshInBackground(_ c: SessionCoordinator, _ stale: Session) {
+        guard canRefresh(c, stale), !shuttingDown.current, c.claimBackgroundRefresh(of: stale, now: clock.now()) else { return }
         Task { [self] in
             do throws(AuthError) {
-                _ = try await refresh(s, stale: stale)
-                s.backgroundRefreshEnded(failed: false, now: clock.now())
+                _ = try await refresh(c, stale: stale)
+                c.backgroundRefreshEnded(failed: false, now: clock.now())
             } catch {
-                s.backgroundRefreshEnded(failed: true, now: clock.now())
+                c.backgroundRefreshEnded(failed: true, now: clock.now())
                 // A rejected session was already ended (and announced) by the refresh itself.
-                if error.code != .sessionExpired { logger.warn("background refresh of \(s.id) failed: \(error.message) The current token stays in use.") }
+                if error.code != .sessionExpired { logger.warn("background refresh of \(c.id) failed: \(error.message) The current token stays in use.") }
             }
         }
     }
@@ -309,7 +274,7 @@ public final class AuthService: Sendable {
     @discardableResult
     public func finishRefreshes() -> Bool {
         shuttingDown.withLock { $0 = true }
-        let tasks = order.compactMap { states[$0]!.refreshInFlight }
+        let tasks = order.compactMap { coordinators[$0]!.refreshInFlight }
         guard !tasks.isEmpty else { return true }
         let done = DispatchSemaphore(value: 0)
         Task {
@@ -320,16 +285,15 @@ public final class AuthService: Sendable {
     }
 
     /// Single-flight refresh of `stale`; returns the session to use and whether a refresh happened.
-    private func refresh(_ s: ProviderState, stale: Session) async throws(AuthError) -> (Session, Bool) {
-        let id = s.id
-        let start = s.beginRefresh(of: stale, mayStart: !shuttingDown.current) { [self] () async throws -> Session in
-            try await performRefresh(s, stale: stale)
+    private func refresh(_ c: SessionCoordinator, stale: Session) async throws(AuthError) -> (Session, Bool) {
+        let start = c.beginRefresh(of: stale, mayStart: !shuttingDown.current) { [self] () async throws -> Session in
+            try await performRefresh(c, stale: stale)
         }
         let task: Task<Session, Error>
         switch start {
         case .alreadyFresh(let current): return (current, false)
-        case .loggedOut: throw notLoggedIn(s)
-        case .refused: throw AuthError.unavailable(s.config, "auth-agent is shutting down")
+        case .loggedOut: throw notLoggedIn(c)
+        case .refused: throw AuthError.unavailable(c.config, "auth-agent is shutting down")
         case .joined(let t), .started(let t): task = t
         }
         do {
@@ -337,156 +301,88 @@ public final class AuthService: Sendable {
         } catch let e as AuthError {
             throw e
         } catch {
-            throw AuthError(.authServerUnavailable, "\(s.config.displayName) is unavailable.", provider: id)
+            throw AuthError(.authServerUnavailable, "\(c.config.displayName) is unavailable.", provider: c.id)
         }
     }
 
     /// One refresh, serialised with every other agent process on the same store:
     /// under the provider's lock, re-read the store first — if another agent
     /// already refreshed (or logged out), use that and send nothing.
-    private func performRefresh(_ s: ProviderState, stale: Session) async throws -> Session {
-        let id = s.id
-        let held = try await lockStore(s)
+    private func performRefresh(_ c: SessionCoordinator, stale: Session) async throws -> Session {
+        let id = c.id
+        let held = try await sync.lock(c)
         defer { held.unlock() }
-        if let current = try adoptStored(s), !current.sameTokens(as: stale) { return current }
+        guard let current = try sync.adopt(c) else { throw notLoggedIn(c) }
+        if !current.sameTokens(as: stale) { return current }
         // A refresh that got the lock after shutdown began has sent nothing yet: it must not start now.
-        guard !shuttingDown.current else { throw AuthError.unavailable(s.config, "auth-agent is shutting down") }
-        guard s.admitRefresh(now: clock.now()) else {
-            throw AuthError(.excessiveRefresh, "\(s.config.displayName) was refreshed \(ProviderState.refreshLimit) times within \(Int(ProviderState.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
+        guard !shuttingDown.current else { throw AuthError.unavailable(c.config, "auth-agent is shutting down") }
+        guard c.admitRefresh(now: clock.now()) else {
+            throw AuthError(.excessiveRefresh, "\(c.config.displayName) was refreshed \(SessionCoordinator.refreshLimit) times within \(Int(SessionCoordinator.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
         }
-        switch await s.provider.refresh(stale) {
-        case .refreshed(var fresh):
-            fresh.generation = stale.generation + 1
+        switch await c.provider.refresh(stale) {
+        case .refreshed(let fresh):
             // Persist before anything else: the server may already have retired the old refresh token.
             // If the store refuses, the fresh session is still installed (the old one may be dead at the
             // server), but the caller hears that it was not saved.
+            guard c.isCurrent(stale) else { return c.current ?? fresh }
+            let installed = SessionCoordinator.numbered(refresh: fresh, of: stale)
             var unsaved: Error?
-            let installed = s.complete(refreshOf: stale, with: fresh) { session in
-                do { try save(id, session) } catch { unsaved = error }
-            }
-            guard installed else { return s.current ?? fresh }
+            do { try sync.save(id, installed) } catch { unsaved = error }
+            guard c.replace(stale, with: installed) else { return c.current ?? installed }
             logger.info("refreshed \(id)")
-            events(.tokenRefreshed(provider: id, expiresAt: fresh.expiresAt))
-            if let unsaved { throw AuthError.storeUnavailable(s.config, unsaved) }
-            return fresh
+            events(.tokenRefreshed(provider: id, expiresAt: installed.expiresAt))
+            if let unsaved { throw AuthError.storeUnavailable(c.config, unsaved) }
+            return installed
         case .rejected(let why):
             // Before declaring the session dead, look again: newer tokens in the store win.
-            if let current = try adoptStored(s), !current.sameTokens(as: stale) { return current }
-            throw expire(s, stale, why: "the server rejected the refresh (\(why))")
+            if let current = try sync.adopt(c), !current.sameTokens(as: stale) { return current }
+            throw expire(c, stale, why: "the server rejected the refresh (\(why))")
         case .transient(let why):
             logger.warn("refreshing \(id) failed: \(why); the session is kept")
-            throw AuthError.unavailable(s.config, why)
+            throw AuthError.unavailable(c.config, why)
         case .malformed(let why):
             // Retrying would get the same answer, but the session did nothing wrong: keep it.
             logger.warn("refreshing \(id) failed: \(why); the session is kept")
-            throw AuthError.malformedResponse(s.config, why)
+            throw AuthError.malformedResponse(c.config, why)
         case .unsupported:
-            throw expire(s, stale, why: "the session cannot be refreshed")
+            throw expire(c, stale, why: "the session cannot be refreshed")
         }
-    }
-
-    /// Takes the provider's store lock, shared with other agent processes. Only
-    /// a lock held elsewhere means "busy"; a lock that cannot be taken at all
-    /// (a planted symlink, an unwritable directory) is a store problem, and said so.
-    private func lockStore(_ s: ProviderState) async throws(AuthError) -> StoreLock {
-        do {
-            return try await store.lock(s.id, timeout: lockTimeout)
-        } catch SessionStoreError.lockTimeout, is CancellationError {
-            throw AuthError(.authServerUnavailable, "Another auth-agent is busy with \(s.config.displayName); try again.", provider: s.id)
-        } catch {
-            logger.error("cannot lock the session of \(s.id): \(error)")
-            throw AuthError.storeUnavailable(s.config, error)
-        }
-    }
-
-    /// Adopts whatever another agent process saved for this provider; the session now current.
-    private func adoptStored(_ s: ProviderState) throws(AuthError) -> Session? {
-        let id = s.id
-        if let event = s.reconcile(load: { loadQuietly(id) }) {
-            logger.info("\(id) was changed by another agent (\(event.name.rawValue))")
-            events(event)
-        }
-        stamps.withLock { $0[id] = store.modificationStamp(id) }
-        guard let current = s.current else { throw notLoggedIn(s) }
-        return current
-    }
-
-    private func loadQuietly(_ id: String) -> Session? {
-        do {
-            return try store.load(id)
-        } catch {
-            logger.warn("could not read the stored session of \(id): \(error)")
-            return nil
-        }
-    }
-
-    /// Picks up logins, logouts and refreshes made by other agent processes on
-    /// the same store. Cheap when nothing changed: one `stat` per provider.
-    public func checkStore() {
-        for id in order { check(states[id]!) }
-    }
-
-    private func check(_ s: ProviderState) {
-        let id = s.id
-        let stamp = store.modificationStamp(id)
-        let changed = stamps.withLock { seen -> Bool in
-            defer { seen[id] = stamp }
-            return seen[id] != .some(stamp)
-        }
-        guard changed else { return }
-        if let event = s.reconcile(load: { loadQuietly(id) }) {
-            logger.info("\(id) was changed by another agent (\(event.name.rawValue))")
-            events(event)
-        }
-    }
-
-    /// Before answering "not logged in", look at the store once: another agent
-    /// may have logged in since the last periodic check.
-    private func catchUp(_ s: ProviderState) -> (Session, JSONText)? {
-        check(s)
-        return s.snapshot()
     }
 
     /// Ends `session` — unless another agent already replaced it in the store, in
     /// which case the replacement is returned. Takes the store lock so another
     /// agent's newer login is never removed.
-    private func expireUnlessReplaced(_ s: ProviderState, _ session: Session, why: String) async throws(AuthError) -> Session {
-        let held = try? await lockStore(s)
+    private func expireUnlessReplaced(_ c: SessionCoordinator, _ session: Session, why: String) async throws(AuthError) -> Session {
+        let held = try? await sync.lock(c)
         defer { held?.unlock() }
-        if held != nil, let current = try adoptStored(s), !current.sameTokens(as: session) { return current }
-        throw expire(s, session, why: why)
+        if held != nil {
+            guard let current = try sync.adopt(c) else { throw notLoggedIn(c) }
+            if !current.sameTokens(as: session) { return current }
+        }
+        throw expire(c, session, why: why)
+    }
+
+    /// The server no longer accepts `session`: forget it and tell subscribers.
+    private func expire(_ c: SessionCoordinator, _ session: Session, why: String) -> AuthError {
+        if c.isCurrent(session) {
+            sync.persist(c.id, nil)
+            _ = c.clear(ifStill: session)
+            logger.info("session of \(c.id) ended: \(why)")
+            events(.loggedOut(provider: c.id, reason: .expired))
+        }
+        return AuthError(.sessionExpired, "The \(c.config.displayName) session has expired; log in again.", provider: c.id)
+    }
+
+    // MARK: Other agents
+
+    /// Picks up logins, logouts and refreshes made by other agent processes on
+    /// the same store. Cheap when nothing changed: one `stat` per provider.
+    public func checkStore() {
+        for id in order { sync.check(coordinators[id]!) }
     }
 
     /// Runs `checkStore` every `interval` seconds for the life of the service.
     public func watchStore(every interval: Double) {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
-        timer.setEventHandler { [weak self] in self?.checkStore() }
-        timer.resume()
-        watcher.withLock { $0 = timer }
-    }
-
-    /// The server no longer accepts `session`: forget it and tell subscribers.
-    private func expire(_ s: ProviderState, _ session: Session, why: String) -> AuthError {
-        if s.clear(ifStill: session, persist: { persist(s.id, nil) }) {
-            logger.info("session of \(s.id) ended: \(why)")
-            events(.loggedOut(provider: s.id, reason: .expired))
-        }
-        return AuthError(.sessionExpired, "The \(s.config.displayName) session has expired; log in again.", provider: s.id)
-    }
-
-    /// Writes (or, for `nil`, removes) the stored session; a failure is logged, then thrown.
-    private func save(_ id: String, _ session: Session?) throws {
-        do {
-            if let session { try store.save(session, for: id) } else { try store.remove(id) }
-        } catch {
-            logger.error("could not write the session of \(id) to the store: \(error)")
-            throw error
-        }
-    }
-
-    /// `save` for logouts and expiries, which happen whether or not the store takes them.
-    private func persist(_ id: String, _ session: Session?) {
-        try? save(id, session)
+        sync.watch(order.map { coordinators[$0]! }, every: interval)
     }
 }

@@ -5,6 +5,8 @@
 public struct MethodRegistry: Sendable {
     public struct Entry: Sendable {
         public let descriptor: MethodDescriptor
+        /// Where a call stands against earlier calls, from its params.
+        public let ordering: @Sendable (RPCParams) -> RequestOrdering
         public let handler: RPCHandler
     }
 
@@ -13,9 +15,10 @@ public struct MethodRegistry: Sendable {
 
     public init() {}
 
-    public mutating func register(_ descriptor: MethodDescriptor, _ handler: @escaping RPCHandler) {
+    public mutating func register(_ descriptor: MethodDescriptor, ordering: @escaping @Sendable (RPCParams) -> RequestOrdering = { _ in .free },
+                                  _ handler: @escaping RPCHandler) {
         precondition(entries[descriptor.name] == nil, "method \(descriptor.name) registered twice")
-        entries[descriptor.name] = Entry(descriptor: descriptor, handler: handler)
+        entries[descriptor.name] = Entry(descriptor: descriptor, ordering: ordering, handler: handler)
         order.append(descriptor.name)
     }
 

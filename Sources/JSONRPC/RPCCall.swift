@@ -19,12 +19,9 @@ public enum RPCOutcome: Sendable {
     case result(JSONValue)
     /// A result serialized ahead of time; written as is.
     case encoded(JSONText)
-    /// Work that must wait; the connection answers when it returns. `answered`
-    /// runs once that answer is queued for output, whatever it is (result, error,
-    /// cancellation): work that later requests are ordered behind releases them
-    /// there, so the host sees this answer before anything they cause. In a
-    /// batch, which is answered whole, it runs as soon as the answer is known.
-    case later(@Sendable () async throws -> JSONValue, answered: (@Sendable () -> Void)? = nil)
+    /// Work that must wait; the connection answers when it returns (and only then
+    /// releases the requests ordered behind this one).
+    case later(@Sendable () async throws -> JSONValue)
 }
 
 public typealias RPCHandler = @Sendable (RPCCall) throws -> RPCOutcome

@@ -43,6 +43,7 @@ public final class RPCConnection: @unchecked Sendable {
     private let logger: Logger
     private let onExit: @Sendable (Int32) -> Void
     private let inFlight = InFlightRequests()
+    private let scheduler = RequestScheduler()
     private let running = DispatchGroup()
     private let lifecycle = Locked(Lifecycle())
 
@@ -80,7 +81,9 @@ public final class RPCConnection: @unchecked Sendable {
         }
         switch handleMessage(message) {
         case .none: break
-        case .now(let response): enqueue(response)
+        case .now(let response, let then):
+            enqueue(response)
+            then?()
         case .later(let id, let work, let answered): spawn(id: id, work, answered: answered, deliver: sendAnswer)
         }
     }
@@ -119,9 +122,21 @@ public final class RPCConnection: @unchecked Sendable {
 
     private enum Reply {
         case none
-        case now(RPCResponse)
-        case later(JSONValue?, @Sendable () async throws -> JSONValue, (@Sendable () -> Void)?)
+        /// An answer now; `then` runs once it is queued (it releases later requests).
+        case now(RPCResponse, then: (@Sendable () -> Void)? = nil)
+        /// Work whose answer comes later; `answered` runs once that answer is queued,
+        /// whatever it is (result, error, cancellation). In a batch, which is answered
+        /// whole, it runs as soon as the answer is known.
+        case later(JSONValue?, Work, answered: (@Sendable () -> Void)?)
     }
+
+    /// What finished work answers with.
+    private enum Answer {
+        case result(JSONValue)
+        case encoded(JSONText)
+    }
+
+    private typealias Work = @Sendable () async throws -> Answer
 
     private func enqueue(_ response: RPCResponse) {
         output.enqueue { response.write(to: &$0) }
@@ -177,7 +192,11 @@ public final class RPCConnection: @unchecked Sendable {
 
         let reply = dispatch(method: method, id: isNotification ? nil : id, params: params)
         if isNotification {
-            if case .later(_, let work, let answered) = reply { return .later(nil, work, answered) }
+            switch reply {
+            case .later(_, let work, let answered): return .later(nil, work, answered: answered)
+            case .now(_, let then): then?()  // nothing to answer, but later requests may wait for it
+            case .none: break
+            }
             return .none
         }
         return reply
@@ -212,16 +231,48 @@ public final class RPCConnection: @unchecked Sendable {
             guard let entry = registry.entry(method) else {
                 return .now(RPCResponse(id: id ?? .null, error: .methodNotFound(method)))
             }
-            switch try entry.handler(RPCCall(method: method, id: id, params: p, connection: self)) {
-            case .result(let value): return .now(RPCResponse(id: id ?? .null, result: value))
-            case .encoded(let text): return .now(RPCResponse(id: id ?? .null, encodedResult: text))
-            case .later(let work, let answered): return .later(id, work, answered)
-            }
+            return ordered(entry, RPCCall(method: method, id: id, params: p, connection: self))
         } catch let error as RPCError {
             return .now(RPCResponse(id: id ?? .null, error: error))
         } catch {
             logger.error("\(method) failed unexpectedly: \(type(of: error))")
             return .now(RPCResponse(id: id ?? .null, error: .internalError()))
+        }
+    }
+
+    /// Runs a registered method in its declared order: at once when nothing earlier
+    /// holds its key (answering on this thread if it can), else as a task that first
+    /// waits for those requests' answers to be queued.
+    private func ordered(_ entry: MethodRegistry.Entry, _ call: RPCCall) -> Reply {
+        let ordering = entry.ordering(call.params)
+        let admission = scheduler.admit(ordering)
+        let id = call.id
+        guard admission.waitFor.isEmpty else {
+            let handler = entry.handler
+            return .later(id, {
+                for gate in admission.waitFor { await gate.wait() }
+                try Task.checkCancellation()  // cancelled while waiting: it never runs
+                switch try handler(call) {
+                case .result(let value): return .result(value)
+                case .encoded(let text): return .encoded(text)
+                case .later(let work): return .result(try await work())
+                }
+            }, answered: admission.mine?.open)
+        }
+        let release = admission.mine?.open
+        do {
+            switch try entry.handler(call) {
+            case .result(let value): return .now(RPCResponse(id: id ?? .null, result: value), then: release)
+            case .encoded(let text): return .now(RPCResponse(id: id ?? .null, encodedResult: text), then: release)
+            case .later(let work):
+                let gate = admission.mine ?? scheduler.enterUse(ordering)
+                return .later(id, { .result(try await work()) }, answered: gate?.open)
+            }
+        } catch let error as RPCError {
+            return .now(RPCResponse(id: id ?? .null, error: error), then: release)
+        } catch {
+            logger.error("\(call.method) failed unexpectedly: \(type(of: error))")
+            return .now(RPCResponse(id: id ?? .null, error: .internalError()), then: release)
         }
     }
 
@@ -249,9 +300,12 @@ public final class RPCConnection: @unchecked Sendable {
         ]
     }
 
-    private static func answer(_ work: @Sendable () async throws -> JSONValue, id: JSONValue, logger: Logger) async -> RPCResponse {
+    private static func answer(_ work: Work, id: JSONValue, logger: Logger) async -> RPCResponse {
         do {
-            return RPCResponse(id: id, result: try await work())
+            switch try await work() {
+            case .result(let value): return RPCResponse(id: id, result: value)
+            case .encoded(let text): return RPCResponse(id: id, encodedResult: text)
+            }
         } catch let error as RPCError {
             return RPCResponse(id: id, error: error)
         } catch is CancellationError {
@@ -264,7 +318,7 @@ public final class RPCConnection: @unchecked Sendable {
 
     /// Runs a request's work as a task, cancellable by its id; its answer goes
     /// to `deliver` unless a cancellation answered first.
-    private func spawn(id: JSONValue?, _ work: @escaping @Sendable () async throws -> JSONValue, answered: (@Sendable () -> Void)?,
+    private func spawn(id: JSONValue?, _ work: @escaping Work, answered: (@Sendable () -> Void)?,
                        deliver: @escaping InFlightRequests.Deliver)
     {
         running.enter()
@@ -308,7 +362,9 @@ public final class RPCConnection: @unchecked Sendable {
         for item in items {
             switch handleMessage(item) {
             case .none: break
-            case .now(let r): batch.ready(r)
+            case .now(let r, let then):
+                batch.ready(r)
+                then?()
             case .later(let id, let work, let answered):
                 if id != nil { batch.expect() }
                 spawn(id: id, work, answered: answered, deliver: deliver)

@@ -12,13 +12,23 @@ import Darwin
 // Figures are printed with their ratios, which hold on a noisy machine where absolutes do not.
 
 let args = Array(CommandLine.arguments.dropFirst())
+if args.first == "--stores" {
+    let report = Report()
+    report.header(agentPath: "(in-process stores)")
+    StoreScenario.run(report: report)
+    exit(0)
+}
 if args.first == "--echo" { Echo.run() }
 if args.first == "--help" || args.first == "-h" {
     print("""
-        Usage: swift run -c release auth-agent-bench [--quick] [--agent PATH] [--empty PATH]
+        Usage: swift run -c release auth-agent-bench [--quick | --helpers | --stores] [--agent PATH] [--empty PATH]
         Measures the agent built beside this binary: pipelined throughput, ping-pong round trip,
         cold start and RSS, beside an echo baseline and an empty Foundation program
         (auth-agent-empty). Build with --static-swift-stdlib to measure the static builds.
+        --helpers measures only the start-up of `auth-agent token P` and `git-credential get`
+        (median of 30 whole-process runs each) beside the empty program.
+        --stores measures a session read and write in the file store and, where a Secret Service
+        answers on the session bus, in the keyring store (median of 200 each).
         """)
     exit(0)
 }
@@ -44,8 +54,17 @@ let pingArgs = ["--config", emptyConfig.path]
 let report = Report()
 report.header(agentPath: agentPath)
 
-// Throughput and round trip: ping.
 let ping = Array(#"{"jsonrpc":"2.0","method":"ping","id":1}"#.utf8) + [0x0A]
+// The start-up baseline: the empty program answering one line.
+let empty = Measure.Program(path: emptyPath, arguments: [], line: ping)
+
+if args.contains("--helpers") {
+    HelperStart.run(report: report, agentPath: agentPath, empty: empty, runs: 30)
+    report.footer()
+    exit(0)
+}
+
+// Throughput and round trip: ping.
 let pingCount = 400_000 / scale
 let agentRate = Measure.pipelined(agentPath, pingArgs, line: ping, count: pingCount)
 let echoRate = Measure.pipelined(selfPath, ["--echo"], line: ping, count: pingCount)
@@ -58,7 +77,6 @@ report.row("round trip p50", agent: Report.micros(agentRT.p50), baseline: Report
 report.row("round trip p99", agent: Report.micros(agentRT.p99), baseline: Report.micros(echoRT.p99) + " (echo)",
            ratio: String(format: "%.2f× echo", agentRT.p99 / echoRT.p99))
 // Start-up: the agent answering one ping beside the empty program answering one line, in turns.
-let empty = Measure.Program(path: emptyPath, arguments: [], line: ping)
 let starts = Measure.coldStarts([Measure.Program(path: agentPath, arguments: pingArgs, line: ping), empty], runs: 60 / (quick ? 3 : 1))
 let (agentStart, emptyStart) = (starts[0], starts[1])
 report.row("cold start (ping, \(Report.linking(agentStart)))", agent: Report.millis(agentStart.millis),
@@ -72,5 +90,6 @@ report.row("peak RSS (ping run)", agent: Report.mebibytes(agentRate.rssKiB), bas
 
 Scenarios.runSign(report: report, agentPath: agentPath, selfPath: selfPath, scale: scale, echoRate: echoRate.rate,
                   echoP50: echoRT.p50, empty: empty)
+HelperStart.run(report: report, agentPath: agentPath, empty: empty, runs: 30)
 RefreshScenario.run(report: report, agentPath: agentPath)
 report.footer()

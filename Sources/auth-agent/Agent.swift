@@ -12,6 +12,7 @@ import Darwin
 #endif
 import JSON
 import JSONRPC
+import Locking
 
 /// Wires the engine, the auth core and stdio together: the only file that
 /// knows all three.
@@ -48,23 +49,10 @@ enum Agent {
     }
 
     static func serve(_ arguments: Arguments, config: AgentConfig, configFile: String, logger: Logger) -> Never {
-        let store: SessionStore
-        switch config.store {
-        case .memory:
-            store = MemorySessionStore()
-        case .file(let path):
-            let directory = path.map { URL(fileURLWithPath: $0) }
-                ?? FileSessionStore.defaultDirectory(environment: ProcessEnvironment.current())
-            do {
-                store = try FileSessionStore(directory: directory, warn: { logger.warn($0) })
-            } catch {
-                Logger.stderrSink("auth-agent: cannot use the session store at \(directory.path): \(error)")
-                exit(2)
-            }
-        }
+        let (store, storeStatus) = openStore(config, logger: logger)
         let subscriptions = Subscriptions()
-        let service = AuthService(config: config, store: store, transport: SystemHTTPTransport(), logger: logger,
-                                  lockTimeout: config.lockTimeoutSeconds, events: { subscriptions.deliver($0) })
+        let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(),
+                                  logger: logger, lockTimeout: config.lockTimeoutSeconds, events: { subscriptions.deliver($0) })
         // Logins, logouts and refreshes by other agents on the same store reach this one within 250 ms.
         service.watchStore(every: 0.25)
         var registry = MethodRegistry()
@@ -73,7 +61,11 @@ enum Agent {
         options.serverVersion = Arguments.version
         options.capabilities = AuthMethods.capabilities
         // Before exiting, a refresh the server may already have answered is waited for and persisted.
+        // Once: a closed stdout and the end of input can both end the process, and exit(3) must not
+        // run on two threads at once.
+        let leaving = Locked(false)
         let leave: @Sendable (Int32) -> Never = { code in
+            if leaving.withLock({ l in defer { l = true }; return l }) { while true { pause() } }
             service.finishRefreshes()
             exit(code)
         }
@@ -82,6 +74,19 @@ enum Agent {
                                        onExit: { code in leave(code) })
         logger.debug("serving \(config.providers.count) providers from \(configFile)")
         StdioServer.run(connection, maxLineBytes: arguments.maxMessageBytes)
+    }
+
+    /// The configured session store, shared by the long-lived agent and the one-shot subcommands,
+    /// and which kind is in effect (`auto` says why it fell back to files); exits 2 when it cannot
+    /// be used, like a bad configuration.
+    static func openStore(_ config: AgentConfig, logger: Logger) -> (SessionStore, StoreStatus) {
+        do {
+            return try StoreOpening.open(config.store, providers: config.providers, environment: ProcessEnvironment.current(),
+                                         lockTimeout: config.lockTimeoutSeconds, warn: { logger.warn($0) })
+        } catch {
+            Logger.stderrSink("auth-agent: cannot use the session store: \(error)")
+            exit(2)
+        }
     }
 
     /// `auth-agent dev-issuer`: prints `{"issuer": URL}` on stdout, serves until

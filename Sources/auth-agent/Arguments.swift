@@ -2,7 +2,7 @@ import JSONRPC
 
 /// The command line, parsed by hand (no dependencies): a subcommand and options.
 struct Arguments {
-    enum Command: Equatable { case serve, demo, devIssuer, help, version }
+    enum Command: Equatable { case serve, demo, devIssuer, help, version, tool(ToolCommand) }
 
     var command: Command = .serve
     var configPath: String?
@@ -18,6 +18,7 @@ struct Arguments {
 
         Usage:
           auth-agent [serve] [options]     run the agent on stdin/stdout
+        \(ToolCommand.usage)
           auth-agent demo [options]        run the agent against a built-in loopback dev issuer
           auth-agent dev-issuer [--port N] run only the loopback dev issuer (for tests and clients): prints
                                            {"issuer": URL} and serves until stdin closes or SIGTERM
@@ -32,8 +33,12 @@ struct Arguments {
           --version                print the version
 
         Sessions are kept in $XDG_STATE_HOME/auth-agent (default ~/.local/state/auth-agent).
-        The protocol is described in schema/openrpc.json; exit codes: 0 normal end,
-        2 bad command line or configuration.
+        The protocol is described in schema/openrpc.json.
+
+        Exit codes: 0 ok; 1 the operation failed (the protocol error's reason, e.g. notLoggedIn or
+        sessionExpired, on stderr); 2 bad command line or configuration (also: a one-shot command with
+        store.kind "memory"); 3 the auth server or the store is unavailable, retry later; 22 fetch got HTTP >= 400;
+        130 interrupted (Ctrl-C during a login: nothing was saved).
         """
 
     struct UsageError: Error, CustomStringConvertible {
@@ -42,6 +47,12 @@ struct Arguments {
 
     static func parse(_ argv: [String]) throws -> Arguments {
         var a = Arguments()
+        // The one-shot subcommands (login, token, git-credential, …) parse their own options.
+        if let first = argv.first, ToolCommand.names.contains(first) {
+            let tool = try ToolCommand.parse(argv)
+            a.command = tool.help ? .help : .tool(tool)
+            return a
+        }
         var i = 0
         func value(_ flag: String) throws -> String {
             i += 1

@@ -21,4 +21,6 @@ case .version:
     print("auth-agent \(Arguments.version)")
 case .serve, .demo, .devIssuer:
     Agent.run(arguments)
+case .tool(let command):
+    Tool.run(command)
 }

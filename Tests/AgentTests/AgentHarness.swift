@@ -1,6 +1,7 @@
 import DevIssuer
 import Foundation
 import JSON
+import TestSupport
 import XCTest
 
 /// A dev issuer plus agents configured against it, for tests that need more
@@ -9,18 +10,22 @@ final class AgentHarness {
     let issuer: DevIssuer
     let directory: URL
     let configPath: URL
+    /// Added to every spawned agent's environment (a test session bus, for the keyring store).
+    let environment: [String: String]
 
-    init(issuerOptions: DevIssuerOptions = .init(), refreshWindowSeconds: Int = 60, lockTimeoutSeconds: Int = 15) throws {
+    /// - Parameter storeKind: `store.kind`, with `path` always the harness's store directory.
+    init(issuerOptions: DevIssuerOptions = .init(), refreshWindowSeconds: Int = 60, lockTimeoutSeconds: Int = 15,
+         storeKind: String = "file", environment: [String: String] = [:]) throws {
+        self.environment = environment
         issuer = DevIssuer(options: issuerOptions)
         _ = try issuer.start(port: 0)
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-harness-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TemporaryDirectory(prefix: "auth-agent-harness").url
         configPath = directory.appendingPathComponent("config.json")
         let base = issuer.baseURL
         let config: JSONValue = [
             "refreshWindowSeconds": .int(Int64(refreshWindowSeconds)),
             "lockTimeoutSeconds": .int(Int64(lockTimeoutSeconds)),
-            "store": ["kind": "file", "path": .string(directory.appendingPathComponent("store").path)],
+            "store": ["kind": .string(storeKind), "path": .string(directory.appendingPathComponent("store").path)],
             "providers": [
                 ["id": "corp", "displayName": "Corp SSO", "flow": "password", "origins": [.string(base)],
                  "tokenEndpoint": .string(base + "/token"), "revocationEndpoint": .string(base + "/revoke"), "clientId": "cli"],
@@ -35,7 +40,7 @@ final class AgentHarness {
     }
 
     func spawn() throws -> AgentProcess {
-        try AgentProcess(arguments: ["--config", configPath.path], environment: ["XDG_STATE_HOME": directory.path])
+        try AgentProcess(arguments: ["--config", configPath.path], environment: environment.merging(["XDG_STATE_HOME": directory.path]) { _, new in new })
     }
 
     var storeDirectory: URL { directory.appendingPathComponent("store") }

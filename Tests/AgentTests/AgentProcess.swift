@@ -23,6 +23,7 @@ final class AgentProcess: @unchecked Sendable {
     private var partial = Data()
     private var stdoutClosed = false
     private var stderrData = Data()
+    private var stderrClosed = false
     private var stdinClosed = false
 
     /// A write to an agent that has exited must fail that test, not kill the test
@@ -59,7 +60,12 @@ final class AgentProcess: @unchecked Sendable {
             let data = handle.availableData
             guard let self else { return }
             self.lock.lock()
-            if data.isEmpty { handle.readabilityHandler = nil } else { self.stderrData.append(data) }
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                self.stderrClosed = true
+            } else {
+                self.stderrData.append(data)
+            }
             self.lock.unlock()
         }
         try process.run()
@@ -102,6 +108,9 @@ final class AgentProcess: @unchecked Sendable {
             try stdinPipe.fileHandleForWriting.write(contentsOf: line)
         } catch {
             let status = waitForExit(timeout: 2).map { "exited with status \($0)" } ?? "closed its input"
+            // The exit can be seen before the last of stderr is read: wait (bounded) for its end.
+            let deadline = Date().addingTimeInterval(2)
+            while !isStderrClosed && Date() < deadline { usleep(2_000) }
             throw AgentGone(description: "the agent \(status) before a line could be written (\(error)); its stderr:\n\(stderr)")
         }
     }
@@ -133,6 +142,12 @@ final class AgentProcess: @unchecked Sendable {
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning { return nil }
         return process.terminationStatus
+    }
+
+    private var isStderrClosed: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stderrClosed
     }
 
     var stderr: String {

@@ -1,6 +1,7 @@
 import DevIssuer
 import Foundation
 import JSON
+import TestSupport
 import XCTest
 
 /// Browser-login paths a transcript cannot express: forged and stalled callbacks
@@ -12,8 +13,7 @@ final class BrowserLoginTests: XCTestCase {
     override func setUpWithError() throws {
         issuer = DevIssuer()
         _ = try issuer.start(port: 0)
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-browser-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TemporaryDirectory(prefix: "auth-agent-browser").url
     }
 
     override func tearDown() {

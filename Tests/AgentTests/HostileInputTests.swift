@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import TestSupport
 import XCTest
 
 /// The agent must not crash, hang or grow without bound on hostile input, and
@@ -58,8 +59,7 @@ final class HostileInputTests: XCTestCase {
     /// while its input is still open. A shell pipeline, so no other process holds
     /// the pipe's read end.
     func testClosedStdoutEndsTheProcessQuietly() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-epipe-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try TemporaryDirectory(prefix: "auth-agent-epipe").url
         defer { try? FileManager.default.removeItem(at: dir) }
         let rc = dir.appendingPathComponent("rc").path
         let err = dir.appendingPathComponent("err").path

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import TestSupport
 import XCTest
 
 /// The built agent against a real OAuth 2.0 / OpenID Connect server,
@@ -29,8 +30,7 @@ final class InteropTests: XCTestCase {
             throw XCTSkip("interop tests turned off by AUTH_AGENT_SKIP_INTEROP=1")
         }
         server = try Self.shared.server()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-interop-agent-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TemporaryDirectory(prefix: "auth-agent-interop-agent").url
     }
 
     override func tearDown() {

@@ -64,7 +64,10 @@ final class MultiAgentTests: XCTestCase {
         let refreshes = harness.issuer.count("token.refresh_token")
         print("multi-agent: \(answers.count) signs, \(tokens.count) distinct tokens, \(refreshes) refreshes at the issuer")
         XCTAssertGreaterThanOrEqual(tokens.count - 1, 2, "the run should span several expiries")
-        XCTAssertEqual(refreshes, tokens.count - 1, "one refresh per expiry, not one per agent")
+        // Every token but the first came from one refresh; a background refresh that lands after the
+        // last sign adds one token nobody saw. Two refreshes of one token would have revoked the family
+        // (this issuer allows no reuse), which the no-logout check above rules out.
+        XCTAssertTrue((tokens.count - 1...tokens.count).contains(refreshes), "one refresh per expiry, not one per agent: \(refreshes) refreshes, \(tokens.count) tokens")
     }
 
     /// Logout and login in agent A reach agent B's subscriber within a second.

@@ -5,7 +5,14 @@ import XCTest
 
 /// The method registry and schema/openrpc.json must describe the same protocol.
 final class SchemaConsistencyTests: XCTestCase {
-    private var declared: [MethodDescriptor] { RPCConnection.lifecycleMethods + AuthMethods.descriptors }
+    /// What the agent really serves: the engine's own methods and a registry filled as the executable fills it.
+    private var declared: [MethodDescriptor] {
+        let service = AuthService(config: AgentConfig(store: .memory), store: MemorySessionStore(), transport: SystemHTTPTransport(),
+                                  logger: Logger(level: .error, sink: { _ in }), events: { _ in })
+        var registry = MethodRegistry()
+        AuthMethods.register(into: &registry, service: service, subscriptions: Subscriptions())
+        return RPCConnection.lifecycleMethods + registry.descriptors
+    }
 
     func testEveryDeclaredMethodIsInTheSchemaWithTheSameShape() throws {
         let schema = try SchemaValidator.load()

@@ -44,6 +44,8 @@ struct Transcript {
     var config: String?
     /// Files written (relative to the transcript's temp dir) before the agent starts.
     var files: [(path: String, content: String)] = []
+    /// `!symlink PATH TARGET`: links made under `${TMP}` before the agent starts.
+    var symlinks: [(path: String, target: String)] = []
     var steps: [Line] = []
 
     struct FormatError: Error, CustomStringConvertible {
@@ -85,6 +87,10 @@ struct Transcript {
                     let fileParts = arg.split(separator: " ", maxSplits: 1).map(String.init)
                     guard fileParts.count == 2 else { throw FormatError(description: "\(file):\(n): !file needs a path and content") }
                     files.append((fileParts[0], fileParts[1]))
+                case "symlink":
+                    let linkParts = arg.split(separator: " ").map(String.init)
+                    guard linkParts.count == 2 else { throw FormatError(description: "\(file):\(n): !symlink needs a path and a target") }
+                    symlinks.append((linkParts[0], linkParts[1]))
                 case "exit":
                     guard let code = Int32(arg) else { throw FormatError(description: "\(file):\(n): !exit needs a code") }
                     steps.append(Line(number: n, step: .exit(code)))

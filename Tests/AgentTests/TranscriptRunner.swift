@@ -1,6 +1,7 @@
 import DevIssuer
 import Foundation
 import JSON
+import TestSupport
 import XCTest
 
 /// Plays one transcript against a freshly spawned agent and reports every
@@ -32,8 +33,7 @@ struct TranscriptRunner {
     func run(_ url: URL) throws {
         let name = url.lastPathComponent
         let transcript = try Transcript(text: String(contentsOf: url, encoding: .utf8), file: name)
-        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-transcript-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        let tmp = try TemporaryDirectory(prefix: "auth-agent-transcript").url
         defer { try? FileManager.default.removeItem(at: tmp) }
         let issuer = DevIssuer()
         _ = try issuer.start(port: 0)
@@ -64,6 +64,11 @@ struct TranscriptRunner {
             let url = tmp.appendingPathComponent(f.path)
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(expand(f.content).utf8).write(to: url)
+        }
+        for link in transcript.symlinks {
+            let url = tmp.appendingPathComponent(link.path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: expand(link.target))
         }
         var agent = try AgentProcess(arguments: args, environment: env)
         defer { agent.kill() }

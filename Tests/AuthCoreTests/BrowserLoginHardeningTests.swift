@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import JSON
 import Wire
+import TestSupport
 import XCTest
 
 /// What other local processes and hostile servers can do to a browser login:
@@ -41,7 +42,9 @@ final class BrowserLoginHardeningTests: XCTestCase {
         let prompted = TestBox<String?>(nil)
         let login = Task { () -> AuthError? in
             do throws(AuthError) {
-                _ = try await provider.login(nil, context: LoginContext(prompt: { prompt in prompted.set(prompt["url"]?.stringValue) }))
+                _ = try await provider.login(nil, context: LoginContext(prompt: { prompt in
+                    if case .browser(let url, _) = prompt { prompted.set(url) }
+                }))
                 return nil
             } catch {
                 return error

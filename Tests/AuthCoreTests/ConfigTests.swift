@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 @testable import AuthCore
 import JSON
@@ -69,13 +70,16 @@ final class ConfigTests: XCTestCase {
         ]}
         """)
         XCTAssertEqual(config.refreshWindowSeconds, 60)
-        XCTAssertEqual(config.store, .file(path: nil))
+        XCTAssertEqual(config.store, .auto(path: nil))  // issue 11: the default became auto (was file)
         XCTAssertEqual(config.providers.map(\.flow), [.token, .clientCredentials, .deviceCode, .authorizationCode])
         XCTAssertEqual(config.providers[0].displayName, "pat")
         XCTAssertEqual(config.providers[2].openBrowser, false)
         XCTAssertEqual(config.providers[2].issuer, "https://login.example.com")
         XCTAssertEqual(config.providers[3].redirectPort, 53682)
         XCTAssertEqual(try parse(#"{"store": {"kind": "memory"}, "providers": [], "$schema": "x"}"#).store, .memory)
+        XCTAssertEqual(try parse(#"{"store": {"kind": "keyring", "path": "/s"}, "providers": []}"#).store, .keyring(path: "/s"))
+        XCTAssertEqual(try parse(#"{"store": {"kind": "auto"}, "providers": []}"#).store, .auto(path: nil))
+        XCTAssertEqual(try parse(#"{"store": {"kind": "file"}, "providers": []}"#).store, .file(path: nil))
         XCTAssertEqual(try parse(#"{"refreshWindowSeconds": 0, "providers": []}"#).refreshWindowSeconds, 0)
     }
 
@@ -117,6 +121,8 @@ final class ConfigTests: XCTestCase {
             (#"{"store": {"kind": "disk"}, "providers": []}"#, "$.store.kind", #"unknown store kind "disk""#),
             (#"{"store": {"kind": "memory", "path": "/x"}, "providers": []}"#, "$.store.path", #"only used with kind "file""#),
             (#"{"store": {"path": "state"}, "providers": []}"#, "$.store.path", "absolute path"),
+            (#"{"store": {"kind": "keyring", "path": "state"}, "providers": []}"#, "$.store.path", "absolute path"),
+            (#"{"store": {"kind": "Keyring"}, "providers": []}"#, "$.store.kind", #"expected "auto", "keyring", "file" or "memory""#),
             (#"{"store": {"kind": "file", "dir": "/x"}, "providers": []}"#, "$.store.dir", #"unknown key "dir""#),
             (#"{"providers": ["api"]}"#, "$.providers[0]", "expected an object, got a string"),
             (#"{"providers": [{"flow": "token", "origins": ["https://a.com"]}]}"#, "$.providers[0]", #"missing required key "id""#),

@@ -12,6 +12,12 @@ final class DeviceCodePollingTests: XCTestCase {
         let polls: TestBox<[String]>
         let pollCount = TestBox(0)
         let expiresIn: Int
+        /// When set, the poll with this number waits for `release()` before answering.
+        var holdPoll: Int?
+        private let held = TestBox<CheckedContinuation<Void, Never>?>(nil)
+
+        func release() { held.update { c -> CheckedContinuation<Void, Never>? in defer { c = nil }; return c }?.resume() }
+        var isHolding: Bool { held.get() != nil }
 
         init(polls: [String], expiresIn: Int = 600) {
             self.polls = TestBox(polls)
@@ -23,7 +29,8 @@ final class DeviceCodePollingTests: XCTestCase {
                 return json(200, ["device_code": "dc", "user_code": "ABCD-EFGH", "verification_uri": "https://id.example.com/activate",
                                   "expires_in": .int(Int64(expiresIn)), "interval": 5])
             }
-            pollCount.update { $0 += 1 }
+            let n = pollCount.update { $0 += 1; return $0 }
+            if n == holdPoll { await withCheckedContinuation { c in held.set(c) } }
             let answer = polls.update { $0.isEmpty ? "authorization_pending" : $0.removeFirst() }
             if answer == "ok" {
                 return json(200, ["access_token": "at", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt"])
@@ -80,14 +87,18 @@ final class DeviceCodePollingTests: XCTestCase {
         XCTAssertEqual(denied.failure?.code, .loginDenied)
     }
 
-    func testCancellingTheLoginStopsPolling() async {
+    func testCancellingTheLoginStopsPolling() async throws {
         let server = DeviceServer(polls: [])
+        server.holdPoll = 2
         let clock = self.clock
         let task = Task.detached { [server, clock] in await DeviceCodePollingTests.login(server, clock: clock) }
+        for _ in 0..<5000 where !server.isHolding { try await Task.sleep(nanoseconds: 1_000_000) }
+        XCTAssertTrue(server.isHolding, "the second poll is under way")
         task.cancel()
+        server.release()
         let result = await task.value
         XCTAssertEqual(result.failure?.code, .loginDenied)
-        XCTAssertLessThanOrEqual(server.pollCount.get(), 1)
+        XCTAssertEqual(server.pollCount.get(), 2, "no poll after the cancel")
     }
 }
 

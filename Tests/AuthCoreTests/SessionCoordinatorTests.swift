@@ -66,24 +66,19 @@ final class SessionCoordinatorTests: XCTestCase {
 
     private func login(_ service: AuthService, lifetime: Int = 3600) async throws {
         endpoint.next.set([.tokens(lifetime: lifetime)])
-        let work = try service.beginLogin(provider: "corp", credentials: .password(username: "alice", password: "pw"))
-        _ = try await work.run()
-        work.answered()
+        _ = try await service.login(provider: "corp", credentials: .password(username: "alice", password: "pw"))
     }
 
     private static func token(_ service: AuthService) async throws -> String {
-        let work = try service.beginToken(provider: "corp")
-        defer { work.answered() }
-        return try await work.run()["accessToken"]?.stringValue ?? ""
+        try await service.token(provider: "corp").accessToken
     }
 
     private static func signedAuthorization(_ service: AuthService) async throws -> String? {
-        switch try service.beginSign(url: "https://api.example.com/x", provider: nil) {
-        case .ready(let text): return try JSONParser.parse(Array(text.bytes))["headers"]?["Authorization"]?.stringValue
-        case .wait(let work):
-            defer { work.answered() }
-            return try await work.run()["headers"]?["Authorization"]?.stringValue
-        }
+        let url = "https://api.example.com/x"
+        var decision = try service.signNow(url: url, provider: nil)
+        if decision == nil { decision = try await service.sign(url: url, provider: nil) }
+        guard case .signed(let signature) = decision else { return nil }
+        return signature.authorization
     }
 
     /// Waits (bounded) for a background task of the service to have an effect.
@@ -210,9 +205,7 @@ final class SessionCoordinatorTests: XCTestCase {
         try await login(service, lifetime: 3600)
         endpoint.defaultLifetime = 20  // effective window 10 s, margin 5 s
         for _ in 0..<5 {
-            let work = try service.beginRefresh(provider: "corp", failedAuthorization: nil)
-            _ = try await work.run()
-            work.answered()
+            _ = try await service.refresh(provider: "corp", failedAuthorization: nil)
         }
         XCTAssertEqual(endpoint.refreshes, 5)
         clock.advance(16)  // the sixth refresh would be needed, but the limit holds
@@ -230,11 +223,9 @@ final class SessionCoordinatorTests: XCTestCase {
         endpoint.next.set([.hang(thenTokens: false)])
         _ = try await Self.signedAuthorization(service)
         try await eventually("the refresh is under way") { endpoint.refreshes == 1 }
-        let logout = try service.beginLogout(provider: "corp")
-        let out = Task { try await logout.run() }
+        let out = Task.detached { [service] in try await service.logout(provider: "corp") }
         endpoint.unhang()
         _ = try await out.value
-        logout.answered()
         XCTAssertNil(try store.load("corp"))
         do {
             _ = try await Self.token(service)

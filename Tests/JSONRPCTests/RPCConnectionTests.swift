@@ -25,16 +25,23 @@ final class RPCConnectionTests: XCTestCase {
                     return "slow"
                 }
             }
-            registry.register(MethodDescriptor("ordered", summary: "", result: nil)) { [gate, written, answeredAfter] _ in
-                .later({
+            // Ordered on key "k": `change` waits (slowly) like a login, `use` answers at once like `sign`,
+            // `slowUse` waits like a `token` that refreshes.
+            registry.register(MethodDescriptor("change", summary: "", result: nil), ordering: { _ in .changes("k") }) { [gate] _ in
+                .later {
                     await withCheckedContinuation { c in gate.withLock { $0.append(c) } }
                     try Task.checkCancellation()
-                    return "ordered"
-                }, answered: {
-                    let lines = written.current.filter { $0 == 0x0A }.count
-                    answeredAfter.withLock { $0.append(lines) }
-                })
+                    return "changed"
+                }
             }
+            registry.register(MethodDescriptor("use", summary: "", result: nil), ordering: { _ in .uses("k") }) { _ in .result("used") }
+            registry.register(MethodDescriptor("slowUse", summary: "", result: nil), ordering: { _ in .uses("k") }) { [gate] _ in
+                .later {
+                    await withCheckedContinuation { c in gate.withLock { $0.append(c) } }
+                    return "slowly used"
+                }
+            }
+            registry.register(MethodDescriptor("other", summary: "", result: nil), ordering: { _ in .uses("other") }) { _ in .result("other") }
             registry.register(MethodDescriptor("fails", summary: "", result: nil)) { _ in
                 throw RPCError(code: 1001, message: "Not logged in.", data: ["reason": "notLoggedIn"])
             }
@@ -86,34 +93,77 @@ final class RPCConnectionTests: XCTestCase {
         XCTAssertEqual(h.waitFor(count: 2).last, ["jsonrpc": "2.0", "id": 1, "result": "slow"])
     }
 
-    func testAnsweredRunsOnceTheAnswerIsWritten() {
+    func testAUseWaitsUntilAnEarlierChangeIsAnsweredAndOtherKeysDoNot() {
         let h = Harness()
-        h.send(#"{"jsonrpc":"2.0","method":"ordered","id":1}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"change","id":1}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"use","id":2}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"other","id":3}"#)
         h.waitForSlowStarted(1)
-        XCTAssertEqual(h.answeredAfter.current, [], "not before the work is done")
+        XCTAssertEqual(h.waitFor(count: 1), [["jsonrpc": "2.0", "id": 3, "result": "other"]], "another key is not held back")
+        usleep(50_000)
+        XCTAssertEqual(h.messages.count, 1, "the use waits for the change")
         h.releaseSlow()
-        XCTAssertEqual(h.waitFor(count: 1), [["jsonrpc": "2.0", "id": 1, "result": "ordered"]])
-        XCTAssertTrue(waitUntil { h.answeredAfter.current == [1] }, "after the answer was written: \(h.answeredAfter.current)")
+        XCTAssertEqual(Array(h.waitFor(count: 3).dropFirst()), [["jsonrpc": "2.0", "id": 1, "result": "changed"], ["jsonrpc": "2.0", "id": 2, "result": "used"]],
+                       "the change's answer first")
+        h.send(#"{"jsonrpc":"2.0","method":"use","id":4}"#)
+        XCTAssertEqual(h.waitFor(count: 4).last, ["jsonrpc": "2.0", "id": 4, "result": "used"], "nothing pending: answered at once")
     }
 
-    func testAnsweredRunsForCancelledRequestsNotificationsAndBatchMembers() {
+    func testAChangeWaitsForEarlierUsesWhichRunBesideEachOther() {
         let h = Harness()
-        h.send(#"{"jsonrpc":"2.0","method":"ordered","id":"c"}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"slowUse","id":1}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"slowUse","id":2}"#)
+        h.waitForSlowStarted(2)  // both started: uses do not wait for each other
+        h.send(#"{"jsonrpc":"2.0","method":"change","id":3}"#)
+        usleep(50_000)
+        XCTAssertEqual(h.gate.current.count, 2, "the change has not started")
+        h.releaseSlow()
+        h.waitForSlowStarted(1)
+        h.releaseSlow()
+        let ids = h.waitFor(count: 3).compactMap { $0["id"]?.intValue }
+        XCTAssertEqual(ids.last, 3, "the change is answered after the uses: \(ids)")
+    }
+
+    func testCancelledNotifiedAndBatchedChangesStillReleaseLaterUses() {
+        let h = Harness()
+        // Cancelled while working: answered -32800 at once; later uses go once its task has ended.
+        h.send(#"{"jsonrpc":"2.0","method":"change","id":"c"}"#)
         h.waitForSlowStarted(1)
         h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"c"}}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"use","id":"u1"}"#)
+        XCTAssertEqual(h.waitFor(count: 1).first?["id"], "c")
         h.releaseSlow()
-        XCTAssertTrue(waitUntil { h.answeredAfter.current == [1] }, "cancelled: \(h.answeredAfter.current)")
+        XCTAssertEqual(h.waitFor(count: 2).last, ["jsonrpc": "2.0", "id": "u1", "result": "used"])
 
-        h.send(#"{"jsonrpc":"2.0","method":"ordered"}"#)
+        // As a notification: no answer, but it still holds the key while it works.
+        h.send(#"{"jsonrpc":"2.0","method":"change"}"#)
+        h.waitForSlowStarted(1)
+        h.send(#"{"jsonrpc":"2.0","method":"use","id":"u2"}"#)
+        usleep(50_000)
+        XCTAssertEqual(h.messages.count, 2)
+        h.releaseSlow()
+        XCTAssertEqual(h.waitFor(count: 3).last, ["jsonrpc": "2.0", "id": "u2", "result": "used"])
+
+        // In a batch: members are ordered like lone requests.
+        h.send(#"[{"jsonrpc":"2.0","method":"change","id":"b1"},{"jsonrpc":"2.0","method":"use","id":"b2"}]"#)
         h.waitForSlowStarted(1)
         h.releaseSlow()
-        XCTAssertTrue(waitUntil { h.answeredAfter.current.count == 2 }, "notification: \(h.answeredAfter.current)")
+        let batch = h.waitFor(count: 4).last?.arrayValue ?? []
+        XCTAssertEqual(Set(batch.compactMap { $0["id"]?.stringValue }), ["b1", "b2"])
+    }
 
-        h.send(#"[{"jsonrpc":"2.0","method":"ordered","id":"b1"},{"jsonrpc":"2.0","method":"ordered","id":"b2"}]"#)
-        h.waitForSlowStarted(2)
+    /// A request still waiting for an earlier one when it is cancelled never runs.
+    func testARequestCancelledWhileWaitingNeverRuns() {
+        let h = Harness()
+        h.send(#"{"jsonrpc":"2.0","method":"change","id":1}"#)
+        h.waitForSlowStarted(1)
+        h.send(#"{"jsonrpc":"2.0","method":"change","id":2}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":2}}"#)
+        XCTAssertEqual(h.waitFor(count: 1).first?["error"]?["code"], -32800)
         h.releaseSlow()
-        XCTAssertTrue(waitUntil { h.answeredAfter.current.count == 4 }, "each batch member: \(h.answeredAfter.current)")
-        XCTAssertEqual(h.waitFor(count: 2).count, 2, "the cancellation and the batch answer")
+        XCTAssertEqual(h.waitFor(count: 2).last, ["jsonrpc": "2.0", "id": 1, "result": "changed"])
+        usleep(100_000)
+        XCTAssertEqual(h.gate.current.count, 0, "the cancelled change never started its work")
     }
 
     private func waitUntil(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
@@ -244,16 +294,20 @@ final class RPCConnectionTests: XCTestCase {
         // A host that stopped reading: a write that never returns (until the test ends).
         let stuck = DispatchSemaphore(value: 0)
         defer { for _ in 0..<2 { stuck.signal() } }
-        let output = OutputSink(write: { _ in stuck.wait(); return true }, onClosed: {})
+        let writing = Locked(false)
+        let output = OutputSink(write: { _ in
+            writing.withLock { $0 = true }
+            stuck.wait()
+            return true
+        }, onClosed: {})
         let exits = Locked<[Int32]>([])
         let connection = RPCConnection(registry: MethodRegistry(), output: output, logger: Logger(level: .error, sink: { _ in }),
                                        options: options, onExit: { code in exits.withLock { $0.append(code) } })
         Array(#"{"jsonrpc":"2.0","method":"ping","id":1}"#.utf8).withUnsafeBufferPointer { connection.handleLine($0) }
         Array(#"{"jsonrpc":"2.0","method":"ping","id":2}"#.utf8).withUnsafeBufferPointer { connection.handleLine($0) }
-        // Only then the write that sticks: it holds the sink's lock, so a line handled after it
-        // would wait on this thread forever (a flush started first, when a warm thread took it
-        // at once, hung the test).
+        // Only now a writer gets stuck: the test thread itself must not queue behind it.
         DispatchQueue.global().async { output.flush() }
+        XCTAssertTrue(waitUntil(timeout: 3) { writing.current }, "the writer started")
         DispatchQueue.global().async { connection.finish() }
         XCTAssertTrue(waitUntil(timeout: 3) { exits.current == [0] }, "finish() waited on a write that never returns")
     }

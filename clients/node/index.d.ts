@@ -67,7 +67,9 @@ export interface ProviderStatus {
   user?: User;
   expiresAt?: Expiry;
 }
-export interface StatusResult { providers: ProviderStatus[] }
+/** Where sessions are kept; `reason` says why `store.kind: "auto"` fell back to files. */
+export interface StoreStatus { kind: 'keyring' | 'file' | 'memory'; reason?: string }
+export interface StatusResult { store: StoreStatus; providers: ProviderStatus[] }
 export interface SubscribeResult { events: EventName[]; status: StatusResult }
 export interface LoginResult { provider: string; user: User; expiresAt: Expiry }
 export interface LogoutResult { revoked: boolean }

@@ -44,10 +44,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
                                                                redirectURI: redirectURI, scopes: config.scopes, pkce: pkce, nonce: nonce),
                                          what: "authorization URL", provider: config)
         let deadline = clock.now().addingTimeInterval(callbackTimeout)
-        context.prompt([
-            "provider": .string(config.id), "requestId": context.requestId, "url": .string(url.text),
-            "expiresAt": .string(RFC3339.format(deadline)),
-        ])
+        context.prompt(.browser(url: url.text, expiresAt: deadline))
         if context.openBrowser ?? config.openBrowser { browser.open(url) }
 
         let callback: LoopbackRedirectListener.Callback

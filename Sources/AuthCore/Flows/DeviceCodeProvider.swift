@@ -42,13 +42,8 @@ struct DeviceCodeProvider: OAuthLoginProvider {
         let complete = try authorization["verification_uri_complete"]?.stringValue.map { (text) throws(AuthError) in
             try BrowserURL.checked(text, what: "verification URI", provider: config)
         }
-        var prompt: JSONObject = [
-            "provider": .string(config.id), "requestId": context.requestId,
-            "userCode": .string(userCode), "verificationUri": .string(verification.text),
-        ]
-        if let complete { prompt["verificationUriComplete"] = .string(complete.text) }
-        prompt["expiresAt"] = .string(RFC3339.format(deadline))
-        context.prompt(.object(prompt))
+        context.prompt(.deviceCode(userCode: userCode, verificationURI: verification.text, verificationURIComplete: complete?.text,
+                                   expiresAt: deadline))
         if context.openBrowser ?? config.openBrowser { browser.open(complete ?? verification) }
 
         var failures = 0

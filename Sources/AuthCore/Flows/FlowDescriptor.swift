@@ -25,10 +25,11 @@ struct FlowDescriptor: Sendable {
 }
 
 /// One thing a login asks the user for.
-struct LoginField: Sendable, Equatable {
-    let name: String
-    let label: String
-    let secret: Bool
+public struct LoginField: Sendable, Equatable {
+    public let name: String
+    public let label: String
+    /// Typed without echo, never stored.
+    public let secret: Bool
 
     static let username = LoginField(name: "username", label: "Username", secret: false)
     static let password = LoginField(name: "password", label: "Password", secret: true)

@@ -102,7 +102,7 @@ struct SessionAPIProvider: LoginProvider {
         }
         let now = clock.now()
         return Session(accessToken: token, tokenType: "Bearer", refreshToken: nil, expiresAt: JWT.expiry(of: token),
-                       idToken: nil, user: user, obtainedAt: now, generation: (previous?.generation ?? 0) + 1)
+                       idToken: nil, user: user, obtainedAt: now, generation: 0)
     }
 
     /// Replaces `{{username}}` and `{{password}}` inside every string of the template.

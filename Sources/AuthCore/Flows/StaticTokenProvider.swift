@@ -34,7 +34,7 @@ struct StaticTokenProvider: LoginProvider {
             user = info
         }
         return Session(accessToken: token, tokenType: "Bearer", refreshToken: nil, expiresAt: nil, idToken: nil,
-                       user: user, obtainedAt: clock.now(), generation: 1)
+                       user: user, obtainedAt: clock.now())
     }
 
     func refresh(_ session: Session) async -> RefreshOutcome { .unsupported }

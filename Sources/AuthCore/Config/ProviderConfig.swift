@@ -1,0 +1,235 @@
+import JSON
+
+/// One configured provider: what it is called, which origins its tokens may be
+/// sent to, and the endpoints and client details its flow needs.
+///
+/// Values here are already validated (see `AgentConfig.parse`): endpoints are
+/// absolute http(s) URLs, plain http only on loopback, origins bare and never
+/// plain http off loopback. Endpoints stay `String` because they are only ever
+/// handed to an `HTTPTransport`. The description never shows `clientSecret` or
+/// `loginBody`.
+public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var id: String
+    public var displayName: String
+    public var flow: Flow
+    /// Where this provider's token may be attached; compared exactly by `OriginMatcher`.
+    public var origins: [Origin]
+
+    // session flow
+    public var loginEndpoint: String?
+    /// Template posted to `loginEndpoint`; `{{username}}` and `{{password}}` are filled in.
+    public var loginBody: JSONValue?
+    /// Where the login response keeps the token.
+    public var tokenPointer: JSONPointer?
+    /// Where the login response keeps the user, if anywhere.
+    public var userPointer: JSONPointer?
+    public var refreshEndpoint: String?
+    public var logoutEndpoint: String?
+
+    // OAuth flows
+    public var tokenEndpoint: String?
+    public var revocationEndpoint: String?
+    public var userinfoEndpoint: String?
+    public var clientId: String?
+    public var clientSecret: String?
+    public var scopes: [String]
+    /// OpenID Connect issuer, for discovering endpoints not given explicitly.
+    public var issuer: String?
+    public var authorizationEndpoint: String?
+    public var deviceAuthorizationEndpoint: String?
+    /// Fixed loopback port for the authorization code redirect; `nil` picks a free one.
+    public var redirectPort: Int?
+    /// Whether to open the user's browser for device and authorization code flows.
+    public var openBrowser: Bool
+    /// The username `auth-agent git-credential` sends beside the token; nil means `oauth2`.
+    public var gitUsername: String?
+
+    public init(id: String, displayName: String? = nil, flow: Flow, origins: [Origin] = [],
+                loginEndpoint: String? = nil, loginBody: JSONValue? = nil, tokenPointer: JSONPointer? = nil,
+                userPointer: JSONPointer? = nil, refreshEndpoint: String? = nil, logoutEndpoint: String? = nil,
+                tokenEndpoint: String? = nil, revocationEndpoint: String? = nil, userinfoEndpoint: String? = nil,
+                clientId: String? = nil, clientSecret: String? = nil, scopes: [String] = [], issuer: String? = nil,
+                authorizationEndpoint: String? = nil, deviceAuthorizationEndpoint: String? = nil,
+                redirectPort: Int? = nil, openBrowser: Bool = false) {
+        self.id = id
+        self.displayName = displayName ?? id
+        self.flow = flow
+        self.origins = origins
+        self.loginEndpoint = loginEndpoint
+        self.loginBody = loginBody
+        self.tokenPointer = tokenPointer
+        self.userPointer = userPointer
+        self.refreshEndpoint = refreshEndpoint
+        self.logoutEndpoint = logoutEndpoint
+        self.tokenEndpoint = tokenEndpoint
+        self.revocationEndpoint = revocationEndpoint
+        self.userinfoEndpoint = userinfoEndpoint
+        self.clientId = clientId
+        self.clientSecret = clientSecret
+        self.scopes = scopes
+        self.issuer = issuer
+        self.authorizationEndpoint = authorizationEndpoint
+        self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
+        self.redirectPort = redirectPort
+        self.openBrowser = openBrowser
+    }
+
+    // MARK: Keys
+
+    static let commonKeys = ["id", "displayName", "flow", "origins", "gitUsername"]
+
+    /// The keys a provider object may have with a given flow.
+    static func keys(for flow: Flow) -> [String] { commonKeys + flow.descriptor.keys }
+
+    /// Every key any provider may have; what the JSON schema must list.
+    static var knownKeys: [String] {
+        var all: [String] = []
+        for flow in Flow.allCases {
+            for key in keys(for: flow) where !all.contains(key) { all.append(key) }
+        }
+        return all
+    }
+
+    static let endpointKeys = ["loginEndpoint", "refreshEndpoint", "logoutEndpoint", "tokenEndpoint", "revocationEndpoint",
+                               "userinfoEndpoint", "issuer", "authorizationEndpoint", "deviceAuthorizationEndpoint"]
+
+    // MARK: Parsing
+
+    /// Reads and validates one element of `providers`; cross-provider checks
+    /// (unique ids and origins) are `AgentConfig`'s.
+    static func parse(_ r: ConfigReader) throws(ConfigError) -> ProviderConfig {
+        try r.rejectUnknownKeys(knownKeys)
+        let id = try r.requiredString("id")
+        guard id.utf8.count <= 64, id.utf8.allSatisfy(isIDByte) else {
+            throw r.error("id", "a provider id must match [a-z0-9._-]+ (at most 64 characters)")
+        }
+        let flowName = try r.requiredString("flow")
+        guard let flow = Flow(rawValue: flowName) else {
+            let names = Flow.allCases.map(\.rawValue)
+            var problem = "unknown flow \(JSONSerializer.string(.string(flowName))); expected one of \(names.joined(separator: ", "))"
+            if let suggestion = KeySuggestion.closest(to: flowName, among: names) { problem += "; did you mean \"\(suggestion)\"?" }
+            throw r.error("flow", problem)
+        }
+        let allowed = keys(for: flow)
+        for key in r.object.keys where !allowed.contains(key) {
+            throw r.error(key, "\"\(key)\" is not used by flow \"\(flow.rawValue)\"")
+        }
+        var p = ProviderConfig(id: id, displayName: try r.string("displayName"), flow: flow)
+
+        guard let origins = try r.strings("origins") else { throw r.error(nil, "missing required key \"origins\"") }
+        guard !origins.isEmpty else { throw r.error("origins", "list at least one origin the token may be sent to") }
+        for item in origins {
+            p.origins.append(try origin(item.value, path: item.path, file: r.file))
+        }
+
+        var endpoints: [String: String] = [:]
+        for key in endpointKeys {
+            guard let url = try r.string(key) else { continue }
+            if let problem = endpointProblem(url) { throw r.error(key, problem) }
+            endpoints[key] = url
+        }
+        p.loginEndpoint = endpoints["loginEndpoint"]
+        p.refreshEndpoint = endpoints["refreshEndpoint"]
+        p.logoutEndpoint = endpoints["logoutEndpoint"]
+        p.tokenEndpoint = endpoints["tokenEndpoint"]
+        p.revocationEndpoint = endpoints["revocationEndpoint"]
+        p.userinfoEndpoint = endpoints["userinfoEndpoint"]
+        p.issuer = endpoints["issuer"]
+        p.authorizationEndpoint = endpoints["authorizationEndpoint"]
+        p.deviceAuthorizationEndpoint = endpoints["deviceAuthorizationEndpoint"]
+
+        if let body = r.object["loginBody"] {
+            guard case .object = body else { throw r.error("loginBody", "expected an object, got \(body.kindName)") }
+            p.loginBody = body
+        }
+        p.tokenPointer = try pointer(r, "tokenPointer")
+        p.userPointer = try pointer(r, "userPointer")
+        p.clientId = try r.string("clientId")
+        p.clientSecret = try r.string("clientSecret")
+        if let scopes = try r.strings("scopes") {
+            for item in scopes where !item.value.unicodeScalars.allSatisfy(isScopeScalar) {
+                throw ConfigError(file: r.file, path: item.path,
+                                  problem: "a scope is printable ASCII without spaces, quotes or backslashes")
+            }
+            p.scopes = scopes.map(\.value)
+        }
+        p.redirectPort = try r.int("redirectPort", in: 1...65535)
+        p.openBrowser = try r.bool("openBrowser") ?? false
+        p.gitUsername = try r.string("gitUsername")
+
+        try checkRequirements(p, r)
+        return p
+    }
+
+    /// The flow's required keys; an OAuth flow's endpoints may be discovered from `issuer` instead.
+    private static func checkRequirements(_ p: ProviderConfig, _ r: ConfigReader) throws(ConfigError) {
+        let flow = p.flow.descriptor
+        for key in flow.required where !r.has(key) {
+            throw r.error(nil, "flow \"\(p.flow.rawValue)\" requires \"\(key)\"")
+        }
+        guard let specific = flow.discoverable, !r.has("issuer") else { return }
+        let needed = specific + ["tokenEndpoint"]
+        guard needed.allSatisfy(r.has) else {
+            let names = needed.map { "\"\($0)\"" }.joined(separator: " and ")
+            throw r.error(nil, "flow \"\(p.flow.rawValue)\" requires \(names), or \"issuer\" to discover \(needed.count == 1 ? "it" : "them")")
+        }
+    }
+
+    /// A bare origin (`scheme://host[:port]`), never plain http off loopback.
+    static func origin(_ text: String, path: String, file: String) throws(ConfigError) -> Origin {
+        func fail(_ problem: String) -> ConfigError { ConfigError(file: file, path: path, problem: problem) }
+        guard let parts = URLAuthority(text) else {
+            throw fail("\(JSONSerializer.string(.string(text))) is not a valid origin; expected scheme://host[:port] with scheme http or https")
+        }
+        guard !parts.hasUserinfo else { throw fail("an origin must not contain a user name or password") }
+        guard parts.rest.isEmpty || parts.rest == "/" else { throw fail("an origin has no path, query or fragment") }
+        let origin = Origin(scheme: parts.scheme, host: parts.host, port: parts.port)
+        guard origin.isSecureForBearer else {
+            throw fail("\(origin) uses plain http: a token is never sent over plain http except to loopback")
+        }
+        return origin
+    }
+
+    /// Why `text` is not acceptable as an endpoint, or `nil` when it is.
+    static func endpointProblem(_ text: String) -> String? {
+        guard let parts = URLAuthority(text) else { return "not a valid http or https URL" }
+        if parts.hasUserinfo { return "a URL must not contain a user name or password" }
+        if parts.rest.contains("#") { return "an endpoint URL must not have a fragment" }
+        let origin = Origin(scheme: parts.scheme, host: parts.host, port: parts.port)
+        if !origin.isSecureForBearer {
+            return "plain http is only allowed for loopback hosts (127.0.0.1, [::1], localhost); use https"
+        }
+        return nil
+    }
+
+    private static func pointer(_ r: ConfigReader, _ key: String) throws(ConfigError) -> JSONPointer? {
+        guard let value = r.object[key] else { return nil }
+        guard let text = value.stringValue else { throw r.error(key, "expected a string, got \(value.kindName)") }
+        guard let pointer = JSONPointer(text) else { throw r.error(key, "not a valid JSON pointer (RFC 6901), e.g. \"/token\"") }
+        return pointer
+    }
+
+    private static func isIDByte(_ c: UInt8) -> Bool {
+        (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == UInt8(ascii: ".") || c == UInt8(ascii: "_")
+            || c == UInt8(ascii: "-")
+    }
+
+    /// RFC 6749 §3.3 scope-token characters.
+    private static func isScopeScalar(_ c: Unicode.Scalar) -> Bool {
+        c.value == 0x21 || (0x23...0x5B).contains(c.value) || (0x5D...0x7E).contains(c.value)
+    }
+
+    // MARK: Description
+
+    public var description: String {
+        "ProviderConfig(id: \(id), flow: \(flow.rawValue), origins: [\(origins.map(\.description).joined(separator: ", "))])"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["id": id, "displayName": displayName, "flow": flow, "origins": origins,
+                                "clientId": clientId as Any, "hasClientSecret": clientSecret != nil],
+               displayStyle: .struct)
+    }
+}

@@ -1,0 +1,135 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import JSON
+import Wire
+
+/// `fetch`: the request adapter and the retrier of the practice this project
+/// grew from, in one call — sign with the `sign` rules, send, and after a 401
+/// for the token that was sent, refresh once (the `refresh` rule) and resend once.
+public struct FetchRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [(String, String)]
+    public var body: [UInt8]?
+    /// Seconds for each exchange with the API (not for a refresh, which has its own timeout).
+    public var timeout: Double
+    public var maxResponseBytes: Int
+
+    public static let defaultTimeout = 30.0
+    public static let defaultMaxResponseBytes = 10 << 20
+    /// Same-origin redirects followed before the last response is returned as is.
+    static let maxRedirects = 5
+
+    public init(method: String, url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+                timeout: Double = defaultTimeout, maxResponseBytes: Int = defaultMaxResponseBytes) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.maxResponseBytes = maxResponseBytes
+    }
+}
+
+public struct FetchResponse: Sendable, Equatable {
+    public var status: Int
+    /// Lowercased names; repeated fields joined with ", ".
+    public var headers: [String: String]
+    public var body: [UInt8]
+    public var provider: String?
+    public var signed: Bool
+    /// Whether the request was sent again after a 401 and a refresh.
+    public var retried: Bool
+
+    /// The body as text when the content type is textual and the bytes are UTF-8; else nil (send base64).
+    public var textBody: String? {
+        guard Self.isTextual(contentType: headers["content-type"]) else { return nil }
+        return String(validating: body, as: UTF8.self)
+    }
+
+    /// `text/*`, JSON, XML (including `+json`/`+xml` types), JavaScript and form bodies; no content type is not text.
+    static func isTextual(contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let type = HTTPText.trimmingWhitespace(contentType.split(separator: ";", maxSplits: 1)[0]).lowercased()
+        if type.hasPrefix("text/") || type.hasSuffix("+json") || type.hasSuffix("+xml") { return true }
+        return ["application/json", "application/xml", "application/javascript", "application/x-www-form-urlencoded"].contains(type)
+    }
+}
+
+/// Where a redirect leads, if the agent follows it: only within the origin that
+/// was authorized, so the `Authorization` header never travels to another origin.
+enum RedirectRule {
+    struct Next: Equatable {
+        let method: String
+        let url: String
+        let keepsBody: Bool
+    }
+
+    static func next(status: Int, location: String?, from url: String, method: String) -> Next? {
+        guard [301, 302, 303, 307, 308].contains(status), let location,
+              let base = URL(string: url), let target = URL(string: location, relativeTo: base)?.absoluteURL,
+              let from = Origin(url: url), let to = Origin(url: target.absoluteString), from == to else { return nil }
+        // As browsers do: 303, and 301/302 after a POST, continue as a GET without the body.
+        if status == 303 || ((status == 301 || status == 302) && method == "POST") {
+            return Next(method: method == "HEAD" ? "HEAD" : "GET", url: target.absoluteString, keepsBody: false)
+        }
+        return Next(method: method, url: target.absoluteString, keepsBody: true)
+    }
+}
+
+extension AuthService {
+    /// `fetch`: the request, signed when a provider covers it, with one refresh and
+    /// one resend after a 401 for the token that was sent.
+    public func fetch(_ request: FetchRequest, provider: String?) async throws(AuthError) -> FetchResponse {
+        guard let c = try route(url: request.url, provider: provider) else {
+            let response = try await exchange(request, authorization: nil)
+            return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: nil, signed: false, retried: false)
+        }
+        let session = try await usableSession(c)
+        var response = try await exchange(request, authorization: session.authorization)
+        var retried = false
+        if response.status == 401 {
+            let (renewed, _) = try await sessionAfterRejection(c, failedAuthorization: session.authorization)
+            response = try await exchange(request, authorization: renewed.authorization)
+            retried = true
+        }
+        return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: c.id, signed: true, retried: retried)
+    }
+
+    /// Sends `request` (with `authorization` when given), following same-origin redirects.
+    private func exchange(_ request: FetchRequest, authorization: String?) async throws(AuthError) -> HTTPResponse {
+        var method = request.method
+        var url = request.url
+        var body = request.body
+        for _ in 0...FetchRequest.maxRedirects {
+            var headers = request.headers.filter { $0.0.lowercased() != "authorization" || authorization == nil }
+            if let authorization { headers.append(("Authorization", authorization)) }
+            let response: HTTPResponse
+            do {
+                response = try await transport.send(HTTPRequest(method: method, url: url, headers: headers, body: body,
+                                                                 timeout: request.timeout, maxResponseBytes: request.maxResponseBytes))
+            } catch let error as HTTPTransportError {
+                throw Self.fetchError(error, url: url, limit: request.maxResponseBytes)
+            } catch {
+                throw AuthError(.requestFailed, "The request was not completed: \(HTTPCalls.describe(error, url: url)).")
+            }
+            guard let next = RedirectRule.next(status: response.status, location: response.headers["location"], from: url, method: method) else {
+                return response
+            }
+            (method, url) = (next.method, next.url)
+            if !next.keepsBody { body = nil }
+        }
+        throw AuthError(.requestFailed, "The request was redirected more than \(FetchRequest.maxRedirects) times.")
+    }
+
+    static func fetchError(_ error: HTTPTransportError, url: String, limit: Int) -> AuthError {
+        switch error {
+        case .responseTooLarge: return AuthError(.responseTooLarge, "The response is larger than \(limit) bytes.")
+        case .invalidURL: return AuthError(.requestFailed, "The request cannot be sent: \(error).")
+        default: return AuthError(.requestFailed, "The request was not completed: \(HTTPCalls.describe(error, url: url)).")
+        }
+    }
+}

@@ -1,0 +1,152 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import JSON
+import Wire
+
+/// Talks to an OAuth 2.0 authorization server for one provider: token grants
+/// (RFC 6749), device authorization (RFC 8628), revocation (RFC 7009) and
+/// userinfo (OIDC), with endpoints from configuration or discovery. Separate
+/// from the session state, as AppAuth separates its service from `OIDAuthState`.
+struct OAuthClient: Sendable {
+    let config: ProviderConfig
+    let http: HTTPCalls
+    let clock: Clock
+    let discovery: Discovery
+    /// Warns (once per provider) that the server's `expires_in` was unusable.
+    let lifetimeWarning: WarnOnce
+
+    /// The provider's endpoints, discovering the missing ones when an issuer is configured.
+    func endpoints() async throws(AuthError) -> Endpoints {
+        var endpoints = Endpoints(config: config)
+        if let issuer = config.issuer {
+            do {
+                endpoints.fill(from: try await discovery.metadata(issuer: issuer))
+            } catch {
+                throw AuthError(error.code, error.message, provider: config.id)
+            }
+        }
+        return endpoints
+    }
+
+    /// Client authentication: `client_secret_basic` for confidential clients,
+    /// `client_id` in the body for public ones.
+    func clientAuth(_ pairs: [(String, String)]) -> (pairs: [(String, String)], headers: [(String, String)]) {
+        let clientId = config.clientId ?? ""
+        if let secret = config.clientSecret {
+            return (pairs, [("Authorization", FormEncoding.basicAuthorization(clientId: clientId, clientSecret: secret))])
+        }
+        return (pairs + [("client_id", clientId)], [])
+    }
+
+    /// A grant at the token endpoint; no response at all is `transient`.
+    func grant(_ pairs: [(String, String)]) async -> TokenEndpointResult {
+        let endpoint: String
+        do {
+            guard let token = try await endpoints().token else { return .transient("no token endpoint is configured or discovered") }
+            endpoint = token
+        } catch {
+            return .transient(error.message)
+        }
+        return await post(endpoint, pairs)
+    }
+
+    /// A form POST with client authentication, classified like a token response.
+    func post(_ endpoint: String, _ pairs: [(String, String)]) async -> TokenEndpointResult {
+        do {
+            return TokenEndpointResult.classify(try await postForm(endpoint, pairs))
+        } catch {
+            switch error { case .transient(let why): return .transient(why) }
+        }
+    }
+
+    /// A form POST to one of this provider's endpoints, with client authentication.
+    func postForm(_ endpoint: String, _ pairs: [(String, String)]) async throws(HTTPCalls.Failure) -> HTTPResponse {
+        let auth = clientAuth(pairs)
+        return try await http.postForm(endpoint, auth.pairs, headers: auth.headers)
+    }
+
+    /// A session from a token response; a missing refresh token keeps the previous one.
+    func session(from token: TokenResponse, previous: Session?, user: JSONValue?) -> Session {
+        let now = clock.now()
+        if let problem = token.expiresInProblem {
+            lifetimeWarning("\(config.id): the token endpoint's answer is odd: \(problem)")
+        }
+        var expiresAt: Date?
+        if let seconds = token.expiresIn {
+            expiresAt = now.addingTimeInterval(TimeInterval(seconds))
+        } else {
+            expiresAt = JWT.expiry(of: token.accessToken)
+        }
+        return Session(accessToken: token.accessToken, tokenType: token.tokenType,
+                       refreshToken: token.refreshToken ?? previous?.refreshToken, expiresAt: expiresAt,
+                       idToken: token.idToken ?? previous?.idToken, user: user ?? previous?.user,
+                       obtainedAt: now, generation: 0)
+    }
+
+    /// Who logged in: userinfo when there is an endpoint, else the ID token's
+    /// display claims (decoded for display, not trusted for authorization), else `fallback`.
+    func user(accessToken: String, tokenType: String, idToken: String?, fallback: JSONValue) async -> JSONValue {
+        if let endpoint = try? await endpoints().userinfo,
+           let response = try? await http.send("GET", endpoint, headers: [("Authorization", "\(tokenType) \(accessToken)"), ("Accept", "application/json")], body: nil),
+           response.status == 200, let info = try? JSONParser.parse(response.body), case .object = info
+        {
+            return info
+        }
+        if let idToken, let claims = JWT.claims(of: idToken) {
+            var user = JSONObject()
+            for key in ["sub", "name", "email", "preferred_username"] { if let v = claims[key] { user[key] = v } }
+            if !user.isEmpty { return .object(user) }
+        }
+        return fallback
+    }
+
+    func scopePairs() -> [(String, String)] {
+        config.scopes.isEmpty ? [] : [("scope", config.scopes.joined(separator: " "))]
+    }
+
+    /// A grant that logs in: its tokens, `invalidCredentials` (saying `rejected`)
+    /// when the server refuses, `authServerUnavailable` on transient failure,
+    /// `loginDenied` naming the problem when the answer is malformed.
+    func loginGrant(_ pairs: [(String, String)], rejected: String) async throws(AuthError) -> TokenResponse {
+        switch await grant(pairs) {
+        case .success(let token): return token
+        case .rejected: throw AuthError(.invalidCredentials, rejected, provider: config.id)
+        case .transient(let why): throw AuthError.unavailable(config, why)
+        case .malformed(let why): throw AuthError.malformedResponse(config, why)
+        }
+    }
+
+    /// A grant that renews `session` (a refresh token, or client credentials again).
+    func renew(_ session: Session, with pairs: [(String, String)]) async -> RefreshOutcome {
+        switch await grant(pairs) {
+        case .success(let token): return .refreshed(self.session(from: token, previous: session, user: nil))
+        case .rejected(let error, let description): return .rejected(TokenEndpointResult.rejection(error, description))
+        case .transient(let why): return .transient(why)
+        case .malformed(let why): return .malformed(why)
+        }
+    }
+
+    func refresh(_ session: Session) async -> RefreshOutcome {
+        guard let refreshToken = session.refreshToken else { return .unsupported }
+        return await renew(session, with: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+    }
+
+    /// RFC 7009: revoke the refresh token when there is one (servers revoke its
+    /// access tokens with it), else the access token.
+    func revoke(_ session: Session, timeout: Double) async -> Bool {
+        guard let endpoint = try? await endpoints().revocation else { return false }
+        let (token, hint) = session.refreshToken.map { ($0, "refresh_token") } ?? (session.accessToken, "access_token")
+        let auth = clientAuth([("token", token), ("token_type_hint", hint)])
+        guard let response = try? await http.postForm(endpoint, auth.pairs, headers: auth.headers, timeout: timeout) else { return false }
+        return response.status == 200
+    }
+
+    /// The user for a freshly issued token, then the session.
+    func finish(_ token: TokenResponse, fallbackUser: JSONValue) async -> Session {
+        let user = await user(accessToken: token.accessToken, tokenType: token.tokenType, idToken: token.idToken, fallback: fallbackUser)
+        return session(from: token, previous: nil, user: user)
+    }
+}

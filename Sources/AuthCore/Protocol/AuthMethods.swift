@@ -1,0 +1,86 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import JSON
+import JSONRPC
+
+/// One method of the auth protocol, declared in one place: its descriptor
+/// (name, params, result, errors — checked against `schema/openrpc.json` by the
+/// test suite, through the registry the agent really serves), how it is ordered
+/// against earlier requests, and how its params and result cross between JSON
+/// and the service's Swift values. The service itself knows nothing of JSON-RPC.
+protocol AuthMethod {
+    static var descriptor: MethodDescriptor { get }
+    /// Where a call stands against earlier ones (`RequestOrdering`), from its params.
+    static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering
+    static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome
+}
+
+/// What the methods are bound to.
+struct AuthMethodContext: Sendable {
+    let service: AuthService
+    let subscriptions: Subscriptions
+    /// `sign`'s answers, serialized once per session.
+    let signAnswers = SignAnswers()
+}
+
+/// The auth methods, registered into the engine's registry.
+public enum AuthMethods {
+    /// Adding a method: a file in this folder declaring an `AuthMethod`, one line here, the schema.
+    static let all: [any AuthMethod.Type] = [
+        StatusMethod.self, LoginMethod.self, LogoutMethod.self, SignMethod.self, RefreshMethod.self, TokenMethod.self,
+        FetchMethod.self, SubscribeMethod.self, UnsubscribeMethod.self,
+    ]
+
+    /// Sent to the host whose interactive login waits for the user; not an `AuthEvent`
+    /// because it goes to that host alone, subscribed or not.
+    public static let loginPrompt = "loginPrompt"
+
+    /// What `initialize` advertises.
+    public static var capabilities: JSONValue {
+        ["flows": .array(Flow.allCases.map { .string($0.rawValue) }), "events": .array(AuthEvent.Name.allCases.map { .string($0.rawValue) })]
+    }
+
+    /// `status`'s result, for the command line's `status --json`.
+    public static func statusResult(_ providers: [ProviderStatus], store: StoreStatus?) -> JSONValue {
+        StatusMethod.result(providers, store: store)
+    }
+
+    /// Registers every auth method; events reach the host through `subscriptions`.
+    public static func register(into registry: inout MethodRegistry, service: AuthService, subscriptions: Subscriptions) {
+        let context = AuthMethodContext(service: service, subscriptions: subscriptions)
+        for method in all {
+            registry.register(method.descriptor, ordering: { method.ordering($0, context) }) { call in
+                try method.handle(call, context)
+            }
+        }
+    }
+
+    /// Work that waits; auth failures become their protocol errors.
+    static func later<T: Sendable>(_ work: @escaping @Sendable () async throws(AuthError) -> T, encode: @escaping @Sendable (T) -> JSONValue) -> RPCOutcome {
+        .later {
+            do throws(AuthError) {
+                return encode(try await work())
+            } catch {
+                throw error.rpcError
+            }
+        }
+    }
+
+    /// The ordering of a method that names its provider in `provider`.
+    static func provider(_ params: RPCParams, _ ordering: (String) -> RequestOrdering) -> RequestOrdering {
+        guard case .string(let provider)? = params["provider"] else { return .free }
+        return ordering(provider)
+    }
+}
+
+extension AuthError {
+    /// The same failure as a protocol error: `data` carries the reason a host switches on.
+    public var rpcError: RPCError {
+        var data: JSONObject = ["reason": .string(code.reason), "retryable": .bool(code.retryable)]
+        if let provider { data["provider"] = .string(provider) }
+        return RPCError(code: code.rawValue, message: message, data: .object(data))
+    }
+}

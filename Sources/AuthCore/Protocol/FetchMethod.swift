@@ -1,0 +1,82 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import JSON
+import JSONRPC
+
+/// `fetch`: uses the provider that covers the URL, like `sign`.
+enum FetchMethod: AuthMethod {
+    static let descriptor = MethodDescriptor(
+        "fetch", summary: "Send an HTTP request signed like sign; after a 401 for the token sent, refresh once and resend once.",
+        params: [.init("request", required: true), .init("provider"), .init("timeoutSeconds"), .init("maxResponseBytes")],
+        result: "FetchResult", errors: [1001, 1002, 1004, 1005, 1006, 1007, 1008, 1010, 1011, 1012])
+
+    static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
+        SignMethod.ordering(params, context)
+    }
+
+    static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
+        try call.params.rejectUnknown(allowed: descriptor.paramNames)
+        let request = try request(call.params)
+        let provider = try call.params.optionalString("provider")
+        let service = context.service
+        return AuthMethods.later({ () async throws(AuthError) in try await service.fetch(request, provider: provider) }, encode: result)
+    }
+
+    private static let separators = Set("\"(),/:;<=>?@[\\]{}".utf8)
+
+    /// The params as a request; every check names the field at fault.
+    static func request(_ params: RPCParams) throws(RPCError) -> FetchRequest {
+        let object = try params.object("request")
+        let r = RPCParams(object)
+        try r.rejectUnknown(allowed: ["method", "url", "headers", "body", "bodyBase64"])
+        var request = FetchRequest(method: try r.string("method"), url: try r.string("url"))
+        guard !request.method.isEmpty, request.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
+            throw .invalidParams("'request.method' must be an HTTP method such as GET")
+        }
+        guard Origin(url: request.url) != nil else { throw .invalidParams("'request.url' must be an absolute http or https URL") }
+        for (name, value) in (try r.optionalObject("headers"))?.members.map({ ($0, $1) }) ?? [] {
+            guard let text = value.stringValue else { throw .invalidParams("'request.headers.\(name)' must be a string") }
+            // A name is an RFC 9110 token; a value may not end the header line.
+            guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && !Self.separators.contains($0) }) else {
+                throw .invalidParams("'request.headers' has a name that is not an HTTP token")
+            }
+            guard HTTPRequestChecks.isHeaderSafe(text) else { throw .invalidParams("'request.headers.\(name)' contains CR, LF or NUL") }
+            request.headers.append((name, text))
+        }
+        switch (try r.optionalString("body"), try r.optionalString("bodyBase64")) {
+        case (let text?, nil): request.body = Array(text.utf8)
+        case (nil, let encoded?):
+            guard let data = Data(base64Encoded: encoded) else { throw .invalidParams("'request.bodyBase64' is not valid base64") }
+            request.body = Array(data)
+        case (nil, nil): break
+        case (_?, _?): throw .invalidParams("'request' may have 'body' or 'bodyBase64', not both")
+        }
+        if let value = params.object["timeoutSeconds"] {
+            guard let seconds = value.doubleValue, seconds > 0, seconds <= 600 else {
+                throw .invalidParams("'timeoutSeconds' must be a number of seconds above 0 and at most 600")
+            }
+            request.timeout = seconds
+        }
+        if let value = params.object["maxResponseBytes"] {
+            guard let bytes = value.intValue, bytes >= 0, bytes <= 1 << 30 else {
+                throw .invalidParams("'maxResponseBytes' must be an integer from 0 to 1073741824")
+            }
+            request.maxResponseBytes = Int(bytes)
+        }
+        return request
+    }
+
+    static func result(_ r: FetchResponse) -> JSONValue {
+        var headers = JSONObject()
+        for (name, value) in r.headers.sorted(by: { $0.key < $1.key }) { headers[name] = .string(value) }
+        var o: JSONObject = ["status": .int(Int64(r.status)), "headers": .object(headers)]
+        if let text = r.textBody { o["body"] = .string(text) } else { o["bodyBase64"] = .string(Data(r.body).base64EncodedString()) }
+        if let provider = r.provider { o["provider"] = .string(provider) }
+        o["signed"] = .bool(r.signed)
+        o["retried"] = .bool(r.retried)
+        return .object(o)
+    }
+}

@@ -1,0 +1,72 @@
+import JSON
+import JSONRPC
+
+/// `login`: changes its provider, so it waits for that provider's earlier
+/// requests and later ones wait for its answer.
+enum LoginMethod: AuthMethod {
+    static let descriptor = MethodDescriptor(
+        "login", summary: "Log in through a provider; emits userLoggedIn. Device-code and browser logins send loginPrompt and wait.",
+        params: [.init("provider", required: true), .init("credentials"), .init("openBrowser")], result: "LoginResult",
+        errors: [1002, 1003, 1005, 1008, 1009, 1010])
+
+    static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
+        AuthMethods.provider(params, RequestOrdering.changes)
+    }
+
+    struct Params {
+        let provider: String
+        let credentials: Credentials?
+        let openBrowser: Bool?
+
+        init(_ p: RPCParams) throws(RPCError) {
+            try p.rejectUnknown(allowed: descriptor.paramNames)
+            provider = try p.string("provider")
+            credentials = try Self.credentials(p.optionalObject("credentials"))
+            openBrowser = try p.optionalBool("openBrowser")
+        }
+
+        /// `{username, password}` or `{token}`, naming the offending field on error.
+        static func credentials(_ object: JSONObject?) throws(RPCError) -> Credentials? {
+            guard let object else { return nil }
+            let p = RPCParams(object)
+            if object["token"] != nil {
+                try p.rejectUnknown(allowed: ["token"])
+                return .token(try p.string("token"))
+            }
+            try p.rejectUnknown(allowed: ["username", "password"])
+            return .password(username: try p.string("username"), password: try p.string("password"))
+        }
+    }
+
+    static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
+        let params = try Params(call.params)
+        let requestId = call.id ?? .null
+        let login = LoginContext(openBrowser: params.openBrowser, prompt: { [connection = call.connection] prompt in
+            connection.notify(AuthMethods.loginPrompt, Self.prompt(prompt, provider: params.provider, requestId: requestId))
+        })
+        let service = context.service
+        return AuthMethods.later({ () async throws(AuthError) in
+            try await service.login(provider: params.provider, credentials: params.credentials, context: login)
+        }, encode: result)
+    }
+
+    /// `loginPrompt`'s params: the prompt, with the provider and the id of the `login` it belongs to.
+    static func prompt(_ prompt: LoginPrompt, provider: String, requestId: JSONValue) -> JSONValue {
+        var o: JSONObject = ["provider": .string(provider), "requestId": requestId]
+        switch prompt {
+        case .deviceCode(let userCode, let uri, let complete, let expiresAt):
+            o["userCode"] = .string(userCode)
+            o["verificationUri"] = .string(uri)
+            if let complete { o["verificationUriComplete"] = .string(complete) }
+            o["expiresAt"] = .string(RFC3339.format(expiresAt))
+        case .browser(let url, let expiresAt):
+            o["url"] = .string(url)
+            o["expiresAt"] = .string(RFC3339.format(expiresAt))
+        }
+        return .object(o)
+    }
+
+    static func result(_ r: LoginResult) -> JSONValue {
+        ["provider": .string(r.provider), "user": r.user, "expiresAt": RFC3339.json(r.expiresAt)]
+    }
+}

@@ -1,0 +1,42 @@
+import JSON
+import JSONRPC
+
+/// `status`: every configured provider, its login state and what a login asks for.
+enum StatusMethod: AuthMethod {
+    static let descriptor = MethodDescriptor(
+        "status", summary: "Every configured provider, its login state and what a login asks the user for.", result: "StatusResult")
+
+    static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering { .free }
+
+    static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
+        try call.params.rejectUnknown(allowed: [])
+        return .result(result(context.service.status(), store: context.service.storeStatus))
+    }
+
+    /// The `StatusResult` (also inside `subscribe`'s answer).
+    static func result(_ providers: [ProviderStatus], store: StoreStatus?) -> JSONValue {
+        var o: JSONObject = [:]
+        if let store {
+            var s: JSONObject = ["kind": .string(store.kind.rawValue)]
+            if let reason = store.reason { s["reason"] = .string(reason) }
+            o["store"] = .object(s)
+        }
+        o["providers"] = .array(providers.map(json))
+        return .object(o)
+    }
+
+    static func json(_ p: ProviderStatus) -> JSONValue {
+        var entry: JSONObject = [
+            "id": .string(p.id), "displayName": .string(p.displayName), "flow": .string(p.flow.rawValue),
+            "fields": .array(p.fields.map { ["name": .string($0.name), "label": .string($0.label), "secret": .bool($0.secret)] }),
+        ]
+        if let session = p.session {
+            entry["state"] = "loggedIn"
+            entry["user"] = session.user
+            entry["expiresAt"] = RFC3339.json(session.expiresAt)
+        } else {
+            entry["state"] = "loggedOut"
+        }
+        return .object(entry)
+    }
+}

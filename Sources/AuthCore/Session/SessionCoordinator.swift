@@ -1,0 +1,226 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import JSON
+import Locking
+
+/// The live state of one provider as one value behind one lock — the current
+/// session and its `Authorization` value, the refresh in flight, the recent
+/// refreshes, the background-refresh backoff — in the shape of Alamofire's
+/// `AuthenticationInterceptor`.
+///
+/// Single flight: however many callers find the token stale at once, one
+/// refresh runs and all of them await it; a caller that arrives after it
+/// finished sees the new session and refreshes nothing. A refresh result is
+/// installed (and persisted) only if the session it started from is still
+/// current, so a logout or a new login during a refresh is never undone.
+/// This is the only place that assigns a session's `generation`.
+///
+/// The lock guards memory only and is never held across I/O: writes to the
+/// store are serialized by the store's own per-provider lock, which every
+/// writer — and `StoreSync`'s re-read of what other agents wrote — holds.
+final class SessionCoordinator: @unchecked Sendable {
+    let config: ProviderConfig
+    let provider: LoginProvider
+
+    private let lock = Lock()
+    private var session: Session?
+    /// `session`'s `Authorization` header value, built once per session.
+    private var authorization = ""
+    private var inFlight: (generation: Int, task: Task<Session, Error>)?
+    private var recentRefreshes: [Date] = []
+    /// When a failed background refresh may be tried again.
+    private var backoff = RefreshBackoff()
+    /// A background refresh has been claimed and has not ended: at most one at a time.
+    private var backgroundRefreshing = false
+
+    static let refreshLimit = 5
+    static let refreshLimitWindow: TimeInterval = 30
+
+    init(config: ProviderConfig, provider: LoginProvider, session: Session?) {
+        self.config = config
+        self.provider = provider
+        install(session)
+    }
+
+    var id: String { config.id }
+
+    var current: Session? {
+        lock.lock()
+        defer { lock.unlock() }
+        return session
+    }
+
+    /// The current session and its `Authorization` value, in one lock: `sign`'s fast path.
+    func snapshot() -> (session: Session, authorization: String)? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let session else { return nil }
+        return (session, authorization)
+    }
+
+    private func install(_ s: Session?) {
+        session = s
+        authorization = s.map { "\($0.tokenType) \($0.accessToken)" } ?? ""
+    }
+
+    /// A new login numbered after both the session held here and the one in the
+    /// store (`storedGeneration`), so every agent on the store sees a newer generation.
+    func numbered(login fresh: Session, storedGeneration: Int?) -> Session {
+        lock.lock()
+        defer { lock.unlock() }
+        var numbered = fresh
+        numbered.generation = max(storedGeneration ?? 0, session?.generation ?? 0) + 1
+        return numbered
+    }
+
+    /// Installs a login that was saved.
+    func install(login: Session) {
+        lock.lock()
+        defer { lock.unlock() }
+        install(login)
+    }
+
+    /// Whether `expected` is still the session (by generation and tokens).
+    func isCurrent(_ expected: Session) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return session.map { $0.sameTokens(as: expected) } ?? false
+    }
+
+    /// Removes the session if it is still `expected`; returns whether it did.
+    func clear(ifStill expected: Session) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let s = session, s.sameTokens(as: expected) else { return false }
+        install(nil)
+        return true
+    }
+
+    /// Brings memory in line with what the store holds after another agent
+    /// process changed it (read by the caller under the store lock). Returns the
+    /// event that describes the change, if any.
+    func reconcile(with stored: Session?) -> AuthEvent? {
+        lock.lock()
+        defer { lock.unlock() }
+        let event: AuthEvent
+        switch (session, stored) {
+        case (nil, nil):
+            return nil
+        case (let current?, let stored?):
+            if current.sameTokens(as: stored) { return nil }
+            if current.user != stored.user {
+                event = .loggedIn(provider: config.id, user: stored.user ?? [:], expiresAt: stored.expiresAt)
+            } else {
+                event = .tokenRefreshed(provider: config.id, expiresAt: stored.expiresAt)
+            }
+        case (nil, let stored?):
+            event = .loggedIn(provider: config.id, user: stored.user ?? [:], expiresAt: stored.expiresAt)
+        case (_?, nil):
+            event = .loggedOut(provider: config.id, reason: .external)
+        }
+        install(stored)
+        return event
+    }
+
+    // MARK: Refresh
+
+    enum RefreshStart {
+        /// Someone already replaced the stale session: use this one.
+        case alreadyFresh(Session)
+        case joined(Task<Session, Error>)
+        case started(Task<Session, Error>)
+        case loggedOut
+        /// No refresh was running and none may start (the agent is shutting down).
+        case refused
+    }
+
+    /// Starts (or joins) the refresh of `stale`. `work` runs at most once per stale session.
+    func beginRefresh(of stale: Session, mayStart: Bool = true, work: @escaping @Sendable () async throws -> Session) -> RefreshStart {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let s = session else { return .loggedOut }
+        if !s.sameTokens(as: stale) { return .alreadyFresh(s) }
+        if let inFlight, inFlight.generation == s.generation { return .joined(inFlight.task) }
+        guard mayStart else { return .refused }
+        let generation = s.generation
+        let task = Task { [weak self] in
+            defer { self?.endRefresh(generation: generation) }
+            return try await work()
+        }
+        inFlight = (generation, task)
+        return .started(task)
+    }
+
+    /// Counts a refresh about to be sent to the server; false when there were
+    /// already `refreshLimit` within the window (refreshes another agent did,
+    /// and this one merely picked up, do not count).
+    func admitRefresh(now: Date) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        recentRefreshes.removeAll { now.timeIntervalSince($0) >= Self.refreshLimitWindow }
+        if recentRefreshes.count >= Self.refreshLimit { return false }
+        recentRefreshes.append(now)
+        return true
+    }
+
+    /// Claims the one background refresh of `stale`, if it should start now: it is
+    /// still the session, nothing is refreshing it, and the backoff after a failure
+    /// has passed. Checked on `sign`'s fast path, so it must stay cheap.
+    func claimBackgroundRefresh(of stale: Session, now: Date) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !backgroundRefreshing, let s = session, s.sameTokens(as: stale), inFlight == nil, backoff.allows(at: now) else { return false }
+        backgroundRefreshing = true
+        return true
+    }
+
+    /// Ends the claim; a failure pushes the next attempt back.
+    func backgroundRefreshEnded(failed: Bool, now: Date) {
+        lock.lock()
+        defer { lock.unlock() }
+        backgroundRefreshing = false
+        if failed { backoff.failed(at: now) } else { backoff.succeeded() }
+    }
+
+    /// The refresh talking to the server (or waiting for the store lock), if any.
+    var refreshInFlight: Task<Session, Error>? {
+        lock.lock()
+        defer { lock.unlock() }
+        return inFlight?.task
+    }
+
+    private func endRefresh(generation: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        if inFlight?.generation == generation { inFlight = nil }
+    }
+
+    /// The refresh of `stale`, numbered as its next generation.
+    static func numbered(refresh fresh: Session, of stale: Session) -> Session {
+        var numbered = fresh
+        numbered.generation = stale.generation + 1
+        return numbered
+    }
+
+    /// Installs `fresh` in place of `stale` if `stale` is still current; returns whether it did.
+    func replace(_ stale: Session, with fresh: Session) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let s = session, s.sameTokens(as: stale) else { return false }
+        install(fresh)
+        return true
+    }
+}
+
+extension Session {
+    /// The `Authorization` header value.
+    var authorization: String { "\(tokenType) \(accessToken)" }
+
+    /// Same tokens and generation: "nobody replaced this session meanwhile".
+    func sameTokens(as other: Session) -> Bool {
+        generation == other.generation && accessToken == other.accessToken && refreshToken == other.refreshToken
+    }
+}

@@ -1,0 +1,71 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Builds the session store a configuration asks for, and the `status.store` to report.
+public enum StoreOpening {
+    /// How to reach the OS keyring; tests substitute a fake.
+    public struct Keyring: Sendable {
+        /// nil when the keyring answers within `timeout` seconds, else why not.
+        public let probe: @Sendable (_ timeout: Double) -> String?
+        /// The keyring for the store whose records live in `scope` (a directory).
+        public let open: @Sendable (_ scope: String) -> SecretStore
+
+        public init(probe: @escaping @Sendable (Double) -> String?, open: @escaping @Sendable (String) -> SecretStore) {
+            self.probe = probe
+            self.open = open
+        }
+
+        /// The Secret Service through libsecret on Linux, the Keychain on macOS, none elsewhere.
+        public static var system: Keyring {
+            #if canImport(Security)
+            return Keyring(probe: { _ in nil }, open: { KeychainStore(scope: $0) })
+            #elseif canImport(SecretShim)
+            return Keyring(probe: { timeout in LibsecretStore.probe(timeout: timeout).map { "no Secret Service on the session bus: \($0)" } },
+                           open: { LibsecretStore(scope: $0) })
+            #else
+            return Keyring(probe: { _ in "no keyring support on this platform" }, open: { _ in fatalError("no keyring") })
+            #endif
+        }
+    }
+
+    /// How long `auto` waits for the keyring to answer before choosing files.
+    public static let probeTimeout = 1.0
+
+    /// - Throws: `SessionStoreError` when the directory cannot be used, or `keyring`
+    ///   was asked for and does not answer (the agent exits 2 with that reason).
+    public static func open(_ config: StoreConfig, providers: [ProviderConfig], environment: [String: String],
+                            lockTimeout: Double, keyring: Keyring = .system,
+                            warn: @escaping @Sendable (String) -> Void) throws -> (SessionStore, StoreStatus) {
+        func directory(_ path: String?) -> URL {
+            path.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? FileSessionStore.defaultDirectory(environment: environment)
+        }
+        switch config {
+        case .memory:
+            return (MemorySessionStore(), StoreStatus(kind: .memory))
+        case .file(let path):
+            return (try FileSessionStore(directory: directory(path), warn: warn), StoreStatus(kind: .file))
+        case .keyring(let path):
+            if let reason = keyring.probe(probeTimeout) { throw SessionStoreError.unavailable(reason) }
+            return (try openKeyring(directory(path), providers, lockTimeout, keyring, warn), StoreStatus(kind: .keyring))
+        case .auto(let path):
+            if let reason = keyring.probe(probeTimeout) {
+                let files = try FileSessionStore(directory: directory(path), warn: warn)
+                warn("\(reason); keeping sessions (tokens included) in files under \(files.directory.path)")
+                return (files, StoreStatus(kind: .file, reason: reason))
+            }
+            return (try openKeyring(directory(path), providers, lockTimeout, keyring, warn), StoreStatus(kind: .keyring))
+        }
+    }
+
+    private static func openKeyring(_ directory: URL, _ providers: [ProviderConfig], _ lockTimeout: Double, _ keyring: Keyring,
+                                    _ warn: @escaping @Sendable (String) -> Void) throws -> KeyringSessionStore {
+        let records = try FileSessionStore(directory: directory, warn: warn)
+        let labels = Dictionary(providers.map { ($0.id, $0.displayName) }, uniquingKeysWith: { first, _ in first })
+        let store = KeyringSessionStore(records: records, secrets: keyring.open(records.directory.path), labels: labels, warn: warn)
+        store.prepare(providers: providers.map(\.id), lockTimeout: lockTimeout)
+        return store
+    }
+}

@@ -1,0 +1,64 @@
+import AuthCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import JSON
+import Wire
+
+/// `auth-agent fetch`: one HTTP request through the agent's `fetch` — signed with the
+/// provider that covers the URL, refreshed and resent once after a 401 — printed like
+/// curl prints it, so a shell script gets the token's benefits without ever holding it.
+enum FetchCommand {
+    static func run(_ options: ToolCommand.FetchOptions, session: ToolSession) throws(ToolFailure) -> String {
+        let request = try request(options)
+        let service = session.service
+        let response = try ToolSession.wait(timeout: request.timeout + session.requestTimeout) { () async throws(AuthError) in
+            try await service.fetch(request, provider: nil)
+        }
+        var out = Data()
+        if options.include { out.append(Data(head(response).utf8)) }
+        out.append(Data(response.body))
+        StandardStream.write(Array(out))
+        if response.status >= 400 { throw ToolFailure(.httpError, "HTTP \(response.status) from \(Origin(url: options.url)?.description ?? options.url)") }
+        return ""
+    }
+
+    /// The request the options describe: curl's defaults (GET, POST with a body).
+    static func request(_ options: ToolCommand.FetchOptions) throws(ToolFailure) -> FetchRequest {
+        var body: [UInt8]?
+        if let data = options.data { body = try bytes(data, binary: options.binary) }
+        var request = FetchRequest(method: options.method ?? (body == nil ? "GET" : "POST"), url: options.url, body: body)
+        for line in options.headers {
+            guard let colon = line.firstIndex(of: ":") else { throw ToolFailure(.usage, "-H wants 'Name: value', got '\(line)'") }
+            request.headers.append((HTTPText.trimmingWhitespace(line[..<colon]),
+                                    HTTPText.trimmingWhitespace(line[line.index(after: colon)...])))
+        }
+        if body != nil, !request.headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+            request.headers.append(("Content-Type", "application/x-www-form-urlencoded"))  // as curl -d sends it
+        }
+        guard Origin(url: request.url) != nil else { throw ToolFailure(.usage, "fetch needs an absolute http or https URL, got '\(options.url)'") }
+        return request
+    }
+
+    private static func bytes(_ data: String, binary: Bool) throws(ToolFailure) -> [UInt8] {
+        guard data.hasPrefix("@") else { return Array(data.utf8) }
+        let path = String(data.dropFirst())
+        let contents: Data?
+        if path == "-" {
+            contents = StandardStream.readAll().map { Data($0) }
+        } else {
+            contents = FileManager.default.contents(atPath: path)
+        }
+        guard let contents else { throw ToolFailure(.usage, "cannot read \(path)") }
+        return binary ? Array(contents) : contents.filter { $0 != 0x0A && $0 != 0x0D }
+    }
+
+    /// `-i`: the status line and headers, as curl shows them.
+    static func head(_ response: FetchResponse) -> String {
+        var text = "HTTP/1.1 \(response.status)\r\n"
+        for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
+        return text + "\r\n"
+    }
+}

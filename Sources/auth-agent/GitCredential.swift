@@ -1,0 +1,95 @@
+import AuthCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import JSON
+import JSONRPC
+
+/// `auth-agent git-credential get|store|erase`: git's credential-helper protocol
+/// (`key=value` lines on stdin, ended by a blank line or end of file).
+enum GitCredential {
+    /// The username git sends with the token when the provider sets no `gitUsername`: servers that
+    /// take a token as the Basic-auth password accept any username, and `oauth2` is the one most document.
+    static let defaultUsername = "oauth2"
+
+    static func run(_ operation: String, session: ToolSession) throws(ToolFailure) -> String {
+        let request = parse(readRequest())
+        switch operation {
+        case "get": return try get(request, session: session)
+        case "erase": try erase(request, session: session); return ""
+        default: return ""  // `store`, and operations of later gits: nothing to keep, the store is ours
+        }
+    }
+
+    /// Reads the request up to a blank line or end of file.
+    private static func readRequest() -> [String] {
+        var lines: [String] = []
+        while let line = readLine(strippingNewline: true), !line.isEmpty { lines.append(line) }
+        return lines
+    }
+
+    /// `key=value` lines; the last value of a repeated key wins (array keys like `wwwauth[]` are not needed).
+    static func parse(_ lines: [String]) -> [String: String] {
+        var request: [String: String] = [:]
+        for line in lines {
+            guard let eq = line.firstIndex(of: "=") else { continue }
+            request[String(line[..<eq])] = String(line[line.index(after: eq)...])
+        }
+        return request
+    }
+
+    /// The origin git asks about (`protocol://host[:port]`), when it is one a token may go to:
+    /// https, or plain http to loopback only.
+    static func origin(_ request: [String: String]) -> Origin? {
+        guard let scheme = request["protocol"], let host = request["host"], !host.isEmpty,
+              let origin = Origin(url: "\(scheme)://\(host)"), origin.isSecureForBearer else { return nil }
+        return origin
+    }
+
+    /// The answer to `get`; `password_expiry_utc` lets git ≥ 2.41 drop the token when it expires.
+    /// Nil when a value holds a newline or NUL, which would smuggle other keys into git's request.
+    static func answer(username: String, token: String, expiresAt: Date?) -> String? {
+        guard ![username, token].contains(where: { $0.contains { $0 == "\n" || $0 == "\r" || $0 == "\0" } }) else { return nil }
+        var text = "username=\(username)\npassword=\(token)\n"
+        if let expiresAt { text += "password_expiry_utc=\(Int(expiresAt.timeIntervalSince1970))\n" }
+        return text
+    }
+
+    /// `get`: the token for the provider covering the origin. Not covered or not logged in → no
+    /// answer (exit 0), so git moves on to its other helpers; one hint on stderr.
+    private static func get(_ request: [String: String], session: ToolSession) throws(ToolFailure) -> String {
+        guard let provider = provider(request, session: session) else { return "" }
+        let token: (token: String, type: String, expiresAt: String?)
+        do {
+            token = try session.token(provider)
+        } catch where error.needsLogin {
+            Logger.stderrSink("auth-agent: \(error.message) run: auth-agent login \(provider)")
+            return ""
+        }
+        let username = try session.provider(provider).gitUsername ?? defaultUsername
+        guard let text = answer(username: username, token: token.token, expiresAt: token.expiresAt.flatMap(RFC3339.parse)) else {
+            throw ToolFailure(.failed, "the token or gitUsername of \(provider) holds a line break; git cannot be given it")
+        }
+        return text
+    }
+
+    /// `erase`: git got a 401 with this password; refresh unless it was already replaced.
+    private static func erase(_ request: [String: String], session: ToolSession) throws(ToolFailure) {
+        guard let provider = provider(request, session: session), let password = request["password"] else { return }
+        let service = session.service
+        do {
+            _ = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
+                try await service.refresh(provider: provider, failedAuthorization: password)
+            }
+        } catch where error.needsLogin {
+            Logger.stderrSink("auth-agent: \(error.message) run: auth-agent login \(provider)")
+        }
+    }
+
+    private static func provider(_ request: [String: String], session: ToolSession) -> String? {
+        guard let origin = origin(request) else { return nil }
+        return session.config.originMatcher.provider(for: origin)
+    }
+}

@@ -1,0 +1,33 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import JSON
+
+/// `auth-agent status` for people: one row per provider from the `status` result.
+enum StatusTable {
+    static func render(_ status: JSONValue, store: String) -> String {
+        var rows = [["PROVIDER", "STATE", "USER", "EXPIRES", "STORE"]]
+        for p in status["providers"]?.arrayValue ?? [] {
+            let loggedIn = p["state"] == "loggedIn"
+            rows.append([p["id"]?.stringValue ?? "?", p["state"]?.stringValue ?? "?",
+                         loggedIn ? userName(p["user"]) ?? "-" : "-",
+                         loggedIn ? p["expiresAt"]?.stringValue ?? "never" : "-", store])
+        }
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            zip(row, widths).enumerated().map { i, cell in
+                i == row.count - 1 ? cell.0 : cell.0 + String(repeating: " ", count: max(0, cell.1 - cell.0.count))
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+
+    /// The most readable name a provider gave for its user (OIDC claims first, then common API fields).
+    static func userName(_ user: JSONValue?) -> String? {
+        for key in ["preferred_username", "name", "email", "username", "login", "sub", "id"] {
+            if let s = user?[key]?.stringValue, !s.isEmpty { return s }
+        }
+        return nil
+    }
+}

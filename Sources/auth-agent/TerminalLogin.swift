@@ -1,0 +1,141 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import AuthCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import JSON
+import JSONRPC
+
+/// `auth-agent login`: a login for a person at a terminal, or a script (`--password-stdin`,
+/// `--token-stdin`), through the same `AuthService.beginLogin` the protocol's `login` uses.
+enum TerminalLogin {
+    struct Options: Equatable {
+        var username: String?
+        var passwordStdin = false
+        var tokenStdin = false
+        var flow: ToolCommand.LoginFlow?
+    }
+
+    /// An interactive login (a device code or a browser) waits for the user this long at most.
+    static let timeout = 15.0 * 60
+
+    /// Logs in, holding the provider's interactive-login lock so parallel helpers wait for this
+    /// login instead of prompting again; returns the `login` result.
+    /// - Parameter locked: the caller already holds the interactive-login lock.
+    static func run(_ session: ToolSession, provider id: String, options: Options, locked: Bool = false) throws(ToolFailure) -> LoginResult {
+        let provider = try session.provider(id)
+        try check(options, flow: provider.flow)
+        let credentials = try credentials(for: provider, options: options)
+        let lock = locked ? nil : try loginLock(session, provider: id)
+        defer { lock?.unlock() }
+        let context = LoginContext(prompt: { show(prompt: $0, provider: provider) })
+        let service = session.service
+        return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
+            try await service.login(provider: id, credentials: credentials, context: context)
+        }
+    }
+
+    /// The provider's interactive-login lock beside the store (nil for stores without a directory);
+    /// waits, saying so, while another process's login holds it.
+    static func loginLock(_ session: ToolSession, provider id: String) throws(ToolFailure) -> StoreLock? {
+        // The keyring store keeps its records, and so its locks, in a file store too.
+        guard let files = (session.store as? FileSessionStore) ?? (session.store as? KeyringSessionStore)?.records else { return nil }
+        do {
+            if let lock = try files.interactiveLoginLock(id, timeout: 0) { return lock }
+            Logger.stderrSink("auth-agent: another login to \(id) is in progress; waiting for it to finish…")
+            if let lock = try files.interactiveLoginLock(id, timeout: timeout) { return lock }
+        } catch {
+            throw ToolFailure(AuthError(.authServerUnavailable, "cannot lock the store for the login: \(error)", provider: id))
+        }
+        throw ToolFailure(.unavailable, "authServerUnavailable: another login to \(id) is still in progress")
+    }
+
+    /// `--device`/`--browser`/`--…-stdin` must fit what the provider's flow can do (exit 2 otherwise).
+    static func check(_ options: Options, flow: Flow) throws(ToolFailure) {
+        switch options.flow {
+        case .device? where flow != .deviceCode:
+            throw ToolFailure(.usage, "--device: the provider's flow is \(flow.rawValue), not deviceCode")
+        case .browser? where flow != .authorizationCode:
+            throw ToolFailure(.usage, "--browser: the provider's flow is \(flow.rawValue), not authorizationCode")
+        default: break
+        }
+        let passwordFlow = flow == .password || flow == .session
+        if (options.passwordStdin || options.username != nil) && !passwordFlow {
+            throw ToolFailure(.usage, "--password-stdin and --username need a password or session provider; this one's flow is \(flow.rawValue)")
+        }
+        if options.tokenStdin && flow != .token {
+            throw ToolFailure(.usage, "--token-stdin needs a token provider; this one's flow is \(flow.rawValue)")
+        }
+    }
+
+    /// The provider's `fields` from stdin (scripts) or asked on the terminal (people); nil for
+    /// flows that ask nothing here (device code, browser, client credentials).
+    static func credentials(for provider: ProviderConfig, options: Options) throws(ToolFailure) -> Credentials? {
+        switch provider.flow {
+        case .token:
+            if options.tokenStdin { return .token(try secretFromStdin("--token-stdin")) }
+            return .token(try terminal().ask("\(provider.displayName) token", secret: true))
+        case .password, .session:
+            let tty = options.username == nil || !options.passwordStdin ? try terminal() : nil
+            var username = options.username ?? ""
+            if options.username == nil { username = try tty!.ask("\(provider.displayName) username", secret: false) }
+            let password: String
+            if options.passwordStdin { password = try secretFromStdin("--password-stdin") } else { password = try tty!.ask("Password", secret: true) }
+            return .password(username: username, password: password)
+        default:
+            return nil
+        }
+    }
+
+    private static func terminal() throws(ToolFailure) -> Terminal {
+        guard let tty = Terminal.controlling() else {
+            throw ToolFailure(.usage, "no terminal to ask on; use --username with --password-stdin, or --token-stdin")
+        }
+        return tty
+    }
+
+    /// The first line of stdin (a password or token piped in, never in argv).
+    static func secretFromStdin(_ flag: String) throws(ToolFailure) -> String {
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+            throw ToolFailure(.usage, "\(flag): nothing on stdin")
+        }
+        return line.hasSuffix("\r") ? String(line.dropLast()) : line
+    }
+
+    /// The `loginPrompt` contents for the person: on stderr, and on the terminal too when stderr
+    /// goes elsewhere (a tool that hides its helper's stderr must not hide the device code).
+    static func show(prompt: LoginPrompt, provider: ProviderConfig) {
+        let text = promptText(prompt, displayName: provider.displayName)
+        Logger.stderrSink(text)
+        if isatty(2) == 0, let tty = Terminal.controlling() {
+            tty.show(text + "\n")
+            close(tty.fd)
+        }
+    }
+
+    static func promptText(_ prompt: LoginPrompt, displayName: String) -> String {
+        switch prompt {
+        case .deviceCode(let code, let uri, let complete, _):
+            var text = "To log in to \(displayName), open \(uri) and enter the code \(code)"
+            if let complete { text += "\n  (or open \(complete))" }
+            return text + "\nWaiting for the approval… (Ctrl-C cancels)"
+        case .browser(let url, _):
+            return "To log in to \(displayName), open this URL in a browser:\n  \(url)\nWaiting for the browser… (Ctrl-C cancels)"
+        }
+    }
+
+    /// `Logged in to Corp SSO as alice (until …).`
+    static func loggedIn(_ result: LoginResult, session: ToolSession) -> String {
+        let name = session.config.providers.first { $0.id == result.provider }?.displayName ?? result.provider
+        var text = "Logged in to \(name)"
+        if let user = StatusTable.userName(result.user) { text += " as \(user)" }
+        if let until = result.expiresAt { text += " (token valid until \(RFC3339.format(until)))" }
+        return text + "."
+    }
+}

@@ -1,0 +1,83 @@
+import AuthCore
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import JSON
+import JSONRPC
+import Locking
+
+/// What every one-shot subcommand works on: the same `AuthService` over the same store as the
+/// long-lived agent, so refreshes take the same per-provider lock, re-read the store and check
+/// generations — a terminal, git, kubectl and editors share one login and one refresh token.
+struct ToolSession {
+    let config: AgentConfig
+    let service: AuthService
+    let store: SessionStore
+    let logger: Logger
+
+    /// Loads the configuration and opens its store; a memory store cannot outlive this process,
+    /// so a one-shot command refuses it (exit 2) rather than log in to nothing.
+    static func open(_ command: ToolCommand) throws(ToolFailure) -> ToolSession {
+        let logger = Logger(level: command.logLevel)
+        var arguments = Arguments()
+        arguments.configPath = command.configPath
+        let (config, path) = Agent.loadConfig(arguments, logger: logger)
+        if case .memory = config.store {
+            throw ToolFailure(.usage, "\(path) sets store.kind \"memory\": a one-shot command's session would end with the process; use the file store")
+        }
+        let (store, storeStatus) = Agent.openStore(config, logger: logger)
+        let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(), logger: logger,
+                                  lockTimeout: config.lockTimeoutSeconds, events: { _ in })
+        return ToolSession(config: config, service: service, store: store, logger: logger)
+    }
+
+    /// Runs one of the service's operations to its end, or gives up after `timeout` seconds (then 3, retry later).
+    static func wait<T: Sendable>(timeout: Double, _ operation: @escaping @Sendable () async throws(AuthError) -> T) throws(ToolFailure) -> T {
+        let outcome = Locked<Result<T, ToolFailure>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        // Signalled too, for the Ctrl-C handler, which must not take `done` from the main thread.
+        let unwound = DispatchSemaphore(value: 0)
+        let task = Task {
+            defer { done.signal(); unwound.signal() }
+            let result: Result<T, ToolFailure>
+            do throws(AuthError) {
+                result = .success(try await operation())
+            } catch {
+                result = .failure(ToolFailure(error))
+            }
+            outcome.withLock { $0 = result }
+        }
+        Interrupt.onInterrupt { task.cancel(); _ = unwound.wait(timeout: .now() + 2) }
+        defer { Interrupt.onInterrupt(nil) }
+        let finished = done.wait(timeout: .now() + timeout) == .success
+        Interrupt.yieldIfInterrupted()
+        guard finished else {
+            task.cancel()
+            throw ToolFailure(.unavailable, "authServerUnavailable: no answer within \(Int(timeout)) s")
+        }
+        return try outcome.current!.get()
+    }
+
+    /// Seconds a token, refresh or logout may take: longer than the store lock and one HTTP call.
+    var requestTimeout: Double { config.lockTimeoutSeconds + 30 }
+
+    func provider(_ id: String) throws(ToolFailure) -> ProviderConfig {
+        guard let p = config.providers.first(where: { $0.id == id }) else {
+            throw ToolFailure(AuthError(.unknownProvider, "No provider \"\(id)\" is configured; known: \(config.providers.map(\.id).joined(separator: ", ")).", provider: id))
+        }
+        return p
+    }
+
+    /// `token`: the access token, expiry and type, refreshed first when needed.
+    func token(_ provider: String) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
+        let service = self.service
+        var now: TokenResult?
+        do { now = try service.tokenNow(provider: provider) } catch { throw ToolFailure(error) }
+        if now == nil { now = try Self.wait(timeout: requestTimeout) { () async throws(AuthError) in try await service.token(provider: provider) } }
+        let result = now!
+        return (result.accessToken, result.tokenType, result.expiresAt.map(RFC3339.format))
+    }
+}

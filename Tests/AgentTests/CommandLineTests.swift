@@ -1,0 +1,187 @@
+import DevIssuer
+import Foundation
+import JSON
+import XCTest
+
+/// The one-shot subcommands against the real binary, a dev issuer and a file store.
+final class CommandLineTests: XCTestCase {
+    func testTokenHeaderStatusAndLogoutShareTheStore() throws {
+        let h = try CLIHarness()
+        try h.login()
+        let token = try h.agent(["token", "corp"])
+        XCTAssertEqual(token.status, 0, token.stderr)
+        let accessToken = token.stdout.trimmingCharacters(in: .newlines)
+        XCTAssertFalse(accessToken.isEmpty)
+        XCTAssertEqual(token.stdout, accessToken + "\n", "the token alone on stdout")
+
+        let json = try JSONParser.parse(try h.agent(["token", "corp", "--json"]).stdout)
+        XCTAssertEqual(json["accessToken"]?.stringValue, accessToken)
+        XCTAssertEqual(json["tokenType"], "Bearer")
+        XCTAssertNotNil(json["expiresAt"]?.stringValue)
+
+        let header = try h.agent(["header", h.issuer.baseURL + "/api/items"])
+        XCTAssertEqual(header.status, 0, header.stderr)
+        XCTAssertEqual(header.stdout, "Authorization: Bearer \(accessToken)\n")
+
+        let table = try h.agent(["status"])
+        XCTAssertEqual(table.status, 0)
+        let corpRow = table.stdout.split(separator: "\n").first { $0.hasPrefix("corp ") }.map(String.init) ?? ""
+        XCTAssertTrue(corpRow.contains("loggedIn") && corpRow.contains("alice") && corpRow.contains("file"), table.stdout)
+        let status = try JSONParser.parse(try h.agent(["status", "--json"]).stdout)
+        XCTAssertEqual(status["providers"]?.arrayValue?.first?["state"], "loggedIn")
+        XCTAssertFalse(table.stdout.contains(accessToken) || table.stderr.contains(accessToken))
+
+        XCTAssertEqual(try h.agent(["logout", "corp"]).status, 0)
+        let after = try h.agent(["token", "corp"])
+        XCTAssertEqual(after.status, 1)
+        XCTAssertEqual(after.stdout, "")
+        XCTAssertTrue(after.stderr.contains("notLoggedIn"), after.stderr)
+    }
+
+    /// A token in the store is refreshed by a one-shot `token` when it expires, through the same lock and store.
+    func testTokenRefreshesAnExpiredToken() throws {
+        let h = try CLIHarness(refreshWindowSeconds: 1)
+        h.issuer.setAccessTokenLifetime(2)
+        try h.login()
+        let first = try h.agent(["token", "corp"]).stdout
+        h.issuer.setAccessTokenLifetime(300)
+        sleep(3)
+        h.issuer.resetCounts()
+        let second = try h.agent(["token", "corp"])
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertNotEqual(second.stdout, first)
+        XCTAssertEqual(h.issuer.count("token.refresh_token"), 1)
+        XCTAssertEqual(try h.agent(["token", "corp"]).stdout, second.stdout, "the refreshed token was saved for the next process")
+    }
+
+    /// `auth-agent fetch`: the body on stdout, signed, one refresh and resend after a 401; curl's exit codes.
+    func testFetchSignsRetriesOnceAndExitsLikeCurl() throws {
+        let h = try CLIHarness()
+        let base = h.issuer.baseURL
+        let loggedOut = try h.agent(["fetch", base + "/api/me"])
+        XCTAssertEqual(loggedOut.status, 1, "not logged in: \(loggedOut.stderr)")
+        XCTAssertTrue(loggedOut.stderr.contains("notLoggedIn"), loggedOut.stderr)
+        try h.login()
+
+        let me = try h.agent(["fetch", base + "/api/me"])
+        XCTAssertEqual(me.status, 0, me.stderr)
+        XCTAssertEqual(try JSONParser.parse(me.stdout)["sub"], "alice")
+
+        h.issuer.rejectAPINext(1)
+        h.issuer.resetCounts()
+        let retried = try h.agent(["fetch", "-i", base + "/api/me"])
+        XCTAssertEqual(retried.status, 0, retried.stderr)
+        XCTAssertTrue(retried.stdout.hasPrefix("HTTP/1.1 200\r\n"), retried.stdout)
+        XCTAssertTrue(retried.stdout.contains("content-type: application/json\r\n\r\n{"), retried.stdout)
+        XCTAssertEqual(h.issuer.count("token.refresh_token"), 1)
+        XCTAssertEqual(h.issuer.count("api"), 2)
+
+        let posted = try h.agent(["fetch", "-X", "PUT", "-H", "Content-Type: text/plain", "-d", "hi there", base + "/api/echo"])
+        XCTAssertEqual(try JSONParser.parse(posted.stdout), ["method": "PUT", "contentType": "text/plain", "body": "hi there"])
+
+        h.issuer.rejectAPINext(2)
+        let refused = try h.agent(["fetch", base + "/api/me"])
+        XCTAssertEqual(refused.status, 22, "HTTP 401 after the one retry: curl's --fail code")
+        XCTAssertTrue(refused.stdout.contains("invalid_token"), "the body is still printed: \(refused.stdout)")
+
+        let unreachable = try h.agent(["fetch", "http://127.0.0.1:1/nothing"])
+        XCTAssertEqual(unreachable.status, 1)
+        XCTAssertTrue(unreachable.stderr.contains("requestFailed"), unreachable.stderr)
+        XCTAssertEqual(try h.agent(["fetch", "-H", "no colon", base + "/api/me"]).status, 2)
+        XCTAssertFalse(me.stderr.contains("Bearer") || retried.stdout.contains("Bearer "), "no token in the output")
+    }
+
+    func testExitCodes() throws {
+        let h = try CLIHarness()
+        XCTAssertEqual(try h.agent(["status"]).status, 0)
+        XCTAssertEqual(try h.agent(["token", "corp"]).status, 1, "not logged in")
+        let wrong = try h.agent(["login", "corp", "--username", "alice", "--password-stdin"], stdin: "wrong\n")
+        XCTAssertEqual(wrong.status, 1)
+        XCTAssertTrue(wrong.stderr.contains("invalidCredentials"), wrong.stderr)
+        XCTAssertFalse(wrong.stderr.contains("wrong"), "no password in messages")
+        XCTAssertEqual(try h.agent(["token", "nosuch"]).status, 2, "unknown provider")
+        XCTAssertEqual(try h.agent(["token"]).status, 2, "missing provider")
+        XCTAssertEqual(try h.agent(["status", "--bogus"]).status, 2)
+        XCTAssertEqual(try h.agent(["login", "corp", "--token-stdin"], stdin: "x\n").status, 2, "--token-stdin on a password provider")
+        XCTAssertEqual(try h.agent(["token", "corp"], environment: ["AUTH_AGENT_CONFIG": h.directory.appendingPathComponent("none.json").path]).status, 2)
+        h.issuer.failNext(10, status: 503)
+        let down = try h.agent(["login", "corp", "--username", "alice", "--password-stdin"], stdin: "wonderland\n")
+        XCTAssertEqual(down.status, 3, down.stderr)
+        XCTAssertTrue(down.stderr.contains("authServerUnavailable"), down.stderr)
+
+        let help = try h.agent(["--help"])
+        XCTAssertEqual(help.status, 0)
+        for line in ["git-credential", "kubectl-credential", "Exit codes", "3 the auth server"] {
+            XCTAssertTrue(help.stdout.contains(line), "--help mentions \(line)")
+        }
+        XCTAssertEqual(try h.agent(["token", "--help"]).status, 0)
+    }
+
+    func testMemoryStoreIsRefusedWithAReason() throws {
+        let h = try CLIHarness(memoryStore: true)
+        let r = try h.agent(["token", "corp"])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stderr.contains("memory"), r.stderr)
+    }
+
+    func testTokenStdin() throws {
+        let h = try CLIHarness()
+        let r = try h.agent(["login", "pasted", "--token-stdin"], stdin: "pasted-secret-token\n")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(r.stdout.contains("pasted-secret-token") || r.stderr.contains("pasted-secret-token"))
+        XCTAssertEqual(try h.agent(["token", "pasted"]).stdout, "pasted-secret-token\n")
+    }
+
+    /// `h=$(auth-agent header "$URL")` stops a `set -e` script before the request when nothing
+    /// covers the URL or nobody is logged in, and lets it through once logged in.
+    func testHeaderStopsASetEScript() throws {
+        let h = try CLIHarness()
+        let script = #"set -e; h=$("$AGENT" header "$URL"); echo "sending with $h" | cut -c1-22"#
+        func run(_ url: String) throws -> CLIHarness.Finished {
+            try CLIHarness.run("/bin/bash", ["-c", script], environment: h.environment.merging(["AGENT": AgentProcess.binaryURL.path, "URL": url]) { $1 })
+        }
+        let loggedOut = try run(h.issuer.baseURL + "/api")
+        XCTAssertNotEqual(loggedOut.status, 0)
+        XCTAssertEqual(loggedOut.stdout, "", "the script stopped")
+        try h.login()
+        let uncovered = try run("https://elsewhere.example/api")
+        XCTAssertNotEqual(uncovered.status, 0)
+        XCTAssertEqual(uncovered.stdout, "")
+        let covered = try run(h.issuer.baseURL + "/api")
+        XCTAssertEqual(covered.status, 0, covered.stderr)
+        XCTAssertEqual(covered.stdout, "sending with Authoriza\n")
+    }
+
+    func testGitCredentialProtocol() throws {
+        let h = try CLIHarness()
+        let port = h.issuer.port
+        let request = "protocol=http\nhost=127.0.0.1:\(port)\npath=repo.git\n"
+        let loggedOut = try h.agent(["git-credential", "get"], stdin: request)
+        XCTAssertEqual(loggedOut.status, 0)
+        XCTAssertEqual(loggedOut.stdout, "", "nothing, so git asks its other helpers")
+        XCTAssertTrue(loggedOut.stderr.contains("auth-agent login corp"), loggedOut.stderr)
+
+        try h.login()
+        let token = try h.agent(["token", "corp"]).stdout.trimmingCharacters(in: .newlines)
+        let get = try h.agent(["git-credential", "get"], stdin: request)
+        XCTAssertEqual(get.status, 0)
+        let lines = get.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.prefix(2), ["username=oauth2", "password=\(token)"])
+        XCTAssertTrue(lines.last?.hasPrefix("password_expiry_utc=") ?? false, get.stdout)
+        XCTAssertEqual(try h.agent(["git-credential", "get"], stdin: "protocol=https\nhost=other.example\n").stdout, "")
+        XCTAssertEqual(try h.agent(["git-credential", "get"], stdin: "protocol=http\nhost=example.com\n").stdout, "", "plain http off loopback")
+        XCTAssertEqual(try h.agent(["git-credential", "store"], stdin: request + "username=oauth2\npassword=\(token)\n").stdout, "")
+
+        // erase with a token that is not the current one changes nothing; with the current one it refreshes.
+        h.issuer.resetCounts()
+        XCTAssertEqual(try h.agent(["git-credential", "erase"], stdin: request + "password=stale\n").status, 0)
+        XCTAssertEqual(h.issuer.count("token.refresh_token"), 0)
+        XCTAssertEqual(try h.agent(["git-credential", "erase"], stdin: request + "password=\(token)\n").status, 0)
+        XCTAssertEqual(h.issuer.count("token.refresh_token"), 1)
+        XCTAssertNotEqual(try h.agent(["token", "corp"]).stdout, token + "\n")
+
+        // A provider's gitUsername replaces oauth2.
+        XCTAssertEqual(try h.agent(["login", "pasted-git", "--token-stdin"], stdin: "pat\n").status, 0)
+        XCTAssertEqual(try h.agent(["git-credential", "get"], stdin: "protocol=https\nhost=git.pasted.example\n").stdout, "username=x-access-token\npassword=pat\n")
+    }
+}

@@ -1,0 +1,109 @@
+import DevIssuer
+import Foundation
+import JSON
+import JSONRPC
+import Locking
+import XCTest
+
+/// `auth-agent login` and the interactive kubectl plugin at a terminal, driven through a
+/// pseudo-terminal (Tests/CLI/pty_drive.py) that is the process's controlling terminal.
+final class TerminalLoginTests: XCTestCase {
+    override func setUpWithError() throws { try CLIHarness.requirePython() }
+
+    struct Screen {
+        let output: String
+        let status: Int
+    }
+
+    /// Runs `command` (the agent's arguments, or a full argv when `shell` is set) on a pty, playing `steps`.
+    private func drive(_ h: CLIHarness, _ arguments: [String], steps: JSONValue, environment: [String: String] = [:], shell: String? = nil) throws -> Screen {
+        let argv = shell.map { ["/bin/sh", "-c", $0] } ?? [AgentProcess.binaryURL.path] + arguments
+        let env = h.environment.merging(["AGENT": AgentProcess.binaryURL.path]) { $1 }.merging(environment) { $1 }
+        let r = try CLIHarness.run("/usr/bin/env", ["python3", CLIHarness.scripts.appendingPathComponent("pty_drive.py").path, JSONSerializer.string(steps)] + argv,
+                                   environment: env, timeout: 90)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let result = try JSONParser.parse(r.stdout)
+        return Screen(output: result["output"]?.stringValue ?? "", status: Int(result["status"]?.intValue ?? -1))
+    }
+
+    func testPasswordLoginAtTheTerminalDoesNotEchoThePassword() throws {
+        let h = try CLIHarness()
+        let screen = try drive(h, ["login", "corp"], steps: [["expect": "username: ", "send": "alice\n"], ["expect": "Password: ", "send": "wonderland\n"]])
+        XCTAssertEqual(screen.status, 0, screen.output)
+        XCTAssertTrue(screen.output.contains("Corp SSO username: alice"), "the username is echoed: \(screen.output)")
+        XCTAssertFalse(screen.output.contains("wonderland"), "the password is not echoed: \(screen.output)")
+        XCTAssertTrue(screen.output.contains("Logged in to Corp SSO as alice"), screen.output)
+        XCTAssertEqual(try h.agent(["status", "--json"]).stdout.contains("\"loggedIn\""), true)
+    }
+
+    func testCtrlCAtThePasswordPromptCancels() throws {
+        let h = try CLIHarness()
+        let screen = try drive(h, ["login", "corp"], steps: [["expect": "username: ", "send": "alice\n"], ["expect": "Password: ", "send": "^C"]])
+        XCTAssertEqual(screen.status, 130, screen.output)
+        XCTAssertEqual(h.issuer.count("token"), 0, "nothing was sent")
+        XCTAssertEqual(try h.agent(["token", "corp"]).status, 1, "still logged out")
+    }
+
+    /// The device code is shown (also when stderr is hidden, as tools running a helper do) and
+    /// approving it at the issuer completes the login.
+    func testDeviceLoginShowsTheCodeEvenWithStderrHidden() throws {
+        let h = try CLIHarness(issuerOptions: DevIssuerOptions(deviceInterval: 1))
+        let log = h.directory.appendingPathComponent("pty.log")
+        let approver = Thread { Self.approveWhenShown(h, log: log) }
+        approver.start()
+        let screen = try drive(h, [], steps: [], environment: ["PTY_LOG": log.path], shell: #"exec "$AGENT" login device 2>/dev/null"#)
+        XCTAssertEqual(screen.status, 0, screen.output)
+        XCTAssertTrue(screen.output.contains("enter the code"), screen.output)
+        XCTAssertEqual(try h.agent(["token", "device"]).status, 0)
+    }
+
+    func testCtrlCCancelsAWaitingDeviceLogin() throws {
+        let h = try CLIHarness(issuerOptions: DevIssuerOptions(deviceInterval: 1))
+        let screen = try drive(h, ["login", "device"], steps: [["expect": "Ctrl-C cancels", "send": "^C", "delay": 1.5]])
+        XCTAssertEqual(screen.status, 130, screen.output)
+        XCTAssertTrue(screen.output.contains("interrupted"), screen.output)
+        let status = try JSONParser.parse(try h.agent(["status", "--json"]).stdout)
+        XCTAssertEqual(status["providers"]?.arrayValue?.first { $0["id"] == "device" }?["state"], "loggedOut")
+        let stored = try FileManager.default.contentsOfDirectory(atPath: h.directory.appendingPathComponent("store").path)
+        XCTAssertFalse(stored.contains { $0.hasPrefix("device.json") }, "\(stored)")
+    }
+
+    /// Two interactive kubectl plugin runs for one provider: the second waits for the first's
+    /// login instead of prompting, then answers with the session it left in the store.
+    func testParallelInteractivePluginsLogInOnce() throws {
+        let h = try CLIHarness()
+        let info = ["KUBERNETES_EXEC_INFO": #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":true}}"#]
+        let lockFile = h.directory.appendingPathComponent("store/corp.login.lock").path
+        let second = Locked<CLIHarness.Finished?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            // Starts once the first holds the login lock (it is prompting); no terminal of its own.
+            for _ in 0..<400 where !FileManager.default.fileExists(atPath: lockFile) { usleep(50_000) }
+            let r = try? h.agent(["kubectl-credential", "corp"], environment: info, timeout: 60)
+            second.withLock { $0 = r }
+            done.signal()
+        }
+        let first = try drive(h, ["kubectl-credential", "corp"],
+                              steps: [["expect": "username: ", "send": "alice\n", "delay": 3], ["expect": "Password: ", "send": "wonderland\n"]], environment: info)
+        XCTAssertEqual(first.status, 0, first.output)
+        XCTAssertTrue(first.output.contains("\"apiVersion\":\"client.authentication.k8s.io/v1beta1\""), first.output)
+        XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
+        let r = try XCTUnwrap(second.current)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("waiting"), r.stderr)
+        let credential = try JSONParser.parse(r.stdout)
+        XCTAssertEqual(credential["kind"], "ExecCredential")
+        XCTAssertNotNil(credential["status"]?["token"]?.stringValue)
+        XCTAssertEqual(h.issuer.count("token.password"), 1, "one login for both")
+    }
+
+    private static func approveWhenShown(_ h: CLIHarness, log: URL) {
+        for _ in 0..<400 {
+            if let text = try? String(contentsOf: log, encoding: .utf8), let range = text.range(of: "enter the code ") {
+                let code = text[range.upperBound...].prefix { !$0.isWhitespace }
+                if !code.isEmpty, h.issuer.approveDevice(userCode: String(code), username: "alice") { return }
+            }
+            usleep(50_000)
+        }
+    }
+}

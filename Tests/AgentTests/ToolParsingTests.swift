@@ -1,0 +1,84 @@
+import AuthCore
+import Foundation
+import JSON
+import XCTest
+@testable import auth_agent
+
+/// The pure parts of the one-shot subcommands: command line, helper protocols, exit codes.
+final class ToolParsingTests: XCTestCase {
+    func testCommandLine() throws {
+        XCTAssertEqual(try ToolCommand.parse(["token", "corp", "--json"]).action, .token(provider: "corp", json: true))
+        XCTAssertEqual(try ToolCommand.parse(["login", "corp", "--username=alice", "--password-stdin"]).action,
+                       .login(provider: "corp", username: "alice", passwordStdin: true, tokenStdin: false, flow: nil))
+        XCTAssertEqual(try ToolCommand.parse(["login", "d", "--device"]).action,
+                       .login(provider: "d", username: nil, passwordStdin: false, tokenStdin: false, flow: .device))
+        let configured = try ToolCommand.parse(["header", "https://x/y", "--config", "/c.json", "--log-level", "debug"])
+        XCTAssertEqual(configured.action, .header(url: "https://x/y"))
+        XCTAssertEqual(configured.configPath, "/c.json")
+        XCTAssertEqual(try ToolCommand.parse(["git-credential", "get"]).action, .gitCredential(operation: "get"))
+        XCTAssertEqual(try ToolCommand.parse(["kubectl-credential", "k"]).action, .kubectlCredential(provider: "k"))
+        XCTAssertTrue(try ToolCommand.parse(["status", "--help"]).help)
+        for bad in [["token"], ["token", "a", "b"], ["status", "x"], ["header", "--json", "u"], ["login", "p", "--password-stdin", "--token-stdin"],
+                    ["login", "p", "--device", "--browser"], ["logout", "p", "--username", "u"], ["token", "p", "--log-level", "loud"]] {
+            XCTAssertThrowsError(try ToolCommand.parse(bad), "\(bad)")
+        }
+        XCTAssertEqual(try Arguments.parse(["status"]).command, .tool(try ToolCommand.parse(["status"])))
+    }
+
+    func testExitCodesFollowTheErrorNumber() {
+        XCTAssertEqual(ToolFailure(AuthError(.authServerUnavailable, "down")).code, .unavailable)
+        XCTAssertEqual(ToolFailure(AuthError(.unknownProvider, "no")).code, .usage)
+        for code in [AuthErrorCode.notLoggedIn, .sessionExpired, .invalidCredentials, .loginDenied, .excessiveRefresh] {
+            XCTAssertEqual(ToolFailure(AuthError(code, "x")).code, .failed, "\(code)")
+        }
+        if let storeUnavailable = AuthErrorCode(rawValue: 1010) {
+            XCTAssertEqual(ToolFailure(AuthError(storeUnavailable, "x")).code, .unavailable)
+        }
+        let failure = ToolFailure(AuthError(.sessionExpired, "Log in again."))
+        XCTAssertEqual(failure.message, "sessionExpired: Log in again.")
+        XCTAssertTrue(failure.needsLogin)
+    }
+
+    func testGitCredentialRequestAndAnswer() {
+        let request = GitCredential.parse(["protocol=https", "host=git.example:8443", "path=a/b.git", "junk", "password=p=q"])
+        XCTAssertEqual(request["host"], "git.example:8443")
+        XCTAssertEqual(request["password"], "p=q", "only the first = splits")
+        XCTAssertEqual(GitCredential.origin(request)?.description, "https://git.example:8443")
+        XCTAssertNil(GitCredential.origin(["protocol": "http", "host": "git.example"]), "a token never goes over plain http off loopback")
+        XCTAssertEqual(GitCredential.origin(["protocol": "http", "host": "127.0.0.1:8080"])?.description, "http://127.0.0.1:8080")
+        XCTAssertNil(GitCredential.origin(["protocol": "https"]))
+        XCTAssertEqual(GitCredential.answer(username: "oauth2", token: "t", expiresAt: Date(timeIntervalSince1970: 1_800_000_000)),
+                       "username=oauth2\npassword=t\npassword_expiry_utc=1800000000\n")
+        XCTAssertEqual(GitCredential.answer(username: "x-token", token: "t", expiresAt: nil), "username=x-token\npassword=t\n")
+        XCTAssertNil(GitCredential.answer(username: "oauth2", token: "t\nhost=evil.example", expiresAt: nil), "no smuggled keys")
+    }
+
+    func testKubectlExecInfoAndCredential() throws {
+        let v1beta1 = try KubectlCredential.execInfo(#"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":true}}"#, stdinIsTerminal: false)
+        XCTAssertEqual(v1beta1, .init(apiVersion: "client.authentication.k8s.io/v1beta1", interactive: true))
+        let v1 = try KubectlCredential.execInfo(#"{"apiVersion":"client.authentication.k8s.io/v1","spec":{"interactive":false}}"#, stdinIsTerminal: true)
+        XCTAssertEqual(v1, .init(apiVersion: "client.authentication.k8s.io/v1", interactive: false))
+        XCTAssertEqual(try KubectlCredential.execInfo(nil, stdinIsTerminal: true), .init(apiVersion: "client.authentication.k8s.io/v1", interactive: true))
+        XCTAssertThrowsError(try KubectlCredential.execInfo(#"{"apiVersion":"client.authentication.k8s.io/v2"}"#, stdinIsTerminal: false))
+        XCTAssertThrowsError(try KubectlCredential.execInfo("{", stdinIsTerminal: false))
+        let out = try JSONParser.parse(KubectlCredential.execCredential(apiVersion: "client.authentication.k8s.io/v1", token: "t", expiresAt: "2030-01-01T00:00:00Z"))
+        XCTAssertEqual(out, ["apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                             "status": ["token": "t", "expirationTimestamp": "2030-01-01T00:00:00Z"]])
+    }
+
+    func testStatusTableAndPrompts() {
+        let status: JSONValue = ["providers": [
+            ["id": "corp", "state": "loggedIn", "user": ["sub": "a1", "preferred_username": "alice"], "expiresAt": "2030-01-01T00:00:00Z"],
+            ["id": "gh", "state": "loggedOut"],
+        ]]
+        XCTAssertEqual(StatusTable.render(status, store: "file"), """
+            PROVIDER  STATE      USER   EXPIRES               STORE
+            corp      loggedIn   alice  2030-01-01T00:00:00Z  file
+            gh        loggedOut  -      -                     file
+
+            """)
+        let device = TerminalLogin.promptText(.deviceCode(userCode: "ABCD-EFGH", verificationURI: "https://x/device", verificationURIComplete: nil, expiresAt: Date()), displayName: "X")
+        XCTAssertTrue(device.contains("open https://x/device and enter the code ABCD-EFGH"), device)
+        XCTAssertTrue(TerminalLogin.promptText(.browser(url: "https://x/authorize?a=b", expiresAt: Date()), displayName: "X").contains("https://x/authorize?a=b"))
+    }
+}
