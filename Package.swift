@@ -19,7 +19,7 @@ let package = Package(
     targets: [
         // JSON values, a strict RFC 8259 parser over bytes and a deterministic serializer.
         .target(name: "JSON", swiftSettings: strict),
-        // Locks, a condition and plain threads over pthreads, so no module needs Foundation's NSLock or Thread.
+        // The one lock and plain threads, over pthreads, so no module needs Foundation's NSLock or Thread.
         .target(name: "Locking", swiftSettings: strict),
         // SHA-256 written from FIPS 180-4 (CryptoKit where it exists), for PKCE.
         .target(name: "Digest", swiftSettings: strict),

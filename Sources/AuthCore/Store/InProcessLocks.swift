@@ -1,4 +1,3 @@
-import JSONRPC
 import Locking
 
 /// Named exclusive locks within one process, for `MemorySessionStore`: one
