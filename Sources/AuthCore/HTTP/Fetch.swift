@@ -53,7 +53,9 @@ public struct FetchResponse: Sendable, Equatable {
     /// `text/*`, JSON, XML (including `+json`/`+xml` types), JavaScript and form bodies; no content type is not text.
     static func isTextual(contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let type = HTTPText.trimmingWhitespace(contentType.split(separator: ";", maxSplits: 1)[0]).lowercased()
+        // Not omitting empty pieces: an empty value, or one that starts with ';', still has a first piece.
+        let type = HTTPText.trimmingWhitespace(contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0])
+            .lowercased()
         if type.hasPrefix("text/") || type.hasSuffix("+json") || type.hasSuffix("+xml") { return true }
         return ["application/json", "application/xml", "application/javascript", "application/x-www-form-urlencoded"].contains(type)
     }
