@@ -125,7 +125,7 @@ final class BrowserLoginTests: XCTestCase {
             XCTAssertEqual(answer["error"]?["data"]?["reason"], "loginDenied")
         }
         Thread.sleep(forTimeInterval: 0.5)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: opened.path), "nothing was opened: \((try? String(contentsOf: opened)) ?? "")")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: opened.path), "nothing was opened: \((try? String(contentsOf: opened, encoding: .utf8)) ?? "")")
 
         issuer.setDeviceVerificationURI(nil)
         let login = try agent.send("login", ["provider": "device", "openBrowser": true])

@@ -202,7 +202,7 @@ final class KeyringSessionStoreTests: XCTestCase {
         do {
             _ = try await agent.login(provider: "pat", credentials: .token("pasted-secret"))
             XCTFail("expected 1010")
-        } catch let error as AuthError {
+        } catch {
             XCTAssertEqual(error.code, .storeUnavailable)
         }
         XCTAssertNil(agent.status().first?.session, "nothing installed")

@@ -11,7 +11,7 @@ import JSONRPC
 /// test suite, through the registry the agent really serves), how it is ordered
 /// against earlier requests, and how its params and result cross between JSON
 /// and the service's Swift values. The service itself knows nothing of JSON-RPC.
-protocol AuthMethod {
+protocol AuthMethod: Sendable {
     static var descriptor: MethodDescriptor { get }
     /// Where a call stands against earlier ones (`RequestOrdering`), from its params.
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering
