@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import XCTest
 
 /// Runs every golden transcript in Tests/Transcripts against the built binary.
@@ -15,15 +16,25 @@ final class TranscriptTests: XCTestCase {
         try run(files)
     }
 
+    /// Each transcript has its own issuer, directory and agent, so a few run at once: most of a
+    /// transcript's time is spent waiting (token lifetimes, timeouts), not computing.
     private func run(_ files: [URL]) throws {
-        for file in files {
-            do {
-                var runner = TranscriptRunner()
-                runner.schema = try SchemaValidator.load()
-                try runner.run(file)
-            } catch {
-                XCTFail("\(error)")
+        let schema = try SchemaValidator.load()
+        let failures = Locked([String]())
+        let next = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: min(4, files.count)) { _ in
+            while true {
+                let i = next.withLock { n -> Int in defer { n += 1 }; return n }
+                guard i < files.count else { return }
+                do {
+                    var runner = TranscriptRunner()
+                    runner.schema = schema
+                    try runner.run(files[i])
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
             }
         }
+        for failure in failures.current { XCTFail(failure) }
     }
 }
