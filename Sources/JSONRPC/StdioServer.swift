@@ -46,6 +46,22 @@ public enum StdioServer {
         while true { pause() }
     }
 
+    /// Blocks SIGTERM and SIGINT in the calling thread, and so in every thread it starts
+    /// afterwards. Call it first thing in `main`, before anything starts a thread (Dispatch
+    /// timers, a server's threads): a thread started earlier could take the signal with its
+    /// default action — the process killed instead of ended — before `run` waits for it.
+    public static func holdTerminationSignals() {
+        var signals = terminationSignals
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    }
+
+    private static var terminationSignals: sigset_t {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for terminating in [SIGTERM, SIGINT] { sigaddset(&signals, terminating) }
+        return signals
+    }
+
     /// SIGTERM and SIGINT end the connection as end of input does (requests in
     /// flight are answered first). They are blocked in this thread — and so in
     /// every thread started after it — and taken by one thread in `sigwait`. So
@@ -53,9 +69,7 @@ public enum StdioServer {
     /// its own thread, left a window in which one was ignored), and nothing has
     /// to start Dispatch before the first request.
     private static func onTerminationSignal(_ body: @escaping @Sendable () -> Void) {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        for terminating in [SIGTERM, SIGINT] { sigaddset(&signals, terminating) }
+        var signals = terminationSignals
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         let waiting = DetachedThread.start { [signals] in
             var awaited = signals

@@ -19,7 +19,11 @@ case .help:
     print(Arguments.usage)
 case .version:
     print("auth-agent \(Arguments.version)")
-case .serve, .demo, .devIssuer:
+case .serve, .demo:
+    // Before the store watch and the demo's issuer start threads: see `holdTerminationSignals`.
+    StdioServer.holdTerminationSignals()
+    Agent.run(arguments)
+case .devIssuer:
     Agent.run(arguments)
 case .tool(let command):
     Tool.run(command)
