@@ -22,7 +22,7 @@ public protocol LoginProvider: Sendable {
 }
 
 /// What a refresh attempt came to; the coordinator decides what it means for the user.
-public enum RefreshOutcome: Sendable {
+public enum RefreshOutcome: Sendable, Equatable {
     case refreshed(Session)
     /// The server no longer accepts the session (e.g. `invalid_grant`).
     case rejected(String)

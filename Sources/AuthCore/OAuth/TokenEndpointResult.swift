@@ -80,3 +80,36 @@ extension TokenResponse {
         TokenEndpointResult.classify(response)
     }
 }
+
+// MARK: What an answer means to a login or a refresh
+
+/// AppAuth's split, written once for every flow: an OAuth error means the grant
+/// (or the session behind it) is dead; a failing server is worth trying again
+/// later; an unusable answer is the server's fault and costs the session nothing.
+/// Flows keep only what is particular to them (the device flow's polling codes).
+extension TokenEndpointResult {
+    /// The tokens a login grant got, or the error the login reports: for an OAuth
+    /// error the flow's own refusal, made by `refused` from the server's error and
+    /// description as one sanitised line; `authServerUnavailable` (retryable) when
+    /// the server failed; `loginDenied` naming the problem when the answer is unusable.
+    func loginTokens(_ provider: ProviderConfig, refused: (String) -> AuthError) throws(AuthError) -> TokenResponse {
+        switch self {
+        case .success(let token): return token
+        case .rejected(let error, let description): throw refused(Self.rejection(error, description))
+        case .transient(let why): throw AuthError.unavailable(provider, why)
+        case .malformed(let why): throw AuthError.malformedResponse(provider, why)
+        }
+    }
+
+    /// What a grant that renews a session came to; `renewed` makes the new session
+    /// from the tokens. An OAuth error is `rejected` (the session is dead), with the
+    /// server's error and description as one sanitised line.
+    func refreshOutcome(_ renewed: (TokenResponse) -> Session) -> RefreshOutcome {
+        switch self {
+        case .success(let token): return .refreshed(renewed(token))
+        case .rejected(let error, let description): return .rejected(Self.rejection(error, description))
+        case .transient(let why): return .transient(why)
+        case .malformed(let why): return .malformed(why)
+        }
+    }
+}
