@@ -15,6 +15,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
     case storeUnavailable = 1010
     case requestFailed = 1011
     case responseTooLarge = 1012
+    case scopeNotGranted = 1013
 
     public var reason: String {
         switch self {
@@ -30,6 +31,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
         case .storeUnavailable: return "storeUnavailable"
         case .requestFailed: return "requestFailed"
         case .responseTooLarge: return "responseTooLarge"
+        case .scopeNotGranted: return "scopeNotGranted"
         }
     }
 
@@ -55,6 +57,14 @@ public struct AuthError: Error, Sendable, Equatable {
         AuthError(.authServerUnavailable, "\(provider.displayName) is unavailable: \(why).", provider: provider.id)
     }
 
+
+    /// The server refused the scopes, audience or resource a request asked for
+    /// (`invalid_scope`, `invalid_target`); `why` is its error and description as
+    /// one sanitised line. Not retryable (the same request gets the same answer),
+    /// and the account stays logged in.
+    static func scopeNotGranted(_ provider: ProviderConfig, _ why: String) -> AuthError {
+        AuthError(.scopeNotGranted, "\(provider.displayName) did not grant the requested scopes, audience or resource (\(why)).", provider: provider.id)
+    }
 
     /// The session store of `provider` cannot be used; `problem` says why and names the path.
     static func storeUnavailable(_ provider: ProviderConfig, _ problem: Error) -> AuthError {
