@@ -319,7 +319,7 @@ public final class AuthService: Sendable {
         guard c.admitRefresh(now: clock.now()) else {
             throw AuthError(.excessiveRefresh, "\(c.config.displayName) was refreshed \(SessionCoordinator.refreshLimit) times within \(Int(SessionCoordinator.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
         }
-        switch await c.provider.refresh(stale) {
+        switch await c.provider.refresh(stale, shape: .none) {
         case .refreshed(let fresh):
             // Persist before anything else: the server may already have retired the old refresh token.
             // If the store refuses, the fresh session is still installed (the old one may be dead at the
@@ -344,6 +344,8 @@ public final class AuthService: Sendable {
             // Retrying would get the same answer, but the session did nothing wrong: keep it.
             logger.warn("refreshing \(id) failed: \(why); the session is kept")
             throw AuthError.malformedResponse(c.config, why)
+        case .notGranted(let why):
+            throw AuthError.scopeNotGranted(c.config, why)
         case .unsupported:
             throw expire(c, stale, why: "the session cannot be refreshed")
         }

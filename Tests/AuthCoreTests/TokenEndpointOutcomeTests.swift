@@ -37,6 +37,8 @@ final class TokenEndpointOutcomeTests: XCTestCase {
     func testRefreshTable() {
         let cases: [(TokenEndpointResult, RefreshOutcome)] = [
             (.success(Self.token), .refreshed(Self.renewed)),
+            (.rejected(error: "invalid_scope", description: "write is not allowed"), .notGranted("invalid_scope: write is not allowed")),
+            (.rejected(error: "invalid_target", description: nil), .notGranted("invalid_target")),
             (.rejected(error: "invalid_grant", description: "token reused"), .rejected("invalid_grant: token reused")),
             (.rejected(error: "invalid_client", description: nil), .rejected("invalid_client")),
             (.rejected(error: "http_400", description: nil), .rejected("http_400")),

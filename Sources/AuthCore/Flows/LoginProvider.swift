@@ -15,8 +15,10 @@ public protocol LoginProvider: Sendable {
     /// rejects them, `authServerUnavailable` on transient failure, `loginDenied`
     /// when its answer cannot be used (malformed, an unsendable or expired token).
     func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session
-    /// Obtains a fresh session from the current one.
-    func refresh(_ session: Session) async -> RefreshOutcome
+    /// Obtains a fresh session from the current one; for a `shape` other than
+    /// `.none`, a session whose access token has that shape (same refresh token,
+    /// or the one the server rotated to). `.unsupported` when the flow cannot.
+    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome
     /// Tells the server the session is over; true when it confirmed.
     func revoke(_ session: Session) async -> Bool
 }
@@ -32,6 +34,11 @@ public enum RefreshOutcome: Sendable, Equatable {
     /// `TokenEndpointResult.malformed`). Not the session's fault, so it is kept;
     /// not transient either, so the caller is not told to retry.
     case malformed(String)
-    /// The flow has no way to refresh (a static token, a session API without `refreshEndpoint`).
+    /// The server refused the scopes, audience or resource asked for
+    /// (`invalid_scope`, `invalid_target`): its error and description. Not the
+    /// session's fault (it stays), and asking again would get the same answer.
+    case notGranted(String)
+    /// The flow has no way to refresh (a static token, a session API without
+    /// `refreshEndpoint`, a session without refresh token), or to shape a token.
     case unsupported
 }

@@ -119,9 +119,11 @@ struct OAuthClient: Sendable {
         await grant(pairs).refreshOutcome { self.session(from: $0, previous: session, user: nil) }
     }
 
-    func refresh(_ session: Session) async -> RefreshOutcome {
+    /// The refresh-token grant, asking for `shape` (RFC 6749 §6 allows narrowing
+    /// the scope; RFC 8707 adds `resource`); `.none` sends only the refresh token.
+    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
         guard let refreshToken = session.refreshToken else { return .unsupported }
-        return await renew(session, with: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+        return await renew(session, with: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)] + shape.formPairs)
     }
 
     /// RFC 7009: revoke the refresh token when there is one (servers revoke its

@@ -103,13 +103,20 @@ extension TokenEndpointResult {
 
     /// What a grant that renews a session came to; `renewed` makes the new session
     /// from the tokens. An OAuth error is `rejected` (the session is dead), with the
-    /// server's error and description as one sanitised line.
+    /// server's error and description as one sanitised line — except a refusal of
+    /// what was asked for, which leaves the grant alive (`notGranted`).
     func refreshOutcome(_ renewed: (TokenResponse) -> Session) -> RefreshOutcome {
         switch self {
         case .success(let token): return .refreshed(renewed(token))
+        case .rejected(let error, let description) where Self.shapeRefusals.contains(error):
+            return .notGranted(Self.rejection(error, description))
         case .rejected(let error, let description): return .rejected(Self.rejection(error, description))
         case .transient(let why): return .transient(why)
         case .malformed(let why): return .malformed(why)
         }
     }
+
+    /// The server refuses the scopes (`invalid_scope`, RFC 6749 §5.2) or the
+    /// resource or audience (`invalid_target`, RFC 8707 §2) asked for, not the grant.
+    static let shapeRefusals: Set<String> = ["invalid_scope", "invalid_target"]
 }
