@@ -4,8 +4,10 @@ import JSON
 /// on this grant, or try again later.
 ///
 /// The split matters for refresh: `rejected` means the refresh token is dead
-/// (the user must log in again), while `transient` must keep it, because a
-/// server outage is no reason to log everyone out.
+/// (the user must log in again) — unless the server only refused the scopes or
+/// resource asked for —, while `transient` must keep it, because a server
+/// outage is no reason to log everyone out. `refreshOutcome` and `loginTokens`
+/// below are the one place that says so.
 public enum TokenEndpointResult: Sendable, Equatable {
     case success(TokenResponse)
     /// The server refused the grant: its OAuth `error` code (or `http_<status>`
