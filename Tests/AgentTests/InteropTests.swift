@@ -249,11 +249,59 @@ final class InteropTests: XCTestCase {
         XCTAssertTrue(granted.body.contains("refresh_token"), granted.body)
     }
 
+    /// What issue 15's agent relies on, checked on DOT alone: two people log in with one
+    /// client at once, and the refresh_token grant takes a narrower `scope` (RFC 6749 §6).
+    /// DOT also narrows the *rotated refresh token* to that scope (RFC 6749 §6 says it must keep
+    /// the original), so a later refresh for the original scope is `invalid_scope` — an agent
+    /// sharing one refresh token between shapes must expect that from DOT.
+    func testServerTwoUsersAndNarrowingScopeOnRefreshWithoutTheAgent() throws {
+        let users = server.users
+        XCTAssertEqual(users.map(\.username), ["alice", "bob"])
+        guard users.count == 2 else { return }
+        let client = server.client("password").id
+        func grant(_ form: [(String, String)]) throws -> (status: Int, json: JSONValue) {
+            let response = try Browser(timeout: 10).fetch("POST", URL(string: server["tokenEndpoint"])!, form: [("client_id", client)] + form)
+            return (response.status, try JSONParser.parse(Array(response.body.utf8)))
+        }
+        var refreshTokens: [String] = []
+        for user in users {
+            let login = try grant([("grant_type", "password"), ("username", user.username), ("password", user.password), ("scope", "openid read write")])
+            XCTAssertEqual(login.status, 200, "\(login.json)")
+            let access = try XCTUnwrap(login.json["access_token"]?.stringValue)
+            XCTAssertEqual(try introspect(access)["username"]?.stringValue, user.username)
+            refreshTokens.append(try XCTUnwrap(login.json["refresh_token"]?.stringValue))
+        }
+
+        let narrowed = try grant([("grant_type", "refresh_token"), ("refresh_token", refreshTokens[1]), ("scope", "read")])
+        XCTAssertEqual(narrowed.status, 200, "\(narrowed.json)")
+        XCTAssertEqual(narrowed.json["scope"], "read")
+        let introspection = try introspect(try XCTUnwrap(narrowed.json["access_token"]?.stringValue))
+        XCTAssertEqual(introspection["scope"], "read")
+        XCTAssertEqual(introspection["username"]?.stringValue, "bob")
+
+        let wider = try grant([("grant_type", "refresh_token"), ("refresh_token", refreshTokens[0]), ("scope", "read email")])
+        XCTAssertEqual(wider.status, 400)
+        XCTAssertEqual(wider.json, ["error": "invalid_scope"], "DOT gives no error_description")
+        let rotated = try XCTUnwrap(narrowed.json["refresh_token"]?.stringValue)
+        let original = try grant([("grant_type", "refresh_token"), ("refresh_token", rotated), ("scope", "openid read write")])
+        XCTAssertEqual(original.json, ["error": "invalid_scope"], "DOT narrowed the rotated refresh token too")
+        let unscoped = try grant([("grant_type", "refresh_token"), ("refresh_token", rotated)])
+        XCTAssertEqual(unscoped.json["scope"], "read", "a refused scope does not spend the refresh token; it stays narrowed")
+    }
+
     // MARK: Steps
 
     private func logInWithPassword(_ agent: AgentConversation) throws {
         _ = try agent.result("login", ["provider": "dot-password",
                                        "credentials": ["username": .string(server["username"]), "password": .string(server["password"])]])
+    }
+
+    /// Logs in to `dot-password` as the server's user number `index` (0: alice, 1: bob); returns the login result.
+    @discardableResult
+    private func logInWithPassword(_ agent: AgentConversation, as index: Int) throws -> JSONValue {
+        let user = server.users[index]
+        return try agent.result("login", ["provider": "dot-password",
+                                          "credentials": ["username": .string(user.username), "password": .string(user.password)]])
     }
 
     /// Starts a device login, approves the user code on DOT's pages (typing the
