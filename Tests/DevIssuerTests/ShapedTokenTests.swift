@@ -192,3 +192,19 @@ final class ShapedTokenTests: IssuerTestCase {
         XCTAssertEqual(try get("/api/token", bearer: "garbage").status, 401)
     }
 }
+
+final class ShapedRefreshGraceTests: IssuerTestCase {
+    override var options: DevIssuerOptions { DevIssuerOptions(refreshTokenReuseGrace: 30) }
+
+    /// A replay within the grace period answers the first use's tokens, whatever shape it asks
+    /// for, and counts as a refresh of the shape it asked for (so a duplicate shows in the counts).
+    func testReplayWithinGraceIsCounted() throws {
+        let login = try passwordGrant(scope: "openid profile")
+        let fields = [("grant_type", "refresh_token"), ("client_id", "cli"), ("refresh_token", login.refresh), ("resource", "https://api.example.com")]
+        let first = try token(fields)
+        XCTAssertEqual(first.status, 200, first.text)
+        let replay = try token(fields)
+        XCTAssertEqual(replay.json?["access_token"], first.json?["access_token"])
+        XCTAssertEqual(issuer.count("refresh_token:alice:resource=https://api.example.com"), 2)
+    }
+}
