@@ -103,7 +103,7 @@ final class IssuerState: Sendable {
 
     /// Tokens for a fresh grant (password or client_credentials), in a new family.
     /// With `grant`, counted under `GrantCounter` names for the user (or client) and the request's shape.
-    func issueTokens(user: UserProfile?, clientID: String, scope: String?, target: TokenTarget = .none, refreshable: Bool,
+    func issueTokens(user: UserProfile?, clientID: String, scope: String?, target: TokenTarget, refreshable: Bool,
                      countingAs grant: String? = nil, issuer: String, now: Double) -> TokenGrant {
         store.withLock { store in
             if let grant {
@@ -118,7 +118,7 @@ final class IssuerState: Sendable {
     /// narrows the new access token only (RFC 6749 §6): the rotated refresh token keeps the
     /// original grant's scope. Tokens issued (or replayed) are counted under the
     /// `GrantCounter` names `refresh_token:USER…`.
-    func redeemRefreshToken(_ token: String, clientID: String, requestedScope: String?, target: TokenTarget = .none,
+    func redeemRefreshToken(_ token: String, clientID: String, requestedScope: String?, target: TokenTarget,
                             issuer: String, now: Double) -> RefreshOutcome {
         store.withLock { store -> RefreshOutcome in
             guard let record = store.refreshTokens[token] else { return .invalid("unknown refresh token") }
@@ -211,7 +211,7 @@ final class IssuerState: Sendable {
     }
 
     /// One poll of the device_code grant; mints tokens (a new family) once the user approved.
-    func pollDeviceCode(_ deviceCode: String, clientID: String, target: TokenTarget = .none, issuer: String, now: Double) -> DeviceTokenOutcome {
+    func pollDeviceCode(_ deviceCode: String, clientID: String, target: TokenTarget, issuer: String, now: Double) -> DeviceTokenOutcome {
         store.withLock { store -> DeviceTokenOutcome in
             switch store.devices.poll(deviceCode: deviceCode, clientID: clientID, now: now) {
             case .pending: return .pending
@@ -284,7 +284,7 @@ final class IssuerState: Sendable {
     /// Exchanges a code for tokens (a new family). A second exchange of the same code
     /// revokes every token the first one produced.
     func redeemAuthorizationCode(_ code: String, clientID: String, redirectURI: String?, verifier: String?,
-                                 target: TokenTarget = .none, issuer: String, now: Double) -> CodeRedemption {
+                                 target: TokenTarget, issuer: String, now: Double) -> CodeRedemption {
         store.withLock { store -> CodeRedemption in
             switch store.codes.check(code: code, clientID: clientID, redirectURI: redirectURI, verifier: verifier, now: now) {
             case .invalid(let reason):
@@ -417,7 +417,7 @@ private struct Store {
         let family: Int
         let expiresAt: Double
         var scope: String? = nil
-        var target = TokenTarget.none
+        var target = TokenTarget.unbound
         var revoked = false
     }
 

@@ -9,7 +9,8 @@ struct TokenTarget: Sendable, Equatable {
     var resource: String? = nil
     var audience: String? = nil
 
-    static let none = TokenTarget()
+    /// Neither: the access token is for the client that asked (`aud` is its id).
+    static let unbound = TokenTarget()
 
     /// The parsed target, or the RFC 8707 §2 `invalid_target` description.
     enum Parsed: Equatable {
