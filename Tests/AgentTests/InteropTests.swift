@@ -136,6 +136,77 @@ final class InteropTests: XCTestCase {
         }
     }
 
+    // MARK: Several accounts and shaped tokens (issue 15)
+
+    /// Two people logged in at once on one provider (password flow): the second login adds
+    /// an account, `account` and `selectAccount` pick whose token a request gets, and
+    /// refreshing or logging out one leaves the other's tokens alive at DOT.
+    func testTwoUsersLoggedInAtOnce() throws {
+        let agent = try spawn([passwordProvider()])
+        let aliceID = try XCTUnwrap(try logInWithPassword(agent, as: 0)["account"]?.stringValue)
+        let bobID = try XCTUnwrap(try logInWithPassword(agent, as: 1)["account"]?.stringValue)
+        XCTAssertNotEqual(aliceID, bobID, "DOT's userinfo sub tells the two apart")
+
+        let providers = try agent.result("status")["providers"]?.arrayValue ?? []
+        let entry = try XCTUnwrap(providers.first { $0["id"] == "dot-password" }, "\(providers)")
+        XCTAssertEqual(Set((entry["accounts"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }), [aliceID, bobID], "\(entry)")
+        XCTAssertEqual(entry["account"]?.stringValue, aliceID, "the first login stays the default: \(entry)")
+
+        func token(_ params: JSONObject = [:]) throws -> String {
+            var params = params
+            params["provider"] = "dot-password"
+            return try XCTUnwrap(try agent.result("token", .object(params))["accessToken"]?.stringValue)
+        }
+        let aliceToken = try token(["account": .string(aliceID)])
+        let bobToken = try token(["account": .string(bobID)])
+        XCTAssertEqual(try introspect(aliceToken)["username"]?.stringValue, "alice")
+        XCTAssertEqual(try introspect(bobToken)["username"]?.stringValue, "bob")
+        XCTAssertEqual(try token(), aliceToken, "no account named: the default")
+
+        XCTAssertEqual(try agent.result("selectAccount", ["provider": "dot-password", "account": .string(bobID)])["account"]?.stringValue, bobID)
+        XCTAssertEqual(try token(), bobToken, "this connection selected bob")
+        XCTAssertEqual(try agent.result("refresh", ["provider": "dot-password"])["refreshed"], true)
+        let bobRefreshed = try token()
+        XCTAssertNotEqual(bobRefreshed, bobToken)
+        XCTAssertEqual(try introspect(bobRefreshed)["username"]?.stringValue, "bob")
+        XCTAssertEqual(try introspect(aliceToken)["active"], true, "refreshing bob leaves alice's token alone")
+
+        XCTAssertEqual(try agent.result("logout", ["provider": "dot-password", "account": .string(bobID)])["revoked"], true)
+        XCTAssertEqual(try introspect(bobRefreshed)["active"], false)
+        XCTAssertEqual(try introspect(aliceToken)["active"], true, "logging bob out leaves alice logged in")
+        XCTAssertEqual(try token(["account": .string(aliceID)]), aliceToken)
+    }
+
+    /// A token for fewer scopes than the login's comes from the refresh_token grant with a
+    /// narrower `scope`; DOT issues it with exactly that scope, for the same user. A scope DOT
+    /// refuses is 1013 and spends nothing: the narrower one still works afterwards.
+    func testNarrowingScopeOnRefresh() throws {
+        let agent = try spawn([passwordProvider()])
+        try logInWithPassword(agent)
+        let full = try XCTUnwrap(try agent.result("token", ["provider": "dot-password"])["accessToken"]?.stringValue)
+        XCTAssertEqual(try introspect(full)["scope"], "openid read")
+
+        let wider = try agent.call("token", ["provider": "dot-password", "scopes": ["read", "write"]])
+        // TODO(issue 15): remove once the OAuth flows refresh shaped tokens (main's d452f5e answers every shape of them with 1013).
+        if wider["error"]?["message"]?.stringValue?.contains("flow cannot ask for tokens") == true {
+            throw XCTSkip("the agent cannot refresh shaped tokens of the password flow yet: \(wider)")
+        }
+        XCTAssertEqual(wider["error"]?["code"], 1013, "DOT answers invalid_scope for a scope outside the grant: \(wider)")
+        XCTAssertEqual(wider["error"]?["data"]?["retryable"], false, "\(wider)")
+
+        let narrow = try XCTUnwrap(try agent.result("token", ["provider": "dot-password", "scopes": ["read"]])["accessToken"]?.stringValue)
+        XCTAssertNotEqual(narrow, full)
+        let introspection = try introspect(narrow)
+        XCTAssertEqual(introspection["active"], true, "\(introspection)")
+        XCTAssertEqual(introspection["scope"], "read")
+        XCTAssertEqual(introspection["username"]?.stringValue, server["username"])
+        XCTAssertEqual(try agent.result("token", ["provider": "dot-password", "scopes": ["read"]])["accessToken"]?.stringValue, narrow,
+                       "the shaped token is cached under its shape")
+
+        let providers = try agent.result("status")["providers"]?.arrayValue ?? []
+        XCTAssertEqual(providers.first { $0["id"] == "dot-password" }?["state"], "loggedIn", "\(providers)")
+    }
+
     // MARK: Interactive flows
 
     /// Endpoints from `issuer` (OIDC discovery), except the two DOT's document lacks.
