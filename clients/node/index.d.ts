@@ -133,6 +133,8 @@ export declare class StoreUnavailableError extends AuthAgentError {}
 export declare class RequestFailedError extends AuthAgentError {}
 /** `fetch`'s response body was larger than `maxResponseBytes`. */
 export declare class ResponseTooLargeError extends AuthAgentError {}
+/** The server refused the requested scopes, audience or resource; the account stays logged in. */
+export declare class ScopeNotGrantedError extends AuthAgentError {}
 /** The class each application reason rejects with. */
 export declare const ERROR_CLASSES: Readonly<Record<string, typeof AuthAgentError>>;
 

@@ -64,6 +64,7 @@ export const ERRORS = Object.freeze({
   1010: { reason: 'storeUnavailable', retryable: true },
   1011: { reason: 'requestFailed', retryable: true },
   1012: { reason: 'responseTooLarge', retryable: false },
+  1013: { reason: 'scopeNotGranted', retryable: false },
 });
 
 /** Reasons for failures the client detects itself; no agent answer carries them. */

@@ -67,6 +67,7 @@ ERRORS: Dict[int, ErrorKind] = {
     1010: ErrorKind("storeUnavailable", True),
     1011: ErrorKind("requestFailed", True),
     1012: ErrorKind("responseTooLarge", False),
+    1013: ErrorKind("scopeNotGranted", False),
 }
 
 #: Reasons for failures the client detects itself (no agent answer carries them).

@@ -49,6 +49,7 @@ M.errors = {
   [1010] = "storeUnavailable",
   [1011] = "requestFailed",
   [1012] = "responseTooLarge",
+  [1013] = "scopeNotGranted",
 }
 
 -- Errors raised by this client, not the agent: they have no code.
