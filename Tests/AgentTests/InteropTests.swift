@@ -187,10 +187,6 @@ final class InteropTests: XCTestCase {
         XCTAssertEqual(try introspect(full)["scope"], "openid read")
 
         let wider = try agent.call("token", ["provider": "dot-password", "scopes": ["read", "write"]])
-        // TODO(issue 15): remove once the OAuth flows refresh shaped tokens (main's d452f5e answers every shape of them with 1013).
-        if wider["error"]?["message"]?.stringValue?.contains("flow cannot ask for tokens") == true {
-            throw XCTSkip("the agent cannot refresh shaped tokens of the password flow yet: \(wider)")
-        }
         XCTAssertEqual(wider["error"]?["code"], 1013, "DOT answers invalid_scope for a scope outside the grant: \(wider)")
         XCTAssertEqual(wider["error"]?["data"]?["retryable"], false, "\(wider)")
 
