@@ -358,8 +358,10 @@ public final class AuthService: Sendable {
                 return Credential(current, authorization: current.authorization)
             }
             do {
+                // Another shape's refresh may have replaced the session first (it keeps this shape's
+                // old token): only a token callers need not wait for ends the loop.
                 let (fresh, _) = try await refresh(c, stale: session, shape: shape)
-                if let credential = Self.credential(in: fresh, shape), RefreshTiming.isValid(credential, at: clock.now()) { return credential }
+                if let credential = Self.credential(in: fresh, shape), timing.freshness(of: credential, at: clock.now()) != .expired { return credential }
             } catch where error.code != .sessionExpired && error.code != .scopeNotGranted {
                 // The server, the store or the refresh limit failed, not the session: a token that is
                 // still valid (the old one, or a new one that could not be saved) is used meanwhile.

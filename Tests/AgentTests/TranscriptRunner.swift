@@ -159,7 +159,10 @@ struct TranscriptRunner {
                 agent = try AgentProcess(arguments: args, environment: env)
             case .issuer, .issuerAnswer, .issuerCount, .issuerAutoApprove, .device, .browser, .browserSays, .browserDeny:
                 do {
-                    _ = try directives.perform(step.step, captures: matcher.captures)
+                    var directive = step.step
+                    // A grant counter may name a resource at the issuer (`resource=${ISSUER}/api`).
+                    if case .issuerCount(let name, let expected) = directive { directive = .issuerCount(expand(name), expected) }
+                    _ = try directives.perform(directive, captures: matcher.captures)
                 } catch {
                     throw fail(step.number, "\(error)")
                 }

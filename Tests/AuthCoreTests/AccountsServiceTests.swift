@@ -238,6 +238,26 @@ final class AccountsServiceTests: XCTestCase {
         XCTAssertEqual(server.liveRefreshTokens.count, 1, "never two refreshes with one refresh token")
     }
 
+    /// Two shapes expiring together: the refresh that lands first gives the other a new session
+    /// that still holds its expired token — that one must refresh too, not hand the old token out.
+    func testTwoShapesExpiringTogetherAreEachRefreshed() async throws {
+        let service = service()
+        try await login(service, "alice")
+        let before = [try await token(service, nil, Self.read), try await token(service, nil, Self.known)]
+        clock.advance(3600 - 5)
+        server.latency = 10_000_000
+        let after = try await withThrowingTaskGroup(of: String.self) { group in
+            for shape in [Self.read, Self.known, Self.read, Self.known] {
+                group.addTask { try await service.token(provider: "corp", shape: shape).accessToken }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        XCTAssertEqual(after.count, 2)
+        XCTAssertTrue(after.isDisjoint(with: before), "no expired token handed out")
+        XCTAssertEqual(server.count("alice", scope: "read"), 2)
+        XCTAssertEqual(server.count("alice", resource: "https://known.example.com/api"), 2)
+    }
+
     func testARefusedShapeIs1013AndTheAccountStays() async throws {
         let service = service()
         try await login(service, "alice")
