@@ -16,6 +16,7 @@ export {
   OriginNotAllowedError,
   RequestFailedError,
   ResponseTooLargeError,
+  ScopeNotGrantedError,
   SessionExpiredError,
   StoreUnavailableError,
   UnknownProviderError,

@@ -76,6 +76,8 @@ export class StoreUnavailableError extends AuthAgentError {}
 export class RequestFailedError extends AuthAgentError {}
 /** `fetch`'s response body was larger than `maxResponseBytes`. */
 export class ResponseTooLargeError extends AuthAgentError {}
+/** The server refused the scopes, audience or resource asked for; the account stays logged in. */
+export class ScopeNotGrantedError extends AuthAgentError {}
 
 /** The class `fromResponse` gives each application reason; other reasons get AuthAgentError. */
 export const ERROR_CLASSES = Object.freeze({
@@ -91,4 +93,5 @@ export const ERROR_CLASSES = Object.freeze({
   storeUnavailable: StoreUnavailableError,
   requestFailed: RequestFailedError,
   responseTooLarge: ResponseTooLargeError,
+  scopeNotGranted: ScopeNotGrantedError,
 });

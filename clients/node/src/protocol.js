@@ -17,6 +17,8 @@ export const METHODS = Object.freeze([
   'status',
   'login',
   'logout',
+  'selectAccount',
+  'setDefaultAccount',
   'sign',
   'fetch',
   'refresh',
@@ -64,6 +66,7 @@ export const ERRORS = Object.freeze({
   1010: { reason: 'storeUnavailable', retryable: true },
   1011: { reason: 'requestFailed', retryable: true },
   1012: { reason: 'responseTooLarge', retryable: false },
+  1013: { reason: 'scopeNotGranted', retryable: false },
 });
 
 /** Reasons for failures the client detects itself; no agent answer carries them. */

@@ -126,6 +126,11 @@ class ResponseTooLarge(AuthAgentError):
     """1012: ``fetch``'s response was larger than its limit."""
 
 
+class ScopeNotGranted(AuthAgentError):
+    """1013: the server refused the scopes, audience or resource asked for
+    (the message carries its description); the account stays logged in."""
+
+
 def _reason_of(cls: Type[AuthAgentError]) -> str:
     """``NotLoggedIn`` -> ``notLoggedIn``: the class name is the reason."""
     return cls.__name__[0].lower() + cls.__name__[1:]
@@ -147,6 +152,7 @@ _CLASSES: Dict[str, Type[AuthAgentError]] = {
         StoreUnavailable,
         RequestFailed,
         ResponseTooLarge,
+        ScopeNotGranted,
     )
 }
 

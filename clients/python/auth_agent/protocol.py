@@ -18,6 +18,8 @@ METHODS: Tuple[str, ...] = (
     "status",
     "login",
     "logout",
+    "selectAccount",
+    "setDefaultAccount",
     "sign",
     "fetch",
     "refresh",
@@ -67,6 +69,7 @@ ERRORS: Dict[int, ErrorKind] = {
     1010: ErrorKind("storeUnavailable", True),
     1011: ErrorKind("requestFailed", True),
     1012: ErrorKind("responseTooLarge", False),
+    1013: ErrorKind("scopeNotGranted", False),
 }
 
 #: Reasons for failures the client detects itself (no agent answer carries them).

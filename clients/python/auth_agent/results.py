@@ -39,9 +39,27 @@ class _ProviderStatusRequired(TypedDict):
     state: str
 
 
+class _AccountStatusRequired(TypedDict):
+    id: str
+    user: User
+    default: bool
+
+
+class AccountStatus(_AccountStatusRequired, total=False):
+    """One logged-in identity of a provider; ``default`` is the provider's
+    default account (used when neither the request nor the connection names one)."""
+
+    expiresAt: Optional[datetime]
+
+
 class ProviderStatus(_ProviderStatusRequired, total=False):
+    """``user``, ``expiresAt`` and ``account`` describe the account this
+    connection would use; ``accounts`` lists every logged-in account."""
+
     user: User
     expiresAt: Optional[datetime]
+    account: str
+    accounts: List[AccountStatus]
 
 
 class StatusResult(TypedDict):
@@ -55,8 +73,18 @@ class SubscribeResult(TypedDict):
 
 class LoginResult(TypedDict):
     provider: str
+    #: The id of the account logged in: a new one when this identity was not
+    #: logged in yet, else the one whose session was replaced.
+    account: str
     user: User
     expiresAt: Optional[datetime]
+
+
+class AccountChoice(TypedDict):
+    """What ``select_account`` and ``set_default_account`` answer."""
+
+    provider: str
+    account: Optional[str]
 
 
 class LogoutResult(TypedDict):

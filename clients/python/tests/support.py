@@ -81,7 +81,9 @@ class DevIssuer:
         return int(self.admin("stats")["counts"].get(key, 0))
 
     def write_config(self, directory: str, refresh_window: int = 60) -> str:
-        """A config with one password-grant provider, ``corp``, for this issuer."""
+        """A config with one password-grant provider, ``corp``, for this
+        issuer, granted the scopes ``read`` and ``write`` (so a token for
+        ``read`` alone is a narrower one)."""
         config = {
             "refreshWindowSeconds": refresh_window,
             "store": {"kind": "memory"},
@@ -95,6 +97,7 @@ class DevIssuer:
                     "revocationEndpoint": f"{self.url}/revoke",
                     "userinfoEndpoint": f"{self.url}/userinfo",
                     "clientId": "cli",
+                    "scopes": ["read", "write"],
                 }
             ],
         }
