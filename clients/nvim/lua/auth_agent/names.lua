@@ -10,6 +10,8 @@ M.methods = {
   status = "request",
   login = "request",
   logout = "request",
+  selectAccount = "request",
+  setDefaultAccount = "request",
   sign = "request",
   fetch = "request",
   refresh = "request",
@@ -49,6 +51,7 @@ M.errors = {
   [1010] = "storeUnavailable",
   [1011] = "requestFailed",
   [1012] = "responseTooLarge",
+  [1013] = "scopeNotGranted",
 }
 
 -- Errors raised by this client, not the agent: they have no code.
