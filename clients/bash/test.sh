@@ -232,6 +232,22 @@ check "a scope the server refuses: status 1, 1013 scopeNotGranted, nothing sent"
   eval '((rc == 1)) && [[ $out == "1013 scopeNotGranted "* && $(auth_agent_last_error) == "1013 scopeNotGranted" ]]'
 me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
 check "after 1013 the account is still logged in" test "$(jq -r .sub <<<"$me")" = alice
+# The issuer's /api/token describes the token it was sent.
+described=$(AUTH_AGENT_ACCOUNT=bob AUTH_AGENT_RESOURCE=https://files.example.com auth_agent_curl -sf "$issuer/api/token" 2>>"$errlog")
+check "AUTH_AGENT_RESOURCE: auth_agent_curl sends a token for that resource" \
+  test "$(jq -c '[.sub, .resource]' <<<"$described")" = '["bob","https://files.example.com"]'
+described=$(AUTH_AGENT_AUDIENCE=files auth_agent_curl -sf "$issuer/api/token" 2>>"$errlog")
+check "AUTH_AGENT_AUDIENCE: auth_agent_curl sends a token for that audience" \
+  test "$(jq -c '[.sub, .audience]' <<<"$described")" = '["alice","files"]'
+out=$(AUTH_AGENT_RESOURCE=https://unknown.example.com auth_agent_token corp 2>&1); rc=$?
+check "an unknown resource: 1013 with the server's description" \
+  eval '((rc == 1)) && [[ $out == "1013 scopeNotGranted "* ]] && contains "$out" "unknown resource"'
+# A fresh agent: the shaped tokens above came from refreshes, and more would trip the refresh limit.
+auth_agent_stop
+auth_agent_start --config "$config"
+auth_agent_call subscribe '{"events":["userLoggedIn","userLoggedOut"]}' >/dev/null 2>>"$errlog"
+auth_agent_call login "$login_alice" >/dev/null 2>>"$errlog"
+auth_agent_call login "$login_bob" >/dev/null 2>>"$errlog"
 selected=$(auth_agent_select_account corp bob 2>>"$errlog" | jq -c '[.provider, .account]')
 me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
 check "auth_agent_select_account: this agent's requests go out as bob" \

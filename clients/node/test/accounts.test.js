@@ -15,6 +15,9 @@ import { AuthAgent, NotLoggedInError, ScopeNotGrantedError } from '../index.js';
 import { BOB, CREDENTIALS, DevIssuer, PROVIDER, SKIP, WAIT, claims } from '../testing/support.js';
 
 const ALICE = CREDENTIALS.username;
+/** A resource the dev issuer serves besides its own API (ISSUER/api), and one it does not. */
+const FILES = 'https://files.example.com';
+const UNKNOWN_RESOURCE = 'https://unknown.example.com';
 /** The next `event` from `agent`, or a rejection after WAIT ms. */
 const next = (agent, event) => once(agent, event, { signal: AbortSignal.timeout(WAIT) }).then(([params]) => params);
 
@@ -23,6 +26,8 @@ describe('accounts and shaped tokens with the real agent', { skip: SKIP }, () =>
   let directory;
   let config;
   let me;
+  /** The issuer's API that describes the token it was sent: sub, scope, resource, audience. */
+  let tokenUrl;
   let agents = [];
 
   before(async () => {
@@ -30,6 +35,7 @@ describe('accounts and shaped tokens with the real agent', { skip: SKIP }, () =>
     issuer = await DevIssuer.start();
     config = issuer.writeConfig(directory);
     me = `${issuer.url}/api/me`;
+    tokenUrl = `${issuer.url}/api/token`;
   });
   after(async () => {
     await issuer?.close();
@@ -182,13 +188,41 @@ describe('accounts and shaped tokens with the real agent', { skip: SKIP }, () =>
     assert.equal(await who((url, init) => agent.fetch(url, init)), ALICE);
   });
 
+  test('two resources and an audience get three tokens', async () => {
+    const agent = await twoAccounts();
+    const own = `${issuer.url}/api`;
+    const described = [];
+    for (const shape of [{ resource: own }, { resource: FILES }, { audience: 'files', account: BOB.username }, {}]) {
+      const { sub, resource, audience } = await (await agent.fetch(tokenUrl, shape)).json();
+      described.push([sub, resource, audience]);
+    }
+    assert.deepEqual(described, [
+      [ALICE, own, undefined], [ALICE, FILES, undefined], [BOB.username, undefined, 'files'], [ALICE, undefined, undefined],
+    ]);
+    const tokens = new Set();
+    for (const shape of [{ resource: own }, { resource: FILES }, {}]) {
+      tokens.add((await agent.token({ provider: PROVIDER, ...shape })).accessToken);
+    }
+    assert.equal(tokens.size, 3);
+  });
+
+  test('an unknown resource or audience is ScopeNotGrantedError with the server\'s words', async () => {
+    const agent = await twoAccounts();
+    await assert.rejects(agent.token({ provider: PROVIDER, resource: UNKNOWN_RESOURCE }),
+      (error) => error instanceof ScopeNotGrantedError && /unknown resource/.test(error.message));
+    await assert.rejects(agent.sign({ method: 'GET', url: me, audience: 'nobody' }),
+      (error) => error instanceof ScopeNotGrantedError && /unknown audience/.test(error.message));
+    assert.equal(await who((url, init) => agent.fetch(url, init)), ALICE);
+  });
+
   test('fetcher() pins an account and a shape for every request, the resend after a 401 too', async () => {
     const agent = await twoAccounts();
-    const asBob = agent.fetcher({ account: BOB.username, scopes: ['read'] });
+    const asBob = agent.fetcher({ account: BOB.username, resource: FILES });
     await issuer.fault({ rejectApi: 1 });
-    const response = await asBob(me);
+    const response = await asBob(tokenUrl);
     assert.deepEqual([response.status, response.authAgent.retried], [200, true]);
-    assert.equal((await response.json()).preferred_username, BOB.username);
+    const described = await response.json();
+    assert.deepEqual([described.sub, described.resource], [BOB.username, FILES]);
     assert.equal(await who(asBob, { account: ALICE }), ALICE); // a call's own init wins
     const refused = agent.fetcher({ scopes: ['admin'] });
     await assert.rejects(refused(me), ScopeNotGrantedError);

@@ -554,6 +554,27 @@ test("shapes: a scope the server refuses is 1013 scopeNotGranted; the login stay
   eq(who(), "alice", "still logged in")
 end)
 
+test("shapes: two resources and an audience are three tokens; an unknown resource is 1013", function()
+  -- A fresh agent: more refreshes on the one before would trip its refresh limit.
+  auth.setup({ bin = env.AUTH_AGENT_BIN, config = env.TEST_CONFIG })
+  await(auth.login, "corp", alice)
+  await(auth.login, "corp", bob)
+  -- The issuer's /api/token describes the token it was sent.
+  local function described(req)
+    local err, res = http(vim.tbl_extend("keep", req, { url = issuer .. "/api/token" }))
+    eq(err, nil, "error")
+    local d = vim.json.decode(res.body)
+    return ("%s %s %s"):format(d.sub, d.resource or "-", d.audience or "-")
+  end
+  eq(described({ resource = issuer .. "/api" }), "alice " .. issuer .. "/api -", "its own API")
+  eq(described({ resource = "https://files.example.com" }), "alice https://files.example.com -", "files")
+  eq(described({ audience = "files", account = "bob" }), "bob - files", "an audience")
+  eq(described({}), "alice - -", "no shape")
+  local err = http({ url = me_url, resource = "https://unknown.example.com" })
+  eq(err.code, 1013, "code")
+  assert(err.message:find("unknown resource", 1, true), err.message)
+end)
+
 test(":AuthAgentAccount chooses this editor's account; select_account(nil) goes back", function()
   notes = {}
   vim.cmd("AuthAgentAccount corp bob")

@@ -17,6 +17,8 @@ from auth_agent.urllib import AgentAuthHandler
 
 WAIT = 5.0
 BOB, BOB_PASSWORD = "bob", "builder"
+#: Resources and audiences the dev issuer serves besides its own API (ISSUER/api).
+FILES, UNKNOWN_RESOURCE = "https://files.example.com", "https://unknown.example.com"
 
 
 def claims(access_token: str) -> Dict[str, Any]:
@@ -43,6 +45,11 @@ class AccountsTestCase(IssuerTestCase):
         response = agent.fetch("GET", self.issuer.me_url, **options)
         self.assertEqual(response.status, 200, response.text)
         return str(response.json()["preferred_username"])
+
+    @property
+    def token_url(self) -> str:
+        """The issuer's API that describes the token it was sent: sub, scope, resource, audience."""
+        return f"{self.issuer.url}/api/token"
 
     def provider_status(self, agent: AuthAgent) -> Dict[str, Any]:
         return dict(next(p for p in agent.status()["providers"] if p["id"] == PROVIDER))
@@ -163,6 +170,36 @@ class ShapedTokensTest(AccountsTestCase):
         self.assertEqual(self.provider_status(agent)["state"], "loggedIn")
         self.assertEqual(self.who(agent), USERNAME)
 
+    def test_two_resources_and_an_audience_get_three_tokens(self) -> None:
+        agent = self.two_accounts()
+        own = f"{self.issuer.url}/api"
+        described = [
+            agent.fetch("GET", self.token_url, **shape).json()
+            for shape in ({"resource": own}, {"resource": FILES}, {"audience": "files", "account": BOB}, {})
+        ]
+        self.assertEqual(
+            [(d["sub"], d.get("resource"), d.get("audience")) for d in described],
+            [(USERNAME, own, None), (USERNAME, FILES, None), (BOB, None, "files"), (USERNAME, None, None)],
+        )
+        tokens = {
+            agent.token(PROVIDER, resource=own)["accessToken"],
+            agent.token(PROVIDER, resource=FILES)["accessToken"],
+            agent.token(PROVIDER)["accessToken"],
+        }
+        self.assertEqual(len(tokens), 3)
+        self.assertEqual(agent.sign("GET", self.issuer.me_url, resource=FILES).authorization,
+                         f"Bearer {agent.token(PROVIDER, resource=FILES)['accessToken']}")
+
+    def test_an_unknown_resource_or_audience_is_scope_not_granted_with_the_server_s_words(self) -> None:
+        agent = self.two_accounts()
+        with self.assertRaises(ScopeNotGranted) as caught:
+            agent.token(PROVIDER, resource=UNKNOWN_RESOURCE)
+        self.assertIn("unknown resource", caught.exception.message)
+        with self.assertRaises(ScopeNotGranted) as caught:
+            agent.sign("GET", self.issuer.me_url, audience="nobody")
+        self.assertIn("unknown audience", caught.exception.message)
+        self.assertEqual(self.who(agent), USERNAME)
+
     def test_scopes_must_be_a_list(self) -> None:
         agent = self.start()
         with self.assertRaises(TypeError):
@@ -193,16 +230,13 @@ class AdapterAccountsTest(AccountsTestCase):
     """Each HTTP adapter pins an account and a shape for everything it sends,
     also the resend after a 401."""
 
-    def assert_one_refresh_as_bob(self, sub: str) -> None:
-        self.assertEqual(sub, BOB)
-        self.assertEqual(self.issuer.count("token.refresh_token"), 1)
-
     def test_urllib_handler_pins_the_account_and_the_shape(self) -> None:
         agent = self.two_accounts()
-        opener = urllib.request.build_opener(AgentAuthHandler(agent, account=BOB))
+        opener = urllib.request.build_opener(AgentAuthHandler(agent, account=BOB, resource=FILES))
         self.issuer.fault(rejectApi=1)
-        with opener.open(self.issuer.me_url, timeout=10) as response:
-            self.assert_one_refresh_as_bob(json.load(response)["sub"])
+        with opener.open(self.token_url, timeout=10) as response:
+            described = json.load(response)
+        self.assertEqual((described["sub"], described["resource"]), (BOB, FILES))
         refused = urllib.request.build_opener(AgentAuthHandler(agent, scopes=["admin"]))
         with self.assertRaises(ScopeNotGranted):
             refused.open(self.issuer.me_url, timeout=10)
@@ -217,9 +251,9 @@ class AdapterAccountsTest(AccountsTestCase):
         with requests.Session() as session:
             session.auth = AgentAuth(agent, account=BOB, scopes=["read"])
             self.issuer.fault(rejectApi=1)
-            response = session.get(self.issuer.me_url, timeout=10)
-            self.assert_one_refresh_as_bob(response.json()["sub"])
-            self.assertEqual(claims(response.request.headers["Authorization"].split(" ")[1])["scope"], "read")
+            response = session.get(self.token_url, timeout=10)
+            self.assertEqual([r.status_code for r in response.history], [401])
+            self.assertEqual((response.json()["sub"], response.json()["scope"]), (BOB, "read"))
             session.auth = AgentAuth(agent, scopes=["admin"])
             with self.assertRaises(ScopeNotGranted):
                 session.get(self.issuer.me_url, timeout=10)
@@ -231,21 +265,22 @@ class AdapterAccountsTest(AccountsTestCase):
         from auth_agent.httpx import AgentAuth
 
         agent = self.two_accounts()
-        with httpx.Client(auth=AgentAuth(agent, account=BOB, scopes=["read"]), timeout=10) as client:
+        with httpx.Client(auth=AgentAuth(agent, account=BOB, audience="files"), timeout=10) as client:
             self.issuer.fault(rejectApi=1)
-            response = client.get(self.issuer.me_url)
-        self.assert_one_refresh_as_bob(response.json()["sub"])
-        self.assertEqual(claims(response.request.headers["Authorization"].split(" ")[1])["scope"], "read")
+            response = client.get(self.token_url)
+        self.assertEqual([r.status_code for r in response.history], [401])
+        self.assertEqual((response.json()["sub"], response.json()["audience"]), (BOB, "files"))
 
         async def run() -> Any:
             async with AsyncAuthAgent(config=self.config, capture_stderr=True, timeout=10) as agent:
                 await agent.login(PROVIDER, username=USERNAME, password=PASSWORD)
                 await agent.login(PROVIDER, username=BOB, password=BOB_PASSWORD)
-                async with httpx.AsyncClient(auth=AgentAuth(agent, account=BOB), timeout=10) as client:
-                    me = (await client.get(self.issuer.me_url)).json()["sub"]
+                async with httpx.AsyncClient(auth=AgentAuth(agent, account=BOB, scopes=["read"]), timeout=10) as client:
+                    me = (await client.get(self.token_url)).json()
+                    me = (me["sub"], me["scope"])
                 async with httpx.AsyncClient(auth=AgentAuth(agent, scopes=["admin"]), timeout=10) as client:
                     with self.assertRaises(ScopeNotGranted):
                         await client.get(self.issuer.me_url)
                 return me
 
-        self.assertEqual(asyncio.run(run()), BOB)
+        self.assertEqual(asyncio.run(run()), (BOB, "read"))
