@@ -15,6 +15,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
     case storeUnavailable = 1010
     case requestFailed = 1011
     case responseTooLarge = 1012
+    case scopeNotGranted = 1013
 
     public var reason: String {
         switch self {
@@ -30,6 +31,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
         case .storeUnavailable: return "storeUnavailable"
         case .requestFailed: return "requestFailed"
         case .responseTooLarge: return "responseTooLarge"
+        case .scopeNotGranted: return "scopeNotGranted"
         }
     }
 
@@ -64,6 +66,12 @@ public struct AuthError: Error, Sendable, Equatable {
         default: detail = "\(problem)"
         }
         return AuthError(.storeUnavailable, "The session store cannot be used for \(provider.displayName): \(detail).", provider: provider.id)
+    }
+
+    /// The server refused the scopes, audience or resource asked for (`invalid_scope`,
+    /// `invalid_target`), or the flow cannot ask for them: not retryable, the account stays.
+    static func scopeNotGranted(_ provider: ProviderConfig, _ shape: TokenShape, _ why: String) -> AuthError {
+        AuthError(.scopeNotGranted, "\(provider.displayName) did not grant a token for \(shape): \(why).", provider: provider.id)
     }
 
     /// The server's answer to a login or refresh could not be used, and asking

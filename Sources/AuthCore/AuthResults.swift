@@ -9,6 +9,8 @@ import JSON
 
 public struct LoginResult: Sendable, Equatable {
     public let provider: String
+    /// The account the login added or replaced.
+    public let account: String
     /// Whatever the provider says about the user.
     public let user: JSONValue
     public let expiresAt: Date?
@@ -18,10 +20,17 @@ public struct TokenResult: Sendable, Equatable {
     public let accessToken: String
     public let tokenType: String
     public let expiresAt: Date?
+
+    init(_ credential: Credential) {
+        accessToken = credential.accessToken
+        tokenType = credential.tokenType
+        expiresAt = credential.expiresAt
+    }
 }
 
 public struct RefreshResult: Sendable, Equatable {
     public let provider: String
+    public let account: String
     /// False when the rejected token had already been replaced: nothing was sent.
     public let refreshed: Bool
     public let expiresAt: Date?
@@ -36,11 +45,22 @@ public enum SignDecision: Sendable, Equatable {
 
 public struct Signature: Sendable, Equatable {
     public let provider: String
+    public let account: String
+    public let shape: TokenShape
     /// The `Authorization` header value.
     public let authorization: String
     public let expiresAt: Date?
     /// The session's generation: the same generation and authorization mean the same answer.
     public let generation: Int
+
+    init(provider: String, account: String, shape: TokenShape, credential: Credential) {
+        self.provider = provider
+        self.account = account
+        self.shape = shape
+        authorization = credential.authorization
+        expiresAt = credential.expiresAt
+        generation = credential.generation
+    }
 }
 
 public struct ProviderStatus: Sendable, Equatable {
@@ -48,11 +68,21 @@ public struct ProviderStatus: Sendable, Equatable {
     public let displayName: String
     public let flow: Flow
     public let fields: [LoginField]
-    /// nil when logged out.
+    /// The account a request naming none would use; nil when logged out.
     public let session: LoggedIn?
+    public let account: String?
+    /// Every logged-in account, in login order.
+    public let accounts: [Account]
 
     public struct LoggedIn: Sendable, Equatable {
         public let user: JSONValue
         public let expiresAt: Date?
+    }
+
+    public struct Account: Sendable, Equatable {
+        public let id: String
+        public let user: JSONValue
+        public let expiresAt: Date?
+        public let isDefault: Bool
     }
 }

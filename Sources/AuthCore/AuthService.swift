@@ -12,14 +12,14 @@ import Locking
 /// signing, refresh and status for every configured provider, over an
 /// injected store, HTTP transport and clock.
 ///
-/// A thin composition: each provider's `SessionCoordinator` holds its session
-/// and refresh state, `StoreSync` keeps it in step with other agent processes,
+/// A thin composition: each account of each provider has a `SessionCoordinator`
+/// holding its session (with its shaped tokens) and refresh state, `StoreSync` keeps it in step with other agent processes,
 /// and the operations here are plain async functions returning Swift values.
 /// They know nothing of JSON-RPC, ordering or stdio: `Protocol/` declares each
 /// method (params, result, ordering) and binds it to them.
 public final class AuthService: Sendable {
     public let config: AgentConfig
-    private let coordinators: [String: SessionCoordinator]
+    private let providers: [String: ProviderAccounts]
     private let order: [String]
     private let matcher: OriginMatcher
     private let sync: StoreSync
@@ -57,210 +57,317 @@ public final class AuthService: Sendable {
         self.sync = sync
         let http = HTTPCalls(transport: transport, timeout: httpTimeout)
         let discovery = Discovery(http: http)
-        var coordinators: [String: SessionCoordinator] = [:]
+        var providers: [String: ProviderAccounts] = [:]
         for p in config.providers {
             let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery,
                                     lifetimeWarning: WarnOnce { logger.warn($0) })
             let provider = p.flow.descriptor.makeProvider(FlowContext(config: p, http: http, oauth: oauth, clock: clock,
                                                                       revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher()))
-            coordinators[p.id] = SessionCoordinator(config: p, provider: provider, session: sync.initialSession(p.id))
+            let accounts = ProviderAccounts(config: p, provider: provider)
+            sync.load(accounts)
+            providers[p.id] = accounts
         }
-        self.coordinators = coordinators
+        self.providers = providers
         self.order = config.providers.map(\.id)
         self.matcher = OriginMatcher(config.providers.map { (provider: $0.id, origins: $0.origins) })
     }
 
     // MARK: Lookups
 
-    private func coordinator(_ id: String) throws(AuthError) -> SessionCoordinator {
-        guard let c = coordinators[id] else {
+    private func accounts(_ id: String) throws(AuthError) -> ProviderAccounts {
+        guard let p = providers[id] else {
             throw AuthError(.unknownProvider, "No provider \"\(id)\" is configured; known: \(order.joined(separator: ", ")).", provider: id)
         }
-        return c
+        return p
     }
 
     /// No session in memory: not logged in — or, when the keyring could not be read, 1010.
-    private func notLoggedIn(_ c: SessionCoordinator) -> AuthError {
-        if let why = sync.trouble(c.id) { return StoreSync.unavailable(c, why) }
-        return AuthError(.notLoggedIn, "Not logged in to \(c.config.displayName).", provider: c.id)
+    private func notLoggedIn(_ p: ProviderAccounts, account: String? = nil) -> AuthError {
+        if let why = sync.trouble(p) { return StoreSync.unavailable(p.config, why) }
+        if let account {
+            return AuthError(.notLoggedIn, "Account \(account) is not logged in to \(p.config.displayName).", provider: p.id)
+        }
+        return AuthError(.notLoggedIn, "Not logged in to \(p.config.displayName).", provider: p.id)
     }
 
-    public func knows(_ provider: String) -> Bool { coordinators[provider] != nil }
+    private func notLoggedIn(_ c: SessionCoordinator) -> AuthError {
+        if let why = sync.trouble(c) { return StoreSync.unavailable(c.config, why) }
+        return notLoggedIn(providers[c.id]!, account: c.account)
+    }
+
+    public func knows(_ provider: String) -> Bool { providers[provider] != nil }
+
+    /// The account a request uses (see `AccountChoice`); looks at the store once
+    /// before answering "not logged in", since another agent may have logged in.
+    func resolve(_ p: ProviderAccounts, _ choice: AccountChoice) throws(AuthError) -> SessionCoordinator {
+        if let c = pick(p, choice) { return c }
+        sync.catchUp(p)
+        if let c = pick(p, choice) { return c }
+        throw notLoggedIn(p, account: choice.name(for: p.id))
+    }
+
+    private func pick(_ p: ProviderAccounts, _ choice: AccountChoice) -> SessionCoordinator? {
+        guard let name = choice.name(for: p.id) else { return p.defaultCoordinator }
+        return p.existing(name).flatMap { $0.isLoggedIn ? $0 : nil }
+    }
+
+    /// Throws unless the provider exists and `account` (when given) is logged in to it (for `selectAccount`).
+    public func checkAccount(provider: String, account: String?) throws(AuthError) {
+        let p = try accounts(provider)
+        if let account { _ = try resolve(p, AccountChoice(account: account)) }
+    }
 
     /// The provider a request to `url` goes to (`explicit` when given), for ordering
     /// requests; nil when no provider covers it. Never throws: a bad request is
     /// refused by the operation itself.
     public func provider(forURL url: String, explicit: String?) -> String? {
         if let explicit { return explicit }
-        return (try? route(url: url, provider: nil))??.id
+        return (try? route(url: url, provider: nil))??.accounts.id
     }
 
-    /// The provider a request goes to, or nil when no provider covers its origin.
-    func route(url: String, provider explicit: String?) throws(AuthError) -> SessionCoordinator? {
+    /// The provider a request goes to and the token shape its origin is configured
+    /// with, or nil when no provider covers its origin.
+    func route(url: String, provider explicit: String?) throws(AuthError) -> (accounts: ProviderAccounts, shape: TokenShape)? {
         let origin = origins.origin(of: url)
         // A token is only ever attached over https, or to loopback.
         let covering = origin.flatMap { $0.isSecureForBearer ? matcher.provider(for: $0) : nil }
         if let explicit {
-            let c = try coordinator(explicit)
+            let p = try accounts(explicit)
             guard covering == explicit else {
                 throw AuthError(.originNotAllowed, "Provider \(explicit) does not cover \(origin?.description ?? "that URL").", provider: explicit)
             }
-            return c
+            return (p, p.config.shape(for: origin!))
         }
-        return covering.flatMap { coordinators[$0] }
+        guard let id = covering, let p = providers[id] else { return nil }
+        return (p, p.config.shape(for: origin!))
     }
 
     // MARK: status
 
-    public func status(providers filter: Set<String>? = nil) -> [ProviderStatus] {
+    /// Every provider's accounts; the single-account fields describe the account
+    /// that a request naming none would use under `choice`.
+    public func status(providers filter: Set<String>? = nil, choice: AccountChoice = AccountChoice()) -> [ProviderStatus] {
         order.filter { filter?.contains($0) ?? true }.map { id in
-            let c = coordinators[id]!
-            return ProviderStatus(id: id, displayName: c.config.displayName, flow: c.config.flow, fields: c.config.flow.descriptor.fields,
-                                  session: c.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) })
+            let p = providers[id]!
+            let used = pick(p, choice)
+            let defaultAccount = p.defaultCoordinator?.account
+            let accounts = p.loggedIn.compactMap { c in
+                c.current.map { ProviderStatus.Account(id: c.account, user: $0.user ?? [:], expiresAt: $0.expiresAt, isDefault: c.account == defaultAccount) }
+            }
+            return ProviderStatus(id: id, displayName: p.config.displayName, flow: p.config.flow, fields: p.config.flow.descriptor.fields,
+                                  session: used?.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) },
+                                  account: used?.account, accounts: accounts)
         }
     }
 
-    // MARK: login / logout
+    // MARK: login / logout / default account
 
+    /// Logs in; a different identity than the accounts already logged in adds an
+    /// account, the same identity replaces that account's session.
     public func login(provider id: String, credentials: Credentials?, context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
-        let c = try coordinator(id)
-        let fresh = try await c.provider.login(credentials, context: context)
-        let held = try await sync.lock(c)
+        let p = try accounts(id)
+        var fresh = try await p.provider.login(credentials, context: context)
+        let account = AccountIdentity.of(user: fresh.user)
+        fresh.account = account
+        let held = try await sync.lock(p.config)
         defer { held.unlock() }
+        let c = p.coordinator(account)
         // Saved first (under the store lock, which every writer holds), then installed:
         // a login that is not saved would be lost with this process, so it fails and installs nothing.
-        let session = c.numbered(login: fresh, storedGeneration: sync.storedGeneration(id))
+        let session = c.numbered(login: fresh, storedGeneration: sync.storedGeneration(c))
         do {
-            try sync.save(id, session)
+            try sync.save(c, session)
+            try sync.updateIndex(p) { $0.add(account) }
         } catch {
-            throw AuthError.storeUnavailable(c.config, error)
+            throw AuthError.storeUnavailable(p.config, error)
         }
         c.install(login: session)
-        logger.info("logged in to \(id)")
+        logger.info("logged in to \(id) as \(account)")
         let user = session.user ?? [:]
-        events(.loggedIn(provider: id, user: user, expiresAt: session.expiresAt))
-        return LoginResult(provider: id, user: user, expiresAt: session.expiresAt)
+        events(.loggedIn(provider: id, account: account, user: user, expiresAt: session.expiresAt))
+        return LoginResult(provider: id, account: account, user: user, expiresAt: session.expiresAt)
     }
 
-    /// Logs out; true when the server confirmed the revocation.
-    public func logout(provider id: String) async throws(AuthError) -> Bool {
-        let c = try coordinator(id)
+    /// Logs out the account `choice` means, or every account; true when the server
+    /// confirmed every revocation.
+    public func logout(provider id: String, account choice: AccountChoice = AccountChoice(), all: Bool = false) async throws(AuthError) -> Bool {
+        let p = try accounts(id)
         // The user asked to be logged out: if another agent holds the lock too long, log out anyway.
-        let held = try? await sync.lock(c)
+        let held = try? await sync.lock(p.config)
         defer { held?.unlock() }
-        guard let session = c.current else { return false }
-        sync.persist(id, nil)
-        _ = c.clear(ifStill: session)
-        logger.info("logged out of \(id)")
-        events(.loggedOut(provider: id, reason: .logout))
-        return await c.provider.revoke(session)
+        if held != nil { sync.check(p, evenIfBusy: true) }
+        let targets = all ? p.loggedIn : pick(p, choice).map { [$0] } ?? []
+        var ended: [(SessionCoordinator, Session)] = []
+        for c in targets {
+            guard let session = c.current else { continue }
+            sync.persist(c, nil)
+            _ = c.clear(ifStill: session)
+            ended.append((c, session))
+        }
+        guard !ended.isEmpty else { return false }
+        try? sync.updateIndex(p) { index in ended.forEach { index.remove($0.0.account) } }
+        var revoked = true
+        for (c, session) in ended {
+            logger.info("logged out of \(id) (\(c.account))")
+            events(.loggedOut(provider: id, account: c.account, reason: .logout))
+            if !(await p.provider.revoke(session)) { revoked = false }
+        }
+        return revoked
+    }
+
+    /// Makes `account` the provider's default, for every agent on the store.
+    public func setDefaultAccount(provider id: String, account: String) async throws(AuthError) {
+        let p = try accounts(id)
+        let held = try await sync.lock(p.config)
+        defer { held.unlock() }
+        _ = try resolve(p, AccountChoice(account: account))
+        do {
+            try sync.updateIndex(p) { $0.defaultAccount = account }
+        } catch {
+            throw AuthError.storeUnavailable(p.config, error)
+        }
+        logger.info("\(account) is now the default account of \(id)")
     }
 
     // MARK: sign / token / refresh
 
-    /// `sign` from memory: the decision now, or nil when the token must be
-    /// refreshed first (then `sign`, which waits). A stale token is signed with
-    /// while a refresh starts in the background.
-    public func signNow(url: String, provider: String?) throws(AuthError) -> SignDecision? {
-        guard let c = try route(url: url, provider: provider) else { return .unsigned }
-        guard let (session, authorization) = try sessionNow(c) else { return nil }
-        return .signed(Signature(provider: c.id, authorization: authorization, expiresAt: session.expiresAt, generation: session.generation))
+    /// `sign` from memory: the decision now, or nil when a token must be obtained
+    /// first (then `sign`, which waits). A stale token is signed with while a
+    /// refresh starts in the background. `shape` nil: the one the URL's origin is configured with.
+    public func signNow(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil) throws(AuthError) -> SignDecision? {
+        guard let (p, originShape) = try route(url: url, provider: provider) else { return .unsigned }
+        let c = try resolve(p, account)
+        let shape = shape ?? originShape
+        guard let credential = try credentialNow(c, shape) else { return nil }
+        return .signed(Signature(provider: p.id, account: c.account, shape: shape, credential: credential))
     }
 
-    /// `token` from memory, like `signNow`: nil when the token must be refreshed first (then `token`).
-    public func tokenNow(provider id: String) throws(AuthError) -> TokenResult? {
-        guard let (session, _) = try sessionNow(try coordinator(id)) else { return nil }
-        return TokenResult(accessToken: session.accessToken, tokenType: session.tokenType, expiresAt: session.expiresAt)
+    /// `token` from memory, like `signNow`: nil when the token must be obtained first (then `token`).
+    public func tokenNow(provider id: String, account: AccountChoice = AccountChoice(), shape: TokenShape = .none) throws(AuthError) -> TokenResult? {
+        guard let credential = try credentialNow(try resolve(try accounts(id), account), shape) else { return nil }
+        return TokenResult(credential)
     }
 
-    /// The session and its `Authorization` value if it can be used without waiting
-    /// (fresh, or stale with a background refresh started); nil when it is expired.
-    private func sessionNow(_ c: SessionCoordinator) throws(AuthError) -> (session: Session, authorization: String)? {
-        guard let (session, authorization) = c.snapshot() ?? sync.catchUp(c) else { throw notLoggedIn(c) }
-        switch timing.freshness(of: session, at: clock.now()) {
+    /// The token of `shape` if it can be used without waiting (fresh, or stale with a
+    /// background refresh started); nil when it is expired or not obtained yet.
+    private func credentialNow(_ c: SessionCoordinator, _ shape: TokenShape) throws(AuthError) -> Credential? {
+        guard let (session, authorization) = c.snapshot() else { throw notLoggedIn(c) }
+        if shape.isNone {
+            switch timing.freshness(of: session, at: clock.now()) {
+            case .fresh: break
+            case .stale: refreshInBackground(c, session, .none)
+            case .expired: return nil
+            }
+            return Credential(session, authorization: authorization)
+        }
+        guard let token = session.token(for: shape) else { return nil }
+        switch timing.freshness(of: token, at: clock.now()) {
         case .fresh: break
-        case .stale: refreshInBackground(c, session)
+        case .stale: refreshInBackground(c, session, shape)
         case .expired: return nil
         }
-        return (session, authorization)
+        return Credential(token, generation: session.generation)
     }
 
-    /// `sign`, waiting for a refresh when the token needs one first.
-    public func sign(url: String, provider: String?) async throws(AuthError) -> SignDecision {
-        guard let c = try route(url: url, provider: provider) else { return .unsigned }
-        let session = try await usableSession(c)
-        return .signed(Signature(provider: c.id, authorization: session.authorization, expiresAt: session.expiresAt, generation: session.generation))
+    /// `sign`, waiting for a token when one must be obtained first.
+    public func sign(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil) async throws(AuthError) -> SignDecision {
+        guard let (p, originShape) = try route(url: url, provider: provider) else { return .unsigned }
+        let c = try resolve(p, account)
+        let shape = shape ?? originShape
+        return .signed(Signature(provider: p.id, account: c.account, shape: shape, credential: try await usableCredential(c, shape)))
     }
 
-    /// The session's access token, refreshed first when needed.
-    public func token(provider id: String) async throws(AuthError) -> TokenResult {
-        let session = try await usableSession(try coordinator(id))
-        return TokenResult(accessToken: session.accessToken, tokenType: session.tokenType, expiresAt: session.expiresAt)
+    /// The access token of `shape`, obtained or refreshed first when needed.
+    public func token(provider id: String, account: AccountChoice = AccountChoice(), shape: TokenShape = .none) async throws(AuthError) -> TokenResult {
+        TokenResult(try await usableCredential(try resolve(try accounts(id), account), shape))
     }
 
-    /// After a 401: refresh unless the rejected authorization is no longer the current one.
-    public func refresh(provider id: String, failedAuthorization: String?) async throws(AuthError) -> RefreshResult {
-        let c = try coordinator(id)
-        let (session, refreshed) = try await sessionAfterRejection(c, failedAuthorization: failedAuthorization)
-        return RefreshResult(provider: id, refreshed: refreshed, expiresAt: session.expiresAt)
+    /// After a 401: refresh unless the rejected authorization is no longer one the account holds.
+    public func refresh(provider id: String, account: AccountChoice = AccountChoice(), failedAuthorization: String?) async throws(AuthError) -> RefreshResult {
+        let c = try resolve(try accounts(id), account)
+        let shape = failedAuthorization.flatMap { failed in
+            c.current?.shaped.first { $0.authorization == failed || $0.accessToken == failed }?.shape
+        } ?? .none
+        let (credential, refreshed) = try await credentialAfterRejection(c, shape, failedAuthorization: failedAuthorization)
+        return RefreshResult(provider: id, account: c.account, refreshed: refreshed, expiresAt: credential.expiresAt)
     }
 
-    /// The `refresh` rule, once for `refresh` and `fetch`: the session to use after the
-    /// server rejected `failedAuthorization` (nil: the current one), and whether a refresh
-    /// happened. Nothing is sent when that token was already replaced.
-    func sessionAfterRejection(_ c: SessionCoordinator, failedAuthorization: String?) async throws(AuthError) -> (Session, Bool) {
-        guard let session = c.current ?? sync.catchUp(c)?.session else { throw notLoggedIn(c) }
-        if let failed = failedAuthorization, failed != session.authorization, failed != session.accessToken {
-            return (session, false)
+    /// The `refresh` rule, once for `refresh` and `fetch`: the token of `shape` to use
+    /// after the server rejected `failedAuthorization` (nil: the current one), and
+    /// whether a refresh happened. Nothing is sent when that token was already replaced.
+    func credentialAfterRejection(_ c: SessionCoordinator, _ shape: TokenShape, failedAuthorization: String?) async throws(AuthError) -> (Credential, Bool) {
+        guard let session = c.current else { throw notLoggedIn(c) }
+        let held = shape.isNone ? Credential(session, authorization: session.authorization) : session.token(for: shape).map { Credential($0, generation: session.generation) }
+        if let held, let failed = failedAuthorization, failed != held.authorization, failed != held.accessToken {
+            return (held, false)
         }
-        guard canRefresh(c, session) else {
+        if shape.isNone, !canRefresh(c, session) {
             // The server rejected the current token and there is no way to get another.
-            return (try await expireUnlessReplaced(c, session, why: "the server no longer accepts the token"), false)
+            let current = try await expireUnlessReplaced(c, session, why: "the server no longer accepts the token")
+            return (Credential(current, authorization: current.authorization), false)
         }
-        return try await refresh(c, stale: session)
+        let (fresh, refreshed) = try await refresh(c, stale: session, shape: shape)
+        guard let credential = Self.credential(in: fresh, shape) else { return (try await usableCredential(c, shape), true) }
+        return (credential, refreshed)
+    }
+
+    private static func credential(in session: Session, _ shape: TokenShape) -> Credential? {
+        if shape.isNone { return Credential(session, authorization: session.authorization) }
+        return session.token(for: shape).map { Credential($0, generation: session.generation) }
     }
 
     private func canRefresh(_ c: SessionCoordinator, _ session: Session) -> Bool {
         c.config.flow.descriptor.canRefresh(c.config, session)
     }
 
-    /// The session to use now. A stale token is used while a refresh runs in the
-    /// background; an expired (or nearly expired) one is refreshed first — and if
-    /// that refresh fails for any reason but a dead session while a token is still
-    /// valid, that token is used: never an error while a valid token exists.
-    func usableSession(_ c: SessionCoordinator) async throws(AuthError) -> Session {
-        guard let session = c.current ?? sync.catchUp(c)?.session else { throw notLoggedIn(c) }
-        switch timing.freshness(of: session, at: clock.now()) {
-        case .fresh: return session
-        case .stale:
-            refreshInBackground(c, session)
-            return session
-        case .expired: break
+    /// The token of `shape` to use now. A stale token is used while a refresh runs in
+    /// the background; an expired (or nearly expired, or missing) one is obtained
+    /// first — and if that fails for any reason but a dead session or a refused shape
+    /// while a token is still valid, that token is used: never an error while a valid token exists.
+    func usableCredential(_ c: SessionCoordinator, _ shape: TokenShape) async throws(AuthError) -> Credential {
+        // Another shape's refresh (here or in another agent) may replace the session
+        // under this one's feet: then look again, a few times at most.
+        for _ in 0..<4 {
+            guard let session = c.current else { throw notLoggedIn(c) }
+            let held = Self.credential(in: session, shape)
+            if let held {
+                switch timing.freshness(of: held, at: clock.now()) {
+                case .fresh: return held
+                case .stale:
+                    refreshInBackground(c, session, shape)
+                    return held
+                case .expired: break
+                }
+            }
+            if shape.isNone, !canRefresh(c, session) {
+                if RefreshTiming.isValid(session, at: clock.now()) { return Credential(session, authorization: session.authorization) }  // no way to refresh: use it while it lasts
+                let current = try await expireUnlessReplaced(c, session, why: "the session has expired")
+                return Credential(current, authorization: current.authorization)
+            }
+            do {
+                let (fresh, _) = try await refresh(c, stale: session, shape: shape)
+                if let credential = Self.credential(in: fresh, shape), RefreshTiming.isValid(credential, at: clock.now()) { return credential }
+            } catch where error.code != .sessionExpired && error.code != .scopeNotGranted {
+                // The server, the store or the refresh limit failed, not the session: a token that is
+                // still valid (the old one, or a new one that could not be saved) is used meanwhile.
+                guard let current = c.current.flatMap({ Self.credential(in: $0, shape) }), RefreshTiming.isValid(current, at: clock.now()) else { throw error }
+                return current
+            }
         }
-        guard canRefresh(c, session) else {
-            if RefreshTiming.isValid(session, at: clock.now()) { return session }  // no way to refresh: use it while it lasts
-            return try await expireUnlessReplaced(c, session, why: "the session has expired")
-        }
-        do {
-            return try await refresh(c, stale: session).0
-        } catch where error.code != .sessionExpired {
-            // The server, the store or the refresh limit failed, not the session: a token that is
-            // still valid (the old one, or a new one that could not be saved) is used meanwhile.
-            guard let current = c.current, RefreshTiming.isValid(current, at: clock.now()) else { throw error }
-            return current
-        }
+        throw AuthError.unavailable(c.config, "the session kept changing while a token for \(shape) was obtained")
     }
 
     /// Starts a refresh of a stale token that nobody waits for. A passing failure
     /// delays the next attempt (backoff with jitter); the token stays in use.
-    private func refreshInBackground(_ c: SessionCoordinator, _ stale: Session) {
-        guard canRefresh(c, stale), !shuttingDown.current, c.claimBackgroundRefresh(of: stale, now: clock.now()) else { return }
+    private func refreshInBackground(_ c: SessionCoordinator, _ stale: Session, _ shape: TokenShape) {
+        guard !shape.isNone || canRefresh(c, stale), !shuttingDown.current,
+              c.claimBackgroundRefresh(of: stale, shape: shape, now: clock.now()) else { return }
         Task { [self] in
             do throws(AuthError) {
-                _ = try await refresh(c, stale: stale)
-                c.backgroundRefreshEnded(failed: false, now: clock.now())
+                _ = try await refresh(c, stale: stale, shape: shape)
+                c.backgroundRefreshEnded(shape: shape, failed: false, now: clock.now())
             } catch {
-                c.backgroundRefreshEnded(failed: true, now: clock.now())
+                c.backgroundRefreshEnded(shape: shape, failed: true, now: clock.now())
                 // A rejected session was already ended (and announced) by the refresh itself.
                 if error.code != .sessionExpired { logger.warn("background refresh of \(c.id) failed: \(error.message) The current token stays in use.") }
             }
@@ -274,7 +381,7 @@ public final class AuthService: Sendable {
     @discardableResult
     public func finishRefreshes() -> Bool {
         shuttingDown.withLock { $0 = true }
-        let tasks = order.compactMap { coordinators[$0]!.refreshInFlight }
+        let tasks = order.flatMap { providers[$0]!.all.flatMap(\.refreshesInFlight) }
         guard !tasks.isEmpty else { return true }
         let done = DispatchSemaphore(value: 0)
         Task {
@@ -284,10 +391,11 @@ public final class AuthService: Sendable {
         return done.wait(timeout: .now() + httpTimeout + 2) == .success
     }
 
-    /// Single-flight refresh of `stale`; returns the session to use and whether a refresh happened.
-    private func refresh(_ c: SessionCoordinator, stale: Session) async throws(AuthError) -> (Session, Bool) {
-        let start = c.beginRefresh(of: stale, mayStart: !shuttingDown.current) { [self] () async throws -> Session in
-            try await performRefresh(c, stale: stale)
+    /// Single-flight refresh of `stale`'s token of `shape`; returns the session to
+    /// use and whether a refresh happened.
+    private func refresh(_ c: SessionCoordinator, stale: Session, shape: TokenShape = .none) async throws(AuthError) -> (Session, Bool) {
+        let start = c.beginRefresh(of: stale, shape: shape, mayStart: !shuttingDown.current) { [self] () async throws -> Session in
+            try await performRefresh(c, stale: stale, shape: shape)
         }
         let task: Task<Session, Error>
         switch start {
@@ -307,36 +415,44 @@ public final class AuthService: Sendable {
 
     /// One refresh, serialised with every other agent process on the same store:
     /// under the provider's lock, re-read the store first — if another agent
-    /// already refreshed (or logged out), use that and send nothing.
-    private func performRefresh(_ c: SessionCoordinator, stale: Session) async throws -> Session {
+    /// already refreshed (or logged out), use that and send nothing. A token of
+    /// another shape comes from the same refresh token; a rotation it brings
+    /// replaces the refresh token for every shape, in one new generation.
+    private func performRefresh(_ c: SessionCoordinator, stale: Session, shape: TokenShape) async throws -> Session {
         let id = c.id
-        let held = try await sync.lock(c)
+        let held = try await sync.lock(c.config)
         defer { held.unlock() }
         guard let current = try sync.adopt(c) else { throw notLoggedIn(c) }
         if !current.sameTokens(as: stale) { return current }
         // A refresh that got the lock after shutdown began has sent nothing yet: it must not start now.
         guard !shuttingDown.current else { throw AuthError.unavailable(c.config, "auth-agent is shutting down") }
-        guard c.admitRefresh(now: clock.now()) else {
+        guard c.admitRefresh(shape: shape, now: clock.now()) else {
             throw AuthError(.excessiveRefresh, "\(c.config.displayName) was refreshed \(SessionCoordinator.refreshLimit) times within \(Int(SessionCoordinator.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
         }
-        switch await c.provider.refresh(stale) {
+        switch await c.provider.refresh(stale, shape: shape) {
         case .refreshed(let fresh):
             // Persist before anything else: the server may already have retired the old refresh token.
             // If the store refuses, the fresh session is still installed (the old one may be dead at the
             // server), but the caller hears that it was not saved.
             guard c.isCurrent(stale) else { return c.current ?? fresh }
-            let installed = SessionCoordinator.numbered(refresh: fresh, of: stale)
+            let installed = SessionCoordinator.numbered(refresh: Self.merge(fresh, into: stale, shape: shape), of: stale)
             var unsaved: Error?
-            do { try sync.save(id, installed) } catch { unsaved = error }
+            do { try sync.save(c, installed) } catch { unsaved = error }
             guard c.replace(stale, with: installed) else { return c.current ?? installed }
-            logger.info("refreshed \(id)")
-            events(.tokenRefreshed(provider: id, expiresAt: installed.expiresAt))
+            if shape.isNone {
+                logger.info("refreshed \(id) (\(c.account))")
+                events(.tokenRefreshed(provider: id, account: c.account, expiresAt: installed.expiresAt))
+            } else {
+                logger.info("obtained a token for \(shape) of \(id) (\(c.account))")
+            }
             if let unsaved { throw AuthError.storeUnavailable(c.config, unsaved) }
             return installed
         case .rejected(let why):
             // Before declaring the session dead, look again: newer tokens in the store win.
             if let current = try sync.adopt(c), !current.sameTokens(as: stale) { return current }
             throw expire(c, stale, why: "the server rejected the refresh (\(why))")
+        case .notGranted(let why):
+            throw AuthError.scopeNotGranted(c.config, shape, why)
         case .transient(let why):
             logger.warn("refreshing \(id) failed: \(why); the session is kept")
             throw AuthError.unavailable(c.config, why)
@@ -345,15 +461,35 @@ public final class AuthService: Sendable {
             logger.warn("refreshing \(id) failed: \(why); the session is kept")
             throw AuthError.malformedResponse(c.config, why)
         case .unsupported:
+            guard shape.isNone else {
+                throw AuthError.scopeNotGranted(c.config, shape, "its \(c.config.flow.rawValue) flow cannot ask for tokens of other scopes, audiences or resources")
+            }
             throw expire(c, stale, why: "the session cannot be refreshed")
         }
+    }
+
+    /// The session after a refresh of `shape`: for the session's own token, the new
+    /// session keeping the account and its shaped tokens; for another shape, the old
+    /// session with that token replaced and the refresh token the server returned.
+    static func merge(_ fresh: Session, into stale: Session, shape: TokenShape) -> Session {
+        var merged: Session
+        if shape.isNone {
+            merged = fresh
+            merged.shaped = stale.shaped
+        } else {
+            merged = stale.replacing(ShapedToken(shape: shape, accessToken: fresh.accessToken, tokenType: fresh.tokenType,
+                                                 expiresAt: fresh.expiresAt, obtainedAt: fresh.obtainedAt))
+            merged.refreshToken = fresh.refreshToken ?? stale.refreshToken
+        }
+        merged.account = stale.account
+        return merged
     }
 
     /// Ends `session` — unless another agent already replaced it in the store, in
     /// which case the replacement is returned. Takes the store lock so another
     /// agent's newer login is never removed.
     private func expireUnlessReplaced(_ c: SessionCoordinator, _ session: Session, why: String) async throws(AuthError) -> Session {
-        let held = try? await sync.lock(c)
+        let held = try? await sync.lock(c.config)
         defer { held?.unlock() }
         if held != nil {
             guard let current = try sync.adopt(c) else { throw notLoggedIn(c) }
@@ -365,10 +501,11 @@ public final class AuthService: Sendable {
     /// The server no longer accepts `session`: forget it and tell subscribers.
     private func expire(_ c: SessionCoordinator, _ session: Session, why: String) -> AuthError {
         if c.isCurrent(session) {
-            sync.persist(c.id, nil)
+            sync.persist(c, nil)
             _ = c.clear(ifStill: session)
-            logger.info("session of \(c.id) ended: \(why)")
-            events(.loggedOut(provider: c.id, reason: .expired))
+            if let p = providers[c.id] { try? sync.updateIndex(p) { $0.remove(c.account) } }
+            logger.info("session of \(c.id) (\(c.account)) ended: \(why)")
+            events(.loggedOut(provider: c.id, account: c.account, reason: .expired))
         }
         return AuthError(.sessionExpired, "The \(c.config.displayName) session has expired; log in again.", provider: c.id)
     }
@@ -376,13 +513,57 @@ public final class AuthService: Sendable {
     // MARK: Other agents
 
     /// Picks up logins, logouts and refreshes made by other agent processes on
-    /// the same store. Cheap when nothing changed: one `stat` per provider.
+    /// the same store. Cheap when nothing changed: one `stat` per record.
     public func checkStore() {
-        for id in order { sync.check(coordinators[id]!) }
+        for id in order { sync.check(providers[id]!) }
     }
 
     /// Runs `checkStore` every `interval` seconds for the life of the service.
     public func watchStore(every interval: Double) {
-        sync.watch(order.map { coordinators[$0]! }, every: interval)
+        sync.watch(order.map { providers[$0]! }, every: interval)
+    }
+}
+
+/// Which account a request means: the one it names, else the one its connection
+/// selected for the provider (`selectAccount`), else the provider's default.
+public struct AccountChoice: Sendable, Equatable {
+    public var account: String?
+    /// The connection's selections, by provider.
+    public var selected: [String: String]
+
+    public init(account: String? = nil, selected: [String: String] = [:]) {
+        self.account = account
+        self.selected = selected
+    }
+
+    func name(for provider: String) -> String? { account ?? selected[provider] }
+}
+
+/// A token as a request uses it: an account's own or one of its shaped tokens.
+struct Credential: Sendable, TokenLifetime {
+    let accessToken: String
+    let tokenType: String
+    let authorization: String
+    let expiresAt: Date?
+    let obtainedAt: Date
+    /// The session's generation, for `sign`'s answer cache.
+    let generation: Int
+
+    init(_ session: Session, authorization: String) {
+        accessToken = session.accessToken
+        tokenType = session.tokenType
+        self.authorization = authorization
+        expiresAt = session.expiresAt
+        obtainedAt = session.obtainedAt
+        generation = session.generation
+    }
+
+    init(_ token: ShapedToken, generation: Int) {
+        accessToken = token.accessToken
+        tokenType = token.tokenType
+        authorization = token.authorization
+        expiresAt = token.expiresAt
+        obtainedAt = token.obtainedAt
+        self.generation = generation
     }
 }

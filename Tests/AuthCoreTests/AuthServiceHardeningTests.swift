@@ -63,6 +63,12 @@ final class AuthServiceHardeningTests: XCTestCase {
         func remove(_ provider: String) throws { try inner.remove(provider) }
         func tryLock(_ provider: String) throws -> StoreLock? { try inner.tryLock(provider) }
         func modificationStamp(_ provider: String) -> String? { inner.modificationStamp(provider) }
+        func loadIndex(_ provider: String) throws -> AccountIndex? { try inner.loadIndex(provider) }
+        func saveIndex(_ index: AccountIndex, for provider: String) throws {
+            if broken.get() { throw Self.problem }
+            try inner.saveIndex(index, for: provider)
+        }
+        func indexStamp(_ provider: String) -> String? { inner.indexStamp(provider) }
     }
 
     let transport = ScriptedTransport()
@@ -173,7 +179,7 @@ final class AuthServiceHardeningTests: XCTestCase {
         // The server may already have retired rt-1: the new tokens stay in use in this process.
         let current = try await token(service)
         XCTAssertEqual(current["accessToken"], "at-2")
-        XCTAssertEqual(try store.inner.load("corp")?.accessToken, "at-1", "the store kept what it had")
+        XCTAssertEqual(try store.inner.load(StoreKeys.account("alice", of: "corp"))?.accessToken, "at-1", "the store kept what it had")
     }
 
     // MARK: Item 10: a lock that cannot be taken is not "busy"
@@ -363,7 +369,7 @@ final class AuthServiceHardeningTests: XCTestCase {
             let error = await authError { try await self.refresh(service) }
             XCTAssertEqual(error?.code, .sessionExpired, "\(status)")
             XCTAssertEqual(state(service), "loggedOut")
-            XCTAssertEqual(events.get().last, .loggedOut(provider: "corp", reason: .expired), "\(status)")
+            XCTAssertEqual(events.get().last, .loggedOut(provider: "corp", account: "alice", reason: .expired), "\(status)")
         }
     }
 
@@ -404,7 +410,7 @@ final class AuthServiceHardeningTests: XCTestCase {
         XCTAssertNil(revocation.header("Authorization"), "a public client sends no secret")
         XCTAssertTrue(String(decoding: revocation.body ?? [], as: UTF8.self).contains("client_id=cli"))
         XCTAssertEqual(state(service), "loggedOut")
-        XCTAssertNil(try store.load("corp"), "the local session is gone")
-        XCTAssertEqual(events.get().last, .loggedOut(provider: "corp", reason: .logout))
+        XCTAssertNil(try store.load(StoreKeys.account("alice", of: "corp")), "the local session is gone")
+        XCTAssertEqual(events.get().last, .loggedOut(provider: "corp", account: "alice", reason: .logout))
     }
 }

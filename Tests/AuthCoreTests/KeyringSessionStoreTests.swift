@@ -222,8 +222,9 @@ final class KeyringSessionStoreTests: XCTestCase {
         _ = try await agent.login(provider: "pat", credentials: .token("pasted-secret"))
         secrets.locked.set(true)
         // Another agent's write: same record, new file (the watch's stamp changes).
-        let record = try Data(contentsOf: directory.url.appendingPathComponent("pat.json"))
-        try store.records.saveRecord([UInt8](record), for: "pat")
+        let key = StoreKeys.account("default", of: "pat")
+        let record = try Data(contentsOf: directory.url.appendingPathComponent("\(key).json"))
+        try store.records.saveRecord([UInt8](record), for: key)
         agent.checkStore()
         XCTAssertEqual(events.get().filter { $0.name == .userLoggedOut }.count, 0)
         let token = try await Self.token(agent)

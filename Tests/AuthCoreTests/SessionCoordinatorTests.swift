@@ -196,8 +196,8 @@ final class SessionCoordinatorTests: XCTestCase {
         } catch let error as AuthError {
             XCTAssertEqual(error.code, .sessionExpired)
         }
-        XCTAssertEqual(events.get().last, .loggedOut(provider: "corp", reason: .expired))
-        XCTAssertNil(try store.load("corp"))
+        XCTAssertEqual(events.get().last, .loggedOut(provider: "corp", account: "alice", reason: .expired))
+        XCTAssertNil(try store.load(StoreKeys.account("alice", of: "corp")))
     }
 
     func testTheExcessiveRefreshLimitDoesNotFailAValidToken() async throws {
@@ -226,7 +226,7 @@ final class SessionCoordinatorTests: XCTestCase {
         let out = Task.detached { [service] in try await service.logout(provider: "corp") }
         endpoint.unhang()
         _ = try await out.value
-        XCTAssertNil(try store.load("corp"))
+        XCTAssertNil(try store.load(StoreKeys.account("alice", of: "corp")))
         do {
             _ = try await Self.token(service)
             XCTFail("logged out")
@@ -249,7 +249,7 @@ final class SessionCoordinatorTests: XCTestCase {
         endpoint.unhang()
         let waited = await finished.value
         XCTAssertTrue(waited)
-        XCTAssertEqual(try store.load("corp")?.accessToken, "access-1")
+        XCTAssertEqual(try store.load(StoreKeys.account("alice", of: "corp"))?.accessToken, "access-1")
         // The hung call timed out here, so the store keeps the old tokens; nothing new may start now.
         clock.advance(31)
         do {
@@ -273,6 +273,6 @@ final class SessionCoordinatorTests: XCTestCase {
         endpoint.unhang()
         let waited = await finished.value
         XCTAssertTrue(waited)
-        XCTAssertEqual(try store.load("corp")?.accessToken, "access-2", "persisted before the process may exit")
+        XCTAssertEqual(try store.load(StoreKeys.account("alice", of: "corp"))?.accessToken, "access-2", "persisted before the process may exit")
     }
 }

@@ -14,6 +14,8 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     public var flow: Flow
     /// Where this provider's token may be attached; compared exactly by `OriginMatcher`.
     public var origins: [Origin]
+    /// The token shape of origins configured as `{origin, scopes?, audience?, resource?}`.
+    public var originShapes: [Origin: TokenShape] = [:]
 
     // session flow
     public var loginEndpoint: String?
@@ -97,6 +99,18 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
 
     /// Reads and validates one element of `providers`; cross-provider checks
     /// (unique ids and origins) are `AgentConfig`'s.
+    /// The token shape `sign` and `fetch` use for a request to `origin`.
+    func shape(for origin: Origin) -> TokenShape { originShapes.isEmpty ? .none : originShapes[origin] ?? .none }
+
+    /// RFC 8707: a resource is an absolute URI without a fragment.
+    static func resourceProblem(_ resource: String) -> String? {
+        guard let colon = resource.firstIndex(of: ":"), colon != resource.startIndex,
+              resource[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else {
+            return "a resource must be an absolute URI (RFC 8707)"
+        }
+        return resource.contains("#") ? "a resource must not have a fragment (RFC 8707)" : nil
+    }
+
     static func parse(_ r: ConfigReader) throws(ConfigError) -> ProviderConfig {
         try r.rejectUnknownKeys(knownKeys)
         let id = try r.requiredString("id")
@@ -116,10 +130,26 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         }
         var p = ProviderConfig(id: id, displayName: try r.string("displayName"), flow: flow)
 
-        guard let origins = try r.strings("origins") else { throw r.error(nil, "missing required key \"origins\"") }
+        guard let origins = try r.array("origins") else { throw r.error(nil, "missing required key \"origins\"") }
         guard !origins.isEmpty else { throw r.error("origins", "list at least one origin the token may be sent to") }
-        for item in origins {
-            p.origins.append(try origin(item.value, path: item.path, file: r.file))
+        for (index, item) in origins.enumerated() {
+            let path = "\(r.path("origins"))[\(index)]"
+            if item.objectValue != nil {
+                let entry = try ConfigReader(item, path: path, file: r.file)
+                try entry.rejectUnknownKeys(["origin", "scopes", "audience", "resource"])
+                let o = try origin(try entry.requiredString("origin"), path: entry.path("origin"), file: r.file)
+                let scopes = try entry.strings("scopes")?.map(\.value) ?? []
+                if let resource = try entry.string("resource"), let problem = resourceProblem(resource) { throw entry.error("resource", problem) }
+                let shape = TokenShape(scopes: scopes, audience: try entry.string("audience"), resource: try entry.string("resource"))
+                p.origins.append(o)
+                if !shape.isNone { p.originShapes[o] = shape }
+                continue
+            }
+            guard let text = item.stringValue, !text.isEmpty else {
+                throw ConfigError(file: r.file, path: path, problem: item.stringValue == nil
+                    ? "expected a string, got \(item.kindName) (an origin, or an object {origin, scopes?, audience?, resource?})" : "must not be empty")
+            }
+            p.origins.append(try origin(text, path: path, file: r.file))
         }
 
         var endpoints: [String: String] = [:]

@@ -21,6 +21,13 @@ public protocol LoginProvider: Sendable {
     func revoke(_ session: Session) async -> Bool
 }
 
+extension LoginProvider {
+    /// A token of `shape` from the session. Until flows shape tokens, only the session's own is refreshed.
+    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
+        shape.isNone ? await refresh(session) : .unsupported
+    }
+}
+
 /// What a refresh attempt came to; the coordinator decides what it means for the user.
 public enum RefreshOutcome: Sendable {
     case refreshed(Session)
@@ -32,6 +39,9 @@ public enum RefreshOutcome: Sendable {
     /// `TokenEndpointResult.malformed`). Not the session's fault, so it is kept;
     /// not transient either, so the caller is not told to retry.
     case malformed(String)
+    /// The server refused the scopes, audience or resource asked for (`invalid_scope`,
+    /// `invalid_target`): the session is fine, that shape is not granted.
+    case notGranted(String)
     /// The flow has no way to refresh (a static token, a session API without `refreshEndpoint`).
     case unsupported
 }

@@ -85,20 +85,22 @@ enum RedirectRule {
 extension AuthService {
     /// `fetch`: the request, signed when a provider covers it, with one refresh and
     /// one resend after a 401 for the token that was sent.
-    public func fetch(_ request: FetchRequest, provider: String?) async throws(AuthError) -> FetchResponse {
-        guard let c = try route(url: request.url, provider: provider) else {
+    public func fetch(_ request: FetchRequest, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil) async throws(AuthError) -> FetchResponse {
+        guard let (p, originShape) = try route(url: request.url, provider: provider) else {
             let response = try await exchange(request, authorization: nil)
             return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: nil, signed: false, retried: false)
         }
-        let session = try await usableSession(c)
-        var response = try await exchange(request, authorization: session.authorization)
+        let c = try resolve(p, account)
+        let shape = shape ?? originShape
+        let credential = try await usableCredential(c, shape)
+        var response = try await exchange(request, authorization: credential.authorization)
         var retried = false
         if response.status == 401 {
-            let (renewed, _) = try await sessionAfterRejection(c, failedAuthorization: session.authorization)
+            let (renewed, _) = try await credentialAfterRejection(c, shape, failedAuthorization: credential.authorization)
             response = try await exchange(request, authorization: renewed.authorization)
             retried = true
         }
-        return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: c.id, signed: true, retried: retried)
+        return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: p.id, signed: true, retried: retried)
     }
 
     /// Sends `request` (with `authorization` when given), following same-origin redirects.

@@ -24,6 +24,7 @@ struct AuthMethodContext: Sendable {
     let subscriptions: Subscriptions
     /// `sign`'s answers, serialized once per session.
     let signAnswers = SignAnswers()
+    let selections = AccountSelections()
 }
 
 /// The auth methods, registered into the engine's registry.
@@ -31,7 +32,7 @@ public enum AuthMethods {
     /// Adding a method: a file in this folder declaring an `AuthMethod`, one line here, the schema.
     static let all: [any AuthMethod.Type] = [
         StatusMethod.self, LoginMethod.self, LogoutMethod.self, SignMethod.self, RefreshMethod.self, TokenMethod.self,
-        FetchMethod.self, SubscribeMethod.self, UnsubscribeMethod.self,
+        FetchMethod.self, SubscribeMethod.self, UnsubscribeMethod.self, SelectAccountMethod.self, SetDefaultAccountMethod.self,
     ]
 
     /// Sent to the host whose interactive login waits for the user; not an `AuthEvent`

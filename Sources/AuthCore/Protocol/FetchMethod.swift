@@ -10,7 +10,8 @@ import JSONRPC
 enum FetchMethod: AuthMethod {
     static let descriptor = MethodDescriptor(
         "fetch", summary: "Send an HTTP request signed like sign; after a 401 for the token sent, refresh once and resend once.",
-        params: [.init("request", required: true), .init("provider"), .init("timeoutSeconds"), .init("maxResponseBytes")],
+        params: [.init("request", required: true), .init("provider"), .init("account"), .init("scopes"), .init("audience"), .init("resource"),
+                 .init("timeoutSeconds"), .init("maxResponseBytes")],
         result: "FetchResult", errors: [1001, 1002, 1004, 1005, 1006, 1007, 1008, 1010, 1011, 1012])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
@@ -21,8 +22,12 @@ enum FetchMethod: AuthMethod {
         try call.params.rejectUnknown(allowed: descriptor.paramNames)
         let request = try request(call.params)
         let provider = try call.params.optionalString("provider")
+        let account = try AuthMethods.account(call, context)
+        let shape = try AuthMethods.shape(call.params)
         let service = context.service
-        return AuthMethods.later({ () async throws(AuthError) in try await service.fetch(request, provider: provider) }, encode: result)
+        return AuthMethods.later({ () async throws(AuthError) in
+            try await service.fetch(request, provider: provider, account: account, shape: shape)
+        }, encode: result)
     }
 
     private static let separators = Set("\"(),/:;<=>?@[\\]{}".utf8)

@@ -67,6 +67,6 @@ enum LoginMethod: AuthMethod {
     }
 
     static func result(_ r: LoginResult) -> JSONValue {
-        ["provider": .string(r.provider), "user": r.user, "expiresAt": RFC3339.json(r.expiresAt)]
+        ["provider": .string(r.provider), "account": .string(r.account), "user": r.user, "expiresAt": RFC3339.json(r.expiresAt)]
     }
 }

@@ -10,7 +10,8 @@ enum StatusMethod: AuthMethod {
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: [])
-        return .result(result(context.service.status(), store: context.service.storeStatus))
+        let choice = context.selections.choice(nil, on: call.connection)
+        return .result(result(context.service.status(choice: choice), store: context.service.storeStatus))
     }
 
     /// The `StatusResult` (also inside `subscribe`'s answer).
@@ -37,6 +38,10 @@ enum StatusMethod: AuthMethod {
         } else {
             entry["state"] = "loggedOut"
         }
+        if let account = p.account { entry["account"] = .string(account) }
+        entry["accounts"] = .array(p.accounts.map { a in
+            ["id": .string(a.id), "user": a.user, "expiresAt": RFC3339.json(a.expiresAt), "default": .bool(a.isDefault)]
+        })
         return .object(entry)
     }
 }

@@ -28,7 +28,8 @@ enum SubscribeMethod: AuthMethod {
         let filter = providers.map(Set.init)
         context.subscriptions.subscribe(call.connection, events: Set(events), providers: filter)
         return .result(["events": .array(events.map { .string($0.rawValue) }),
-                        "status": StatusMethod.result(context.service.status(providers: filter), store: context.service.storeStatus)])
+                        "status": StatusMethod.result(context.service.status(providers: filter, choice: context.selections.choice(nil, on: call.connection)),
+                                                            store: context.service.storeStatus)])
     }
 }
 

@@ -7,9 +7,9 @@ import JSON
 
 /// A change of login state that hosts may subscribe to.
 public enum AuthEvent: Sendable, Equatable {
-    case loggedIn(provider: String, user: JSONValue, expiresAt: Date?)
-    case loggedOut(provider: String, reason: LogoutReason)
-    case tokenRefreshed(provider: String, expiresAt: Date?)
+    case loggedIn(provider: String, account: String, user: JSONValue, expiresAt: Date?)
+    case loggedOut(provider: String, account: String, reason: LogoutReason)
+    case tokenRefreshed(provider: String, account: String, expiresAt: Date?)
 
     public enum Name: String, CaseIterable, Sendable {
         case userLoggedIn, userLoggedOut, tokenRefreshed
@@ -31,19 +31,25 @@ public enum AuthEvent: Sendable, Equatable {
 
     public var provider: String {
         switch self {
-        case .loggedIn(let p, _, _), .loggedOut(let p, _), .tokenRefreshed(let p, _): return p
+        case .loggedIn(let p, _, _, _), .loggedOut(let p, _, _), .tokenRefreshed(let p, _, _): return p
+        }
+    }
+
+    public var account: String {
+        switch self {
+        case .loggedIn(_, let a, _, _), .loggedOut(_, let a, _), .tokenRefreshed(_, let a, _): return a
         }
     }
 
     /// The notification's params.
     public var params: JSONValue {
         switch self {
-        case .loggedIn(let p, let user, let expiresAt):
-            return ["provider": .string(p), "user": user, "expiresAt": RFC3339.json(expiresAt)]
-        case .loggedOut(let p, let reason):
-            return ["provider": .string(p), "reason": .string(reason.rawValue)]
-        case .tokenRefreshed(let p, let expiresAt):
-            return ["provider": .string(p), "expiresAt": RFC3339.json(expiresAt)]
+        case .loggedIn(let p, let a, let user, let expiresAt):
+            return ["provider": .string(p), "account": .string(a), "user": user, "expiresAt": RFC3339.json(expiresAt)]
+        case .loggedOut(let p, let a, let reason):
+            return ["provider": .string(p), "account": .string(a), "reason": .string(reason.rawValue)]
+        case .tokenRefreshed(let p, let a, let expiresAt):
+            return ["provider": .string(p), "account": .string(a), "expiresAt": RFC3339.json(expiresAt)]
         }
     }
 }

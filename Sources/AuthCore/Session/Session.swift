@@ -22,9 +22,19 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
     public var user: JSONValue?
     public var obtainedAt: Date
     public var generation: Int
+    /// The account this session is (`AccountIdentity`); nil in a record written
+    /// before accounts existed, until it is read as an account.
+    public var account: String?
+    /// Access tokens for other shapes (scopes, audience, resource), obtained with
+    /// this session's refresh token: part of the session, so they are stored,
+    /// shared with other agents and numbered with it.
+    public var shaped: [ShapedToken]
 
     public init(accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
-                idToken: String? = nil, user: JSONValue? = nil, obtainedAt: Date, generation: Int = 0) {
+                idToken: String? = nil, user: JSONValue? = nil, obtainedAt: Date, generation: Int = 0,
+                account: String? = nil, shaped: [ShapedToken] = []) {
+        self.account = account
+        self.shaped = shaped
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.refreshToken = refreshToken
@@ -48,6 +58,8 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         if let user { o["user"] = user }
         o["obtainedAt"] = .string(RFC3339.format(obtainedAt))
         o["generation"] = .int(Int64(generation))
+        if let account { o["account"] = .string(account) }
+        if !shaped.isEmpty { o["shaped"] = .array(shaped.map { $0.toJSON() }) }
         return .object(o)
     }
 
@@ -79,15 +91,38 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         }
         generation = Int(g)
         user = o["user"]
+        account = try Session.optionalString(o, "account")
+        shaped = []
+        if let list = o["shaped"], !list.isNull {
+            guard case .array(let items) = list else { throw SessionFormatError("\"shaped\" is \(list.kindName), not an array") }
+            var tokens: [ShapedToken] = []
+            for (i, item) in items.enumerated() {
+                do throws(SessionFormatError) { tokens.append(try ShapedToken(json: item)) } catch {
+                    throw SessionFormatError("\"shaped[\(i)]\": \(error.problem)")
+                }
+            }
+            shaped = tokens
+        }
     }
 
-    private static func requiredString(_ o: JSONObject, _ key: String) throws(SessionFormatError) -> String {
+    /// The token cached for `shape`, if any.
+    public func token(for shape: TokenShape) -> ShapedToken? { shaped.first { $0.shape == shape } }
+
+    /// This session with `token` in place of any earlier one of its shape.
+    func replacing(_ token: ShapedToken) -> Session {
+        var copy = self
+        copy.shaped.removeAll { $0.shape == token.shape }
+        copy.shaped.append(token)
+        return copy
+    }
+
+    static func requiredString(_ o: JSONObject, _ key: String) throws(SessionFormatError) -> String {
         guard let value = o[key] else { throw SessionFormatError("\"\(key)\" is missing") }
         guard let s = value.stringValue else { throw SessionFormatError("\"\(key)\" is \(value.kindName), not a string") }
         return s
     }
 
-    private static func optionalString(_ o: JSONObject, _ key: String) throws(SessionFormatError) -> String? {
+    static func optionalString(_ o: JSONObject, _ key: String) throws(SessionFormatError) -> String? {
         guard let value = o[key], !value.isNull else { return nil }
         guard let s = value.stringValue else { throw SessionFormatError("\"\(key)\" is \(value.kindName), not a string") }
         return s
@@ -98,6 +133,8 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         if let expiresAt { parts.append("expiresAt: \(RFC3339.format(expiresAt))") }
         parts.append("refreshToken: \(refreshToken == nil ? "none" : "present")")
         parts.append("idToken: \(idToken == nil ? "none" : "present")")
+        if let account { parts.append("account: \(account)") }
+        if !shaped.isEmpty { parts.append("shaped: \(shaped.count)") }
         return "Session(\(parts.joined(separator: ", ")))"
     }
 

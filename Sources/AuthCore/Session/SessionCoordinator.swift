@@ -6,12 +6,12 @@ import Foundation
 import JSON
 import Locking
 
-/// The live state of one provider as one value behind one lock — the current
-/// session and its `Authorization` value, the refresh in flight, the recent
-/// refreshes, the background-refresh backoff — in the shape of Alamofire's
-/// `AuthenticationInterceptor`.
+/// The live state of one account of a provider as one value behind one lock —
+/// the current session and its `Authorization` value, the refreshes in flight
+/// (one per token shape), the recent refreshes, the background-refresh backoff —
+/// in the shape of Alamofire's `AuthenticationInterceptor`.
 ///
-/// Single flight: however many callers find the token stale at once, one
+/// Single flight, per shape: however many callers find a token stale at once, one
 /// refresh runs and all of them await it; a caller that arrives after it
 /// finished sees the new session and refreshes nothing. A refresh result is
 /// installed (and persisted) only if the session it started from is still
@@ -24,27 +24,33 @@ import Locking
 final class SessionCoordinator: @unchecked Sendable {
     let config: ProviderConfig
     let provider: LoginProvider
+    /// The account's id (`AccountIdentity`) and its record's key in the store.
+    let account: String
+    let key: String
 
     private let lock = Lock()
     private var session: Session?
     /// `session`'s `Authorization` header value, built once per session.
     private var authorization = ""
-    private var inFlight: (generation: Int, task: Task<Session, Error>)?
-    private var recentRefreshes: [Date] = []
-    /// When a failed background refresh may be tried again.
-    private var backoff = RefreshBackoff()
-    /// A background refresh has been claimed and has not ended: at most one at a time.
-    private var backgroundRefreshing = false
+    private var inFlight: [TokenShape: (generation: Int, task: Task<Session, Error>)] = [:]
+    private var recentRefreshes: [TokenShape: [Date]] = [:]
+    /// When a failed background refresh of a shape may be tried again.
+    private var backoff: [TokenShape: RefreshBackoff] = [:]
+    /// Shapes whose background refresh has been claimed and has not ended: at most one each.
+    private var backgroundRefreshing: Set<TokenShape> = []
 
     static let refreshLimit = 5
     static let refreshLimitWindow: TimeInterval = 30
 
-    init(config: ProviderConfig, provider: LoginProvider, session: Session?) {
+    init(config: ProviderConfig, provider: LoginProvider, account: String, session: Session?) {
         self.config = config
         self.provider = provider
+        self.account = account
+        self.key = StoreKeys.account(account, of: config.id)
         install(session)
     }
 
+    /// The provider's id.
     var id: String { config.id }
 
     var current: Session? {
@@ -59,6 +65,13 @@ final class SessionCoordinator: @unchecked Sendable {
         defer { lock.unlock() }
         guard let session else { return nil }
         return (session, authorization)
+    }
+
+    /// Whether a session is held (cheap; for listing accounts).
+    var isLoggedIn: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return session != nil
     }
 
     private func install(_ s: Session?) {
@@ -112,14 +125,17 @@ final class SessionCoordinator: @unchecked Sendable {
         case (let current?, let stored?):
             if current.sameTokens(as: stored) { return nil }
             if current.user != stored.user {
-                event = .loggedIn(provider: config.id, user: stored.user ?? [:], expiresAt: stored.expiresAt)
+                event = .loggedIn(provider: config.id, account: account, user: stored.user ?? [:], expiresAt: stored.expiresAt)
+            } else if current.accessToken != stored.accessToken {
+                event = .tokenRefreshed(provider: config.id, account: account, expiresAt: stored.expiresAt)
             } else {
-                event = .tokenRefreshed(provider: config.id, expiresAt: stored.expiresAt)
+                install(stored)  // another shape's token or a rotated refresh token: nothing a host sees
+                return nil
             }
         case (nil, let stored?):
-            event = .loggedIn(provider: config.id, user: stored.user ?? [:], expiresAt: stored.expiresAt)
+            event = .loggedIn(provider: config.id, account: account, user: stored.user ?? [:], expiresAt: stored.expiresAt)
         case (_?, nil):
-            event = .loggedOut(provider: config.id, reason: .external)
+            event = .loggedOut(provider: config.id, account: account, reason: .external)
         }
         install(stored)
         return event
@@ -137,65 +153,70 @@ final class SessionCoordinator: @unchecked Sendable {
         case refused
     }
 
-    /// Starts (or joins) the refresh of `stale`. `work` runs at most once per stale session.
-    func beginRefresh(of stale: Session, mayStart: Bool = true, work: @escaping @Sendable () async throws -> Session) -> RefreshStart {
+    /// Starts (or joins) the refresh of `stale`'s token of `shape`. `work` runs at
+    /// most once per stale session and shape.
+    func beginRefresh(of stale: Session, shape: TokenShape = .none, mayStart: Bool = true,
+                      work: @escaping @Sendable () async throws -> Session) -> RefreshStart {
         lock.lock()
         defer { lock.unlock() }
         guard let s = session else { return .loggedOut }
         if !s.sameTokens(as: stale) { return .alreadyFresh(s) }
-        if let inFlight, inFlight.generation == s.generation { return .joined(inFlight.task) }
+        if let running = inFlight[shape], running.generation == s.generation { return .joined(running.task) }
         guard mayStart else { return .refused }
         let generation = s.generation
         let task = Task { [weak self] in
-            defer { self?.endRefresh(generation: generation) }
+            defer { self?.endRefresh(shape: shape, generation: generation) }
             return try await work()
         }
-        inFlight = (generation, task)
+        inFlight[shape] = (generation, task)
         return .started(task)
     }
 
     /// Counts a refresh about to be sent to the server; false when there were
     /// already `refreshLimit` within the window (refreshes another agent did,
     /// and this one merely picked up, do not count).
-    func admitRefresh(now: Date) -> Bool {
+    func admitRefresh(shape: TokenShape = .none, now: Date) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        recentRefreshes.removeAll { now.timeIntervalSince($0) >= Self.refreshLimitWindow }
-        if recentRefreshes.count >= Self.refreshLimit { return false }
-        recentRefreshes.append(now)
+        var recent = recentRefreshes[shape, default: []]
+        recent.removeAll { now.timeIntervalSince($0) >= Self.refreshLimitWindow }
+        guard recent.count < Self.refreshLimit else { return false }
+        recent.append(now)
+        recentRefreshes[shape] = recent
         return true
     }
 
     /// Claims the one background refresh of `stale`, if it should start now: it is
     /// still the session, nothing is refreshing it, and the backoff after a failure
     /// has passed. Checked on `sign`'s fast path, so it must stay cheap.
-    func claimBackgroundRefresh(of stale: Session, now: Date) -> Bool {
+    func claimBackgroundRefresh(of stale: Session, shape: TokenShape = .none, now: Date) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        guard !backgroundRefreshing, let s = session, s.sameTokens(as: stale), inFlight == nil, backoff.allows(at: now) else { return false }
-        backgroundRefreshing = true
+        guard !backgroundRefreshing.contains(shape), let s = session, s.sameTokens(as: stale), inFlight[shape] == nil,
+              backoff[shape]?.allows(at: now) ?? true else { return false }
+        backgroundRefreshing.insert(shape)
         return true
     }
 
     /// Ends the claim; a failure pushes the next attempt back.
-    func backgroundRefreshEnded(failed: Bool, now: Date) {
+    func backgroundRefreshEnded(shape: TokenShape = .none, failed: Bool, now: Date) {
         lock.lock()
         defer { lock.unlock() }
-        backgroundRefreshing = false
-        if failed { backoff.failed(at: now) } else { backoff.succeeded() }
+        backgroundRefreshing.remove(shape)
+        if failed { backoff[shape, default: RefreshBackoff()].failed(at: now) } else { backoff[shape] = nil }
     }
 
-    /// The refresh talking to the server (or waiting for the store lock), if any.
-    var refreshInFlight: Task<Session, Error>? {
+    /// The refreshes talking to the server (or waiting for the store lock).
+    var refreshesInFlight: [Task<Session, Error>] {
         lock.lock()
         defer { lock.unlock() }
-        return inFlight?.task
+        return inFlight.values.map(\.task)
     }
 
-    private func endRefresh(generation: Int) {
+    private func endRefresh(shape: TokenShape, generation: Int) {
         lock.lock()
         defer { lock.unlock() }
-        if inFlight?.generation == generation { inFlight = nil }
+        if inFlight[shape]?.generation == generation { inFlight[shape] = nil }
     }
 
     /// The refresh of `stale`, numbered as its next generation.

@@ -17,9 +17,9 @@ final class StoreSync: Sendable {
     private let logger: Logger
     private let lockTimeout: Double
     private let events: @Sendable (AuthEvent) -> Void
-    /// The store fingerprint last seen per provider.
+    /// The store fingerprint last seen per record key.
     private let stamps = Locked<[String: String?]>([:])
-    /// Providers whose stored session could not be read because the keyring is
+    /// Record keys whose stored session could not be read because the keyring is
     /// locked or gone, with what it said: they answer 1010, not "not logged in".
     private let troubles = Locked<[String: String]>([:])
     private let watcher = Locked<DispatchSourceTimer?>(nil)
@@ -31,51 +31,95 @@ final class StoreSync: Sendable {
         self.events = events
     }
 
-    /// The stored session at start-up (nil, with a warning, when it cannot be read;
-    /// a keyring in trouble is read again at the next check).
-    func initialSession(_ id: String) -> Session? {
-        let stamp = store.modificationStamp(id)
-        guard let session = try? loadQuietly(id) else { return nil }
-        stamps.withLock { $0[id] = stamp }
-        return session
-    }
-
-    /// What the keyring said when the provider's session could not be read, if it could not.
-    func trouble(_ id: String) -> String? { troubles.withLock { $0[id] } }
-
-    /// The stored session's generation, for numbering a new login after it.
-    func storedGeneration(_ id: String) -> Int? { (try? store.load(id))?.generation }
-
-    /// Takes the provider's store lock, shared with other agent processes. Only
-    /// a lock held elsewhere means "busy"; a lock that cannot be taken at all
-    /// (a planted symlink, an unwritable directory) is a store problem, and said so.
-    func lock(_ c: SessionCoordinator) async throws(AuthError) -> StoreLock {
-        do {
-            return try await store.lock(c.id, timeout: lockTimeout)
-        } catch SessionStoreError.lockTimeout, is CancellationError {
-            throw AuthError(.authServerUnavailable, "Another auth-agent is busy with \(c.config.displayName); try again.", provider: c.id)
-        } catch {
-            logger.error("cannot lock the session of \(c.id): \(error)")
-            throw AuthError.storeUnavailable(c.config, error)
+    /// A provider's accounts at start-up: a session written before accounts existed
+    /// is first moved to its account's record (under the provider's lock; an account
+    /// record already there wins), then every listed account is read. Unreadable
+    /// records start logged out with a warning; a keyring in trouble is read again
+    /// at the next check.
+    func load(_ p: ProviderAccounts) {
+        migrateLegacySession(p)
+        let indexStamp = store.indexStamp(p.id)
+        let index = (try? store.loadIndex(p.id)) ?? nil
+        stamps.withLock { $0[StoreKeys.index(of: p.id)] = indexStamp }
+        p.index = index ?? AccountIndex()
+        for account in p.index.accounts {
+            let c = p.coordinator(account)
+            let stamp = store.modificationStamp(c.key)
+            do {
+                if let session = try loadQuietly(c.key) { c.install(login: session) }
+            } catch {
+                continue
+            }
+            stamps.withLock { $0[c.key] = stamp }
         }
     }
 
-    /// Adopts whatever another agent process saved for this provider (call it
+    /// Moves a pre-accounts session (kept under the provider's own key) to its account.
+    private func migrateLegacySession(_ p: ProviderAccounts) {
+        guard store.modificationStamp(p.id) != nil else { return }
+        do {
+            try store.withLock(p.id, timeout: min(lockTimeout, 5)) {
+                guard var legacy = try store.load(p.id) else { return }
+                let account = legacy.account ?? AccountIdentity.of(user: legacy.user)
+                let key = StoreKeys.account(account, of: p.id)
+                if try store.load(key) == nil {
+                    legacy.account = account
+                    try store.save(legacy, for: key)
+                }
+                var index = try store.loadIndex(p.id) ?? AccountIndex()
+                index.add(account)
+                try store.saveIndex(index, for: p.id)
+                try store.remove(p.id)
+                logger.info("moved the session of \(p.id) to its account \(account)")
+            }
+        } catch {
+            logger.warn("could not move the session of \(p.id) to its account (tried again at the next start): \(error)")
+        }
+    }
+
+    /// What the keyring said when one of the provider's sessions could not be read, if it could not.
+    func trouble(_ p: ProviderAccounts) -> String? {
+        let keys = p.all.map(\.key)
+        let all = troubles.current
+        return keys.compactMap { all[$0] }.first
+    }
+
+    func trouble(_ c: SessionCoordinator) -> String? { troubles.withLock { $0[c.key] } }
+
+    /// The stored session's generation, for numbering a new login after it.
+    func storedGeneration(_ c: SessionCoordinator) -> Int? { (try? store.load(c.key))?.generation }
+
+    /// Takes the provider's store lock, shared with other agent processes; it covers
+    /// every account of the provider and its account list. Only a lock held
+    /// elsewhere means "busy"; a lock that cannot be taken at all (a planted
+    /// symlink, an unwritable directory) is a store problem, and said so.
+    func lock(_ config: ProviderConfig) async throws(AuthError) -> StoreLock {
+        do {
+            return try await store.lock(config.id, timeout: lockTimeout)
+        } catch SessionStoreError.lockTimeout, is CancellationError {
+            throw AuthError(.authServerUnavailable, "Another auth-agent is busy with \(config.displayName); try again.", provider: config.id)
+        } catch {
+            logger.error("cannot lock the session of \(config.id): \(error)")
+            throw AuthError.storeUnavailable(config, error)
+        }
+    }
+
+    /// Adopts whatever another agent process saved for this account (call it
     /// holding the lock); returns the session now current, nil when logged out.
     /// A keyring in trouble changes nothing and is 1010.
     func adopt(_ c: SessionCoordinator) throws(AuthError) -> Session? {
-        let stamp = store.modificationStamp(c.id)
+        let stamp = store.modificationStamp(c.key)
         do {
             try reconcile(c)
         } catch {
-            throw Self.unavailable(c, error.reason)
+            throw Self.unavailable(c.config, error.reason)
         }
-        stamps.withLock { $0[c.id] = stamp }
+        stamps.withLock { $0[c.key] = stamp }
         return c.current
     }
 
-    static func unavailable(_ c: SessionCoordinator, _ why: String) -> AuthError {
-        AuthError(.storeUnavailable, "The keyring holding the \(c.config.displayName) session is unavailable: \(why).", provider: c.id)
+    static func unavailable(_ config: ProviderConfig, _ why: String) -> AuthError {
+        AuthError(.storeUnavailable, "The keyring holding the \(config.displayName) session is unavailable: \(why).", provider: config.id)
     }
 
     /// Picks up a login, logout or refresh another agent made, if the store changed.
@@ -83,52 +127,77 @@ final class StoreSync: Sendable {
     /// someone holds the lock it tries again next time (the change is not marked seen) —
     /// unless `evenIfBusy`: with no session in memory there is nothing a read could undo.
     func check(_ c: SessionCoordinator, evenIfBusy: Bool = false) {
-        let id = c.id
-        let stamp = store.modificationStamp(id)
-        guard stamps.withLock({ $0[id] != .some(stamp) }) else { return }
-        let held = try? store.tryLock(id)
+        let stamp = store.modificationStamp(c.key)
+        guard stamps.withLock({ $0[c.key] != .some(stamp) }) else { return }
+        let held = try? store.tryLock(c.id)
         guard held != nil || evenIfBusy else { return }
         defer { held?.unlock() }
         // A keyring in trouble keeps what is in memory; the change is read again next time.
         guard (try? reconcile(c)) != nil else { return }
-        stamps.withLock { $0[id] = stamp }
+        stamps.withLock { $0[c.key] = stamp }
+    }
+
+    /// `check` for the provider's account list (accounts another agent added or
+    /// removed, a new default), then for every account.
+    func check(_ p: ProviderAccounts, evenIfBusy: Bool = false) {
+        let key = StoreKeys.index(of: p.id)
+        let stamp = store.indexStamp(p.id)
+        if stamps.withLock({ $0[key] != .some(stamp) }) {
+            let held = try? store.tryLock(p.id)
+            if held != nil || evenIfBusy, let index = try? store.loadIndex(p.id) ?? AccountIndex() {
+                p.index = index
+                for account in index.accounts { _ = p.coordinator(account) }
+                stamps.withLock { $0[key] = stamp }
+            }
+            held?.unlock()
+        }
+        for c in p.all { check(c, evenIfBusy: evenIfBusy && !c.isLoggedIn) }
     }
 
     /// Before answering "not logged in", look at the store once: another agent
     /// may have logged in since the last periodic check.
-    func catchUp(_ c: SessionCoordinator) -> (session: Session, authorization: String)? {
-        check(c, evenIfBusy: c.current == nil)
-        return c.snapshot()
+    func catchUp(_ p: ProviderAccounts) {
+        check(p, evenIfBusy: true)
     }
 
-    /// Runs `check` for every coordinator every `interval` seconds, for the life of this object.
-    func watch(_ coordinators: [SessionCoordinator], every interval: Double) {
+    /// Runs `check` for every provider every `interval` seconds, for the life of this object.
+    func watch(_ providers: [ProviderAccounts], every interval: Double) {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
-        timer.setEventHandler { [weak self] in coordinators.forEach { self?.check($0) } }
+        timer.setEventHandler { [weak self] in providers.forEach { self?.check($0) } }
         timer.resume()
         watcher.withLock { $0 = timer }
     }
 
-    /// Writes (or, for `nil`, removes) the stored session; a failure is logged, then thrown.
-    func save(_ id: String, _ session: Session?) throws {
+    /// Writes (or, for `nil`, removes) the account's stored session; a failure is logged, then thrown.
+    func save(_ c: SessionCoordinator, _ session: Session?) throws {
         do {
-            if let session { try store.save(session, for: id) } else { try store.remove(id) }
+            if let session { try store.save(session, for: c.key) } else { try store.remove(c.key) }
         } catch {
-            logger.error("could not write the session of \(id) to the store: \(error)")
+            logger.error("could not write the session of \(c.id) (\(c.account)) to the store: \(error)")
             throw error
         }
     }
 
     /// `save` for logouts and expiries, which happen whether or not the store takes them.
-    func persist(_ id: String, _ session: Session?) {
-        try? save(id, session)
+    func persist(_ c: SessionCoordinator, _ session: Session?) {
+        try? save(c, session)
+    }
+
+    /// Changes the provider's stored account list (call holding the provider's lock):
+    /// re-read first, so another agent's change is kept.
+    func updateIndex(_ p: ProviderAccounts, _ change: (inout AccountIndex) -> Void) throws {
+        var index = (try? store.loadIndex(p.id)) ?? nil ?? p.index
+        change(&index)
+        try store.saveIndex(index, for: p.id)
+        p.index = index
+        stamps.withLock { $0[StoreKeys.index(of: p.id)] = store.indexStamp(p.id) }
     }
 
     /// Call holding the store lock.
     private func reconcile(_ c: SessionCoordinator) throws(KeyringTrouble) {
-        if let event = c.reconcile(with: try loadQuietly(c.id)) {
-            logger.info("\(c.id) was changed by another agent (\(event.name.rawValue))")
+        if let event = c.reconcile(with: try loadQuietly(c.key)) {
+            logger.info("\(c.id) (\(c.account)) was changed by another agent (\(event.name.rawValue))")
             events(event)
         }
     }
@@ -137,18 +206,20 @@ final class StoreSync: Sendable {
 
     /// The stored session; nil (with a warning) when it is unreadable. Throws only
     /// when the keyring is unavailable: then the session in memory is kept as it is.
-    private func loadQuietly(_ id: String) throws(KeyringTrouble) -> Session? {
+    private func loadQuietly(_ key: String) throws(KeyringTrouble) -> Session? {
+        let id = key
+        let name = String(key.prefix { $0 != "+" })
         do {
             let session = try store.load(id)
             troubles.withLock { $0[id] = nil }
             return session
         } catch SessionStoreError.unavailable(let why) {
             if troubles.withLock({ $0.updateValue(why, forKey: id) }) != why {
-                logger.warn("could not read the stored session of \(id): the keyring: \(why)")
+                logger.warn("could not read the stored session of \(name): the keyring: \(why)")
             }
             throw KeyringTrouble(reason: why)
         } catch {
-            logger.warn("could not read the stored session of \(id): \(error)")
+            logger.warn("could not read the stored session of \(name): \(error)")
             return nil
         }
     }

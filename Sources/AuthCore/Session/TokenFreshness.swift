@@ -21,6 +21,14 @@ public enum TokenFreshness: Sendable, Equatable {
     case expired
 }
 
+/// What the timing rules need to know of a token: when it was obtained and when it expires.
+public protocol TokenLifetime {
+    var obtainedAt: Date { get }
+    var expiresAt: Date? { get }
+}
+
+extension Session: TokenLifetime {}
+
 /// When a token is refreshed, written once as a pure rule.
 ///
 /// The configured refresh window is bounded by half the token's lifetime: a
@@ -40,13 +48,13 @@ public struct RefreshTiming: Sendable, Equatable {
     }
 
     /// The window that applies to `session`: the configured one, at most half its lifetime.
-    public func effectiveWindow(_ session: Session) -> TimeInterval {
+    public func effectiveWindow(_ session: some TokenLifetime) -> TimeInterval {
         guard let expiresAt = session.expiresAt else { return 0 }
         let lifetime = max(0, expiresAt.timeIntervalSince(session.obtainedAt))
         return min(window, lifetime / 2)
     }
 
-    public func freshness(of session: Session, at now: Date) -> TokenFreshness {
+    public func freshness(of session: some TokenLifetime, at now: Date) -> TokenFreshness {
         guard let expiresAt = session.expiresAt else { return .fresh }  // no known expiry: used until a 401
         let left = expiresAt.timeIntervalSince(now)
         let window = effectiveWindow(session)
@@ -55,7 +63,7 @@ public struct RefreshTiming: Sendable, Equatable {
     }
 
     /// Whether the token can still be sent at all (a failed refresh falls back to it).
-    public static func isValid(_ session: Session, at now: Date) -> Bool {
+    public static func isValid(_ session: some TokenLifetime, at now: Date) -> Bool {
         guard let expiresAt = session.expiresAt else { return true }
         return expiresAt > now
     }

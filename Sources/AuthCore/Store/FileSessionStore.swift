@@ -99,6 +99,17 @@ public final class FileSessionStore: SessionStore {
         POSIX.syncDirectory(path)
     }
 
+    public func loadIndex(_ provider: String) throws -> AccountIndex? {
+        try loadRecord(StoreKeys.index(of: provider), decode: AccountIndex.decode)
+    }
+
+    public func saveIndex(_ index: AccountIndex, for provider: String) throws {
+        if index.accounts.isEmpty { return try remove(StoreKeys.index(of: provider)) }
+        try saveRecord(index.encoded(), for: StoreKeys.index(of: provider))
+    }
+
+    public func indexStamp(_ provider: String) -> String? { modificationStamp(StoreKeys.index(of: provider)) }
+
     public func tryLock(_ provider: String) throws -> StoreLock? {
         let lockPath = "\(path)/\(try FileSessionStore.checkedName(provider)).lock"
         guard let fd = try FileLock.acquire(lockPath, timeout: 0) else { return nil }
@@ -117,11 +128,11 @@ public final class FileSessionStore: SessionStore {
         "\(path)/\(try FileSessionStore.checkedName(provider)).json"
     }
 
-    /// Provider ids become file names, so only `[A-Za-z0-9._-]`, and not `.` or `..`.
+    /// Store keys become file names, so only `[A-Za-z0-9._+-]`, and not `.` or `..`.
     static func checkedName(_ provider: String) throws(SessionStoreError) -> String {
         let allowed = provider.utf8.allSatisfy { c in
             (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
-                || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") || c == UInt8(ascii: "-")
+                || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") || c == UInt8(ascii: "-") || c == UInt8(ascii: "+")
         }
         guard allowed, !provider.isEmpty, provider.utf8.count <= 128, provider != ".", provider != ".." else {
             throw SessionStoreError.io("invalid provider name for a file name")

@@ -24,7 +24,7 @@ public final class KeyringSessionStore: SessionStore {
     private let labels: [String: String]
 
     /// The members of `Session.toJSON()` that go to the keyring.
-    static let secretKeys = ["accessToken", "refreshToken", "idToken"]
+    static let secretKeys = ["accessToken", "refreshToken", "idToken", "shaped"]
     static let itemKey = "secretItem"
 
     /// - Parameter labels: display names by provider id, for the items' labels.
@@ -85,7 +85,7 @@ public final class KeyringSessionStore: SessionStore {
         let old = (try? records.loadRecord(provider, decode: Record.decode)) ?? nil
         let item = "\(session.generation)-\(Base64URL.encode(SecureRandom.bytes(6)))"
         let (record, secret) = Self.split(session, item: item)
-        try secrets.write(secret, provider: provider, item: item, label: "auth-agent: \(labels[provider] ?? provider)")
+        try secrets.write(secret, provider: provider, item: item, label: Self.label(for: session, key: provider, labels: labels))
         do {
             try records.saveRecord(SessionFileFormat.encode(record: .object(record)), for: provider)
         } catch {
@@ -105,6 +105,11 @@ public final class KeyringSessionStore: SessionStore {
     public func tryLock(_ provider: String) throws -> StoreLock? { try records.tryLock(provider) }
 
     public func modificationStamp(_ provider: String) -> String? { records.modificationStamp(provider) }
+
+    /// The account list holds no secret: it stays in the record files.
+    public func loadIndex(_ provider: String) throws -> AccountIndex? { try records.loadIndex(provider) }
+    public func saveIndex(_ index: AccountIndex, for provider: String) throws { try records.saveIndex(index, for: provider) }
+    public func indexStamp(_ provider: String) -> String? { records.indexStamp(provider) }
 
     /// Once at start, under each provider's lock: moves tokens still kept in a
     /// record file (an earlier version, a `file` store) into the keyring, and
@@ -138,6 +143,13 @@ public final class KeyringSessionStore: SessionStore {
         } catch {
             warn("could not delete the old keyring item of \(provider) (deleted on a later start): \(error)")
         }
+    }
+
+    /// `auth-agent: <display name> (<account>)`: what the user sees in a keyring manager.
+    static func label(for session: Session, key: String, labels: [String: String]) -> String {
+        let provider = String(key.prefix { $0 != "+" })
+        let name = labels[provider] ?? provider
+        return session.account.map { "auth-agent: \(name) (\($0))" } ?? "auth-agent: \(name)"
     }
 
     /// The record (the session without its tokens, plus the item name) and the

@@ -12,6 +12,7 @@ import Locking
 /// provider and in-process only, which is all a memory store can need.
 public final class MemorySessionStore: SessionStore {
     private let sessions = Locked<[String: Session]>([:])
+    private let indexes = Locked<[String: AccountIndex]>([:])
     private let locks = InProcessLocks()
 
     public init() {}
@@ -31,6 +32,16 @@ public final class MemorySessionStore: SessionStore {
     public func tryLock(_ provider: String) throws -> StoreLock? {
         guard locks.tryAcquire(provider) else { return nil }
         return StoreLock { [locks] in locks.release(provider) }
+    }
+
+    public func loadIndex(_ provider: String) throws -> AccountIndex? { indexes.withLock { $0[provider] } }
+
+    public func saveIndex(_ index: AccountIndex, for provider: String) throws {
+        indexes.withLock { $0[provider] = index.accounts.isEmpty ? nil : index }
+    }
+
+    public func indexStamp(_ provider: String) -> String? {
+        indexes.withLock { $0[provider].map { "\($0.accounts.joined(separator: "\u{0}"))|\($0.defaultAccount ?? "")" } }
     }
 
     public func modificationStamp(_ provider: String) -> String? {

@@ -28,6 +28,12 @@ public protocol SessionStore: Sendable {
     /// A cheap fingerprint of the provider's saved record that changes whenever
     /// any process saves or removes it; nil when there is none.
     func modificationStamp(_ provider: String) -> String?
+    /// The provider's account list, nil when none was saved.
+    func loadIndex(_ provider: String) throws -> AccountIndex?
+    /// Replaces the provider's account list atomically; an empty list removes it.
+    func saveIndex(_ index: AccountIndex, for provider: String) throws
+    /// `modificationStamp` of the account list.
+    func indexStamp(_ provider: String) -> String?
 }
 
 /// A held provider lock; released explicitly or, at the latest, when dropped.

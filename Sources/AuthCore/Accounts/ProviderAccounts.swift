@@ -1,0 +1,59 @@
+import Locking
+
+/// One provider's accounts in this process: a `SessionCoordinator` per account
+/// (kept once created, so a refresh in flight never loses its coordinator), and
+/// the account list with its default as last read from or written to the store.
+final class ProviderAccounts: Sendable {
+    let config: ProviderConfig
+    let provider: LoginProvider
+
+    private struct State {
+        var coordinators: [String: SessionCoordinator] = [:]
+        var index = AccountIndex()
+    }
+
+    private let state = Locked(State())
+
+    init(config: ProviderConfig, provider: LoginProvider) {
+        self.config = config
+        self.provider = provider
+    }
+
+    var id: String { config.id }
+
+    /// The account's coordinator, created (logged out) if this process has none yet.
+    func coordinator(_ account: String) -> SessionCoordinator {
+        state.withLock { s in
+            if let c = s.coordinators[account] { return c }
+            let c = SessionCoordinator(config: config, provider: provider, account: account, session: nil)
+            s.coordinators[account] = c
+            return c
+        }
+    }
+
+    func existing(_ account: String) -> SessionCoordinator? { state.withLock { $0.coordinators[account] } }
+
+    /// Every coordinator, logged in or not (for store checks and shutdown).
+    var all: [SessionCoordinator] { state.withLock { Array($0.coordinators.values) } }
+
+    var index: AccountIndex {
+        get { state.withLock { $0.index } }
+        set { state.withLock { $0.index = newValue } }
+    }
+
+    /// The logged-in accounts in login order (then any the list does not name yet).
+    var loggedIn: [SessionCoordinator] {
+        let (index, coordinators) = state.withLock { ($0.index, $0.coordinators) }
+        let listed = index.accounts.compactMap { coordinators[$0] }
+        let others = coordinators.values.filter { !index.accounts.contains($0.account) }.sorted { $0.account < $1.account }
+        return (listed + others).filter(\.isLoggedIn)
+    }
+
+    /// The account a request uses when it names none and its connection selected none:
+    /// the stored default if it is logged in, else the earliest logged-in account.
+    var defaultCoordinator: SessionCoordinator? {
+        let (index, coordinators) = state.withLock { ($0.index, $0.coordinators) }
+        if let name = index.defaultAccount, let c = coordinators[name], c.isLoggedIn { return c }
+        return loggedIn.first
+    }
+}
