@@ -65,7 +65,7 @@ class AccountsTest(AccountsTestCase):
         self.assertEqual((status["state"], status["account"]), ("loggedIn", USERNAME))
         self.assertEqual(
             sorted((a["id"], a["default"]) for a in status["accounts"]),
-            [(BOB, False), (USERNAME, True)],
+            [(USERNAME, True), (BOB, False)],
         )
 
     def test_the_request_s_account_param_picks_whose_token(self) -> None:
