@@ -60,7 +60,7 @@ export interface InitializeResult {
 }
 export interface Field { name: 'username' | 'password' | 'token'; label: string; secret: boolean }
 /** One logged-in identity of a provider; `default` marks the provider's default account. */
-export interface AccountStatus { id: string; user: User; expiresAt?: Expiry; default: boolean }
+export interface AccountStatus { id: string; user: User; expiresAt: Expiry; default: boolean }
 export interface ProviderStatus {
   id: string;
   displayName: string;

@@ -31,35 +31,35 @@ class Field(TypedDict):
     secret: bool
 
 
+
+
+class AccountStatus(TypedDict):
+    """One logged-in identity of a provider; ``default`` is the provider's
+    default account (used when neither the request nor the connection names one)."""
+
+    id: str
+    user: User
+    expiresAt: Optional[datetime]
+    default: bool
+
+
 class _ProviderStatusRequired(TypedDict):
     id: str
     displayName: str
     flow: str
     fields: List[Field]
     state: str
-
-
-class _AccountStatusRequired(TypedDict):
-    id: str
-    user: User
-    default: bool
-
-
-class AccountStatus(_AccountStatusRequired, total=False):
-    """One logged-in identity of a provider; ``default`` is the provider's
-    default account (used when neither the request nor the connection names one)."""
-
-    expiresAt: Optional[datetime]
+    #: Every logged-in account; empty when logged out.
+    accounts: List[AccountStatus]
 
 
 class ProviderStatus(_ProviderStatusRequired, total=False):
-    """``user``, ``expiresAt`` and ``account`` describe the account this
-    connection would use; ``accounts`` lists every logged-in account."""
+    """``state``, ``user``, ``expiresAt`` and ``account`` describe the
+    account this connection would use (``account`` is absent when logged out)."""
 
     user: User
     expiresAt: Optional[datetime]
     account: str
-    accounts: List[AccountStatus]
 
 
 class StatusResult(TypedDict):

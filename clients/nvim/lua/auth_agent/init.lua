@@ -64,8 +64,9 @@ local function on_notification(method, params)
   end
   M.last_event = { name = method, data = params }
   local p = provider(params.provider) or {}
-  if method ~= "loginPrompt" and params.account ~= nil then
-    -- Accounts were added, removed or renewed: the lists come from status.
+  if method ~= "loginPrompt" and params.account ~= nil and M.client and not M.client.stopping then
+    -- Accounts were added, removed or renewed: the lists come from status
+    -- (never from an agent started anew just for that, hence the check).
     M.status(function() end)
   end
   if method ~= "loginPrompt" and not concerns_this_editor(p, params) then
