@@ -37,6 +37,8 @@ issuer=$(jq -r .issuer "$tmp/issuer" 2>/dev/null)
 if [[ -z $issuer || $issuer == null ]]; then echo "FAIL the dev issuer did not start"; echo "0 passed, 1 failed"; exit 1; fi
 admin() { curl -sf -X POST -d "$2" "$issuer/_admin/$1" >/dev/null; }
 count() { curl -sf "$issuer/_admin/stats" | jq -r --arg k "$1" '.counts[$k] // 0'; }
+# Tokens issued under GRANT:USER or GRANT:USER:SHAPE, e.g. refresh_token:bob.
+grants() { curl -sf "$issuer/_admin/grants" | jq -r --arg k "$1" '.grants[$k] // 0'; }
 
 config=$tmp/config.json
 jq -n --arg iss "$issuer" '{
@@ -216,8 +218,8 @@ me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
 check "without it, the default account" test "$(jq -r .sub <<<"$me")" = alice
 admin fault '{"rejectApi":1}'
 me=$(AUTH_AGENT_ACCOUNT=bob auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog"); rc=$?
-check "401 -> refresh -> 200 as AUTH_AGENT_ACCOUNT: the resend is bob's, one refresh" \
-  eval '((rc == 0)) && [[ $(jq -r .sub <<<"$me") == bob && $(count token.refresh_token) == 1 ]]'
+check "401 -> refresh -> 200 as AUTH_AGENT_ACCOUNT: the resend is bob's, one refresh, of bob's token" \
+  eval '((rc == 0)) && [[ $(jq -r .sub <<<"$me") == bob && $(count token.refresh_token) == 1 && $(grants refresh_token:bob) == 1 ]]'
 token=$(AUTH_AGENT_ACCOUNT=bob AUTH_AGENT_SCOPES=read auth_agent_token corp 2>>"$errlog")
 check "auth_agent_token with AUTH_AGENT_ACCOUNT and AUTH_AGENT_SCOPES: bob's read-only token" \
   test "$(claims "$token" | jq -c '[.sub, .scope]')" = '["bob","read"]'

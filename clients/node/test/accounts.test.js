@@ -223,6 +223,8 @@ describe('accounts and shaped tokens with the real agent', { skip: SKIP }, () =>
     assert.deepEqual([response.status, response.authAgent.retried], [200, true]);
     const described = await response.json();
     assert.deepEqual([described.sub, described.resource], [BOB.username, FILES]);
+    // Bob's shaped token, then its refresh after the 401; nothing for alice.
+    assert.deepEqual([await issuer.grants('refresh_token:bob'), await issuer.grants('refresh_token:alice')], [2, 0]);
     assert.equal(await who(asBob, { account: ALICE }), ALICE); // a call's own init wins
     const refused = agent.fetcher({ scopes: ['admin'] });
     await assert.rejects(refused(me), ScopeNotGrantedError);

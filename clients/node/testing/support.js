@@ -61,6 +61,11 @@ export class DevIssuer {
     return (await this.admin('stats')).counts[key] ?? 0;
   }
 
+  /** Tokens issued under `key`: `GRANT:USER` or `GRANT:USER:SHAPE`, e.g. `refresh_token:bob:scope=read`. */
+  async grants(key) {
+    return (await this.admin('grants')).grants[key] ?? 0;
+  }
+
   /**
    * A config with one password-grant provider, `corp`, for this issuer,
    * granted the scopes `read` and `write` (so a token for `read` alone is a narrower one).

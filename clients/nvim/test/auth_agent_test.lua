@@ -522,6 +522,8 @@ test("accounts: http after a 401 refreshes and resends as the same account", fun
   eq(user, "bob", "user")
   eq(res.retried, true, "retried")
   eq(stats()["token.refresh_token"], 1, "refreshes")
+  local grants = vim.json.decode(vim.fn.system({ "curl", "-sf", issuer .. "/_admin/grants" })).grants
+  eq(grants["refresh_token:bob"], 1, "bob's refreshes")
 end)
 
 test("shapes: scopes narrow the token; with() pins an account and a shape", function()

@@ -230,6 +230,11 @@ class AdapterAccountsTest(AccountsTestCase):
     """Each HTTP adapter pins an account and a shape for everything it sends,
     also the resend after a 401."""
 
+    def assert_refreshed_as_bob(self) -> None:
+        """Bob's tokens came from two refresh grants (his shaped token, then
+        the refresh after the 401), alice's from none."""
+        self.assertEqual((self.issuer.grants("refresh_token:bob"), self.issuer.grants("refresh_token:alice")), (2, 0))
+
     def test_urllib_handler_pins_the_account_and_the_shape(self) -> None:
         agent = self.two_accounts()
         opener = urllib.request.build_opener(AgentAuthHandler(agent, account=BOB, resource=FILES))
@@ -237,6 +242,7 @@ class AdapterAccountsTest(AccountsTestCase):
         with opener.open(self.token_url, timeout=10) as response:
             described = json.load(response)
         self.assertEqual((described["sub"], described["resource"]), (BOB, FILES))
+        self.assert_refreshed_as_bob()
         refused = urllib.request.build_opener(AgentAuthHandler(agent, scopes=["admin"]))
         with self.assertRaises(ScopeNotGranted):
             refused.open(self.issuer.me_url, timeout=10)
@@ -254,6 +260,7 @@ class AdapterAccountsTest(AccountsTestCase):
             response = session.get(self.token_url, timeout=10)
             self.assertEqual([r.status_code for r in response.history], [401])
             self.assertEqual((response.json()["sub"], response.json()["scope"]), (BOB, "read"))
+            self.assert_refreshed_as_bob()
             session.auth = AgentAuth(agent, scopes=["admin"])
             with self.assertRaises(ScopeNotGranted):
                 session.get(self.issuer.me_url, timeout=10)
@@ -270,6 +277,7 @@ class AdapterAccountsTest(AccountsTestCase):
             response = client.get(self.token_url)
         self.assertEqual([r.status_code for r in response.history], [401])
         self.assertEqual((response.json()["sub"], response.json()["audience"]), (BOB, "files"))
+        self.assert_refreshed_as_bob()
 
         async def run() -> Any:
             async with AsyncAuthAgent(config=self.config, capture_stderr=True, timeout=10) as agent:
