@@ -58,6 +58,15 @@ public struct AuthError: Error, Sendable, Equatable {
     }
 
 
+    /// The server refused the scopes, audience or resource a request asked for
+    /// (`invalid_scope`, `invalid_target`); `why` is its error and description as
+    /// one sanitised line. Not retryable (the same request gets the same answer),
+    /// and the account stays logged in.
+    static func scopeNotGranted(_ provider: ProviderConfig, _ shape: TokenShape = .none, _ why: String) -> AuthError {
+        let what = shape.isNone ? "the requested scopes, audience or resource" : "a token for \(shape)"
+        return AuthError(.scopeNotGranted, "\(provider.displayName) did not grant \(what) (\(why)).", provider: provider.id)
+    }
+
     /// The session store of `provider` cannot be used; `problem` says why and names the path.
     static func storeUnavailable(_ provider: ProviderConfig, _ problem: Error) -> AuthError {
         let detail: String
@@ -66,12 +75,6 @@ public struct AuthError: Error, Sendable, Equatable {
         default: detail = "\(problem)"
         }
         return AuthError(.storeUnavailable, "The session store cannot be used for \(provider.displayName): \(detail).", provider: provider.id)
-    }
-
-    /// The server refused the scopes, audience or resource asked for (`invalid_scope`,
-    /// `invalid_target`), or the flow cannot ask for them: not retryable, the account stays.
-    static func scopeNotGranted(_ provider: ProviderConfig, _ shape: TokenShape, _ why: String) -> AuthError {
-        AuthError(.scopeNotGranted, "\(provider.displayName) did not grant a token for \(shape): \(why).", provider: provider.id)
     }
 
     /// The server's answer to a login or refresh could not be used, and asking

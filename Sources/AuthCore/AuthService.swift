@@ -117,6 +117,19 @@ public final class AuthService: Sendable {
         if let account { _ = try resolve(p, AccountChoice(account: account)) }
     }
 
+    /// The logged-in account of `provider` that `name` names: its id, or a name its
+    /// user goes by (`login`, `username`, `preferred_username`, `email`) — what git
+    /// sends as the username of `https://alice@host/…`. Nil when none does.
+    public func account(named name: String, provider: String) -> String? {
+        guard let p = providers[provider] else { return nil }
+        sync.catchUp(p)
+        let accounts = p.loggedIn
+        if let c = accounts.first(where: { $0.account == name }) { return c.account }
+        return accounts.first { c in
+            ["login", "username", "preferred_username", "email"].contains { c.current?.user?[$0]?.stringValue == name }
+        }?.account
+    }
+
     /// The provider a request to `url` goes to (`explicit` when given), for ordering
     /// requests; nil when no provider covers it. Never throws: a bad request is
     /// refused by the operation itself.

@@ -14,8 +14,9 @@ enum FetchCommand {
     static func run(_ options: ToolCommand.FetchOptions, session: ToolSession) throws(ToolFailure) -> String {
         let request = try request(options)
         let service = session.service
+        let (choice, shape) = (session.choice, session.shape)
         let response = try ToolSession.wait(timeout: request.timeout + session.requestTimeout) { () async throws(AuthError) in
-            try await service.fetch(request, provider: nil)
+            try await service.fetch(request, provider: nil, account: choice, shape: shape)
         }
         var out = Data()
         if options.include { out.append(Data(head(response).utf8)) }

@@ -62,13 +62,16 @@ enum GitCredential {
     private static func get(_ request: [String: String], session: ToolSession) throws(ToolFailure) -> String {
         guard let provider = provider(request, session: session) else { return "" }
         let token: (token: String, type: String, expiresAt: String?)
+        let named = namedAccount(request, provider: provider, session: session)
         do {
-            token = try session.token(provider)
+            token = try session.token(provider, account: AccountChoice(account: named))
         } catch where error.needsLogin {
             Logger.stderrSink("auth-agent: \(error.message) run: auth-agent login \(provider)")
             return ""
         }
-        let username = try session.provider(provider).gitUsername ?? defaultUsername
+        // A username git was given (`https://alice@host/…`, credential.username) stays the one it sends.
+        let configured = try session.provider(provider).gitUsername ?? defaultUsername
+        let username = named.flatMap { _ in request["username"] } ?? configured
         guard let text = answer(username: username, token: token.token, expiresAt: token.expiresAt.flatMap(RFC3339.parse)) else {
             throw ToolFailure(.failed, "the token or gitUsername of \(provider) holds a line break; git cannot be given it")
         }
@@ -80,12 +83,22 @@ enum GitCredential {
         guard let provider = provider(request, session: session), let password = request["password"] else { return }
         let service = session.service
         do {
+            let choice = AccountChoice(account: namedAccount(request, provider: provider, session: session))
             _ = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
-                try await service.refresh(provider: provider, failedAuthorization: password)
+                try await service.refresh(provider: provider, account: choice, failedAuthorization: password)
             }
         } catch where error.needsLogin {
             Logger.stderrSink("auth-agent: \(error.message) run: auth-agent login \(provider)")
         }
+    }
+
+    /// The account git's `username` names, when it names one of the provider's accounts
+    /// (by id or by a name its user goes by); otherwise the default account is used,
+    /// so a username like `oauth2` or `git` changes nothing. `--account` wins over both.
+    private static func namedAccount(_ request: [String: String], provider: String, session: ToolSession) -> String? {
+        if let account = session.command.account { return account }
+        guard let username = request["username"], !username.isEmpty else { return nil }
+        return session.service.account(named: username, provider: provider)
     }
 
     private static func provider(_ request: [String: String], session: ToolSession) -> String? {

@@ -51,8 +51,12 @@ enum Tool {
             return try FetchCommand.run(options, session: session)
         case .logout(let provider):
             let service = session.service
-            let revoked = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in try await service.logout(provider: provider) }
-            Logger.stderrSink(revoked ? "Logged out of \(provider); the server revoked the tokens." : "Logged out of \(provider).")
+            let (choice, all) = (session.choice, command.all)
+            let revoked = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
+                try await service.logout(provider: provider, account: choice, all: all)
+            }
+            let what = all ? "every account of \(provider)" : command.account.map { "\($0) of \(provider)" } ?? provider
+            Logger.stderrSink(revoked ? "Logged out of \(what); the server revoked the tokens." : "Logged out of \(what).")
             return ""
         case .login(let provider, let username, let passwordStdin, let tokenStdin, let flow):
             let options = TerminalLogin.Options(username: username, passwordStdin: passwordStdin, tokenStdin: tokenStdin, flow: flow)
@@ -70,9 +74,12 @@ enum Tool {
     static func header(_ url: String, _ session: ToolSession) throws(ToolFailure) -> String {
         let service = session.service
         var decision: SignDecision?
-        do { decision = try service.signNow(url: url, provider: nil) } catch { throw ToolFailure(error) }
+        let (choice, shape) = (session.choice, session.shape)
+        do { decision = try service.signNow(url: url, provider: nil, account: choice, shape: shape) } catch { throw ToolFailure(error) }
         if decision == nil {
-            decision = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in try await service.sign(url: url, provider: nil) }
+            decision = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
+                try await service.sign(url: url, provider: nil, account: choice, shape: shape)
+            }
         }
         guard case .signed(let signature)? = decision else {
             throw ToolFailure(.failed, "notCovered: no configured provider covers \(Origin(url: url)?.description ?? url) over https or loopback")

@@ -30,6 +30,14 @@ struct ToolCommand: Equatable {
     enum LoginFlow: String, Equatable { case device, browser }
 
     var action: Action
+    /// `--account`: the account to use (token, header, fetch, kubectl-credential) or log out.
+    var account: String?
+    /// `--scope` (repeatable), `--audience`, `--resource`: a token shaped for one API.
+    var scopes: [String] = []
+    var audience: String?
+    var resource: String?
+    /// `logout --all`: every account of the provider.
+    var all = false
     var configPath: String?
     var logLevel: Logger.Level = .warn
     var help = false
@@ -48,8 +56,10 @@ struct ToolCommand: Equatable {
           auth-agent login PROVIDER [--username U] [--password-stdin | --token-stdin] [--device | --browser]
                                            log in at the terminal (secret fields without echo; device
                                            codes and browser URLs on stderr); prints who is logged in
-          auth-agent logout PROVIDER       log out (revoking the tokens where configured)
-          auth-agent status [--json]       every provider: state, user, expiry, store
+          auth-agent logout PROVIDER [--account ID | --all]
+                                           log out the default account, one account or all of them
+                                           (revoking the tokens where configured)
+          auth-agent status [--json]       every provider and account: state, user, expiry, store
           auth-agent token PROVIDER [--json]
                                            the access token alone on stdout, refreshed first when needed
           auth-agent header URL            the header line for URL's provider ("Authorization: Bearer …");
@@ -62,6 +72,11 @@ struct ToolCommand: Equatable {
                                            git credential helper: git config credential.helper '!auth-agent git-credential'
           auth-agent kubectl-credential PROVIDER
                                            kubectl exec credential plugin (ExecCredential v1 / v1beta1)
+
+        token, header, fetch and kubectl-credential also take
+          --account ID                     use this account of the provider instead of its default
+          --scope S (repeatable), --audience A, --resource URI
+                                           a token for those scopes / that API (RFC 8707), cached apart
         """
 
     /// Parses `argv` whose first element is one of `names`; options may follow in any order.
@@ -74,6 +89,10 @@ struct ToolCommand: Equatable {
         var logLevel = Logger.Level.warn
         var help = false
         var fetch = FetchOptions()
+        var account: String?
+        var scopes: [String] = []
+        var audience: String?
+        var resource: String?
         var i = 1
         func value(_ flag: String, _ inline: String?) throws(Arguments.UsageError) -> String {
             if let inline { return inline }
@@ -100,6 +119,10 @@ struct ToolCommand: Equatable {
                 }
                 logLevel = level
             case "--username" where name == "login": username = try value(flag, inline)
+            case "--account" where Self.takesAccount.contains(name): account = try value(flag, inline)
+            case "--scope" where Self.takesShape.contains(name): scopes.append(try value(flag, inline))
+            case "--audience" where Self.takesShape.contains(name): audience = try value(flag, inline)
+            case "--resource" where Self.takesShape.contains(name): resource = try value(flag, inline)
             case "-X" where name == "fetch", "--request" where name == "fetch": fetch.method = try value(flag, inline)
             case "-H" where name == "fetch", "--header" where name == "fetch": fetch.headers.append(try value(flag, inline))
             case "-d" where name == "fetch", "--data" where name == "fetch", "--data-binary" where name == "fetch":
@@ -122,8 +145,11 @@ struct ToolCommand: Equatable {
             }
             return positional[0]
         }
-        var command = ToolCommand(action: .status(json: false), configPath: configPath, logLevel: logLevel, help: help)
+        var command = ToolCommand(action: .status(json: false), account: account, scopes: scopes, audience: audience, resource: resource,
+                                  all: flags.contains("--all"), configPath: configPath, logLevel: logLevel, help: help)
         if help { return command }
+        if command.all && account != nil { throw Arguments.UsageError(description: "--all and --account exclude each other") }
+        if account?.isEmpty == true { throw Arguments.UsageError(description: "--account needs an account id") }
         switch name {
         case "login":
             if flags.contains("--password-stdin") && flags.contains("--token-stdin") {
@@ -156,6 +182,8 @@ struct ToolCommand: Equatable {
 
     private static let flagsAllowed: [String: Set<String>] = [
         "login": ["--password-stdin", "--token-stdin", "--device", "--browser"],
-        "status": ["--json"], "token": ["--json"],
+        "status": ["--json"], "token": ["--json"], "logout": ["--all"],
     ]
+    private static let takesAccount: Set<String> = ["token", "header", "fetch", "logout", "kubectl-credential", "git-credential"]
+    private static let takesShape: Set<String> = ["token", "header", "fetch", "kubectl-credential"]
 }

@@ -17,6 +17,7 @@ struct ToolSession {
     let service: AuthService
     let store: SessionStore
     let logger: Logger
+    let command: ToolCommand
 
     /// Loads the configuration and opens its store; a memory store cannot outlive this process,
     /// so a one-shot command refuses it (exit 2) rather than log in to nothing.
@@ -31,7 +32,7 @@ struct ToolSession {
         let (store, storeStatus) = Agent.openStore(config, logger: logger)
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(), logger: logger,
                                   lockTimeout: config.lockTimeoutSeconds, events: { _ in })
-        return ToolSession(config: config, service: service, store: store, logger: logger)
+        return ToolSession(config: config, service: service, store: store, logger: logger, command: command)
     }
 
     /// Runs one of the service's operations to its end, or gives up after `timeout` seconds (then 3, retry later).
@@ -71,12 +72,23 @@ struct ToolSession {
         return p
     }
 
+    /// The account and token shape the command line asked for (`--account`, `--scope`, `--audience`, `--resource`).
+    var choice: AccountChoice { AccountChoice(account: command.account) }
+    var shape: TokenShape? {
+        command.scopes.isEmpty && command.audience == nil && command.resource == nil
+            ? nil : TokenShape(scopes: command.scopes, audience: command.audience, resource: command.resource)
+    }
+
     /// `token`: the access token, expiry and type, refreshed first when needed.
-    func token(_ provider: String) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
+    func token(_ provider: String, account: AccountChoice? = nil) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
         let service = self.service
+        let choice = account ?? self.choice
+        let shape = self.shape ?? .none
         var now: TokenResult?
-        do { now = try service.tokenNow(provider: provider) } catch { throw ToolFailure(error) }
-        if now == nil { now = try Self.wait(timeout: requestTimeout) { () async throws(AuthError) in try await service.token(provider: provider) } }
+        do { now = try service.tokenNow(provider: provider, account: choice, shape: shape) } catch { throw ToolFailure(error) }
+        if now == nil {
+            now = try Self.wait(timeout: requestTimeout) { () async throws(AuthError) in try await service.token(provider: provider, account: choice, shape: shape) }
+        }
         let result = now!
         return (result.accessToken, result.tokenType, result.expiresAt.map(RFC3339.format))
     }

@@ -63,24 +63,32 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
             callback.respond(false, "The sign-in did not return an authorization code.")
             throw AuthError(.loginDenied, "The \(config.displayName) login returned no authorization code.", provider: config.id)
         }
-        switch await oauth.grant([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
-                                  ("code_verifier", pkce.verifier)]) {
-        case .success(let token):
-            if let problem = Self.nonceProblem(idToken: token.idToken, expected: nonce) {
-                callback.respond(false, "The sign-in could not be completed: the server's answer does not belong to this login.")
-                throw AuthError(.loginDenied, "The \(config.displayName) login was refused: \(problem).", provider: config.id)
+        let result = await oauth.grant([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
+                                        ("code_verifier", pkce.verifier)])
+        let token: TokenResponse
+        do {
+            token = try result.loginTokens(config) {
+                AuthError(.loginDenied, "\(config.displayName) refused the authorization code (\($0)).", provider: config.id)
             }
-            callback.respond(true, "You are signed in to \(config.displayName). You can close this tab.")
-            return await oauth.finish(token, fallbackUser: [:])
-        case .rejected(let error, let description):
-            callback.respond(false, "The sign-in could not be completed (\(error)).")
-            throw AuthError(.loginDenied, "\(config.displayName) refused the authorization code (\(TokenEndpointResult.rejection(error, description))).", provider: config.id)
-        case .transient(let why):
-            callback.respond(false, "The sign-in could not be completed: the server is unavailable. Please try again.")
-            throw unavailable(why)
-        case .malformed(let why):
-            callback.respond(false, "The sign-in could not be completed: the server's answer was unusable.")
-            throw AuthError.malformedResponse(config, why)
+        } catch {
+            callback.respond(false, Self.failurePage(result))
+            throw error
+        }
+        if let problem = Self.nonceProblem(idToken: token.idToken, expected: nonce) {
+            callback.respond(false, "The sign-in could not be completed: the server's answer does not belong to this login.")
+            throw AuthError(.loginDenied, "The \(config.displayName) login was refused: \(problem).", provider: config.id)
+        }
+        callback.respond(true, "You are signed in to \(config.displayName). You can close this tab.")
+        return await oauth.finish(token, fallbackUser: [:])
+    }
+
+    /// What the browser tab says when the code exchange gave no tokens (`success`
+    /// never gets here): the person is told whether trying again can help.
+    static func failurePage(_ result: TokenEndpointResult) -> String {
+        switch result {
+        case .rejected(let error, _): return "The sign-in could not be completed (\(error))."
+        case .transient: return "The sign-in could not be completed: the server is unavailable. Please try again."
+        case .malformed, .success: return "The sign-in could not be completed: the server's answer was unusable."
         }
     }
 

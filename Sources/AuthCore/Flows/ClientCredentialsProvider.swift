@@ -18,12 +18,19 @@ struct ClientCredentialsProvider: OAuthLoginProvider {
     let revokeTimeout: Double
 
     func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
-        let token = try await oauth.loginGrant([("grant_type", "client_credentials")] + oauth.scopePairs(),
-                                               rejected: "\(config.displayName) rejected the client credentials.")
+        let token = try await oauth.loginGrant(grant(.none), rejected: "\(config.displayName) rejected the client credentials.")
         return oauth.session(from: token, previous: nil, user: ["clientId": .string(config.clientId ?? "")])
     }
 
-    func refresh(_ session: Session) async -> RefreshOutcome {
-        await oauth.renew(session, with: [("grant_type", "client_credentials")] + oauth.scopePairs())
+    /// Runs the grant again; a shaped token is asked for directly (there is no refresh token to narrow).
+    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
+        await oauth.renew(session, with: grant(shape))
+    }
+
+    /// The grant's parameters for `shape`: its scopes replace the configured ones;
+    /// a shape without scopes asks for the configured ones, as the login did, so
+    /// that "the session's own scopes" means the same as for a refresh token.
+    private func grant(_ shape: TokenShape) -> [(String, String)] {
+        [("grant_type", "client_credentials")] + (shape.scopes.isEmpty ? oauth.scopePairs() : []) + shape.formPairs
     }
 }

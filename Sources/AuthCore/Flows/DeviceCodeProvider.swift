@@ -54,9 +54,8 @@ struct DeviceCodeProvider: OAuthLoginProvider {
                 throw AuthError(.loginDenied, "The \(config.displayName) login was cancelled.", provider: config.id)
             }
             if clock.now() >= deadline { throw timedOut() }
-            switch await oauth.grant([("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)]) {
-            case .success(let token):
-                return await oauth.finish(token, fallbackUser: [:])
+            let result = await oauth.grant([("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)])
+            switch result {
             case .rejected("authorization_pending", _):
                 continue
             case .rejected("slow_down", _):
@@ -65,15 +64,16 @@ struct DeviceCodeProvider: OAuthLoginProvider {
                 throw AuthError(.loginDenied, "The \(config.displayName) login was denied.", provider: config.id)
             case .rejected("expired_token", _):
                 throw timedOut()
-            case .rejected(let error, let description):
-                throw AuthError(.loginDenied, "\(config.displayName) refused the device login (\(TokenEndpointResult.rejection(error, description))).", provider: config.id)
-            case .malformed(let why):
-                throw AuthError.malformedResponse(config, why)
             case .transient:
                 // Keep polling through short outages, backing off, until the code expires.
                 failures += 1
                 interval = min(interval * 2, 60)
                 if failures > 8 { throw unavailable("the token endpoint keeps failing") }
+            case .success, .rejected, .malformed:
+                let token = try result.loginTokens(config) {
+                    AuthError(.loginDenied, "\(config.displayName) refused the device login (\($0)).", provider: config.id)
+                }
+                return await oauth.finish(token, fallbackUser: [:])
             }
         }
     }

@@ -69,7 +69,7 @@ protocol OAuthLoginProvider: LoginProvider {
 }
 
 extension OAuthLoginProvider {
-    func refresh(_ session: Session) async -> RefreshOutcome { await oauth.refresh(session) }
+    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome { await oauth.refresh(session, shape: shape) }
 
     func revoke(_ session: Session) async -> Bool { await oauth.revoke(session, timeout: revokeTimeout) }
 }

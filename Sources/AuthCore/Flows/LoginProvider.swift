@@ -15,21 +15,16 @@ public protocol LoginProvider: Sendable {
     /// rejects them, `authServerUnavailable` on transient failure, `loginDenied`
     /// when its answer cannot be used (malformed, an unsendable or expired token).
     func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session
-    /// Obtains a fresh session from the current one.
-    func refresh(_ session: Session) async -> RefreshOutcome
+    /// Obtains a fresh session from the current one; for a `shape` other than
+    /// `.none`, a session whose access token has that shape (same refresh token,
+    /// or the one the server rotated to). `.unsupported` when the flow cannot.
+    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome
     /// Tells the server the session is over; true when it confirmed.
     func revoke(_ session: Session) async -> Bool
 }
 
-extension LoginProvider {
-    /// A token of `shape` from the session. Until flows shape tokens, only the session's own is refreshed.
-    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
-        shape.isNone ? await refresh(session) : .unsupported
-    }
-}
-
 /// What a refresh attempt came to; the coordinator decides what it means for the user.
-public enum RefreshOutcome: Sendable {
+public enum RefreshOutcome: Sendable, Equatable {
     case refreshed(Session)
     /// The server no longer accepts the session (e.g. `invalid_grant`).
     case rejected(String)
@@ -39,9 +34,11 @@ public enum RefreshOutcome: Sendable {
     /// `TokenEndpointResult.malformed`). Not the session's fault, so it is kept;
     /// not transient either, so the caller is not told to retry.
     case malformed(String)
-    /// The server refused the scopes, audience or resource asked for (`invalid_scope`,
-    /// `invalid_target`): the session is fine, that shape is not granted.
+    /// The server refused the scopes, audience or resource asked for
+    /// (`invalid_scope`, `invalid_target`): its error and description. Not the
+    /// session's fault (it stays), and asking again would get the same answer.
     case notGranted(String)
-    /// The flow has no way to refresh (a static token, a session API without `refreshEndpoint`).
+    /// The flow has no way to refresh (a static token, a session API without
+    /// `refreshEndpoint`, a session without refresh token), or to shape a token.
     case unsupported
 }

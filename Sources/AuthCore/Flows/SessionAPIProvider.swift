@@ -57,8 +57,9 @@ struct SessionAPIProvider: LoginProvider {
         return session
     }
 
-    func refresh(_ session: Session) async -> RefreshOutcome {
-        guard let endpoint = config.refreshEndpoint else { return .unsupported }
+    /// A JSON login API has no notion of scopes or resources: only the session's own token.
+    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
+        guard shape.isNone, let endpoint = config.refreshEndpoint else { return .unsupported }
         let response: HTTPResponse
         do {
             response = try await http.postJSON(endpoint, [:], headers: [("Authorization", "\(session.tokenType) \(session.accessToken)")])

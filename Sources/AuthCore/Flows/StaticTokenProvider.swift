@@ -37,7 +37,7 @@ struct StaticTokenProvider: LoginProvider {
                        user: user, obtainedAt: clock.now())
     }
 
-    func refresh(_ session: Session) async -> RefreshOutcome { .unsupported }
+    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome { .unsupported }
 
     func revoke(_ session: Session) async -> Bool { false }
 }

@@ -111,27 +111,19 @@ struct OAuthClient: Sendable {
     /// when the server refuses, `authServerUnavailable` on transient failure,
     /// `loginDenied` naming the problem when the answer is malformed.
     func loginGrant(_ pairs: [(String, String)], rejected: String) async throws(AuthError) -> TokenResponse {
-        switch await grant(pairs) {
-        case .success(let token): return token
-        case .rejected: throw AuthError(.invalidCredentials, rejected, provider: config.id)
-        case .transient(let why): throw AuthError.unavailable(config, why)
-        case .malformed(let why): throw AuthError.malformedResponse(config, why)
-        }
+        try await grant(pairs).loginTokens(config) { _ in AuthError(.invalidCredentials, rejected, provider: config.id) }
     }
 
     /// A grant that renews `session` (a refresh token, or client credentials again).
     func renew(_ session: Session, with pairs: [(String, String)]) async -> RefreshOutcome {
-        switch await grant(pairs) {
-        case .success(let token): return .refreshed(self.session(from: token, previous: session, user: nil))
-        case .rejected(let error, let description): return .rejected(TokenEndpointResult.rejection(error, description))
-        case .transient(let why): return .transient(why)
-        case .malformed(let why): return .malformed(why)
-        }
+        await grant(pairs).refreshOutcome { self.session(from: $0, previous: session, user: nil) }
     }
 
-    func refresh(_ session: Session) async -> RefreshOutcome {
+    /// The refresh-token grant, asking for `shape` (RFC 6749 §6 allows narrowing
+    /// the scope; RFC 8707 adds `resource`); `.none` sends only the refresh token.
+    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
         guard let refreshToken = session.refreshToken else { return .unsupported }
-        return await renew(session, with: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+        return await renew(session, with: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)] + shape.formPairs)
     }
 
     /// RFC 7009: revoke the refresh token when there is one (servers revoke its

@@ -4,8 +4,10 @@ import JSON
 /// on this grant, or try again later.
 ///
 /// The split matters for refresh: `rejected` means the refresh token is dead
-/// (the user must log in again), while `transient` must keep it, because a
-/// server outage is no reason to log everyone out.
+/// (the user must log in again) — unless the server only refused the scopes or
+/// resource asked for —, while `transient` must keep it, because a server
+/// outage is no reason to log everyone out. `refreshOutcome` and `loginTokens`
+/// below are the one place that says so.
 public enum TokenEndpointResult: Sendable, Equatable {
     case success(TokenResponse)
     /// The server refused the grant: its OAuth `error` code (or `http_<status>`
@@ -79,4 +81,44 @@ extension TokenResponse {
     public static func classify(_ response: HTTPResponse) -> TokenEndpointResult {
         TokenEndpointResult.classify(response)
     }
+}
+
+// MARK: What an answer means to a login or a refresh
+
+/// AppAuth's split, written once for every flow: an OAuth error means the grant
+/// (or the session behind it) is dead; a failing server is worth trying again
+/// later; an unusable answer is the server's fault and costs the session nothing.
+/// Flows keep only what is particular to them (the device flow's polling codes).
+extension TokenEndpointResult {
+    /// The tokens a login grant got, or the error the login reports: for an OAuth
+    /// error the flow's own refusal, made by `refused` from the server's error and
+    /// description as one sanitised line; `authServerUnavailable` (retryable) when
+    /// the server failed; `loginDenied` naming the problem when the answer is unusable.
+    func loginTokens(_ provider: ProviderConfig, refused: (String) -> AuthError) throws(AuthError) -> TokenResponse {
+        switch self {
+        case .success(let token): return token
+        case .rejected(let error, let description): throw refused(Self.rejection(error, description))
+        case .transient(let why): throw AuthError.unavailable(provider, why)
+        case .malformed(let why): throw AuthError.malformedResponse(provider, why)
+        }
+    }
+
+    /// What a grant that renews a session came to; `renewed` makes the new session
+    /// from the tokens. An OAuth error is `rejected` (the session is dead), with the
+    /// server's error and description as one sanitised line — except a refusal of
+    /// what was asked for, which leaves the grant alive (`notGranted`).
+    func refreshOutcome(_ renewed: (TokenResponse) -> Session) -> RefreshOutcome {
+        switch self {
+        case .success(let token): return .refreshed(renewed(token))
+        case .rejected(let error, let description) where Self.shapeRefusals.contains(error):
+            return .notGranted(Self.rejection(error, description))
+        case .rejected(let error, let description): return .rejected(Self.rejection(error, description))
+        case .transient(let why): return .transient(why)
+        case .malformed(let why): return .malformed(why)
+        }
+    }
+
+    /// The server refuses the scopes (`invalid_scope`, RFC 6749 §5.2) or the
+    /// resource or audience (`invalid_target`, RFC 8707 §2) asked for, not the grant.
+    static let shapeRefusals: Set<String> = ["invalid_scope", "invalid_target"]
 }

@@ -1,30 +1,35 @@
-/// What a request asks of its access token beyond the session's own: narrower
-/// scopes (RFC 6749 §6), an `audience`, an RFC 8707 `resource`. The session's own
-/// token is `TokenShape.none`; every other shape gets its own access token,
-/// obtained with the session's refresh token (or, for client credentials, the
-/// grant itself) and cached under the shape.
+/// What a request asks of its access token beyond the session's own (issue 15):
+/// narrower scopes (RFC 6749 §6), an audience, a resource (RFC 8707).
+///
+/// Normalised on the way in, so that two requests asking for the same token are
+/// equal and hash alike (shaped tokens are cached under their shape): scopes are
+/// sorted and de-duplicated, and empty strings ask for nothing. Checking that
+/// `resource` is an absolute URI is the protocol's job, which can name the param.
 public struct TokenShape: Hashable, Sendable, CustomStringConvertible {
-    /// Sorted and without duplicates, so that equal requests share one token; empty: no `scope` parameter.
+    /// Sorted, de-duplicated; empty = no `scope` parameter (the session's own scopes).
     public let scopes: [String]
     public let audience: String?
+    /// An absolute URI (RFC 8707).
     public let resource: String?
 
+    /// The session's own token: requests exactly what an unshaped refresh does.
     public static let none = TokenShape()
-
-    public init(scopes: [String] = [], audience: String? = nil, resource: String? = nil) {
-        self.scopes = Array(Set(scopes)).sorted()
-        self.audience = audience
-        self.resource = resource
-    }
 
     public var isNone: Bool { scopes.isEmpty && audience == nil && resource == nil }
 
-    /// The token request's extra parameters.
-    public var formPairs: [(String, String)] {
+    public init(scopes: [String] = [], audience: String? = nil, resource: String? = nil) {
+        self.scopes = Set(scopes.filter { !$0.isEmpty }).sorted()
+        self.audience = audience?.isEmpty == false ? audience : nil
+        self.resource = resource?.isEmpty == false ? resource : nil
+    }
+
+    /// The token request's parameters for this shape, in this order: `scope`
+    /// (space-separated, RFC 6749 §3.3), `resource`, `audience`; none for `.none`.
+    var formPairs: [(String, String)] {
         var pairs: [(String, String)] = []
         if !scopes.isEmpty { pairs.append(("scope", scopes.joined(separator: " "))) }
-        if let audience { pairs.append(("audience", audience)) }
         if let resource { pairs.append(("resource", resource)) }
+        if let audience { pairs.append(("audience", audience)) }
         return pairs
     }
 

@@ -12,7 +12,7 @@ enum FetchMethod: AuthMethod {
         "fetch", summary: "Send an HTTP request signed like sign; after a 401 for the token sent, refresh once and resend once.",
         params: [.init("request", required: true), .init("provider"), .init("account"), .init("scopes"), .init("audience"), .init("resource"),
                  .init("timeoutSeconds"), .init("maxResponseBytes")],
-        result: "FetchResult", errors: [1001, 1002, 1004, 1005, 1006, 1007, 1008, 1010, 1011, 1012])
+        result: "FetchResult", errors: [1001, 1002, 1004, 1005, 1006, 1007, 1008, 1010, 1011, 1012, 1013])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
         SignMethod.ordering(params, context)

@@ -76,7 +76,7 @@ export class StoreUnavailableError extends AuthAgentError {}
 export class RequestFailedError extends AuthAgentError {}
 /** `fetch`'s response body was larger than `maxResponseBytes`. */
 export class ResponseTooLargeError extends AuthAgentError {}
-/** The server refused the scopes, audience or resource asked for; the account stays logged in. */
+/** The server refused the requested scopes, audience or resource; the account stays logged in. */
 export class ScopeNotGrantedError extends AuthAgentError {}
 
 /** The class `fromResponse` gives each application reason; other reasons get AuthAgentError. */

@@ -127,8 +127,7 @@ class ResponseTooLarge(AuthAgentError):
 
 
 class ScopeNotGranted(AuthAgentError):
-    """1013: the server refused the scopes, audience or resource asked for
-    (the message carries its description); the account stays logged in."""
+    """1013: the server refused the requested scopes, audience or resource; the account stays logged in."""
 
 
 def _reason_of(cls: Type[AuthAgentError]) -> str:
