@@ -332,7 +332,8 @@ class AsyncAuthAgent:
         timeout: Optional[float] = None,
     ) -> RefreshResult:
         """After a 401: pass the Authorization header that failed, so a token
-        that was already replaced is not refreshed twice."""
+        that was already replaced is not refreshed twice, and the ``account``
+        it was signed for (default: as for ``sign``)."""
         params = _params.refresh(provider, failed_authorization, account)
         return cast(RefreshResult, with_datetimes(await self.call("refresh", params, timeout=timeout)))
 
