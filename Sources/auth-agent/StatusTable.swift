@@ -5,15 +5,21 @@ import Foundation
 #endif
 import JSON
 
-/// `auth-agent status` for people: one row per provider from the `status` result.
+/// `auth-agent status` for people: one row per account (or per provider with none) from the `status` result.
 enum StatusTable {
     static func render(_ status: JSONValue, store: String) -> String {
-        var rows = [["PROVIDER", "STATE", "USER", "EXPIRES", "STORE"]]
+        var rows = [["PROVIDER", "ACCOUNT", "STATE", "USER", "EXPIRES", "STORE"]]
         for p in status["providers"]?.arrayValue ?? [] {
-            let loggedIn = p["state"] == "loggedIn"
-            rows.append([p["id"]?.stringValue ?? "?", p["state"]?.stringValue ?? "?",
-                         loggedIn ? userName(p["user"]) ?? "-" : "-",
-                         loggedIn ? p["expiresAt"]?.stringValue ?? "never" : "-", store])
+            let id = p["id"]?.stringValue ?? "?"
+            let accounts = p["accounts"]?.arrayValue ?? []
+            if accounts.isEmpty {
+                rows.append([id, "-", p["state"]?.stringValue ?? "?", "-", "-", store])
+            }
+            // One row per account; `*` marks the default.
+            for a in accounts {
+                let name = (a["id"]?.stringValue ?? "?") + (a["default"] == true ? " *" : "")
+                rows.append([id, name, "loggedIn", userName(a["user"]) ?? "-", a["expiresAt"]?.stringValue ?? "never", store])
+            }
         }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in

@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import JSONRPC
 import Locking
+import AuthCore
 import XCTest
 
 /// The keyring store against the real GNOME Keyring on a private session bus
@@ -20,8 +21,11 @@ final class KeyringStoreTests: XCTestCase {
         try agent.call("token", ["provider": "corp"], id: .string(id))["result"]?["accessToken"]?.stringValue
     }
 
+    /// The store key of alice's account of corp: her record file's name and her keyring items' `provider`.
+    static let alice = StoreKeys.account("alice", of: "corp")
+
     private func recordText(_ harness: AgentHarness) throws -> String {
-        try String(contentsOf: harness.storeDirectory.appendingPathComponent("corp.json"), encoding: .utf8)
+        try String(contentsOf: harness.storeDirectory.appendingPathComponent("\(Self.alice).json"), encoding: .utf8)
     }
 
     func testTheTokenGoesToTheKeyringAnotherAgentSignsWithItAndLogoutDeletesIt() throws {
@@ -35,7 +39,7 @@ final class KeyringStoreTests: XCTestCase {
         XCTAssertFalse(record.contains(token), "the session file holds no token")
         XCTAssertFalse(record.contains("refreshToken"), record)
         XCTAssertTrue(record.contains("\"secretItem\""), record)
-        let secret = try XCTUnwrap(try keyring.lookup(["provider", "corp"]), "secret-tool finds the item")
+        let secret = try XCTUnwrap(try keyring.lookup(["provider", Self.alice]), "secret-tool finds the item")
         XCTAssertTrue(secret.contains(token))
 
         let second = try harness.spawn()
@@ -43,7 +47,7 @@ final class KeyringStoreTests: XCTestCase {
         XCTAssertTrue(signed["result"]?["headers"]?["Authorization"]?.stringValue == "Bearer \(token)", "the second agent signs with the same token")
 
         XCTAssertNotNil(try second.call("logout", ["provider": "corp"], id: "logout")["result"])
-        XCTAssertNil(try keyring.lookup(["provider", "corp"]), "logout deletes the item")
+        XCTAssertNil(try keyring.lookup(["provider", Self.alice]), "logout deletes the item")
         XCTAssertEqual(try keyring.itemCount(), 0)
     }
 
@@ -62,7 +66,7 @@ final class KeyringStoreTests: XCTestCase {
         XCTAssertEqual(try agent.call("status")["result"]?["store"], ["kind": "keyring"])
         XCTAssertTrue(try accessToken(agent) == token, "the session survived the move")
         XCTAssertFalse(try recordText(harness).contains(token), "no token left in the file")
-        XCTAssertTrue(try keyring.lookup(["provider", "corp"])?.contains(token) == true)
+        XCTAssertTrue(try keyring.lookup(["provider", Self.alice])?.contains(token) == true)
         XCTAssertEqual(try keyring.itemCount(), 1)
     }
 

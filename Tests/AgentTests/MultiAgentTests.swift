@@ -92,7 +92,7 @@ final class MultiAgentTests: XCTestCase {
             guard let outEvent = b.nextLine(timeout: 2).flatMap({ try? JSONParser.parse([UInt8]($0)) }) else { return XCTFail("no userLoggedOut in B") }
             delays.append(Date().timeIntervalSince(t1))
             XCTAssertEqual(outEvent["method"], "userLoggedOut")
-            XCTAssertEqual(outEvent["params"], ["provider": "corp", "reason": "external"])
+            XCTAssertEqual(outEvent["params"], ["provider": "corp", "account": "alice", "reason": "external"])
             let refused = try b.call("sign", ["request": ["method": "GET", "url": .string(harness.issuer.baseURL + "/x")]], id: .string("r\(round)"))
             XCTAssertEqual(refused["error"]?["code"], 1001, "\(refused)")
         }

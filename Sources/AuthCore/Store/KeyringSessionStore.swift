@@ -120,20 +120,29 @@ public final class KeyringSessionStore: SessionStore {
         for provider in providers {
             do {
                 try withLock(provider, timeout: lockTimeout) {
-                    let record = try records.loadRecord(provider, decode: Record.decode)
-                    if case .plaintext(var session)? = record {
-                        session.generation += 1
-                        try save(session, for: provider)
-                        warn("moved the tokens of \(provider) from its session file into the keyring")
-                    }
-                    let keep = try records.loadRecord(provider, decode: Record.decode)?.item
-                    for item in try secrets.items(provider: provider) where item != keep {
-                        try secrets.delete(provider: provider, item: item)
+                    // The provider's own key (a session from before accounts) and each account's.
+                    let accounts = (try records.loadIndex(provider))?.accounts ?? []
+                    for key in [provider] + accounts.map({ StoreKeys.account($0, of: provider) }) {
+                        try tidy(key)
                     }
                 }
             } catch {
                 warn("could not tidy the keyring items of \(provider): \(error)")
             }
+        }
+    }
+
+    /// Moves plaintext tokens of one record into the keyring and deletes the items no record names.
+    private func tidy(_ key: String) throws {
+        let record = try records.loadRecord(key, decode: Record.decode)
+        if case .plaintext(var session)? = record {
+            session.generation += 1
+            try save(session, for: key)
+            warn("moved the tokens of \(String(key.prefix { $0 != "+" })) from its session file into the keyring")
+        }
+        let keep = try records.loadRecord(key, decode: Record.decode)?.item
+        for item in try secrets.items(provider: key) where item != keep {
+            try secrets.delete(provider: key, item: item)
         }
     }
 
