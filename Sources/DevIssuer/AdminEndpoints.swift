@@ -6,11 +6,21 @@ import JSON
 enum AdminEndpoints {
     /// `GET /_admin/stats` → `{"counts":{endpoint: n}}`.
     static func stats(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
-        var counts = JSONObject()
-        for (key, value) in context.state.counts.sorted(by: { $0.key < $1.key }) {
-            counts[key] = .int(Int64(value))
+        .json(200, ["counts": sorted(context.state.counts)])
+    }
+
+    /// `GET /_admin/grants` → `{"grants":{name: n}}`: tokens issued per subject and shape
+    /// (`GrantCounter` names such as `refresh_token:alice:resource=https://api.example.com`).
+    static func grants(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
+        .json(200, ["grants": sorted(context.state.grantCounts)])
+    }
+
+    private static func sorted(_ counts: [String: Int]) -> JSONValue {
+        var object = JSONObject()
+        for (key, value) in counts.sorted(by: { $0.key < $1.key }) {
+            object[key] = .int(Int64(value))
         }
-        return .json(200, ["counts": .object(counts)])
+        return .object(object)
     }
 
     /// `POST /_admin/fault` with any of `latencyMs`, `fail` (+ `status`), `drop`, `rejectApi`,

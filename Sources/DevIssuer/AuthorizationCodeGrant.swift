@@ -3,13 +3,13 @@
 enum AuthorizationCodeGrant {
     static let type = "authorization_code"
 
-    static func handle(_ oauth: OAuthRequest, _ context: RouteContext) -> HTTPResponse {
+    static func handle(_ oauth: OAuthRequest, _ target: TokenTarget, _ context: RouteContext) -> HTTPResponse {
         guard let code = oauth.parameters["code"] else {
             return OAuthRequest.error(400, "invalid_request", "code is required")
         }
         let outcome = context.state.redeemAuthorizationCode(code, clientID: oauth.client.id, redirectURI: oauth.parameters["redirect_uri"],
                                                             verifier: oauth.parameters["code_verifier"],
-                                                            issuer: context.issuer, now: context.now)
+                                                            target: target, issuer: context.issuer, now: context.now)
         switch outcome {
         case .issued(let grant): return TokenEndpoint.success(grant)
         case .invalid(let reason): return OAuthRequest.error(400, "invalid_grant", reason)

@@ -158,13 +158,24 @@ public final class DevIssuer: Sendable {
     // MARK: Observation
 
     /// Requests received for `endpoint` ("session", "token", "token.refresh_token", "token.device_code",
-    /// "token.authorization_code", "deviceAuthorization", "device", "authorize", …), faulted ones included.
+    /// "token.authorization_code", "deviceAuthorization", "device", "authorize", …), faulted ones included;
+    /// or, for a name of `grantCounts`, the tokens issued under it.
     public func count(_ endpoint: String) -> Int {
         state.count(endpoint)
     }
 
+    /// Requests received per endpoint.
     public var counts: [String: Int] { state.counts }
 
+    /// Tokens issued per subject and shape, for asserting "one refresh per expiry per token":
+    /// `refresh_token:USER` and `client_credentials:CLIENT` count every refresh_token grant
+    /// (a replay within the reuse grace period included) and client_credentials grant that
+    /// issued tokens; `…:SHAPE` counts those whose request had that shape — `default`
+    /// without `scope`, `resource` and `audience`, else `audience=A;resource=R;scope=a,b`
+    /// (the parts present, scope tokens sorted).
+    public var grantCounts: [String: Int] { state.grantCounts }
+
+    /// Zeroes `counts` and `grantCounts`.
     public func resetCounts() {
         state.resetCounts()
     }

@@ -22,6 +22,14 @@ public struct DevIssuerOptions: Sendable {
     /// (`invalid_request`, "nonce required"), as some OpenID providers do. A nonce
     /// that is sent is echoed in the ID token either way.
     public var requireNonce: Bool
+    /// RFC 8707 `resource` values the token endpoint accepts (besides its own protected
+    /// API, `ISSUER/api`); any other is refused with `invalid_target`.
+    public var resources: [String]
+    /// `audience` values the token endpoint accepts; any other is refused with `invalid_target`.
+    public var audiences: [String]
+    /// Scopes a client may ask for with client_credentials; a client not listed may ask for any.
+    /// A scope outside the list is refused with `invalid_scope`.
+    public var clientScopes: [String: [String]]
 
     public init(
         users: [String: String] = ["alice": "wonderland", "bob": "builder"],
@@ -30,7 +38,10 @@ public struct DevIssuerOptions: Sendable {
         refreshTokenReuseGrace: Int = 0,
         deviceCodeLifetime: Int = 600,
         deviceInterval: Int = 5,
-        requireNonce: Bool = false
+        requireNonce: Bool = false,
+        resources: [String] = ["https://api.example.com", "https://files.example.com"],
+        audiences: [String] = ["api", "files"],
+        clientScopes: [String: [String]] = ["svc": ["read", "write"]]
     ) {
         self.users = users
         self.clients = clients
@@ -39,5 +50,8 @@ public struct DevIssuerOptions: Sendable {
         self.deviceCodeLifetime = deviceCodeLifetime
         self.deviceInterval = deviceInterval
         self.requireNonce = requireNonce
+        self.resources = resources
+        self.audiences = audiences
+        self.clientScopes = clientScopes
     }
 }

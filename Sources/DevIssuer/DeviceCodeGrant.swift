@@ -3,11 +3,11 @@
 enum DeviceCodeGrant {
     static let type = "urn:ietf:params:oauth:grant-type:device_code"
 
-    static func handle(_ oauth: OAuthRequest, _ context: RouteContext) -> HTTPResponse {
+    static func handle(_ oauth: OAuthRequest, _ target: TokenTarget, _ context: RouteContext) -> HTTPResponse {
         guard let deviceCode = oauth.parameters["device_code"] else {
             return OAuthRequest.error(400, "invalid_request", "device_code is required")
         }
-        switch context.state.pollDeviceCode(deviceCode, clientID: oauth.client.id, issuer: context.issuer, now: context.now) {
+        switch context.state.pollDeviceCode(deviceCode, clientID: oauth.client.id, target: target, issuer: context.issuer, now: context.now) {
         case .issued(let grant):
             return TokenEndpoint.success(grant)
         case .pending:

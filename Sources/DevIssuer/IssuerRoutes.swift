@@ -60,6 +60,7 @@ enum IssuerRoutes {
     /// Control plane for tests and the `dev-issuer` CLI: never counted, never faulted.
     static let admin: [Route] = [
         Route("/_admin/stats", counterKeys: { _ in [] }, ["GET": AdminEndpoints.stats]),
+        Route("/_admin/grants", counterKeys: { _ in [] }, ["GET": AdminEndpoints.grants]),
         Route("/_admin/fault", counterKeys: { _ in [] }, ["POST": AdminEndpoints.fault]),
         Route("/_admin/reset", counterKeys: { _ in [] }, ["POST": AdminEndpoints.reset]),
         Route("/_admin/device", counterKeys: { _ in [] }, ["POST": AdminEndpoints.device]),

@@ -20,6 +20,9 @@ final class IssuerState: Sendable {
     let deviceCodeLifetime: Int
     let defaultDeviceInterval: Int
     let defaultRequireNonce: Bool
+    let resources: Set<String>
+    let audiences: Set<String>
+    let clientScopes: [String: [String]]
     private let passwords: [String: String]
     private let store: Locked<Store>
 
@@ -37,6 +40,9 @@ final class IssuerState: Sendable {
         self.deviceCodeLifetime = options.deviceCodeLifetime
         self.defaultDeviceInterval = options.deviceInterval
         self.defaultRequireNonce = options.requireNonce
+        self.resources = Set(options.resources)
+        self.audiences = Set(options.audiences)
+        self.clientScopes = options.clientScopes
         self.store = Locked(Store(accessTokenLifetime: options.accessTokenLifetime, deviceInterval: options.deviceInterval,
                                   requireNonce: options.requireNonce))
     }
@@ -80,24 +86,49 @@ final class IssuerState: Sendable {
 
     // MARK: OAuth
 
+    /// The request's `resource` and `audience` checked against the configured ones and
+    /// this issuer's own protected API (`ISSUER/api`).
+    func target(resource: String?, audience: String?, issuer: String) -> TokenTarget.Parsed {
+        TokenTarget.parse(resource: resource, audience: audience, knownResources: resources.union([issuer + "/api"]),
+                          knownAudiences: audiences)
+    }
+
+    /// Why `clientID` may not have `scope` by client_credentials (`nil`: it may).
+    func clientScopeProblem(clientID: String, scope: String?) -> String? {
+        guard let allowed = clientScopes[clientID] else { return nil }
+        let refused = IssuerState.scopes(scope).filter { !allowed.contains($0) }
+        guard !refused.isEmpty else { return nil }
+        return "scope \(refused.joined(separator: " ")) is not allowed for client \(clientID); allowed: \(allowed.joined(separator: " "))"
+    }
+
     /// Tokens for a fresh grant (password or client_credentials), in a new family.
-    func issueTokens(user: UserProfile?, clientID: String, scope: String?, refreshable: Bool,
-                     issuer: String, now: Double) -> TokenGrant {
+    /// With `grant`, counted under `GrantCounter` names for the user (or client) and the request's shape.
+    func issueTokens(user: UserProfile?, clientID: String, scope: String?, target: TokenTarget, refreshable: Bool,
+                     countingAs grant: String? = nil, issuer: String, now: Double) -> TokenGrant {
         store.withLock { store in
-            store.mintGrant(user: user, clientID: clientID, scope: scope, refreshScope: scope,
-                            family: store.newFamily(), refreshable: refreshable, issuer: issuer, now: now)
+            if let grant {
+                store.count(GrantCounter.keys(grant: grant, subject: user?.username ?? clientID, requestedScope: scope, target: target))
+            }
+            return store.mintGrant(user: user, clientID: clientID, scope: scope, refreshScope: scope, target: target,
+                                   family: store.newFamily(), refreshable: refreshable, issuer: issuer, now: now)
         }
     }
 
-    /// Rotates a refresh token, with reuse detection (see `RefreshOutcome`).
-    func redeemRefreshToken(_ token: String, clientID: String, requestedScope: String?,
+    /// Rotates a refresh token, with reuse detection (see `RefreshOutcome`). A `requestedScope`
+    /// narrows the new access token only (RFC 6749 §6): the rotated refresh token keeps the
+    /// original grant's scope. Tokens issued (or replayed) are counted under the
+    /// `GrantCounter` names `refresh_token:USER…`.
+    func redeemRefreshToken(_ token: String, clientID: String, requestedScope: String?, target: TokenTarget,
                             issuer: String, now: Double) -> RefreshOutcome {
         store.withLock { store -> RefreshOutcome in
             guard let record = store.refreshTokens[token] else { return .invalid("unknown refresh token") }
             guard record.clientID == clientID else { return .invalid("refresh token was issued to another client") }
             guard !record.revoked, !store.isRevoked(family: record.family) else { return .invalid("refresh token revoked") }
+            let counterKeys = GrantCounter.keys(grant: "refresh_token", subject: record.username ?? record.clientID,
+                                                requestedScope: requestedScope, target: target)
             if let usedAt = record.usedAt {
                 if now - usedAt < Double(refreshTokenReuseGrace), let successor = record.successor {
+                    store.count(counterKeys)
                     return .replayed(successor)
                 }
                 store.revokedFamilies.insert(record.family)
@@ -105,17 +136,22 @@ final class IssuerState: Sendable {
             }
             let scope: String?
             if let requestedScope {
-                let granted = Set(IssuerState.scopes(record.scope))
-                guard IssuerState.scopes(requestedScope).allSatisfy(granted.contains) else { return .invalidScope }
+                let granted = IssuerState.scopes(record.scope)
+                let refused = IssuerState.scopes(requestedScope).filter { !granted.contains($0) }
+                guard refused.isEmpty else {
+                    let grantedText = granted.isEmpty ? "no scope" : granted.joined(separator: " ")
+                    return .invalidScope("scope \(refused.joined(separator: " ")) was not granted; the grant has \(grantedText)")
+                }
                 scope = requestedScope
             } else {
                 scope = record.scope
             }
             let user = record.username.flatMap { users[$0] }
-            let grant = store.mintGrant(user: user, clientID: clientID, scope: scope, refreshScope: record.scope,
+            let grant = store.mintGrant(user: user, clientID: clientID, scope: scope, refreshScope: record.scope, target: target,
                                         family: record.family, refreshable: true, issuer: issuer, now: now)
             store.refreshTokens[token]?.usedAt = now
             store.refreshTokens[token]?.successor = grant
+            store.count(counterKeys)
             return .issued(grant)
         }
     }
@@ -139,15 +175,26 @@ final class IssuerState: Sendable {
         }
     }
 
+    /// Whom `token` speaks for and what it is for, if it is known, unrevoked and unexpired.
+    func describe(accessToken token: String, now: Double) -> ValidAccessToken? {
+        store.withLock { store -> ValidAccessToken? in
+            guard let record = store.accessTokens[token], !store.isRevoked(record), now < record.expiresAt else { return nil }
+            let subject: TokenSubject
+            if let username = record.username {
+                guard let user = users[username] else { return nil }
+                subject = .user(user)
+            } else if let clientID = record.clientID {
+                subject = .client(clientID)
+            } else {
+                return nil
+            }
+            return ValidAccessToken(subject: subject, clientID: record.clientID, scope: record.scope, target: record.target)
+        }
+    }
+
     /// Whom `token` speaks for, if it is known, unrevoked and unexpired.
     func subject(ofAccessToken token: String, now: Double) -> TokenSubject? {
-        store.withLock { store -> TokenSubject? in
-            guard let record = store.accessTokens[token], !store.isRevoked(record), now < record.expiresAt else { return nil }
-            if let username = record.username {
-                return users[username].map(TokenSubject.user)
-            }
-            return record.clientID.map(TokenSubject.client)
-        }
+        describe(accessToken: token, now: now)?.subject
     }
 
     // MARK: Device authorization (RFC 8628)
@@ -164,7 +211,7 @@ final class IssuerState: Sendable {
     }
 
     /// One poll of the device_code grant; mints tokens (a new family) once the user approved.
-    func pollDeviceCode(_ deviceCode: String, clientID: String, issuer: String, now: Double) -> DeviceTokenOutcome {
+    func pollDeviceCode(_ deviceCode: String, clientID: String, target: TokenTarget, issuer: String, now: Double) -> DeviceTokenOutcome {
         store.withLock { store -> DeviceTokenOutcome in
             switch store.devices.poll(deviceCode: deviceCode, clientID: clientID, now: now) {
             case .pending: return .pending
@@ -174,7 +221,7 @@ final class IssuerState: Sendable {
             case .invalid(let reason): return .invalid(reason)
             case .approved(let username, let scope):
                 guard let user = users[username] else { return .invalid("the approving user no longer exists") }
-                return .issued(store.mintGrant(user: user, clientID: clientID, scope: scope, refreshScope: scope,
+                return .issued(store.mintGrant(user: user, clientID: clientID, scope: scope, refreshScope: scope, target: target,
                                                family: store.newFamily(), refreshable: true, issuer: issuer, now: now))
             }
         }
@@ -237,7 +284,7 @@ final class IssuerState: Sendable {
     /// Exchanges a code for tokens (a new family). A second exchange of the same code
     /// revokes every token the first one produced.
     func redeemAuthorizationCode(_ code: String, clientID: String, redirectURI: String?, verifier: String?,
-                                 issuer: String, now: Double) -> CodeRedemption {
+                                 target: TokenTarget, issuer: String, now: Double) -> CodeRedemption {
         store.withLock { store -> CodeRedemption in
             switch store.codes.check(code: code, clientID: clientID, redirectURI: redirectURI, verifier: verifier, now: now) {
             case .invalid(let reason):
@@ -250,7 +297,7 @@ final class IssuerState: Sendable {
                 let family = store.newFamily()
                 store.codes.markRedeemed(code, family: family)
                 return .issued(store.mintGrant(user: user, clientID: clientID, scope: record.scope, refreshScope: record.scope,
-                                               family: family, refreshable: true, issuer: issuer, now: now, nonce: record.nonce))
+                                               target: target, family: family, refreshable: true, issuer: issuer, now: now, nonce: record.nonce))
             }
         }
     }
@@ -335,9 +382,19 @@ final class IssuerState: Sendable {
 
     var counts: [String: Int] { store.withLock { $0.counts } }
 
-    func count(_ endpoint: String) -> Int { store.withLock { $0.counts[endpoint] ?? 0 } }
+    /// Tokens issued per subject and shape, by `GrantCounter` name.
+    var grantCounts: [String: Int] { store.withLock { $0.grantCounts } }
 
-    func resetCounts() { store.withLock { $0.counts = [:] } }
+    /// An endpoint's request count, or a `GrantCounter` name's issued tokens (the names cannot clash:
+    /// endpoint names have no colon).
+    func count(_ name: String) -> Int { store.withLock { $0.counts[name] ?? $0.grantCounts[name] ?? 0 } }
+
+    func resetCounts() {
+        store.withLock {
+            $0.counts = [:]
+            $0.grantCounts = [:]
+        }
+    }
 
     /// Space-separated scope tokens (RFC 6749 §3.3).
     static func scopes(_ scope: String?) -> [String] {
@@ -359,6 +416,8 @@ private struct Store {
         let clientID: String?
         let family: Int
         let expiresAt: Double
+        var scope: String? = nil
+        var target = TokenTarget.unbound
         var revoked = false
     }
 
@@ -386,7 +445,13 @@ private struct Store {
     var autoApproveUser: String? = nil
     var requireNonce: Bool
     var counts: [String: Int] = [:]
+    /// Kept apart from `counts` so the endpoint table (and `/_admin/stats`) reads as before.
+    var grantCounts: [String: Int] = [:]
     var faults = Faults()
+
+    mutating func count(_ keys: [String]) {
+        for key in keys { grantCounts[key, default: 0] += 1 }
+    }
 
     mutating func newFamily() -> Int {
         defer { nextFamily += 1 }
@@ -424,13 +489,14 @@ private struct Store {
 
     /// An access token (and optionally a refresh token and, for `openid`, an id token
     /// carrying the authorization request's `nonce`) in `family`.
-    mutating func mintGrant(user: UserProfile?, clientID: String, scope: String?, refreshScope: String?,
+    /// The access token is bound to `scope` and `target` (its `aud` claim, the client id without a target).
+    mutating func mintGrant(user: UserProfile?, clientID: String, scope: String?, refreshScope: String?, target: TokenTarget,
                             family: Int, refreshable: Bool, issuer: String, now: Double, nonce: String? = nil) -> TokenGrant {
         let times = lifetime(from: now)
         var claims: JSONObject = [
             "iss": .string(issuer),
             "sub": .string(user?.username ?? clientID),
-            "aud": .string(clientID),
+            "aud": target.audienceClaim ?? .string(clientID),
             "client_id": .string(clientID),
         ]
         if let scope { claims["scope"] = .string(scope) }
@@ -439,7 +505,7 @@ private struct Store {
         claims["jti"] = .string(SecureRandom.token(bytes: 12))
         let accessToken = DevJWT.mint(claims: claims)
         accessTokens[accessToken] = AccessTokenRecord(kind: .access, username: user?.username, clientID: clientID,
-                                                      family: family, expiresAt: times.expiresAt)
+                                                      family: family, expiresAt: times.expiresAt, scope: scope, target: target)
 
         var refreshToken: String? = nil
         if refreshable {
@@ -487,8 +553,8 @@ enum RefreshOutcome: Sendable {
     case reuseDetected
     /// Unknown, revoked, or issued to another client.
     case invalid(String)
-    /// The requested scope is not part of the original grant.
-    case invalidScope
+    /// The requested scope is not part of the original grant; the description says which.
+    case invalidScope(String)
 }
 
 /// The result of polling with a device code (RFC 8628 §3.5).
@@ -518,6 +584,15 @@ enum RevocationOutcome: Sendable {
 enum TokenSubject: Sendable {
     case user(UserProfile)
     case client(String)
+}
+
+/// A valid access token as a resource server sees it: whom it speaks for and what it is for.
+struct ValidAccessToken: Sendable {
+    let subject: TokenSubject
+    /// `nil` for session tokens.
+    let clientID: String?
+    let scope: String?
+    let target: TokenTarget
 }
 
 /// What fault injection decided for one request.

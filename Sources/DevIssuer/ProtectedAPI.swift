@@ -6,6 +6,8 @@ import Wire
 /// this issuer considers valid, as a resource server would.
 ///
 /// - `GET /api/me`: who the token speaks for; 401 with `WWW-Authenticate` otherwise.
+/// - `GET /api/token`: which token this is — its subject, client, scope and target — so a
+///   test sees which shaped token (scope, `resource`, `audience`) a client sent.
 /// - `POST /api/echo`: the method, content type and body it received (never the token).
 /// - `GET /api/redirect?to=URL`: `302` to `URL` (a path stays on this origin).
 /// - `GET /api/bytes?n=N`: N bytes of `application/octet-stream`.
@@ -14,18 +16,26 @@ enum ProtectedAPI {
     /// Counted as `api` (and faulted) like every public endpoint.
     static let routes: [Route] = [
         Route("/api/me", counter: "api", ["GET": me]),
+        Route("/api/token", counter: "api", ["GET": token]),
         Route("/api/echo", counter: "api", ["POST": echo, "PUT": echo]),
         Route("/api/redirect", counter: "api", ["GET": redirect, "POST": redirect]),
         Route("/api/bytes", counter: "api", ["GET": bytes]),
     ]
 
     static func me(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
-        authorized(request, context) { subject in
-            switch subject {
+        authorized(request, context) { token in
+            switch token.subject {
             case .user(let user): return .json(200, .object(user.standardClaims))
             case .client(let id): return .json(200, ["client_id": .string(id)])
             }
         }
+    }
+
+    /// `{"sub", "client_id"?, "aud"?, "scope"?, "resource"?, "audience"?}`, in that order (so a
+    /// transcript can match the body as a string); `client_id` and `aud` (as in the token's
+    /// claims) are absent for session tokens.
+    static func token(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
+        authorized(request, context) { token in .json(200, .object(token.json)) }
     }
 
     static func echo(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
@@ -55,14 +65,33 @@ enum ProtectedAPI {
 
     /// Runs `body` for a valid, unrevoked, unexpired bearer token, unless a `rejectAPI`
     /// fault says to refuse it anyway (a resource server that disagrees with the issuer).
-    private static func authorized(_ request: HTTPRequest, _ context: RouteContext, _ body: (TokenSubject) -> HTTPResponse) -> HTTPResponse {
+    private static func authorized(_ request: HTTPRequest, _ context: RouteContext, _ body: (ValidAccessToken) -> HTTPResponse) -> HTTPResponse {
         guard let token = request.bearerToken else {
             return .error(401, "invalid_request", "missing bearer token", headers: [("WWW-Authenticate", "Bearer")])
         }
-        guard !context.state.takeAPIRejection(), let subject = context.state.subject(ofAccessToken: token, now: context.now) else {
+        guard !context.state.takeAPIRejection(), let valid = context.state.describe(accessToken: token, now: context.now) else {
             return .error(401, "invalid_token", "the access token is invalid, expired or revoked",
                           headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
         }
-        return body(subject)
+        return body(valid)
+    }
+}
+
+extension ValidAccessToken {
+    /// What `/api/token` answers.
+    var json: JSONObject {
+        var object: JSONObject = [:]
+        switch subject {
+        case .user(let user): object["sub"] = .string(user.username)
+        case .client(let id): object["sub"] = .string(id)
+        }
+        if let clientID {
+            object["client_id"] = .string(clientID)
+            object["aud"] = target.audienceClaim ?? .string(clientID)
+        }
+        if let scope { object["scope"] = .string(scope) }
+        if let resource = target.resource { object["resource"] = .string(resource) }
+        if let audience = target.audience { object["audience"] = .string(audience) }
+        return object
     }
 }

@@ -8,6 +8,10 @@ import Wire
 /// Refresh tokens rotate on every use. Presenting a used one after the grace
 /// period is treated as theft (OAuth 2.0 Security BCP §4.14.2): the whole token
 /// family is revoked, so the legitimate client's newer tokens die too.
+///
+/// Every grant accepts RFC 8707 `resource` and `audience`, which bind the access
+/// token to that target; an unknown one is `invalid_target` before anything else
+/// happens, so a refused request never spends a refresh token or a code.
 enum TokenEndpoint {
     static let supportedGrants = ["password", "client_credentials", "refresh_token", AuthorizationCodeGrant.type, DeviceCodeGrant.type]
 
@@ -25,44 +29,57 @@ enum TokenEndpoint {
         case .rejected(let response): return response
         case .accepted(let parsed): oauth = parsed
         }
-        switch oauth.parameters["grant_type"] {
-        case nil: return OAuthRequest.error(400, "invalid_request", "grant_type is required")
-        case "password": return password(oauth, context)
-        case "client_credentials": return clientCredentials(oauth, context)
-        case "refresh_token": return refreshToken(oauth, context)
-        case AuthorizationCodeGrant.type: return AuthorizationCodeGrant.handle(oauth, context)
-        case DeviceCodeGrant.type: return DeviceCodeGrant.handle(oauth, context)
-        case let other?: return OAuthRequest.error(400, "unsupported_grant_type", "grant_type \(other) is not supported")
+        guard let grantType = oauth.parameters["grant_type"] else {
+            return OAuthRequest.error(400, "invalid_request", "grant_type is required")
+        }
+        guard supportedGrants.contains(grantType) else {
+            return OAuthRequest.error(400, "unsupported_grant_type", "grant_type \(grantType) is not supported")
+        }
+        let target: TokenTarget
+        switch context.state.target(resource: oauth.parameters["resource"], audience: oauth.parameters["audience"], issuer: context.issuer) {
+        case .invalid(let description): return OAuthRequest.error(400, "invalid_target", description)
+        case .valid(let valid): target = valid
+        }
+        switch grantType {
+        case "password": return password(oauth, target, context)
+        case "client_credentials": return clientCredentials(oauth, target, context)
+        case "refresh_token": return refreshToken(oauth, target, context)
+        case AuthorizationCodeGrant.type: return AuthorizationCodeGrant.handle(oauth, target, context)
+        default: return DeviceCodeGrant.handle(oauth, target, context)  // the last of `supportedGrants`
         }
     }
 
-    private static func password(_ oauth: OAuthRequest, _ context: RouteContext) -> HTTPResponse {
+    private static func password(_ oauth: OAuthRequest, _ target: TokenTarget, _ context: RouteContext) -> HTTPResponse {
         guard let username = oauth.parameters["username"], let password = oauth.parameters["password"] else {
             return OAuthRequest.error(400, "invalid_request", "username and password are required")
         }
         guard let user = context.state.user(username: username, password: password) else {
             return OAuthRequest.error(400, "invalid_grant", "invalid username or password")
         }
-        let grant = context.state.issueTokens(user: user, clientID: oauth.client.id, scope: oauth.parameters["scope"],
+        let grant = context.state.issueTokens(user: user, clientID: oauth.client.id, scope: oauth.parameters["scope"], target: target,
                                               refreshable: true, issuer: context.issuer, now: context.now)
         return success(grant)
     }
 
-    private static func clientCredentials(_ oauth: OAuthRequest, _ context: RouteContext) -> HTTPResponse {
+    private static func clientCredentials(_ oauth: OAuthRequest, _ target: TokenTarget, _ context: RouteContext) -> HTTPResponse {
         guard oauth.client.isConfidential else {
             return OAuthRequest.error(400, "unauthorized_client", "public clients may not use client_credentials")
         }
-        let grant = context.state.issueTokens(user: nil, clientID: oauth.client.id, scope: oauth.parameters["scope"],
-                                              refreshable: false, issuer: context.issuer, now: context.now)
+        let scope = oauth.parameters["scope"]
+        if let problem = context.state.clientScopeProblem(clientID: oauth.client.id, scope: scope) {
+            return OAuthRequest.error(400, "invalid_scope", problem)
+        }
+        let grant = context.state.issueTokens(user: nil, clientID: oauth.client.id, scope: scope, target: target,
+                                              refreshable: false, countingAs: "client_credentials", issuer: context.issuer, now: context.now)
         return success(grant)
     }
 
-    private static func refreshToken(_ oauth: OAuthRequest, _ context: RouteContext) -> HTTPResponse {
+    private static func refreshToken(_ oauth: OAuthRequest, _ target: TokenTarget, _ context: RouteContext) -> HTTPResponse {
         guard let token = oauth.parameters["refresh_token"] else {
             return OAuthRequest.error(400, "invalid_request", "refresh_token is required")
         }
         let outcome = context.state.redeemRefreshToken(token, clientID: oauth.client.id, requestedScope: oauth.parameters["scope"],
-                                                       issuer: context.issuer, now: context.now)
+                                                       target: target, issuer: context.issuer, now: context.now)
         switch outcome {
         case .issued(let grant), .replayed(let grant):
             return success(grant)
@@ -70,8 +87,8 @@ enum TokenEndpoint {
             return OAuthRequest.error(400, "invalid_grant", "refresh token was already used; its token family is revoked")
         case .invalid(let reason):
             return OAuthRequest.error(400, "invalid_grant", reason)
-        case .invalidScope:
-            return OAuthRequest.error(400, "invalid_scope", "requested scope exceeds the original grant")
+        case .invalidScope(let description):
+            return OAuthRequest.error(400, "invalid_scope", description)
         }
     }
 

@@ -74,8 +74,8 @@ final class CLIHarness: Sendable {
         try Self.run(AgentProcess.binaryURL.path, arguments, stdin: stdin, environment: environment.merging(extra) { $1 }, timeout: timeout)
     }
 
-    func login(_ provider: String = "corp") throws {
-        let r = try agent(["login", provider, "--username", "alice", "--password-stdin"], stdin: "wonderland\n")
+    func login(_ provider: String = "corp", as user: (name: String, password: String) = ("alice", "wonderland")) throws {
+        let r = try agent(["login", provider, "--username", user.name, "--password-stdin"], stdin: user.password + "\n")
         XCTAssertEqual(r.status, 0, r.stderr)
     }
 

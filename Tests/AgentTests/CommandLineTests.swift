@@ -38,6 +38,35 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(after.stderr.contains("notLoggedIn"), after.stderr)
     }
 
+    /// Issue 15 on the command line: `--account` picks an account, the status table has a row per
+    /// account (`*` the default), `logout --account` ends one and `logout --all` every one.
+    func testAccountsOnTheCommandLine() throws {
+        let h = try CLIHarness()
+        try h.login()
+        try h.login(as: ("bob", "builder"))
+        let alice = try h.agent(["token", "corp"]).stdout
+        let bob = try h.agent(["token", "corp", "--account", "bob"]).stdout
+        XCTAssertFalse(alice.isEmpty || bob.isEmpty)
+        XCTAssertNotEqual(alice, bob)
+        XCTAssertEqual(try h.agent(["header", h.issuer.baseURL + "/api/items", "--account=bob"]).stdout, "Authorization: Bearer \(bob)")
+        let me = try h.agent(["fetch", "--account", "bob", h.issuer.baseURL + "/api/me"])
+        XCTAssertTrue(me.stdout.contains("\"sub\":\"bob\""), me.stdout)
+        let carol = try h.agent(["token", "corp", "--account", "carol"])
+        XCTAssertEqual(carol.status, 1)
+        XCTAssertTrue(carol.stderr.contains("Account carol is not logged in to"), carol.stderr)
+
+        let rows = try h.agent(["status"]).stdout.split(separator: "\n").filter { $0.hasPrefix("corp ") }
+        XCTAssertEqual(rows.count, 2, "\(rows)")
+        XCTAssertTrue(rows[0].contains("alice *") && rows[1].contains("bob") && !rows[1].contains("*"), "\(rows)")
+
+        XCTAssertEqual(try h.agent(["logout", "corp", "--account", "alice"]).status, 0)
+        XCTAssertEqual(try h.agent(["token", "corp"]).stdout, bob, "bob is the default now")
+        try h.login()
+        XCTAssertEqual(try h.agent(["logout", "corp", "--all"]).status, 0)
+        XCTAssertEqual(try h.agent(["token", "corp"]).status, 1)
+        XCTAssertEqual(try h.agent(["logout", "corp", "--all", "--account", "bob"]).status, 2)
+    }
+
     /// A token in the store is refreshed by a one-shot `token` when it expires, through the same lock and store.
     func testTokenRefreshesAnExpiredToken() throws {
         let h = try CLIHarness(refreshWindowSeconds: 1)

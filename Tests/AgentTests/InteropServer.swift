@@ -85,6 +85,15 @@ final class InteropServer: @unchecked Sendable {
         info[key]?.stringValue ?? ""
     }
 
+    /// The server's people, `alice` first (also `self["username"]`/`self["password"]`) then `bob`,
+    /// so a test can hold two accounts of one provider at once.
+    var users: [(username: String, password: String)] {
+        (info["users"]?.arrayValue ?? []).compactMap { user in
+            guard let username = user["username"]?.stringValue, let password = user["password"]?.stringValue else { return nil }
+            return (username, password)
+        }
+    }
+
     func client(_ grant: String) -> (id: String, secret: String?) {
         (info["clients"]?[grant]?["clientId"]?.stringValue ?? "", info["clients"]?[grant]?["clientSecret"]?.stringValue)
     }

@@ -136,6 +136,73 @@ final class InteropTests: XCTestCase {
         }
     }
 
+    // MARK: Several accounts and shaped tokens (issue 15)
+
+    /// Two people logged in at once on one provider (password flow): the second login adds
+    /// an account, `account` and `selectAccount` pick whose token a request gets, and
+    /// refreshing or logging out one leaves the other's tokens alive at DOT.
+    func testTwoUsersLoggedInAtOnce() throws {
+        let agent = try spawn([passwordProvider()])
+        let aliceID = try XCTUnwrap(try logInWithPassword(agent, as: 0)["account"]?.stringValue)
+        let bobID = try XCTUnwrap(try logInWithPassword(agent, as: 1)["account"]?.stringValue)
+        XCTAssertNotEqual(aliceID, bobID, "DOT's userinfo sub tells the two apart")
+
+        let providers = try agent.result("status")["providers"]?.arrayValue ?? []
+        let entry = try XCTUnwrap(providers.first { $0["id"] == "dot-password" }, "\(providers)")
+        XCTAssertEqual(Set((entry["accounts"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }), [aliceID, bobID], "\(entry)")
+        XCTAssertEqual(entry["account"]?.stringValue, aliceID, "the first login stays the default: \(entry)")
+
+        func token(_ params: JSONObject = [:]) throws -> String {
+            var params = params
+            params["provider"] = "dot-password"
+            return try XCTUnwrap(try agent.result("token", .object(params))["accessToken"]?.stringValue)
+        }
+        let aliceToken = try token(["account": .string(aliceID)])
+        let bobToken = try token(["account": .string(bobID)])
+        XCTAssertEqual(try introspect(aliceToken)["username"]?.stringValue, "alice")
+        XCTAssertEqual(try introspect(bobToken)["username"]?.stringValue, "bob")
+        XCTAssertEqual(try token(), aliceToken, "no account named: the default")
+
+        XCTAssertEqual(try agent.result("selectAccount", ["provider": "dot-password", "account": .string(bobID)])["account"]?.stringValue, bobID)
+        XCTAssertEqual(try token(), bobToken, "this connection selected bob")
+        XCTAssertEqual(try agent.result("refresh", ["provider": "dot-password"])["refreshed"], true)
+        let bobRefreshed = try token()
+        XCTAssertNotEqual(bobRefreshed, bobToken)
+        XCTAssertEqual(try introspect(bobRefreshed)["username"]?.stringValue, "bob")
+        XCTAssertEqual(try introspect(aliceToken)["active"], true, "refreshing bob leaves alice's token alone")
+
+        XCTAssertEqual(try agent.result("logout", ["provider": "dot-password", "account": .string(bobID)])["revoked"], true)
+        XCTAssertEqual(try introspect(bobRefreshed)["active"], false)
+        XCTAssertEqual(try introspect(aliceToken)["active"], true, "logging bob out leaves alice logged in")
+        XCTAssertEqual(try token(["account": .string(aliceID)]), aliceToken)
+    }
+
+    /// A token for fewer scopes than the login's comes from the refresh_token grant with a
+    /// narrower `scope`; DOT issues it with exactly that scope, for the same user. A scope DOT
+    /// refuses is 1013 and spends nothing: the narrower one still works afterwards.
+    func testNarrowingScopeOnRefresh() throws {
+        let agent = try spawn([passwordProvider()])
+        try logInWithPassword(agent)
+        let full = try XCTUnwrap(try agent.result("token", ["provider": "dot-password"])["accessToken"]?.stringValue)
+        XCTAssertEqual(try introspect(full)["scope"], "openid read")
+
+        let wider = try agent.call("token", ["provider": "dot-password", "scopes": ["read", "write"]])
+        XCTAssertEqual(wider["error"]?["code"], 1013, "DOT answers invalid_scope for a scope outside the grant: \(wider)")
+        XCTAssertEqual(wider["error"]?["data"]?["retryable"], false, "\(wider)")
+
+        let narrow = try XCTUnwrap(try agent.result("token", ["provider": "dot-password", "scopes": ["read"]])["accessToken"]?.stringValue)
+        XCTAssertNotEqual(narrow, full)
+        let introspection = try introspect(narrow)
+        XCTAssertEqual(introspection["active"], true, "\(introspection)")
+        XCTAssertEqual(introspection["scope"], "read")
+        XCTAssertEqual(introspection["username"]?.stringValue, server["username"])
+        XCTAssertEqual(try agent.result("token", ["provider": "dot-password", "scopes": ["read"]])["accessToken"]?.stringValue, narrow,
+                       "the shaped token is cached under its shape")
+
+        let providers = try agent.result("status")["providers"]?.arrayValue ?? []
+        XCTAssertEqual(providers.first { $0["id"] == "dot-password" }?["state"], "loggedIn", "\(providers)")
+    }
+
     // MARK: Interactive flows
 
     /// Endpoints from `issuer` (OIDC discovery), except the two DOT's document lacks.
@@ -249,11 +316,59 @@ final class InteropTests: XCTestCase {
         XCTAssertTrue(granted.body.contains("refresh_token"), granted.body)
     }
 
+    /// What issue 15's agent relies on, checked on DOT alone: two people log in with one
+    /// client at once, and the refresh_token grant takes a narrower `scope` (RFC 6749 §6).
+    /// DOT also narrows the *rotated refresh token* to that scope (RFC 6749 §6 says it must keep
+    /// the original), so a later refresh for the original scope is `invalid_scope` — an agent
+    /// sharing one refresh token between shapes must expect that from DOT.
+    func testServerTwoUsersAndNarrowingScopeOnRefreshWithoutTheAgent() throws {
+        let users = server.users
+        XCTAssertEqual(users.map(\.username), ["alice", "bob"])
+        guard users.count == 2 else { return }
+        let client = server.client("password").id
+        func grant(_ form: [(String, String)]) throws -> (status: Int, json: JSONValue) {
+            let response = try Browser(timeout: 10).fetch("POST", URL(string: server["tokenEndpoint"])!, form: [("client_id", client)] + form)
+            return (response.status, try JSONParser.parse(Array(response.body.utf8)))
+        }
+        var refreshTokens: [String] = []
+        for user in users {
+            let login = try grant([("grant_type", "password"), ("username", user.username), ("password", user.password), ("scope", "openid read write")])
+            XCTAssertEqual(login.status, 200, "\(login.json)")
+            let access = try XCTUnwrap(login.json["access_token"]?.stringValue)
+            XCTAssertEqual(try introspect(access)["username"]?.stringValue, user.username)
+            refreshTokens.append(try XCTUnwrap(login.json["refresh_token"]?.stringValue))
+        }
+
+        let narrowed = try grant([("grant_type", "refresh_token"), ("refresh_token", refreshTokens[1]), ("scope", "read")])
+        XCTAssertEqual(narrowed.status, 200, "\(narrowed.json)")
+        XCTAssertEqual(narrowed.json["scope"], "read")
+        let introspection = try introspect(try XCTUnwrap(narrowed.json["access_token"]?.stringValue))
+        XCTAssertEqual(introspection["scope"], "read")
+        XCTAssertEqual(introspection["username"]?.stringValue, "bob")
+
+        let wider = try grant([("grant_type", "refresh_token"), ("refresh_token", refreshTokens[0]), ("scope", "read email")])
+        XCTAssertEqual(wider.status, 400)
+        XCTAssertEqual(wider.json, ["error": "invalid_scope"], "DOT gives no error_description")
+        let rotated = try XCTUnwrap(narrowed.json["refresh_token"]?.stringValue)
+        let original = try grant([("grant_type", "refresh_token"), ("refresh_token", rotated), ("scope", "openid read write")])
+        XCTAssertEqual(original.json, ["error": "invalid_scope"], "DOT narrowed the rotated refresh token too")
+        let unscoped = try grant([("grant_type", "refresh_token"), ("refresh_token", rotated)])
+        XCTAssertEqual(unscoped.json["scope"], "read", "a refused scope does not spend the refresh token; it stays narrowed")
+    }
+
     // MARK: Steps
 
     private func logInWithPassword(_ agent: AgentConversation) throws {
         _ = try agent.result("login", ["provider": "dot-password",
                                        "credentials": ["username": .string(server["username"]), "password": .string(server["password"])]])
+    }
+
+    /// Logs in to `dot-password` as the server's user number `index` (0: alice, 1: bob); returns the login result.
+    @discardableResult
+    private func logInWithPassword(_ agent: AgentConversation, as index: Int) throws -> JSONValue {
+        let user = server.users[index]
+        return try agent.result("login", ["provider": "dot-password",
+                                          "credentials": ["username": .string(user.username), "password": .string(user.password)]])
     }
 
     /// Starts a device login, approves the user code on DOT's pages (typing the

@@ -60,6 +60,34 @@ final class RealToolTests: XCTestCase {
         for output in [clone, rejected, fetch] { XCTAssertFalse(output.stderr.contains(token)) }
     }
 
+    /// Issue 15: git's username (`https://bob@host/…`) picks the account it names; a username
+    /// that names no account (`oauth2`, a typo) gets the default account, as no username does.
+    func testGitUsesTheAccountItsURLNames() throws {
+        guard Self.which("git") != nil else { throw XCTSkip("git is not installed (.ci/run installs it)") }
+        let h = try CLIHarness()
+        let root = h.directory.appendingPathComponent("repos")
+        let work = h.directory.appendingPathComponent("work")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        for args in [["init", "-q", "-b", "main", work.path], ["-C", work.path, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "first"],
+                     ["clone", "-q", "--bare", work.path, root.appendingPathComponent("repo.git").path]] {
+            XCTAssertEqual(try git(h, args).status, 0)
+        }
+        let server = try ScriptServer("git_server.py", [root.path, h.issuer.baseURL])
+        let origin = "127.0.0.1:\(server.port)"
+        try h.writeConfig(extraOrigins: ["http://" + origin])
+        try h.login()
+        try h.login(as: ("bob", "builder"))
+        let log = root.appendingPathComponent("users.log")
+        for (prefix, user) in [("bob@", "bob"), ("", "alice"), ("oauth2@", "alice"), ("alice@", "alice")] {
+            try? FileManager.default.removeItem(at: log)
+            let r = try git(h, ["ls-remote", "http://\(prefix)\(origin)/repo.git"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let users = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").map(String.init)
+            XCTAssertFalse(users.isEmpty)
+            XCTAssertEqual(Set(users), [user], "\(prefix.isEmpty ? "no username" : prefix) → \(user)'s token")
+        }
+    }
+
     /// kubectl runs the exec plugin once per command; 8 at once on an expired token must refresh it once.
     func testParallelKubectlOnAnExpiredTokenRefreshOnce() throws {
         guard let kubectl = Self.which("kubectl") else { throw XCTSkip("kubectl is not installed here; the exec-plugin test needs it") }

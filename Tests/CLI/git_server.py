@@ -1,7 +1,8 @@
 """A loopback git HTTP server for the command-line tests: serves the repositories under
 GIT_PROJECT_ROOT through `git http-backend` (CGI), and only to requests whose Basic-auth
 password is an access token the dev issuer accepts (checked at its /userinfo each time,
-so a revoked token is refused at once). Prints {"port": N} and serves until stdin closes."""
+so a revoked token is refused at once) — and appends the token's user (its `sub`) to
+ROOT/users.log, one line per request served. Prints {"port": N} and serves until stdin closes."""
 import base64
 import json
 import os
@@ -15,13 +16,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ROOT, ISSUER = sys.argv[1], sys.argv[2]
 
 
-def token_accepted(token):
+def token_user(token):
+    """The `sub` of the user the token belongs to, or None when the issuer refuses it."""
     request = urllib.request.Request(ISSUER + "/userinfo", headers={"Authorization": "Bearer " + token})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status == 200
+            return json.load(response).get("sub") if response.status == 200 else None
     except urllib.error.HTTPError:
-        return False
+        return None
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -41,8 +43,11 @@ class Handler(BaseHTTPRequestHandler):
         if not header.startswith("Basic "):
             return self.refuse()
         _, _, password = base64.b64decode(header[6:]).decode().partition(":")
-        if not token_accepted(password):
+        user = token_user(password)
+        if user is None:
             return self.refuse()
+        with open(os.path.join(ROOT, "users.log"), "a") as log:
+            log.write(user + "\n")
         path, _, query = self.path.partition("?")
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         env = {"PATH": os.environ["PATH"], "GIT_PROJECT_ROOT": ROOT, "GIT_HTTP_EXPORT_ALL": "1",

@@ -111,6 +111,23 @@ final class AuthorizationCodeTests: IssuerTestCase {
         XCTAssertEqual(try redirectQuery(try get("/authorize?" + authorizeQuery()))["error"], "access_denied")
     }
 
+    /// RFC 8707 at the code exchange: the access token is bound to the resource; an unknown
+    /// one is refused before the code is looked at, so the code stays usable.
+    func testResourceAtTheCodeExchange() throws {
+        let code = try XCTUnwrap(try approve(username: "bob", password: "builder")["code"])
+        let unknown = try token([("grant_type", "authorization_code"), ("client_id", "cli"), ("code", code), ("redirect_uri", Self.redirectURI),
+                                 ("code_verifier", Self.verifier), ("resource", "https://unknown.example.com")])
+        XCTAssertEqual(unknown.json?["error"], "invalid_target", unknown.text)
+        let tokens = try token([("grant_type", "authorization_code"), ("client_id", "cli"), ("code", code), ("redirect_uri", Self.redirectURI),
+                                ("code_verifier", Self.verifier), ("resource", "https://api.example.com")])
+        XCTAssertEqual(tokens.status, 200, tokens.text)
+        let access = try XCTUnwrap(tokens.json?["access_token"]?.stringValue)
+        XCTAssertEqual(try get("/api/token", bearer: access).json,
+                       ["sub": "bob", "client_id": "cli", "aud": "https://api.example.com", "scope": "openid profile",
+                        "resource": "https://api.example.com"])
+        XCTAssertEqual(jwtClaims(try XCTUnwrap(tokens.json?["id_token"]?.stringValue))?["aud"], "cli", "the ID token is for the client")
+    }
+
     func testPKCEMismatchIsInvalidGrant() throws {
         let code = try XCTUnwrap(try approve()["code"])
         let wrong = try exchange(code, verifier: String(repeating: "a", count: 43))

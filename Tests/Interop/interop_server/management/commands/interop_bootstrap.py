@@ -14,8 +14,12 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from oauth2_provider.models import get_application_model
 
-USERNAME = "alice"
-PASSWORD = "wonderland-Interop1"
+# Two people, so tests can hold two accounts of one provider at once; the first
+# is also described as "username"/"password" for the tests written before the second.
+USERS = [
+    {"username": "alice", "password": "wonderland-Interop1", "email": "alice@example.com"},
+    {"username": "bob", "password": "builder-Interop2", "email": "bob@example.com"},
+]
 
 
 class Command(BaseCommand):
@@ -27,7 +31,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, base_url, output, **options):
         Application = get_application_model()
-        user = get_user_model().objects.create_user(USERNAME, email="alice@example.com", password=PASSWORD)
+        users = [get_user_model().objects.create_user(u["username"], email=u["email"], password=u["password"]) for u in USERS]
+        user = users[0]
 
         def application(client_id, grant, client_type, secret="", redirect_uris=""):
             app = Application(
@@ -67,8 +72,9 @@ class Command(BaseCommand):
             "userinfoEndpoint": o + "/userinfo/",
             "deviceAuthorizationEndpoint": o + "/device-authorization/",
             "loginUrl": base_url.rstrip("/") + "/accounts/login/",
-            "username": USERNAME,
-            "password": PASSWORD,
+            "username": USERS[0]["username"],
+            "password": USERS[0]["password"],
+            "users": [{"username": u["username"], "password": u["password"]} for u in USERS],
             "clients": {
                 "password": {"clientId": "auth-agent-password"},
                 "clientCredentials": {"clientId": "auth-agent-service", "clientSecret": confidential_secret},

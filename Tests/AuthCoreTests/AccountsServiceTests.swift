@@ -1,0 +1,286 @@
+@testable import AuthCore
+import Foundation
+import JSON
+import JSONRPC
+import TestSupport
+import XCTest
+
+/// Issue 15 through `AuthService` over a fake OAuth server and a fake clock:
+/// several accounts per provider, which account a request uses, and tokens
+/// shaped per request sharing one rotating refresh token — each in milliseconds.
+final class AccountsServiceTests: XCTestCase {
+    /// A password-grant token endpoint and userinfo: users are their own `sub`; every
+    /// refresh rotates the refresh token and retires the old one (a reuse is `invalid_grant`).
+    /// Resources it does not know get `invalid_target`; scopes beyond `read write`, `invalid_scope`.
+    final class FakeServer: HTTPTransport, @unchecked Sendable {
+        private let lock = NSLock()
+        private var serial = 0
+        /// Live refresh token → user.
+        private var refreshTokens: [String: String] = [:]
+        /// Grants per "user|scope|resource".
+        private(set) var grants: [String: Int] = [:]
+        var lifetime = 3600
+        /// Seconds each token request takes (to let callers pile up).
+        var latency: UInt64 = 0
+
+        func count(_ user: String, scope: String = "", resource: String = "") -> Int {
+            lock.lock()
+            defer { lock.unlock() }
+            return grants["\(user)|\(scope)|\(resource)"] ?? 0
+        }
+
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            if latency > 0 { try await Task.sleep(nanoseconds: latency) }
+            let path = URL(string: request.url)?.path ?? ""
+            if path == "/userinfo" {
+                let token = request.headers.first { $0.0 == "Authorization" }?.1 ?? ""
+                let user = token.split(separator: ".").dropFirst().first.map(String.init) ?? "?"
+                return Self.json(200, "{\"sub\":\"\(user)\",\"preferred_username\":\"\(user)\"}")
+            }
+            let form = Dictionary(String(decoding: request.body ?? [], as: UTF8.self).split(separator: "&").map { pair -> (String, String) in
+                let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
+                return (parts[0].replacingOccurrences(of: "+", with: " "), parts.count > 1 ? parts[1].replacingOccurrences(of: "+", with: " ") : "")
+            }, uniquingKeysWith: { $1 })
+            return grant(form)
+        }
+
+        private func grant(_ form: [String: String]) -> HTTPResponse {
+            lock.lock()
+            defer { lock.unlock() }
+            let user: String
+            switch form["grant_type"] {
+            case "password":
+                user = form["username"] ?? "?"
+            case "refresh_token":
+                guard let owner = refreshTokens.removeValue(forKey: form["refresh_token"] ?? "") else {
+                    return Self.json(400, #"{"error":"invalid_grant"}"#)
+                }
+                user = owner
+            default:
+                return Self.json(400, #"{"error":"unsupported_grant_type"}"#)
+            }
+            let scope = form["scope"] ?? ""
+            let resource = form["resource"] ?? ""
+            if !resource.isEmpty && !resource.hasPrefix("https://known.example.com") {
+                if let token = form["refresh_token"] { refreshTokens[token] = user }  // nothing spent
+                return Self.json(400, #"{"error":"invalid_target","error_description":"unknown resource"}"#)
+            }
+            if scope.split(separator: " ").contains(where: { !["read", "write"].contains($0) }) {
+                if let token = form["refresh_token"] { refreshTokens[token] = user }
+                return Self.json(400, #"{"error":"invalid_scope","error_description":"admin is not granted"}"#)
+            }
+            serial += 1
+            grants["\(user)|\(scope)|\(resource)", default: 0] += 1
+            let refresh = "rt.\(user).\(serial)"
+            refreshTokens[refresh] = user
+            return Self.json(200, "{\"access_token\":\"at.\(user).\(serial)\",\"token_type\":\"Bearer\",\"expires_in\":\(lifetime),\"refresh_token\":\"\(refresh)\"}")
+        }
+
+        var liveRefreshTokens: Set<String> {
+            lock.lock()
+            defer { lock.unlock() }
+            return Set(refreshTokens.keys)
+        }
+
+        static func json(_ status: Int, _ body: String) -> HTTPResponse {
+            HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: Array(body.utf8))
+        }
+    }
+
+    let server = FakeServer()
+    let clock = FakeClock()
+    let store = MemorySessionStore()
+    let events = TestBox<[AuthEvent]>([])
+
+    static let read = TokenShape(scopes: ["read"])
+    static let known = TokenShape(resource: "https://known.example.com/api")
+
+    func service(origins: [Origin: TokenShape] = [:]) -> AuthService {
+        var corp = ProviderConfig(id: "corp", displayName: "Corp SSO", flow: .password,
+                                  origins: [Origin(url: "https://corp.example.com")!, Origin(url: "https://files.example.com")!],
+                                  tokenEndpoint: "https://idp.example.com/token", userinfoEndpoint: "https://idp.example.com/userinfo", clientId: "cli")
+        corp.originShapes = origins
+        let events = self.events
+        return AuthService(config: AgentConfig(refreshWindowSeconds: 60, store: .memory, providers: [corp]), store: store, transport: server,
+                           clock: clock, logger: Logger(level: .error, sink: { _ in }), httpTimeout: 2, lockTimeout: 2,
+                           events: { event in events.update { $0.append(event) } })
+    }
+
+    @discardableResult
+    func login(_ service: AuthService, _ user: String) async throws -> LoginResult {
+        try await service.login(provider: "corp", credentials: .password(username: user, password: "pw"))
+    }
+
+    func token(_ service: AuthService, _ account: String? = nil, _ shape: TokenShape = .none) async throws -> String {
+        try await service.token(provider: "corp", account: AccountChoice(account: account), shape: shape).accessToken
+    }
+
+    // MARK: Accounts
+
+    func testAnotherIdentityAddsAnAccountAndTheSameIdentityReplacesItsOwn() async throws {
+        let service = service()
+        let alice = try await login(service, "alice")
+        XCTAssertEqual(alice.account, "alice")
+        try await login(service, "bob")
+        let first = try await token(service, "alice")
+        try await login(service, "alice")
+        let status = try XCTUnwrap(service.status().first)
+        XCTAssertEqual(status.accounts.map(\.id), ["alice", "bob"], "logging in again as alice replaced her session")
+        XCTAssertEqual(status.accounts.map(\.isDefault), [true, false], "the first account logged in is the default")
+        let replaced = try await token(service, "alice")
+        XCTAssertNotEqual(replaced, first)
+        XCTAssertEqual(events.get().map(\.account), ["alice", "bob", "alice"])
+        XCTAssertEqual(try store.loadIndex("corp"), AccountIndex(accounts: ["alice", "bob"], defaultAccount: "alice"))
+    }
+
+    func testARequestUsesItsAccountThenTheConnectionsSelectionThenTheDefault() async throws {
+        let service = service()
+        try await login(service, "alice")
+        try await login(service, "bob")
+        let got525 = try await token(service)
+        XCTAssertTrue(got525.hasPrefix("at.alice."), "default")
+        let got36 = try await token(service, "bob")
+        XCTAssertTrue(got36.hasPrefix("at.bob."), "named")
+        let selected = AccountChoice(selected: ["corp": "bob"])
+        let viaSelection = try await service.token(provider: "corp", account: selected).accessToken
+        XCTAssertTrue(viaSelection.hasPrefix("at.bob."), "selected")
+        let named = AccountChoice(account: "alice", selected: ["corp": "bob"])
+        let viaName = try await service.token(provider: "corp", account: named).accessToken
+        XCTAssertTrue(viaName.hasPrefix("at.alice."), "named beats selected")
+        XCTAssertEqual(service.status(choice: selected).first?.account, "bob")
+        do {
+            _ = try await token(service, "carol")
+            XCTFail("carol is not logged in")
+        } catch let error as AuthError {
+            XCTAssertEqual(error.code, .notLoggedIn)
+            XCTAssertEqual(error.message, "Account carol is not logged in to Corp SSO.")
+        }
+    }
+
+    func testTheDefaultIsKeptInTheStoreAndMovesOnWhenItsAccountLogsOut() async throws {
+        let first = service()
+        try await login(first, "alice")
+        try await login(first, "bob")
+        try await first.setDefaultAccount(provider: "corp", account: "bob")
+        let second = service()  // another agent on the same store
+        let got825 = try await token(second)
+        XCTAssertTrue(got825.hasPrefix("at.bob."))
+        _ = try await second.logout(provider: "corp")
+        XCTAssertEqual(try store.loadIndex("corp"), AccountIndex(accounts: ["alice"], defaultAccount: "alice"))
+        let got193 = try await token(second)
+        XCTAssertTrue(got193.hasPrefix("at.alice."))
+        first.checkStore()
+        XCTAssertEqual(first.status().first?.accounts.map(\.id), ["alice"], "the other agent saw bob go")
+        XCTAssertEqual(events.get().filter { $0.name == .userLoggedOut }.map(\.account), ["bob", "bob"], "logout here, external there")
+        _ = try await second.logout(provider: "corp", all: true)
+        XCTAssertNil(try store.loadIndex("corp"))
+        XCTAssertEqual(second.status().first?.accounts, [])
+    }
+
+    func testAStoreOfThePreviousVersionIsReadAsOneAccount() async throws {
+        let legacy = Session(accessToken: "at.alice.0", refreshToken: "rt.alice.0", expiresAt: clock.now().addingTimeInterval(3600),
+                             user: ["sub": "alice"], obtainedAt: clock.now(), generation: 7)
+        try store.save(legacy, for: "corp")
+        let service = service()
+        let token = try await token(service)
+        XCTAssertEqual(token, "at.alice.0")
+        XCTAssertNil(try store.load("corp"), "moved")
+        XCTAssertEqual(try store.load(StoreKeys.account("alice", of: "corp"))?.generation, 7)
+        XCTAssertEqual(try store.loadIndex("corp"), AccountIndex(accounts: ["alice"], defaultAccount: "alice"))
+    }
+
+    // MARK: Shaped tokens
+
+    func testShapedTokensAreCachedPerShapeAndShareOneRotatingRefreshToken() async throws {
+        let service = service()
+        try await login(service, "alice")
+        let own = try await token(service)
+        let read = try await token(service, nil, Self.read)
+        let again296 = try await token(service, nil, Self.read)
+        XCTAssertEqual(again296, read, "cached")
+        let api = try await token(service, nil, Self.known)
+        XCTAssertEqual(Set([own, read, api]).count, 3)
+        XCTAssertEqual(server.count("alice", scope: "read"), 1)
+        XCTAssertEqual(server.count("alice", resource: "https://known.example.com/api"), 1)
+        let again946 = try await token(service)
+        XCTAssertEqual(again946, own, "the session's own token is untouched")
+        // Each grant rotated the refresh token; the store holds the live one, with both shaped tokens.
+        let stored = try XCTUnwrap(try store.load(StoreKeys.account("alice", of: "corp")))
+        XCTAssertEqual(server.liveRefreshTokens, [stored.refreshToken!])
+        XCTAssertEqual(Set(stored.shaped.map(\.shape)), [Self.read, Self.known])
+        // Another agent on the store uses the stored shaped token without asking the server.
+        let fromStore = try await token(self.service(), nil, Self.read)
+        XCTAssertEqual(fromStore, read)
+        XCTAssertEqual(server.count("alice", scope: "read"), 1)
+    }
+
+    func testCallersOfOneShapeShareOneGrantAndEachShapeIsRefreshedOncePerExpiry() async throws {
+        let service = service()
+        try await login(service, "alice")
+        server.latency = 20_000_000
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for i in 0..<20 {
+                let shape = i % 2 == 0 ? Self.read : Self.known
+                group.addTask { try await service.token(provider: "corp", shape: shape).accessToken }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        XCTAssertEqual(tokens.count, 2)
+        XCTAssertEqual(server.count("alice", scope: "read"), 1)
+        XCTAssertEqual(server.count("alice", resource: "https://known.example.com/api"), 1)
+        clock.advance(3600 - 5)  // inside the wait margin: expired for callers
+        _ = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<10 { group.addTask { try await service.token(provider: "corp", shape: Self.read).accessToken } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        XCTAssertEqual(server.count("alice", scope: "read"), 2, "one refresh per expiry")
+        XCTAssertEqual(server.count("alice", resource: "https://known.example.com/api"), 1, "the other shape was not touched")
+        XCTAssertEqual(server.liveRefreshTokens.count, 1, "never two refreshes with one refresh token")
+    }
+
+    func testARefusedShapeIs1013AndTheAccountStays() async throws {
+        let service = service()
+        try await login(service, "alice")
+        for shape in [TokenShape(scopes: ["admin"]), TokenShape(resource: "https://unknown.example.com")] {
+            do {
+                _ = try await token(service, nil, shape)
+                XCTFail("\(shape) is not granted")
+            } catch let error as AuthError {
+                XCTAssertEqual(error.code, .scopeNotGranted)
+                XCTAssertFalse(error.code.retryable)
+                XCTAssertTrue(error.message.contains(shape.scopes.isEmpty ? "unknown resource" : "admin is not granted"), error.message)
+            }
+        }
+        let got36 = try await token(service)
+        XCTAssertTrue(got36.hasPrefix("at.alice."), "still logged in")
+        XCTAssertFalse(events.get().contains { $0.name == .userLoggedOut })
+    }
+
+    func testAnOriginConfiguredWithAShapeIsSignedWithThatToken() async throws {
+        let service = service(origins: [Origin(url: "https://files.example.com")!: Self.read])
+        try await login(service, "alice")
+        let files = try await service.sign(url: "https://files.example.com/a", provider: nil)
+        let corp = try await service.sign(url: "https://corp.example.com/a", provider: nil)
+        guard case .signed(let f) = files, case .signed(let c) = corp else { return XCTFail("both are covered") }
+        XCTAssertEqual(f.shape, Self.read)
+        XCTAssertNotEqual(f.authorization, c.authorization)
+        XCTAssertEqual(server.count("alice", scope: "read"), 1)
+        // From memory from now on: the fast path answers without waiting.
+        guard case .signed(let again)? = try service.signNow(url: "https://files.example.com/b", provider: nil) else { return XCTFail("in memory") }
+        XCTAssertEqual(again.authorization, f.authorization)
+    }
+
+    func testAShapedTokenRejectedWithA401IsReplacedAndTheOthersStay() async throws {
+        let service = service()
+        try await login(service, "alice")
+        let read = try await token(service, nil, Self.read)
+        let own = try await token(service)
+        let result = try await service.refresh(provider: "corp", failedAuthorization: "Bearer \(read)")
+        XCTAssertTrue(result.refreshed)
+        let replaced = try await token(service, nil, Self.read)
+        XCTAssertNotEqual(replaced, read)
+        let again68 = try await token(service)
+        XCTAssertEqual(again68, own, "only the rejected token was replaced")
+        XCTAssertEqual(server.count("alice", scope: "read"), 2)
+    }
+}
