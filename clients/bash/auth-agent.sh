@@ -4,6 +4,7 @@
 #   auth_agent_start --config ~/.config/auth-agent/config.json
 #   auth_agent_call login '{"provider":"corp","credentials":{...}}'
 #   auth_agent_curl -sf "$url"     # signed; after a 401: refresh, resend once
+#   AUTH_AGENT_ACCOUNT=bob auth_agent_curl -sf "$url"   # as another account
 #   auth_agent_stop                 # or let the EXIT trap do it
 #
 # The agent runs as a coprocess and speaks JSON-RPC 2.0, one message per line.
@@ -20,7 +21,8 @@
 # Methods map to "request" or "notification" (no answer is sent for those).
 declare -gA AUTH_AGENT_METHODS=(
   [initialize]=request [ping]=request [shutdown]=request [status]=request
-  [login]=request [logout]=request [sign]=request [fetch]=request
+  [login]=request [logout]=request [selectAccount]=request [setDefaultAccount]=request
+  [sign]=request [fetch]=request
   [refresh]=request [token]=request [subscribe]=request [unsubscribe]=request
   [exit]=notification ['$/cancelRequest']=notification
 )
@@ -40,6 +42,12 @@ declare -gA AUTH_AGENT_ERRORS=(
 
 # Seconds a call waits for its answer before cancelling it.
 : "${AUTH_AGENT_TIMEOUT:=30}"
+
+# Whose token and which token the helpers (auth_agent_sign, _curl, _token,
+# _logout) ask for, when set: AUTH_AGENT_ACCOUNT (an account id; else the one
+# selected with auth_agent_select_account, else the provider's default),
+# AUTH_AGENT_SCOPES (space-separated), AUTH_AGENT_AUDIENCE, AUTH_AGENT_RESOURCE
+# (RFC 8707). Set them for the script, or for one call: VAR=value auth_agent_curl ...
 
 _auth_agent_say() { printf 'auth-agent.sh: %s\n' "$*" >&2; }
 
@@ -282,11 +290,22 @@ auth_agent_notifications() {
   : >"$AUTH_AGENT_NOTIFICATIONS_FILE"
 }
 
+# The account and token-shape params from AUTH_AGENT_ACCOUNT, _SCOPES,
+# _AUDIENCE and _RESOURCE, as a JSON object of those set (only the account
+# with "account"), for jq's --argjson.
+_auth_agent_choice_json() { # [account]
+  jq -cn --arg account "${AUTH_AGENT_ACCOUNT:-}" --arg scopes "${AUTH_AGENT_SCOPES:-}" \
+    --arg audience "${AUTH_AGENT_AUDIENCE:-}" --arg resource "${AUTH_AGENT_RESOURCE:-}" --arg only "${1:-}" '
+    {account: $account}
+    + if $only == "" then {scopes: ($scopes | [splits("[ \t]+")] | map(select(. != ""))), audience: $audience, resource: $resource} else {} end
+    | with_entries(select(.value != "" and .value != []))'
+}
+
 # Prints sign's result JSON for URL (with the provider that signed).
 _auth_agent_sign_json() { # URL METHOD [PROVIDER]
   local params
-  params=$(jq -cn --arg url "$1" --arg method "$2" --arg provider "${3:-}" \
-    '{request: {method: $method, url: $url}} + (if $provider == "" then {} else {provider: $provider} end)') || return 2
+  params=$(jq -cn --arg url "$1" --arg method "$2" --arg provider "${3:-}" --argjson choice "$(_auth_agent_choice_json)" \
+    '{request: {method: $method, url: $url}} + (if $provider == "" then {} else {provider: $provider} end) + $choice') || return 2
   auth_agent_call sign "$params"
 }
 
@@ -310,7 +329,7 @@ auth_agent_sign() {
 auth_agent_token() {
   _auth_agent_need_jq || return
   local params result rc=0
-  params=$(jq -cn --arg p "${1:?auth_agent_token PROVIDER}" '{provider: $p}')
+  params=$(jq -cn --arg p "${1:?auth_agent_token PROVIDER}" --argjson choice "$(_auth_agent_choice_json)" '{provider: $p} + $choice')
   result=$(auth_agent_call token "$params") || rc=$?
   if ((rc)); then auth_agent_last_error >/dev/null; return "$rc"; fi
   jq -r .accessToken <<<"$result"
@@ -395,7 +414,8 @@ auth_agent_curl() {
     return "$rc"
   fi
   local params
-  params=$(jq -Rc --arg p "$provider" '{provider: $p, failedAuthorization: .}' <<<"$authorization")
+  params=$(jq -Rc --arg p "$provider" --argjson choice "$(_auth_agent_choice_json account)" \
+    '{provider: $p, failedAuthorization: .} + $choice' <<<"$authorization")
   rc=0
   auth_agent_call refresh "$params" >/dev/null && signed=$(_auth_agent_sign_json "$url" "$method" "$provider") || rc=$?
   if ((rc)); then
@@ -435,6 +455,38 @@ auth_agent_login() {
   params=$(printf '%s\n' "${values[@]}" | jq -Rnc --arg p "$provider" --argjson fields "$fields" \
     '[inputs] as $v | {provider: $p, credentials: ([$fields, $v] | transpose | map({key: .[0].name, value: .[1]}) | from_entries)}')
   auth_agent_call login "$params"
+}
+
+# auth_agent_logout PROVIDER [--all]: log out of the account AUTH_AGENT_ACCOUNT
+# names (else the one this agent would use), or of every account with --all;
+# prints the result.
+auth_agent_logout() {
+  _auth_agent_need_jq || return
+  local provider=${1:?auth_agent_logout PROVIDER [--all]} all=false
+  case ${2:-} in
+    "") ;;
+    --all) all=true ;;
+    *) _auth_agent_say "usage: auth_agent_logout PROVIDER [--all]"; _auth_agent_fail "" badArguments; return 2 ;;
+  esac
+  auth_agent_call logout "$(jq -cn --arg p "$provider" --argjson all "$all" --argjson choice "$(_auth_agent_choice_json account)" \
+    '{provider: $p} + $choice + (if $all then {all: true} else {} end)')"
+}
+
+# auth_agent_select_account PROVIDER [ACCOUNT]: this agent's requests to
+# PROVIDER that name no account use ACCOUNT from now on; without ACCOUNT,
+# the provider's default again. Only this script's agent is affected.
+auth_agent_select_account() {
+  _auth_agent_need_jq || return
+  auth_agent_call selectAccount "$(jq -cn --arg p "${1:?auth_agent_select_account PROVIDER [ACCOUNT]}" --arg a "${2:-}" \
+    '{provider: $p, account: (if $a == "" then null else $a end)}')"
+}
+
+# auth_agent_set_default_account PROVIDER ACCOUNT: the provider's default
+# account, for every agent and the command line (kept in the store).
+auth_agent_set_default_account() {
+  _auth_agent_need_jq || return
+  auth_agent_call setDefaultAccount "$(jq -cn --arg p "${1:?auth_agent_set_default_account PROVIDER ACCOUNT}" \
+    --arg a "${2:?auth_agent_set_default_account PROVIDER ACCOUNT}" '{provider: $p, account: $a}')"
 }
 
 # auth_agent_stop: shutdown + exit, then make sure the process is gone.

@@ -37,6 +37,8 @@ issuer=$(jq -r .issuer "$tmp/issuer" 2>/dev/null)
 if [[ -z $issuer || $issuer == null ]]; then echo "FAIL the dev issuer did not start"; echo "0 passed, 1 failed"; exit 1; fi
 admin() { curl -sf -X POST -d "$2" "$issuer/_admin/$1" >/dev/null; }
 count() { curl -sf "$issuer/_admin/stats" | jq -r --arg k "$1" '.counts[$k] // 0'; }
+# Tokens issued under GRANT:USER or GRANT:USER:SHAPE, e.g. refresh_token:bob.
+grants() { curl -sf "$issuer/_admin/grants" | jq -r --arg k "$1" '.grants[$k] // 0'; }
 
 config=$tmp/config.json
 jq -n --arg iss "$issuer" '{
@@ -44,8 +46,11 @@ jq -n --arg iss "$issuer" '{
   store: {kind: "memory"},
   providers: [{id: "corp", displayName: "Corp", flow: "password", origins: [$iss],
     tokenEndpoint: "\($iss)/token", revocationEndpoint: "\($iss)/revoke",
-    userinfoEndpoint: "\($iss)/userinfo", clientId: "cli"}]}' >"$config"
+    userinfoEndpoint: "\($iss)/userinfo", clientId: "cli", scopes: ["read", "write"]}]}' >"$config"
 login_alice='{"provider":"corp","credentials":{"username":"alice","password":"wonderland"}}'
+login_bob='{"provider":"corp","credentials":{"username":"bob","password":"builder"}}'
+# The claims of one of the dev issuer's JWT access tokens.
+claims() { jq -R 'split(".")[1] | gsub("-"; "+") | gsub("_"; "/") | @base64d | fromjson' <<<"$1"; }
 
 echo "# names match schema/openrpc.json"
 missing=$(jq -r '.methods[].name' "$schema" | while read -r m; do [[ -n ${AUTH_AGENT_METHODS[$m]:-} ]] || echo "$m"; done)
@@ -195,6 +200,84 @@ check "after a failure inside \$(...), auth_agent_last_error sets them" \
   eval '[[ $(auth_agent_last_error) == "1001 notLoggedIn" ]] && auth_agent_last_error >/dev/null && [[ $AUTH_AGENT_ERROR_REASON == notLoggedIn ]]'
 auth_agent_stop
 
+echo "# accounts and shaped tokens"
+auth_agent_start --config "$config"
+admin reset '{}'
+auth_agent_call subscribe '{"events":["userLoggedIn","userLoggedOut","tokenRefreshed"]}' >/dev/null 2>>"$errlog"
+auth_agent_call login "$login_alice" >"$tmp/login-alice" 2>>"$errlog"
+auth_agent_call login "$login_bob" >"$tmp/login-bob" 2>>"$errlog"
+check "a second user's login adds an account; each login names its account" \
+  eval '[[ $(jq -r .account "$tmp/login-alice") == alice && $(jq -r .account "$tmp/login-bob") == bob ]]'
+check "userLoggedIn names the account" contains "$(auth_agent_notifications)" '"account":"bob"'
+status=$(auth_agent_call status 2>>"$errlog")
+check "status lists both accounts, the first logged in the default" \
+  test "$(jq -c '[.providers[0].accounts[] | [.id, .default]] | sort' <<<"$status")" = '[["alice",true],["bob",false]]'
+me=$(AUTH_AGENT_ACCOUNT=bob auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
+check "AUTH_AGENT_ACCOUNT picks auth_agent_curl's account" test "$(jq -r .sub <<<"$me")" = bob
+me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
+check "without it, the default account" test "$(jq -r .sub <<<"$me")" = alice
+admin fault '{"rejectApi":1}'
+me=$(AUTH_AGENT_ACCOUNT=bob auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog"); rc=$?
+check "401 -> refresh -> 200 as AUTH_AGENT_ACCOUNT: the resend is bob's, one refresh, of bob's token" \
+  eval '((rc == 0)) && [[ $(jq -r .sub <<<"$me") == bob && $(count token.refresh_token) == 1 && $(grants refresh_token:bob) == 1 ]]'
+token=$(AUTH_AGENT_ACCOUNT=bob AUTH_AGENT_SCOPES=read auth_agent_token corp 2>>"$errlog")
+check "auth_agent_token with AUTH_AGENT_ACCOUNT and AUTH_AGENT_SCOPES: bob's read-only token" \
+  test "$(claims "$token" | jq -c '[.sub, .scope]')" = '["bob","read"]'
+headers=$(AUTH_AGENT_SCOPES=read auth_agent_sign "$issuer/api/me" 2>>"$errlog")
+check "auth_agent_sign with AUTH_AGENT_SCOPES: alice's read-only token" \
+  test "$(claims "${headers#Authorization: Bearer }" | jq -c '[.sub, .scope]')" = '["alice","read"]'
+token=$(auth_agent_token corp 2>>"$errlog")
+check "without a shape, the token of the login's scopes" test "$(claims "$token" | jq -r .scope)" = "read write"
+unset token headers
+out=$(AUTH_AGENT_SCOPES=admin auth_agent_curl -sf "$issuer/api/me" 2>&1); rc=$?
+check "a scope the server refuses: status 1, 1013 scopeNotGranted, nothing sent" \
+  eval '((rc == 1)) && [[ $out == "1013 scopeNotGranted "* && $(auth_agent_last_error) == "1013 scopeNotGranted" ]]'
+me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
+check "after 1013 the account is still logged in" test "$(jq -r .sub <<<"$me")" = alice
+# The issuer's /api/token describes the token it was sent.
+described=$(AUTH_AGENT_ACCOUNT=bob AUTH_AGENT_RESOURCE=https://files.example.com auth_agent_curl -sf "$issuer/api/token" 2>>"$errlog")
+check "AUTH_AGENT_RESOURCE: auth_agent_curl sends a token for that resource" \
+  test "$(jq -c '[.sub, .resource]' <<<"$described")" = '["bob","https://files.example.com"]'
+described=$(AUTH_AGENT_AUDIENCE=files auth_agent_curl -sf "$issuer/api/token" 2>>"$errlog")
+check "AUTH_AGENT_AUDIENCE: auth_agent_curl sends a token for that audience" \
+  test "$(jq -c '[.sub, .audience]' <<<"$described")" = '["alice","files"]'
+out=$(AUTH_AGENT_RESOURCE=https://unknown.example.com auth_agent_token corp 2>&1); rc=$?
+check "an unknown resource: 1013 with the server's description" \
+  eval '((rc == 1)) && [[ $out == "1013 scopeNotGranted "* ]] && contains "$out" "unknown resource"'
+# A fresh agent: the shaped tokens above came from refreshes, and more would trip the refresh limit.
+auth_agent_stop
+auth_agent_start --config "$config"
+auth_agent_call subscribe '{"events":["userLoggedIn","userLoggedOut"]}' >/dev/null 2>>"$errlog"
+auth_agent_call login "$login_alice" >/dev/null 2>>"$errlog"
+auth_agent_call login "$login_bob" >/dev/null 2>>"$errlog"
+selected=$(auth_agent_select_account corp bob 2>>"$errlog" | jq -c '[.provider, .account]')
+me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
+check "auth_agent_select_account: this agent's requests go out as bob" \
+  eval '[[ $selected == "[\"corp\",\"bob\"]" && $(jq -r .sub <<<"$me") == bob ]]'
+selected=$(auth_agent_select_account corp 2>>"$errlog" | jq -c '[.provider, .account]')
+me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
+check "auth_agent_select_account without an account: back to the default" \
+  eval '[[ $selected == "[\"corp\",null]" && $(jq -r .sub <<<"$me") == alice ]]'
+auth_agent_set_default_account corp bob >/dev/null 2>>"$errlog"
+me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
+check "auth_agent_set_default_account: bob is the default" \
+  eval '[[ $(jq -r .sub <<<"$me") == bob && $(auth_agent_call status | jq -r ".providers[0].accounts[] | select(.default) | .id") == bob ]]'
+out=$(auth_agent_select_account corp carol 2>&1); rc=$?
+check "an account that is not logged in: status 1, 1001 notLoggedIn" eval '((rc == 1)) && [[ $out == "1001 notLoggedIn "* ]]'
+auth_agent_notifications >/dev/null
+AUTH_AGENT_ACCOUNT=alice auth_agent_logout corp >/dev/null 2>>"$errlog"
+left=$(auth_agent_call status 2>>"$errlog" | jq -c '[.providers[0].accounts[].id]')
+events=$(auth_agent_notifications | jq -r 'select(.method == "userLoggedOut") | "\(.params.account) \(.params.reason)"')
+check "auth_agent_logout with AUTH_AGENT_ACCOUNT logs out that account only; the event names it" \
+  eval '[[ $left == "[\"bob\"]" && $events == "alice logout" ]]'
+auth_agent_call login "$login_alice" >/dev/null 2>>"$errlog"
+auth_agent_logout corp --all >/dev/null 2>>"$errlog"
+left=$(auth_agent_call status 2>>"$errlog" | jq -c '[.providers[0].state, .providers[0].accounts]')
+events=$(auth_agent_notifications | jq -r 'select(.method == "userLoggedOut") | .params.account' | sort | paste -sd " ")
+check "auth_agent_logout --all logs out every account" eval '[[ $left == "[\"loggedOut\",[]]" && $events == "alice bob" ]]'
+out=$(auth_agent_logout corp --every 2>&1); rc=$?
+check "auth_agent_logout refuses an unknown option" eval '((rc == 2)) && contains "$out" "usage: auth_agent_logout"'
+auth_agent_stop
 
 check "no token or secret ever reached stderr" eval '! grep -qE "eyJ|wonderland" "$errlog"'
 

@@ -33,9 +33,10 @@ export type EventName = 'userLoggedIn' | 'userLoggedOut' | 'tokenRefreshed';
 export type NotificationName = EventName | 'loginPrompt';
 export type Flow = 'session' | 'password' | 'clientCredentials' | 'token' | 'deviceCode' | 'authorizationCode';
 
-export interface UserLoggedIn { provider: string; user: User; expiresAt: Expiry }
-export interface UserLoggedOut { provider: string; reason: 'logout' | 'expired' | 'external' }
-export interface TokenRefreshed { provider: string; expiresAt: Expiry }
+/** Each event names the account it concerns. */
+export interface UserLoggedIn { provider: string; account: string; user: User; expiresAt: Expiry }
+export interface UserLoggedOut { provider: string; account: string; reason: 'logout' | 'expired' | 'external' }
+export interface TokenRefreshed { provider: string; account: string; expiresAt: Expiry }
 /**
  * A device-code or browser login waits for the user: show `userCode` and
  * `verificationUri` (device code) or open `url` (browser). `requestId` is the login's id.
@@ -58,21 +59,42 @@ export interface InitializeResult {
   capabilities: { flows?: Flow[]; events?: EventName[] };
 }
 export interface Field { name: 'username' | 'password' | 'token'; label: string; secret: boolean }
+/** One logged-in identity of a provider; `default` marks the provider's default account. */
+export interface AccountStatus { id: string; user: User; expiresAt: Expiry; default: boolean }
 export interface ProviderStatus {
   id: string;
   displayName: string;
   flow: Flow;
   fields: Field[];
+  /** `state`, `user`, `expiresAt` and `account` describe the account this connection would use. */
   state: 'loggedIn' | 'loggedOut';
   user?: User;
   expiresAt?: Expiry;
+  /** That account's id; absent when logged out. */
+  account?: string;
+  /** Every logged-in account; empty when logged out. */
+  accounts: AccountStatus[];
 }
 /** Where sessions are kept; `reason` says why `store.kind: "auto"` fell back to files. */
 export interface StoreStatus { kind: 'keyring' | 'file' | 'memory'; reason?: string }
 export interface StatusResult { store: StoreStatus; providers: ProviderStatus[] }
 export interface SubscribeResult { events: EventName[]; status: StatusResult }
-export interface LoginResult { provider: string; user: User; expiresAt: Expiry }
+/** `account`: the account logged in (added, or replaced when that identity was logged in already). */
+export interface LoginResult { provider: string; account: string; user: User; expiresAt: Expiry }
 export interface LogoutResult { revoked: boolean }
+/** What selectAccount and setDefaultAccount resolve with. */
+export interface AccountChoice { provider: string; account: string | null }
+/**
+ * Whose token and which token: `account` (default: the one this connection
+ * selected, else the provider's default), and the token's shape — `scopes`,
+ * `audience`, `resource` (RFC 8707, an absolute URI) — for the API called.
+ */
+export interface TokenChoice {
+  account?: string;
+  scopes?: string[];
+  audience?: string;
+  resource?: string;
+}
 export interface RefreshResult { provider: string; refreshed: boolean; expiresAt: Expiry }
 export interface TokenResult { accessToken: string; tokenType: string; expiresAt: Expiry }
 export type Credentials = { username: string; password: string } | { token: string };
@@ -151,7 +173,7 @@ export declare class AgentDiedError extends AuthAgentError {
 export type SignedHeaders = Record<string, string> & { readonly provider: string | null };
 
 /** The global fetch's RequestInit, plus what the agent's fetch takes. */
-export interface AgentRequestInit extends RequestInit {
+export interface AgentRequestInit extends RequestInit, TokenChoice {
   /** Sign with this provider (default: the one whose origins cover the URL). */
   provider?: string;
   /** Milliseconds for the whole call (default: the client's timeout; Infinity: the agent's maximum, 600 s). */
@@ -207,13 +229,18 @@ export declare class AuthAgent extends EventEmitter {
   ping(options?: CallOptions): Promise<Record<string, never>>;
   status(options?: CallOptions): Promise<StatusResult>;
   login(params: { provider: string; credentials?: Credentials; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
-  logout(params: { provider: string }, options?: CallOptions): Promise<LogoutResult>;
+  /** Without `account`, the account this connection would use; `all: true`, every account of the provider. */
+  logout(params: { provider: string; account?: string; all?: boolean }, options?: CallOptions): Promise<LogoutResult>;
+  /** This connection's account for `provider` (never another program's); `null` or none: the provider's default. */
+  selectAccount(params: { provider: string; account?: string | null }, options?: CallOptions): Promise<AccountChoice>;
+  /** The provider's default account, for every connection, agent and the command line. */
+  setDefaultAccount(params: { provider: string; account: string }, options?: CallOptions): Promise<AccountChoice>;
   /**
    * The headers to add to the request; {} when no provider covers its origin.
    * `provider` (not enumerable) is the provider that signed, for `refresh`.
    */
   sign(
-    request: { method: string; url: string; headers?: Record<string, string>; provider?: string },
+    request: { method: string; url: string; headers?: Record<string, string>; provider?: string } & TokenChoice,
     options?: CallOptions,
   ): Promise<SignedHeaders>;
   /**
@@ -223,8 +250,17 @@ export declare class AuthAgent extends EventEmitter {
    * or, when `init.signal` aborts, with its reason.
    */
   fetch(input: string | URL | Request, init?: AgentRequestInit): Promise<AgentResponse>;
-  refresh(params: { provider: string; failedAuthorization?: string }, options?: CallOptions): Promise<RefreshResult>;
-  token(params: { provider: string }, options?: CallOptions): Promise<TokenResult>;
+  /**
+   * `fetch` with these defaults under each call's own `init`: a function with
+   * the global fetch's signature, for libraries that take one, sending as
+   * that account and with that token shape.
+   */
+  fetcher(defaults?: AgentRequestInit): (input: string | URL | Request, init?: AgentRequestInit) => Promise<AgentResponse>;
+  refresh(
+    params: { provider: string; failedAuthorization?: string; account?: string },
+    options?: CallOptions,
+  ): Promise<RefreshResult>;
+  token(params: { provider: string } & TokenChoice, options?: CallOptions): Promise<TokenResult>;
   subscribe(params?: { events?: EventName[]; providers?: string[] }, options?: CallOptions): Promise<SubscribeResult>;
   unsubscribe(options?: CallOptions): Promise<Record<string, never>>;
   /**

@@ -172,9 +172,26 @@ export class AuthAgent extends EventEmitter {
     return this.request('login', { provider, credentials, openBrowser }, options);
   }
 
-  /** Log out, revoking at the server when configured: `{provider}` → `{revoked}`. */
-  logout({ provider }, options) {
-    return this.request('logout', { provider }, options);
+  /**
+   * Log out, revoking at the server when configured: `{provider, account?, all?}` → `{revoked}`.
+   * Without `account`, the account this connection would use; `all: true`, every account.
+   */
+  logout({ provider, account, all }, options) {
+    return this.request('logout', { provider, account, all }, options);
+  }
+
+  /**
+   * Use `account` for this connection's requests to `provider` that name
+   * none; `null` goes back to the provider's default. Only this agent
+   * connection is affected, never another program's: `{provider, account}`.
+   */
+  selectAccount({ provider, account = null }, options) {
+    return this.request('selectAccount', { provider, account }, options);
+  }
+
+  /** Make `account` the provider's default for every connection, agent and the command line (kept in the store). */
+  setDefaultAccount({ provider, account }, options) {
+    return this.request('setDefaultAccount', { provider, account }, options);
   }
 
   /**
@@ -182,9 +199,14 @@ export class AuthAgent extends EventEmitter {
    * origin), refreshing the token first when it is due. The provider that
    * signed, which `refresh` needs after a 401, is the headers' `provider`:
    * not enumerable, so spreading the headers into a request leaves it out.
+   * `account` signs as that account (default: the one this connection
+   * selected, else the provider's default); `scopes`, `audience` and
+   * `resource` ask for a token shaped for the API (ScopeNotGrantedError
+   * when the server refuses it).
    */
-  async sign({ method, url, headers, provider }, options) {
-    const result = await this.request('sign', { request: { method, url, headers }, provider }, options);
+  async sign({ method, url, headers, provider, account, scopes, audience, resource }, options) {
+    const params = { request: { method, url, headers }, provider, account, scopes, audience, resource };
+    const result = await this.request('sign', params, options);
     return Object.defineProperty(result.headers, 'provider', { value: result.provider ?? null });
   }
 
@@ -196,6 +218,7 @@ export class AuthAgent extends EventEmitter {
    * and resends once; `response.authAgent` is `{provider, signed, retried}`.
    *
    * Besides RequestInit, `init` takes `provider` (sign with this one),
+   * `account`, `scopes`, `audience`, `resource` (as in `sign`),
    * `timeout` (ms for the whole call; default the client's, Infinity: the
    * agent's maximum of 600 s) and `maxResponseBytes` (default 10 MiB).
    * Aborting `init.signal` rejects with its reason and cancels the request at
@@ -204,12 +227,18 @@ export class AuthAgent extends EventEmitter {
    * NotLoggedInError, SessionExpiredError, ...
    */
   async fetch(input, init = {}) {
-    const { provider, timeout = this.timeout, maxResponseBytes, ...requestInit } = init;
+    const {
+      provider, account, scopes, audience, resource, timeout = this.timeout, maxResponseBytes, ...requestInit
+    } = init;
     const request = new Request(input, requestInit);
     const bytes = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
     const params = {
       request: fetchRequest(request, bytes),
       provider,
+      account,
+      scopes,
+      audience,
+      resource,
       timeoutSeconds: agentSeconds(timeout),
       maxResponseBytes,
     };
@@ -218,16 +247,31 @@ export class AuthAgent extends EventEmitter {
   }
 
   /**
+   * A function with the global `fetch`'s signature that sends through
+   * `agent.fetch` with these `defaults` (`provider`, `account`, `scopes`,
+   * `audience`, `resource`, `timeout`, `maxResponseBytes`, or any
+   * RequestInit member) under each call's own `init`: hand it to a library
+   * that takes a `fetch`, and every request it makes goes out as that
+   * account, with that token shape.
+   */
+  fetcher(defaults = {}) {
+    return (input, init = {}) => this.fetch(input, { ...defaults, ...init });
+  }
+
+  /**
    * After a 401: pass the Authorization header that failed as
    * `failedAuthorization`, so a token already replaced is not refreshed twice.
    */
-  refresh({ provider, failedAuthorization }, options) {
-    return this.request('refresh', { provider, failedAuthorization }, options);
+  refresh({ provider, failedAuthorization, account }, options) {
+    return this.request('refresh', { provider, failedAuthorization, account }, options);
   }
 
-  /** The current access token, for scripts: `{accessToken, tokenType, expiresAt}`. */
-  token({ provider }, options) {
-    return this.request('token', { provider }, options);
+  /**
+   * The current access token, for scripts: `{accessToken, tokenType, expiresAt}`;
+   * `account`, `scopes`, `audience` and `resource` as in `sign`.
+   */
+  token({ provider, account, scopes, audience, resource }, options) {
+    return this.request('token', { provider, account, scopes, audience, resource }, options);
   }
 
   /** Start notifications (default events: userLoggedIn, userLoggedOut). */

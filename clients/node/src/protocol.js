@@ -17,6 +17,8 @@ export const METHODS = Object.freeze([
   'status',
   'login',
   'logout',
+  'selectAccount',
+  'setDefaultAccount',
   'sign',
   'fetch',
   'refresh',

@@ -73,7 +73,7 @@ describe('AuthAgent with the real agent', { skip: SKIP }, () => {
     await login(agent);
     const loggedOut = next(agent, 'userLoggedOut');
     assert.deepEqual(await agent.logout({ provider: PROVIDER }), { revoked: true });
-    assert.deepEqual(await loggedOut, { provider: PROVIDER, reason: 'logout' });
+    assert.deepEqual(await loggedOut, { provider: PROVIDER, account: CREDENTIALS.username, reason: 'logout' });
   });
 
   test('server revocation emits userLoggedOut with reason expired', async () => {
@@ -83,7 +83,7 @@ describe('AuthAgent with the real agent', { skip: SKIP }, () => {
     await issuer.fault({ revokeAll: true });
     const loggedOut = next(agent, 'userLoggedOut');
     await assert.rejects(agent.refresh({ provider: PROVIDER }), { code: 1004, reason: 'sessionExpired' });
-    assert.deepEqual(await loggedOut, { provider: PROVIDER, reason: 'expired' });
+    assert.deepEqual(await loggedOut, { provider: PROVIDER, account: CREDENTIALS.username, reason: 'expired' });
   });
 
   test('a wrong password is invalidCredentials, without the password', async () => {

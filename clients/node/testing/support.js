@@ -19,6 +19,8 @@ export const SCHEMA_PATH = join(CLIENT_ROOT, '..', '..', 'schema', 'openrpc.json
 export const FAKE_AGENT = fileURLToPath(new URL('fake-agent.js', import.meta.url));
 export const PROVIDER = 'corp';
 export const CREDENTIALS = Object.freeze({ username: 'alice', password: 'wonderland' });
+/** The dev issuer's second user, for a second account on the same provider. */
+export const BOB = Object.freeze({ username: 'bob', password: 'builder' });
 export const WAIT = 5_000;
 
 /** `auth-agent dev-issuer` on a free loopback port; it serves until its stdin closes. */
@@ -59,7 +61,15 @@ export class DevIssuer {
     return (await this.admin('stats')).counts[key] ?? 0;
   }
 
-  /** A config with one password-grant provider, `corp`, for this issuer. */
+  /** Tokens issued under `key`: `GRANT:USER` or `GRANT:USER:SHAPE`, e.g. `refresh_token:bob:scope=read`. */
+  async grants(key) {
+    return (await this.admin('grants')).grants[key] ?? 0;
+  }
+
+  /**
+   * A config with one password-grant provider, `corp`, for this issuer,
+   * granted the scopes `read` and `write` (so a token for `read` alone is a narrower one).
+   */
   writeConfig(directory, refreshWindowSeconds = 60) {
     const path = join(directory, 'config.json');
     writeFileSync(path, JSON.stringify({
@@ -74,6 +84,7 @@ export class DevIssuer {
         revocationEndpoint: `${this.url}/revoke`,
         userinfoEndpoint: `${this.url}/userinfo`,
         clientId: 'cli',
+        scopes: ['read', 'write'],
       }],
     }));
     return path;
@@ -87,6 +98,9 @@ export class DevIssuer {
     clearTimeout(killer);
   }
 }
+
+/** The payload of one of the dev issuer's JWT access tokens. */
+export const claims = (accessToken) => JSON.parse(Buffer.from(accessToken.split('.')[1], 'base64url').toString('utf8'));
 
 /** Resolves after `ms` milliseconds. */
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -12,7 +12,18 @@ local function complete_provider(lead)
 end
 
 local function provider_arg(opts)
-  return opts.args ~= "" and opts.args or nil
+  return opts.fargs[1]
+end
+
+-- The provider first, then one of its accounts.
+local function complete_provider_account(lead, line)
+  local words = vim.split(line, "%s+", { trimempty = false })
+  if #words <= 2 then
+    return complete_provider(lead)
+  end
+  return vim.tbl_filter(function(id)
+    return id:find(lead, 1, true) == 1
+  end, require("auth_agent").account_ids(words[2]))
 end
 
 vim.api.nvim_create_user_command("AuthAgentLogin", function(opts)
@@ -20,8 +31,20 @@ vim.api.nvim_create_user_command("AuthAgentLogin", function(opts)
 end, { nargs = "?", complete = complete_provider, desc = "Log in through an auth-agent provider" })
 
 vim.api.nvim_create_user_command("AuthAgentLogout", function(opts)
-  require("auth_agent").logout_interactive(provider_arg(opts))
-end, { nargs = "?", complete = complete_provider, desc = "Log out of an auth-agent provider" })
+  require("auth_agent").logout_interactive(opts.fargs[1], opts.fargs[2], opts.bang)
+end, { nargs = "*", bang = true, complete = complete_provider_account,
+  desc = "Log out of an account of an auth-agent provider (!: of every account)" })
+
+vim.api.nvim_create_user_command("AuthAgentAccount", function(opts)
+  require("auth_agent").select_account_interactive(opts.fargs[1], opts.fargs[2])
+end, { nargs = "+", complete = complete_provider_account, desc = "Choose this editor's account of a provider" })
+
+vim.api.nvim_create_user_command("AuthAgentDefaultAccount", function(opts)
+  if #opts.fargs ~= 2 then
+    return vim.notify("usage: :AuthAgentDefaultAccount {provider} {account}", vim.log.levels.ERROR)
+  end
+  require("auth_agent").set_default_account_interactive(opts.fargs[1], opts.fargs[2])
+end, { nargs = "+", complete = complete_provider_account, desc = "Set a provider's default account" })
 
 vim.api.nvim_create_user_command("AuthAgentStatus", function()
   require("auth_agent").show_status()

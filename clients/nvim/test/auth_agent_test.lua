@@ -108,7 +108,8 @@ test("every schema method, notification and error is in names.lua", function()
 end)
 
 test("user commands are defined", function()
-  for _, cmd in ipairs({ "AuthAgentLogin", "AuthAgentLogout", "AuthAgentStatus" }) do
+  for _, cmd in ipairs({ "AuthAgentLogin", "AuthAgentLogout", "AuthAgentStatus", "AuthAgentAccount",
+    "AuthAgentDefaultAccount" }) do
     eq(vim.fn.exists(":" .. cmd), 2, cmd)
   end
 end)
@@ -458,6 +459,180 @@ test(":AuthAgentLogin with a provider logs in without claiming it is unknown", f
   vim.cmd("AuthAgentLogin ghost")
   wait_for("the unknown provider's message", function()
     return noted("No provider ghost")
+  end)
+end)
+
+-- Accounts and shaped tokens. The provider's login asks for the scopes read and write.
+local bob = { username = "bob", password = "builder" }
+local me_url = issuer .. "/api/me"
+
+-- The claims of one of the dev issuer's JWT access tokens (0.7 has no vim.base64).
+local function claims(token)
+  local payload = token:gsub("^Bearer ", ""):match("^[^.]+%.([^.]+)"):gsub("-", "+"):gsub("_", "/")
+  payload = payload .. string.rep("=", (4 - #payload % 4) % 4)
+  return vim.json.decode(vim.fn.system({ "base64", "-d" }, payload))
+end
+
+local function who(req)
+  local err, res = http(vim.tbl_extend("keep", req or {}, { url = me_url }))
+  eq(err, nil, "error")
+  eq(res.status, 200, "status")
+  return vim.json.decode(res.body).preferred_username, res
+end
+
+local function account_ids()
+  local p = auth.providers[1]
+  local ids = vim.tbl_map(function(a)
+    return a.id .. (a.default and "*" or "")
+  end, p.accounts or {})
+  table.sort(ids)
+  return table.concat(ids, " ")
+end
+
+test("accounts: a second user's login adds an account; status and the cache list both", function()
+  admin("reset", "{}")
+  auth.setup({ bin = env.AUTH_AGENT_BIN, config = env.TEST_CONFIG })
+  local _, first = await(auth.login, "corp", alice)
+  local _, second = await(auth.login, "corp", bob)
+  eq(first.account .. " " .. second.account, "alice bob", "accounts")
+  wait_for("AuthAgentLoggedIn for bob", function()
+    return fired_with("AuthAgentLoggedIn", "account", "bob")
+  end)
+  wait_for("the cached accounts", function()
+    return account_ids() == "alice* bob"
+  end)
+  eq(auth.providers[1].account, "alice", "this editor's account")
+  eq(auth.providers[1].user.preferred_username, "alice", "the cached user stays this editor's")
+end)
+
+test("accounts: the account field of sign, http and token picks whose token", function()
+  eq(who(), "alice", "default")
+  eq(who({ account = "bob" }), "bob", "named")
+  local headers = auth.sign_sync({ url = me_url, account = "bob" })
+  eq(claims(headers.Authorization).sub, "bob", "sign_sync")
+  local err, token = await(auth.token, { provider = "corp", account = "bob" })
+  eq(err, nil, "token error")
+  eq(claims(token.accessToken).sub, "bob", "token")
+end)
+
+test("accounts: http after a 401 refreshes and resends as the same account", function()
+  admin("reset", "{}")
+  admin("fault", '{"rejectApi":1}')
+  local user, res = who({ account = "bob" })
+  eq(user, "bob", "user")
+  eq(res.retried, true, "retried")
+  eq(stats()["token.refresh_token"], 1, "refreshes")
+  local grants = vim.json.decode(vim.fn.system({ "curl", "-sf", issuer .. "/_admin/grants" })).grants
+  eq(grants["refresh_token:bob"], 1, "bob's refreshes")
+end)
+
+test("shapes: scopes narrow the token; with() pins an account and a shape", function()
+  local plain = auth.sign_sync({ url = me_url })
+  local narrow = auth.sign_sync({ url = me_url, scopes = { "read" } })
+  eq(claims(plain.Authorization).scope, "read write", "plain scope")
+  eq(claims(narrow.Authorization).scope, "read", "narrow scope")
+  local as_bob = auth.with({ account = "bob", scopes = { "read" } })
+  local headers = as_bob.sign_sync({ url = me_url })
+  eq(claims(headers.Authorization).sub .. " " .. claims(headers.Authorization).scope, "bob read", "with().sign_sync")
+  local err, res = await(as_bob.http, { url = me_url })
+  eq(err, nil, "with().http error")
+  eq(vim.json.decode(res.body).preferred_username, "bob", "with().http")
+  local _, token = await(as_bob.token, "corp")
+  eq(token.accessToken, headers.Authorization:gsub("^Bearer ", ""), "with().token")
+  eq(who({ account = "alice", scopes = { "read" } }), "alice", "a request's own field wins")
+  local _, token_alice = await(as_bob.token, { provider = "corp", account = "alice" })
+  eq(claims(token_alice.accessToken).sub, "alice", "with().token's own field wins")
+end)
+
+test("shapes: a scope the server refuses is 1013 scopeNotGranted; the login stays", function()
+  local err = http({ url = me_url, scopes = { "admin" } })
+  eq(err.code, 1013, "code")
+  eq(err.data.reason, names.errors[1013], "reason")
+  eq(err.data.reason, "scopeNotGranted", "reason name")
+  eq(err.data.retryable, false, "retryable")
+  local headers, sign_err = auth.sign_sync({ url = me_url, scopes = { "admin" } })
+  eq(headers, nil, "headers")
+  eq(sign_err.code, 1013, "sign_sync code")
+  eq(who(), "alice", "still logged in")
+end)
+
+test("shapes: two resources and an audience are three tokens; an unknown resource is 1013", function()
+  -- A fresh agent: more refreshes on the one before would trip its refresh limit.
+  auth.setup({ bin = env.AUTH_AGENT_BIN, config = env.TEST_CONFIG })
+  await(auth.login, "corp", alice)
+  await(auth.login, "corp", bob)
+  -- The issuer's /api/token describes the token it was sent.
+  local function described(req)
+    local err, res = http(vim.tbl_extend("keep", req, { url = issuer .. "/api/token" }))
+    eq(err, nil, "error")
+    local d = vim.json.decode(res.body)
+    return ("%s %s %s"):format(d.sub, d.resource or "-", d.audience or "-")
+  end
+  eq(described({ resource = issuer .. "/api" }), "alice " .. issuer .. "/api -", "its own API")
+  eq(described({ resource = "https://files.example.com" }), "alice https://files.example.com -", "files")
+  eq(described({ audience = "files", account = "bob" }), "bob - files", "an audience")
+  eq(described({}), "alice - -", "no shape")
+  local err = http({ url = me_url, resource = "https://unknown.example.com" })
+  eq(err.code, 1013, "code")
+  assert(err.message:find("unknown resource", 1, true), err.message)
+end)
+
+test(":AuthAgentAccount chooses this editor's account; select_account(nil) goes back", function()
+  notes = {}
+  vim.cmd("AuthAgentAccount corp bob")
+  wait_for("the selection's message", function()
+    return noted("Corp: this editor uses bob")
+  end)
+  eq(who(), "bob", "selected")
+  wait_for("the cached account", function()
+    return auth.providers[1].account == "bob"
+  end)
+  vim.cmd("AuthAgentStatus")
+  wait_for("the status with accounts", function()
+    return noted("account bob: bob (this editor)") and noted("account alice: alice (default)")
+  end)
+  local err, result = await(auth.select_account, "corp", nil)
+  eq(err, nil, "error")
+  eq(result.provider .. " " .. tostring(result.account), "corp nil", "result")
+  eq(who(), "alice", "back to the default")
+  err = await(auth.select_account, "corp", "carol")
+  eq(err.code, 1001, "an account not logged in")
+end)
+
+test(":AuthAgentDefaultAccount sets the provider's default", function()
+  notes = {}
+  vim.cmd("AuthAgentDefaultAccount corp bob")
+  wait_for("the message", function()
+    return noted("Corp: the default account is bob")
+  end)
+  eq(who(), "bob", "the default")
+  wait_for("the cached default", function()
+    return account_ids() == "alice bob*"
+  end)
+end)
+
+test(":AuthAgentLogout corp alice logs out one account; :AuthAgentLogout! corp every one", function()
+  vim.cmd("AuthAgentLogout corp alice")
+  wait_for("AuthAgentLoggedOut for alice", function()
+    return fired_with("AuthAgentLoggedOut", "account", "alice")
+  end)
+  wait_for("the cached accounts", function()
+    return account_ids() == "bob*"
+  end)
+  await(auth.login, "corp", alice)
+  local n = #fired
+  vim.cmd("AuthAgentLogout! corp")
+  wait_for("AuthAgentLoggedOut for both", function()
+    local accounts = {}
+    for i = n + 1, #fired do
+      if fired[i].pattern == "AuthAgentLoggedOut" then
+        accounts[fired[i].data.account] = true
+      end
+    end
+    return accounts.alice and accounts.bob
+  end)
+  wait_for("the cached state", function()
+    return auth.providers[1].state == "loggedOut" and account_ids() == ""
   end)
 end)
 

@@ -25,7 +25,7 @@ cat >"$tmp/config.json" <<JSON
 {"refreshWindowSeconds": 60, "store": {"kind": "memory"},
  "providers": [{"id": "corp", "displayName": "Corp", "flow": "password", "origins": ["$issuer"],
    "tokenEndpoint": "$issuer/token", "revocationEndpoint": "$issuer/revoke",
-   "userinfoEndpoint": "$issuer/userinfo", "clientId": "cli"}]}
+   "userinfoEndpoint": "$issuer/userinfo", "clientId": "cli", "scopes": ["read", "write"]}]}
 JSON
 
 # The issuer's pipe is closed for nvim so that only this script keeps it open.

@@ -2,7 +2,7 @@
 
 import base64
 import math
-from typing import Any, Dict, Iterable, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 
 from .protocol import PROTOCOL_VERSION
 
@@ -35,25 +35,66 @@ def login(
     return params
 
 
+def account_and_shape(
+    account: Optional[str] = None,
+    scopes: Optional[Sequence[str]] = None,
+    audience: Optional[str] = None,
+    resource: Optional[str] = None,
+) -> Dict[str, Any]:
+    """The optional params that pick whose token and which token: the
+    account (else the one this connection selected, else the provider's
+    default) and the token's shape. Only those given are sent, so a request
+    without them is exactly the request of before accounts and shapes."""
+    params: Dict[str, Any] = {}
+    if account is not None:
+        params["account"] = account
+    if scopes is not None:
+        if isinstance(scopes, str):
+            raise TypeError("scopes is a list of scope names, not a string")
+        params["scopes"] = list(scopes)
+    if audience is not None:
+        params["audience"] = audience
+    if resource is not None:
+        params["resource"] = resource
+    return params
+
+
 def sign(
     method: str,
     url: str,
     headers: Optional[Mapping[str, str]],
     provider: Optional[str],
+    shape: Mapping[str, Any],
 ) -> Dict[str, Any]:
+    """``shape``: what ``account_and_shape`` built."""
     request: Dict[str, Any] = {"method": method, "url": url}
     if headers:
         request["headers"] = dict(headers)
     params: Dict[str, Any] = {"request": request}
     if provider is not None:
         params["provider"] = provider
+    params.update(shape)
     return params
 
 
-def refresh(provider: str, failed_authorization: Optional[str]) -> Dict[str, Any]:
+def token(provider: str, shape: Mapping[str, Any]) -> Dict[str, Any]:
+    return {"provider": provider, **shape}
+
+
+def refresh(
+    provider: str, failed_authorization: Optional[str], account: Optional[str]
+) -> Dict[str, Any]:
     params: Dict[str, Any] = {"provider": provider}
     if failed_authorization is not None:
         params["failedAuthorization"] = failed_authorization
+    return {**params, **account_and_shape(account)}
+
+
+def logout(provider: str, account: Optional[str], all_accounts: bool) -> Dict[str, Any]:
+    """``all`` is sent only when true, so the agent's default applies otherwise."""
+    params: Dict[str, Any] = {"provider": provider, **account_and_shape(account)}
+    if all_accounts:
+        params["all"] = True
     return params
 
 
@@ -84,9 +125,11 @@ def fetch(
     provider: Optional[str],
     timeout: Optional[float],
     max_response_bytes: Optional[int],
+    shape: Mapping[str, Any],
 ) -> Dict[str, Any]:
     """Text bodies travel as ``body``, bytes as ``bodyBase64``. Without a
-    finite ``timeout`` the agent applies its default."""
+    finite ``timeout`` the agent applies its default. ``shape``: what
+    ``account_and_shape`` built."""
     request: Dict[str, Any] = {"method": method, "url": url}
     if headers:
         request["headers"] = dict(headers)
@@ -101,6 +144,7 @@ def fetch(
         params["timeoutSeconds"] = min(timeout, FETCH_MAX_TIMEOUT)
     if max_response_bytes is not None:
         params["maxResponseBytes"] = max_response_bytes
+    params.update(shape)
     return params
 
 

@@ -1,8 +1,24 @@
-"""The one rule every HTTP adapter shares: when to refresh and resend."""
+"""What every HTTP adapter shares: whose token it asks for, and when to
+refresh and resend."""
 
-from typing import Optional
+from typing import Any, Dict, NamedTuple, Optional, Sequence
 
 from .results import SignResult
+
+
+class Pin(NamedTuple):
+    """The account and token shape an adapter asks for on every request it
+    signs (``None``: the agent's choice). The refresh after a 401 names the
+    same account, so the retry goes out as the same user."""
+
+    account: Optional[str] = None
+    scopes: Optional[Sequence[str]] = None
+    audience: Optional[str] = None
+    resource: Optional[str] = None
+
+    def sign_options(self) -> Dict[str, Any]:
+        """Keyword arguments for ``sign``."""
+        return self._asdict()
 
 
 def should_refresh(status: int, sent_authorization: Optional[str], signed: SignResult) -> bool:

@@ -32,6 +32,7 @@ from ._wire import Notification, RequestId, Response, decode, encode
 from .errors import AuthAgentError, cannot_start, ended, timed_out
 from .protocol import NOTIFICATIONS
 from .results import (
+    AccountChoice,
     FetchResponse,
     InitializeResult,
     LoginResult,
@@ -241,10 +242,36 @@ class AuthAgent:
         params = _params.login(provider, username, password, token, open_browser)
         return cast(LoginResult, with_datetimes(self.call("login", params, timeout=timeout)))
 
-    def logout(self, provider: str, *, timeout: Optional[float] = None) -> LogoutResult:
-        """Log out of ``provider``, revoking its tokens at the server when
-        configured; emits userLoggedOut."""
-        return cast(LogoutResult, self.call("logout", {"provider": provider}, timeout=timeout))
+    def logout(
+        self,
+        provider: str,
+        *,
+        account: Optional[str] = None,
+        all: bool = False,
+        timeout: Optional[float] = None,
+    ) -> LogoutResult:
+        """Log out of one account of ``provider`` (``account``, else the one
+        this connection would use), or of every account with ``all=True``,
+        revoking the tokens at the server when configured; emits userLoggedOut."""
+        params = _params.logout(provider, account, all)
+        return cast(LogoutResult, self.call("logout", params, timeout=timeout))
+
+    def select_account(
+        self, provider: str, account: Optional[str], *, timeout: Optional[float] = None
+    ) -> AccountChoice:
+        """Use ``account`` for this connection's requests to ``provider`` that
+        name none (``None``: back to the provider's default). Only this
+        client's agent connection is affected, never another program's."""
+        params = {"provider": provider, "account": account}
+        return cast(AccountChoice, self.call("selectAccount", params, timeout=timeout))
+
+    def set_default_account(
+        self, provider: str, account: str, *, timeout: Optional[float] = None
+    ) -> AccountChoice:
+        """Make ``account`` the provider's default, for every connection,
+        agent and the command line (kept in the store)."""
+        params = {"provider": provider, "account": account}
+        return cast(AccountChoice, self.call("setDefaultAccount", params, timeout=timeout))
 
     def sign(
         self,
@@ -253,12 +280,22 @@ class AuthAgent:
         headers: Optional[Mapping[str, str]] = None,
         provider: Optional[str] = None,
         *,
+        account: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
+        audience: Optional[str] = None,
+        resource: Optional[str] = None,
         timeout: Optional[float] = None,
     ) -> SignResult:
         """The headers to add to this HTTP request (empty when no provider
         covers its origin), refreshing the token first when it is due; the
-        result is that mapping, with the ``provider`` that signed."""
-        params = _params.sign(method, url, headers, provider)
+        result is that mapping, with the ``provider`` that signed.
+
+        ``account`` signs as that account (default: the one this connection
+        selected, else the provider's default); ``scopes``, ``audience`` and
+        ``resource`` (RFC 8707) ask for a token shaped for the API called.
+        A shape the server refuses raises ``ScopeNotGranted``."""
+        shape = _params.account_and_shape(account, scopes, audience, resource)
+        params = _params.sign(method, url, headers, provider, shape)
         return SignResult(self.call("sign", params, timeout=timeout))
 
     def fetch(
@@ -269,6 +306,10 @@ class AuthAgent:
         headers: Optional[Mapping[str, str]] = None,
         body: Union[str, bytes, None] = None,
         provider: Optional[str] = None,
+        account: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
+        audience: Optional[str] = None,
+        resource: Optional[str] = None,
         timeout: Optional[float] = None,
         max_response_bytes: Optional[int] = None,
     ) -> FetchResponse:
@@ -280,7 +321,8 @@ class AuthAgent:
         exception.
         """
         limit = self.timeout if timeout is None else timeout
-        params = _params.fetch(method, url, headers, body, provider, limit, max_response_bytes)
+        shape = _params.account_and_shape(account, scopes, audience, resource)
+        params = _params.fetch(method, url, headers, body, provider, limit, max_response_bytes, shape)
         result = self.call("fetch", params, timeout=_params.fetch_answer_limit(limit))
         return FetchResponse(result)
 
@@ -289,17 +331,29 @@ class AuthAgent:
         provider: str,
         failed_authorization: Optional[str] = None,
         *,
+        account: Optional[str] = None,
         timeout: Optional[float] = None,
     ) -> RefreshResult:
         """After a 401: pass the Authorization header that failed, so a token
-        that was already replaced is not refreshed twice."""
-        params = _params.refresh(provider, failed_authorization)
+        that was already replaced is not refreshed twice, and the ``account``
+        it was signed for (default: as for ``sign``)."""
+        params = _params.refresh(provider, failed_authorization, account)
         return cast(RefreshResult, with_datetimes(self.call("refresh", params, timeout=timeout)))
 
-    def token(self, provider: str, *, timeout: Optional[float] = None) -> TokenResult:
+    def token(
+        self,
+        provider: str,
+        *,
+        account: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
+        audience: Optional[str] = None,
+        resource: Optional[str] = None,
+        timeout: Optional[float] = None,
+    ) -> TokenResult:
         """The current access token, for scripts that cannot use ``sign``;
-        refreshed first when due."""
-        result = self.call("token", {"provider": provider}, timeout=timeout)
+        refreshed first when due. ``account`` and the shape as in ``sign``."""
+        shape = _params.account_and_shape(account, scopes, audience, resource)
+        result = self.call("token", _params.token(provider, shape), timeout=timeout)
         return cast(TokenResult, with_datetimes(result))
 
     def subscribe(

@@ -6,11 +6,11 @@ Needs the ``httpx`` extra (``pip install 'auth-agent-client[httpx]'``);
 nothing else in the package imports it.
 """
 
-from typing import AsyncGenerator, Generator, Optional, Union
+from typing import AsyncGenerator, Generator, Optional, Sequence, Union
 
 import httpx
 
-from ._retry import should_refresh
+from ._retry import Pin, should_refresh
 from .aio import AsyncAuthAgent
 from .client import AuthAgent
 from .results import SignResult
@@ -36,11 +36,22 @@ _Step = Union[_Sign, _Refresh, httpx.Request]
 class AgentAuth(httpx.Auth):
     """Signs each request through the agent and, when the response is a 401
     for the Authorization it added, refreshes and resends once; a second 401
-    is returned as is. ``provider`` as in ``auth_agent.requests.AgentAuth``."""
+    is returned as is. ``provider``, ``account`` and the shape (``scopes``,
+    ``audience``, ``resource``) as in ``auth_agent.requests.AgentAuth``."""
 
-    def __init__(self, agent: Union[AuthAgent, AsyncAuthAgent], provider: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        agent: Union[AuthAgent, AsyncAuthAgent],
+        provider: Optional[str] = None,
+        *,
+        account: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
+        audience: Optional[str] = None,
+        resource: Optional[str] = None,
+    ) -> None:
         self.agent = agent
         self.provider = provider
+        self.pin = Pin(account, scopes, audience, resource)
 
     def _flow(self, request: httpx.Request) -> Generator[_Step, object, None]:
         """The exchange without I/O, driven by the sync and the async flow:
@@ -70,10 +81,14 @@ class AgentAuth(httpx.Auth):
             except StopIteration:
                 return
             if isinstance(step, _Sign):
-                outcome = agent.sign(request.method, str(request.url), provider=step.provider)
+                outcome = agent.sign(
+                    request.method, str(request.url), provider=step.provider, **self.pin.sign_options()
+                )
             elif isinstance(step, _Refresh):
                 assert step.signed.provider is not None
-                outcome = agent.refresh(step.signed.provider, step.signed.authorization)
+                outcome = agent.refresh(
+                    step.signed.provider, step.signed.authorization, account=self.pin.account
+                )
             else:
                 outcome = yield step
 
@@ -91,9 +106,13 @@ class AgentAuth(httpx.Auth):
             except StopIteration:
                 return
             if isinstance(step, _Sign):
-                outcome = await agent.sign(request.method, str(request.url), provider=step.provider)
+                outcome = await agent.sign(
+                    request.method, str(request.url), provider=step.provider, **self.pin.sign_options()
+                )
             elif isinstance(step, _Refresh):
                 assert step.signed.provider is not None
-                outcome = await agent.refresh(step.signed.provider, step.signed.authorization)
+                outcome = await agent.refresh(
+                    step.signed.provider, step.signed.authorization, account=self.pin.account
+                )
             else:
                 outcome = yield step

@@ -18,6 +18,8 @@ METHODS: Tuple[str, ...] = (
     "status",
     "login",
     "logout",
+    "selectAccount",
+    "setDefaultAccount",
     "sign",
     "fetch",
     "refresh",

@@ -4,12 +4,12 @@ Needs the ``requests`` extra (``pip install 'auth-agent-client[requests]'``);
 nothing else in the package imports it.
 """
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import requests
 from requests.cookies import extract_cookies_to_jar
 
-from ._retry import should_refresh
+from ._retry import Pin, should_refresh
 from .client import AuthAgent
 from .results import SignResult
 
@@ -20,13 +20,27 @@ class AgentAuth(requests.auth.AuthBase):
 
     ``provider`` names the provider to sign with; by default the one covering
     the URL's origin (requests to origins no provider covers go out unsigned).
-    A second 401 is returned as is. Errors of the agent (``NotLoggedIn``,
-    ``SessionExpired``, ...) are raised from the call that sent the request.
+    ``account`` signs as that account (default: the one the agent's
+    connection selected, else the provider's default), so two sessions can
+    work as two users; ``scopes``, ``audience`` and ``resource`` ask for a
+    token shaped for the API. A second 401 is returned as is. Errors of the
+    agent (``NotLoggedIn``, ``SessionExpired``, ``ScopeNotGranted``, ...) are
+    raised from the call that sent the request.
     """
 
-    def __init__(self, agent: AuthAgent, provider: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        agent: AuthAgent,
+        provider: Optional[str] = None,
+        *,
+        account: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
+        audience: Optional[str] = None,
+        resource: Optional[str] = None,
+    ) -> None:
         self.agent = agent
         self.provider = provider
+        self.pin = Pin(account, scopes, audience, resource)
 
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
         signed = self._sign(request, self.provider)
@@ -37,7 +51,7 @@ class AgentAuth(requests.auth.AuthBase):
             if not should_refresh(response.status_code, sent, signed):
                 return response
             assert signed.provider is not None
-            self.agent.refresh(signed.provider, signed.authorization)
+            self.agent.refresh(signed.provider, signed.authorization, account=self.pin.account)
             retry = response.request.copy()
             retry.deregister_hook("response", retry_after_401)  # type: ignore[no-untyped-call]
             if body_position is not None:
@@ -57,7 +71,7 @@ class AgentAuth(requests.auth.AuthBase):
 
     def _sign(self, request: requests.PreparedRequest, provider: Optional[str]) -> SignResult:
         assert request.method is not None and request.url is not None
-        signed = self.agent.sign(request.method, request.url, provider=provider)
+        signed = self.agent.sign(request.method, request.url, provider=provider, **self.pin.sign_options())
         request.headers.update(signed)
         return signed
 

@@ -31,17 +31,35 @@ class Field(TypedDict):
     secret: bool
 
 
+
+
+class AccountStatus(TypedDict):
+    """One logged-in identity of a provider; ``default`` is the provider's
+    default account (used when neither the request nor the connection names one)."""
+
+    id: str
+    user: User
+    expiresAt: Optional[datetime]
+    default: bool
+
+
 class _ProviderStatusRequired(TypedDict):
     id: str
     displayName: str
     flow: str
     fields: List[Field]
     state: str
+    #: Every logged-in account; empty when logged out.
+    accounts: List[AccountStatus]
 
 
 class ProviderStatus(_ProviderStatusRequired, total=False):
+    """``state``, ``user``, ``expiresAt`` and ``account`` describe the
+    account this connection would use (``account`` is absent when logged out)."""
+
     user: User
     expiresAt: Optional[datetime]
+    account: str
 
 
 class StatusResult(TypedDict):
@@ -55,8 +73,18 @@ class SubscribeResult(TypedDict):
 
 class LoginResult(TypedDict):
     provider: str
+    #: The id of the account logged in: a new one when this identity was not
+    #: logged in yet, else the one whose session was replaced.
+    account: str
     user: User
     expiresAt: Optional[datetime]
+
+
+class AccountChoice(TypedDict):
+    """What ``select_account`` and ``set_default_account`` answer."""
+
+    provider: str
+    account: Optional[str]
 
 
 class LogoutResult(TypedDict):

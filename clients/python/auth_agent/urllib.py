@@ -4,9 +4,9 @@
 
 import urllib.request
 from http.client import HTTPMessage
-from typing import IO, Optional
+from typing import IO, Optional, Sequence
 
-from ._retry import should_refresh
+from ._retry import Pin, should_refresh
 from .client import AuthAgent
 from .results import SignResult
 
@@ -19,15 +19,28 @@ class AgentAuthHandler(urllib.request.BaseHandler):
     """Signs each request through the agent and, when the answer is a 401 for
     the Authorization it added, refreshes and resends once; a second 401
     raises ``HTTPError`` as usual. The headers are "unredirected", so urllib
-    does not carry them to another host on a redirect. ``provider`` as in
+    does not carry them to another host on a redirect. ``provider``,
+    ``account`` and the shape (``scopes``, ``audience``, ``resource``) as in
     ``auth_agent.requests.AgentAuth``."""
 
-    def __init__(self, agent: AuthAgent, provider: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        agent: AuthAgent,
+        provider: Optional[str] = None,
+        *,
+        account: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
+        audience: Optional[str] = None,
+        resource: Optional[str] = None,
+    ) -> None:
         self.agent = agent
         self.provider = provider
+        self.pin = Pin(account, scopes, audience, resource)
 
     def http_request(self, request: urllib.request.Request) -> urllib.request.Request:
-        signed = self.agent.sign(request.get_method(), request.full_url, provider=self.provider)
+        signed = self.agent.sign(
+            request.get_method(), request.full_url, provider=self.provider, **self.pin.sign_options()
+        )
         for name, value in signed.items():
             request.add_unredirected_header(name, value)
         setattr(request, _SIGNED, signed)
@@ -49,7 +62,7 @@ class AgentAuthHandler(urllib.request.BaseHandler):
         if not should_refresh(code, request.get_header("Authorization"), signed):
             return None
         assert signed.provider is not None
-        self.agent.refresh(signed.provider, signed.authorization)
+        self.agent.refresh(signed.provider, signed.authorization, account=self.pin.account)
         fp.read()
         fp.close()
         setattr(request, _RESENT, True)

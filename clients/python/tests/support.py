@@ -80,8 +80,15 @@ class DevIssuer:
     def count(self, key: str) -> int:
         return int(self.admin("stats")["counts"].get(key, 0))
 
+    def grants(self, key: str) -> int:
+        """Tokens issued under ``key``: ``GRANT:USER`` or ``GRANT:USER:SHAPE``,
+        e.g. ``refresh_token:bob`` or ``refresh_token:bob:scope=read``."""
+        return int(self.admin("grants")["grants"].get(key, 0))
+
     def write_config(self, directory: str, refresh_window: int = 60) -> str:
-        """A config with one password-grant provider, ``corp``, for this issuer."""
+        """A config with one password-grant provider, ``corp``, for this
+        issuer, granted the scopes ``read`` and ``write`` (so a token for
+        ``read`` alone is a narrower one)."""
         config = {
             "refreshWindowSeconds": refresh_window,
             "store": {"kind": "memory"},
@@ -95,6 +102,7 @@ class DevIssuer:
                     "revocationEndpoint": f"{self.url}/revoke",
                     "userinfoEndpoint": f"{self.url}/userinfo",
                     "clientId": "cli",
+                    "scopes": ["read", "write"],
                 }
             ],
         }

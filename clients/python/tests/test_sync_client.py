@@ -67,7 +67,7 @@ class SyncClientTest(IssuerTestCase):
         self.assertEqual(agent.logout(PROVIDER), {"revoked": True})
         self.assertEqual(
             received.get(timeout=WAIT),
-            ("userLoggedOut", {"provider": PROVIDER, "reason": "logout"}),
+            ("userLoggedOut", {"provider": PROVIDER, "account": USERNAME, "reason": "logout"}),
         )
 
     def test_server_revocation_emits_user_logged_out_with_reason_expired(self) -> None:
@@ -81,7 +81,7 @@ class SyncClientTest(IssuerTestCase):
         self.assertEqual((caught.exception.code, caught.exception.reason), (1004, "sessionExpired"))
         self.assertEqual(
             received.get(timeout=WAIT),
-            ("userLoggedOut", {"provider": PROVIDER, "reason": "expired"}),
+            ("userLoggedOut", {"provider": PROVIDER, "account": USERNAME, "reason": "expired"}),
         )
 
     def test_wrong_password_is_invalid_credentials_without_the_password(self) -> None:

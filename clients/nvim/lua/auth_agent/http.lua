@@ -174,8 +174,10 @@ end
 
 --- Signs, sends, and after a 401 to a signed request refreshes (passing the
 --- Authorization that failed, so a token already replaced is not refreshed
---- twice) and sends once more, re-signed; a second 401 is the answer.
---- agent = {sign = fn(req, cb(err, headers, result)), refresh = fn(provider, failed, cb(err))}.
+--- twice) and sends once more, re-signed; a second 401 is the answer. The
+--- refresh names req.account, so the retry goes out as the same account.
+--- agent = {sign = fn(req, cb(err, headers, result)),
+---          refresh = fn({provider, account}, failed, cb(err))}.
 --- callback(err, {status, headers, body, signed, provider, retried}), once.
 function M.request(agent, req, callback)
   if type(req) ~= "table" or type(req.url) ~= "string" then
@@ -194,7 +196,8 @@ function M.request(agent, req, callback)
           return callback(err)
         end
         if response.status == 401 and result.signed and not retried then
-          return agent.refresh(result.provider, signed_headers.Authorization, function(refresh_err)
+          local target = { provider = result.provider, account = req.account }
+          return agent.refresh(target, signed_headers.Authorization, function(refresh_err)
             if refresh_err then
               return callback(refresh_err)
             end

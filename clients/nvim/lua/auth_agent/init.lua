@@ -50,6 +50,12 @@ local function display_name(id)
   return p and p.displayName or id
 end
 
+-- Whether an event concerns the account this editor's requests use: the
+-- cached state describes that one only. Unknown on either side: assume so.
+local function concerns_this_editor(p, params)
+  return params.account == nil or p.account == nil or p.account == params.account
+end
+
 -- Keeps M.providers current, then tells the user and fires the autocmd.
 local function on_notification(method, params)
   local autocmd = names.events[method]
@@ -58,6 +64,14 @@ local function on_notification(method, params)
   end
   M.last_event = { name = method, data = params }
   local p = provider(params.provider) or {}
+  if method ~= "loginPrompt" and params.account ~= nil and M.client and not M.client.stopping then
+    -- Accounts were added, removed or renewed: the lists come from status
+    -- (never from an agent started anew just for that, hence the check).
+    M.status(function() end)
+  end
+  if method ~= "loginPrompt" and not concerns_this_editor(p, params) then
+    p = {}
+  end
   if method == "userLoggedIn" then
     p.state, p.user, p.expiresAt = "loggedIn", params.user, params.expiresAt
     ui.close_login_prompt(params.provider)
@@ -193,16 +207,61 @@ function M.login(provider_id, credentials, callback)
   end)
 end
 
-function M.logout(provider_id, callback)
-  return M.request("logout", { provider = provider_id }, callback or function() end)
+-- A provider id, or a table that names one with more params: the table.
+local function as_table(provider_or_req)
+  if type(provider_or_req) == "table" then
+    return provider_or_req
+  end
+  return { provider = provider_or_req }
 end
 
-function M.refresh(provider_id, failed_authorization, callback)
-  return M.request("refresh", { provider = provider_id, failedAuthorization = failed_authorization }, callback)
+--- Logs out: target is a provider id, or { provider, account?, all? }
+--- (without account, the account this editor uses; all = true: every account).
+function M.logout(target, callback)
+  local t = as_table(target)
+  return M.request("logout", { provider = t.provider, account = t.account, all = t.all or nil }, callback or function() end)
 end
 
-function M.token(provider_id, callback)
-  return M.request("token", { provider = provider_id }, callback)
+--- After a 401: target is a provider id or { provider, account? }.
+function M.refresh(target, failed_authorization, callback)
+  local t = as_table(target)
+  return M.request("refresh", { provider = t.provider, account = t.account, failedAuthorization = failed_authorization },
+    callback)
+end
+
+--- req: a provider id or { provider, account?, scopes?, audience?, resource? }.
+function M.token(req, callback)
+  local t = as_table(req)
+  return M.request("token", {
+    provider = t.provider, account = t.account, scopes = t.scopes, audience = t.audience, resource = t.resource,
+  }, callback)
+end
+
+--- This editor's account for provider_id from now on (account nil: the
+--- provider's default again). Other editors and programs are not affected.
+--- callback(err, { provider, account }).
+function M.select_account(provider_id, account, callback)
+  return M.request("selectAccount", { provider = provider_id, account = account or vim.NIL }, function(err, result)
+    if not err then
+      M.status(function() end)
+    end
+    if callback then
+      callback(err, result)
+    end
+  end)
+end
+
+--- The provider's default account, for every editor, agent and the command
+--- line (kept in the store). callback(err, { provider, account }).
+function M.set_default_account(provider_id, account, callback)
+  return M.request("setDefaultAccount", { provider = provider_id, account = account }, function(err, result)
+    if not err then
+      M.status(function() end)
+    end
+    if callback then
+      callback(err, result)
+    end
+  end)
 end
 
 local function sign_params(req)
@@ -213,6 +272,10 @@ local function sign_params(req)
   return {
     request = { method = req.method or "GET", url = req.url, headers = headers },
     provider = req.provider,
+    account = req.account,
+    scopes = req.scopes,
+    audience = req.audience,
+    resource = req.resource,
   }
 end
 
@@ -237,6 +300,29 @@ end
 --- names lowercased. Redirects are not followed.
 function M.http(req, callback)
   return http.request({ sign = M.sign, refresh = M.refresh }, req, callback)
+end
+
+--- sign, sign_sync, http and token with `defaults` under each request's own
+--- fields: e.g. with({ account = "bob", scopes = { "read" } }) sends every
+--- request as bob with a read-only token, the retry after a 401 included.
+function M.with(defaults)
+  local function merged(req)
+    return vim.tbl_extend("keep", req or {}, defaults)
+  end
+  return {
+    sign = function(req, callback)
+      return M.sign(merged(req), callback)
+    end,
+    sign_sync = function(req, timeout_ms)
+      return M.sign_sync(merged(req), timeout_ms)
+    end,
+    http = function(req, callback)
+      return M.http(merged(req), callback)
+    end,
+    token = function(req, callback)
+      return M.token(merged(as_table(req)), callback)
+    end,
+  }
 end
 
 --- Asks for the provider's login fields and logs in (:AuthAgentLogin).
@@ -275,14 +361,17 @@ function M.login_interactive(provider_id)
   end)
 end
 
-function M.logout_interactive(provider_id)
+--- :AuthAgentLogout[!] [provider] [account]: the account given, else the
+--- one this editor uses; every account of the provider with all = true.
+function M.logout_interactive(provider_id, account, all)
   local function go(id)
     if id then
-      M.logout(id, function(err)
+      M.logout({ provider = id, account = account, all = all }, function(err)
         if err then
           ui.notify(("Logout of %s failed: %s"):format(id, err.message), vim.log.levels.ERROR)
         else
-          ui.notify("Logged out of " .. display_name(id))
+          local whom = all and " (every account)" or (account and (" (" .. account .. ")") or "")
+          ui.notify("Logged out of " .. display_name(id) .. whom)
         end
       end)
     end
@@ -310,11 +399,53 @@ function M.show_status()
   end)
 end
 
+--- :AuthAgentAccount provider [account]: this editor's account (without
+--- one, pick among the provider's accounts, or its default).
+function M.select_account_interactive(provider_id, account)
+  local function go(choice)
+    M.select_account(provider_id, choice, function(err)
+      if err then
+        return ui.notify(("Selecting an account of %s failed: %s"):format(provider_id, err.message), vim.log.levels.ERROR)
+      end
+      ui.notify(("%s: this editor uses %s"):format(display_name(provider_id), choice or "the default account"))
+    end)
+  end
+  if account then
+    return go(account)
+  end
+  local default = "(the default account)"
+  vim.ui.select(vim.list_extend({ default }, M.account_ids(provider_id)), { prompt = "Account of " .. provider_id },
+    function(item)
+      if item then
+        go(item ~= default and item or nil)
+      end
+    end)
+end
+
+--- :AuthAgentDefaultAccount provider account.
+function M.set_default_account_interactive(provider_id, account)
+  M.set_default_account(provider_id, account, function(err)
+    if err then
+      return ui.notify(("Setting the default account of %s failed: %s"):format(provider_id, err.message),
+        vim.log.levels.ERROR)
+    end
+    ui.notify(("%s: the default account is %s"):format(display_name(provider_id), account))
+  end)
+end
+
 --- Provider ids, for command completion.
 function M.provider_ids()
   return vim.tbl_map(function(p)
     return p.id
   end, M.providers)
+end
+
+--- The logged-in account ids of a provider, for command completion.
+function M.account_ids(provider_id)
+  local p = provider(provider_id) or {}
+  return vim.tbl_map(function(a)
+    return a.id
+  end, p.accounts or {})
 end
 
 --- Handles one raw line as if the agent had sent it (for tests and debugging).

@@ -117,6 +117,17 @@ function M.status_lines(providers)
       end
     end
     table.insert(lines, line)
+    for _, a in ipairs(p.accounts or {}) do
+      local marks = {}
+      if a.id == p.account then
+        table.insert(marks, "this editor")
+      end
+      if a.default then
+        table.insert(marks, "default")
+      end
+      local mark = #marks > 0 and (" (" .. table.concat(marks, ", ") .. ")") or ""
+      table.insert(lines, ("  account %s: %s%s"):format(a.id, M.user_name(a.user) or "?", mark))
+    end
   end
   return lines
 end
