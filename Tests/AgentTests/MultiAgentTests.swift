@@ -70,6 +70,82 @@ final class MultiAgentTests: XCTestCase {
         XCTAssertTrue((tokens.count - 1...tokens.count).contains(refreshes), "one refresh per expiry, not one per agent: \(refreshes) refreshes, \(tokens.count) tokens")
     }
 
+    /// Issue 15: agent A works as alice, agent B as bob (each selected for its own connection, at
+    /// once), and agent C gets tokens for two resources for both users — all on short-lived tokens
+    /// from an issuer that rotates refresh tokens and revokes the family on any reuse. Nobody is
+    /// logged out, each user's streams keep their own tokens, and each token (per user and shape)
+    /// is refreshed once per expiry, not once per agent.
+    func testTwoAccountsInTwoAgentsAndAThirdRefreshingShapedTokensForBoth() throws {
+        let harness = try AgentHarness(refreshWindowSeconds: 2)
+        harness.issuer.setAccessTokenLifetime(4)
+        let (a, b, c) = (try harness.spawn(), try harness.spawn(), try harness.spawn())
+        for agent in [a, b, c] { try subscribeAll(agent) }
+        XCTAssertNotNil(try a.call("login", AgentHarness.corp, id: "alice")["result"])
+        XCTAssertNotNil(try a.call("login", ["provider": "corp", "credentials": ["username": "bob", "password": "builder"]], id: "bob")["result"])
+        XCTAssertEqual(try a.call("selectAccount", ["provider": "corp", "account": "alice"], id: "select")["result"]?["account"], "alice")
+        XCTAssertEqual(try b.call("selectAccount", ["provider": "corp", "account": "bob"], id: "select")["result"]?["account"], "bob")
+        harness.issuer.resetCounts()
+
+        let rounds = 120
+        let base = harness.issuer.baseURL
+        let resources = ["https://api.example.com", "https://files.example.com"]
+        /// (stream, answer, notifications) per agent.
+        let results = Locked([(String, JSONValue)]())
+        let notes = Locked([JSONValue]())
+        let group = DispatchGroup()
+        for (name, agent) in [("a", a), ("b", b), ("c", c)] {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                var collected: [(String, JSONValue)] = []
+                var notifications: [JSONValue] = []
+                for i in 0..<rounds {
+                    let stream: String
+                    let answer: JSONValue?
+                    if name == "c" {
+                        let (user, resource) = (i % 2 == 0 ? "alice" : "bob", resources[(i / 2) % 2])
+                        stream = "\(user) \(resource)"
+                        answer = try? agent.call("token", ["provider": "corp", "account": .string(user), "resource": .string(resource)],
+                                                 id: .int(Int64(i)), notifications: &notifications)
+                    } else {
+                        stream = name == "a" ? "alice" : "bob"
+                        answer = try? agent.call("sign", ["request": ["method": "GET", "url": .string(base + "/r/\(i)")]], id: .int(Int64(i)), notifications: &notifications)
+                    }
+                    if let answer { collected.append((stream, answer)) }
+                    usleep(30_000)
+                }
+                results.withLock { $0 += collected }
+                notes.withLock { $0 += notifications }
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 90), .success)
+        let all = results.current
+        XCTAssertEqual(all.count, 3 * rounds, "every request answered")
+        let errors = all.filter { $0.1["error"] != nil }
+        XCTAssertEqual(errors.count, 0, "errors: \(errors.prefix(3))")
+        let loggedOut = notes.current.filter { $0["method"] == "userLoggedOut" }
+        XCTAssertEqual(loggedOut.count, 0, "\(loggedOut)")
+
+        func tokens(_ stream: String) -> Set<String> {
+            Set(all.filter { $0.0 == stream }.compactMap { $0.1["result"]?["headers"]?["Authorization"]?.stringValue ?? $0.1["result"]?["accessToken"]?.stringValue })
+        }
+        XCTAssertTrue(tokens("alice").isDisjoint(with: tokens("bob")), "each agent signs as its own user")
+        var report: [String] = []
+        // Issuer counter per stream: the user's own token, or the shape asked for.
+        let counters = ["alice": "refresh_token:alice:default", "bob": "refresh_token:bob:default"]
+            .merging(Dictionary(uniqueKeysWithValues: ["alice", "bob"].flatMap { user in resources.map { ("\(user) \($0)", "refresh_token:\(user):resource=\($0)") } })) { $1 }
+        for (stream, counter) in counters.sorted(by: { $0.key < $1.key }) {
+            let seen = tokens(stream).count
+            let refreshes = harness.issuer.count(counter)
+            report.append("\(stream): \(seen) tokens, \(refreshes) refreshes")
+            XCTAssertGreaterThanOrEqual(seen, 2, "\(stream) should span several expiries")
+            // A shaped stream's first token is itself a grant; a background refresh may land after the last request.
+            let first = stream.contains(" ") ? 0 : 1
+            XCTAssertTrue((seen - first...seen - first + 1).contains(refreshes), "one refresh per expiry per token, not per agent: \(stream): \(seen) tokens, \(refreshes) refreshes")
+        }
+        print("two accounts, three agents, shaped tokens: " + report.joined(separator: "; "))
+    }
+
     /// Logout and login in agent A reach agent B's subscriber within a second.
     func testChangesReachOtherAgentsWithinASecond() throws {
         let harness = try AgentHarness()
