@@ -67,14 +67,20 @@ final class ToolParsingTests: XCTestCase {
     }
 
     func testStatusTableAndPrompts() {
+        let alice: JSONValue = ["sub": "a1", "preferred_username": "alice"]
         let status: JSONValue = ["providers": [
-            ["id": "corp", "state": "loggedIn", "user": ["sub": "a1", "preferred_username": "alice"], "expiresAt": "2030-01-01T00:00:00Z"],
-            ["id": "gh", "state": "loggedOut"],
+            ["id": "corp", "state": "loggedIn", "user": alice, "expiresAt": "2030-01-01T00:00:00Z", "account": "a1", "accounts": [
+                ["id": "a1", "user": alice, "expiresAt": "2030-01-01T00:00:00Z", "default": true],
+                ["id": "b2", "user": ["sub": "b2", "name": "Bob"], "expiresAt": .null, "default": false],
+            ]],
+            ["id": "gh", "state": "loggedOut", "accounts": []],
         ]]
+        // One row per account, the default marked; a provider without accounts has one row.
         XCTAssertEqual(StatusTable.render(status, store: "file"), """
-            PROVIDER  STATE      USER   EXPIRES               STORE
-            corp      loggedIn   alice  2030-01-01T00:00:00Z  file
-            gh        loggedOut  -      -                     file
+            PROVIDER  ACCOUNT  STATE      USER   EXPIRES               STORE
+            corp      a1 *     loggedIn   alice  2030-01-01T00:00:00Z  file
+            corp      b2       loggedIn   Bob    never                 file
+            gh        -        loggedOut  -      -                     file
 
             """)
         let device = TerminalLogin.promptText(.deviceCode(userCode: "ABCD-EFGH", verificationURI: "https://x/device", verificationURIComplete: nil, expiresAt: Date()), displayName: "X")
