@@ -21,7 +21,6 @@ public final class AuthService: Sendable {
     public let config: AgentConfig
     private let coordinators: [String: SessionCoordinator]
     private let order: [String]
-    private let matcher: OriginMatcher
     private let sync: StoreSync
     /// Which store is in effect, for `status`; nil when the embedder did not say.
     public let storeStatus: StoreStatus?
@@ -34,7 +33,8 @@ public final class AuthService: Sendable {
     private let timing: RefreshTiming
     /// Set when the process is about to exit: no refresh starts any more.
     private let shuttingDown = Locked(false)
-    private let origins = OriginCache()
+    /// Where the origins of recently signed URLs go.
+    private let routes: OriginCache<Route>
 
     /// Seconds a logout may spend telling the server; the local session is gone either way.
     static let revokeTimeout = 5.0
@@ -67,7 +67,11 @@ public final class AuthService: Sendable {
         }
         self.coordinators = coordinators
         self.order = config.providers.map(\.id)
-        self.matcher = OriginMatcher(config.providers.map { (provider: $0.id, origins: $0.origins) })
+        let matcher = OriginMatcher(config.providers.map { (provider: $0.id, origins: $0.origins) })
+        self.routes = OriginCache { [coordinators] origin in
+            // A token is only ever attached over https, or to loopback.
+            Route(origin: origin, covering: origin.flatMap { $0.isSecureForBearer ? matcher.provider(for: $0) : nil }.flatMap { coordinators[$0] })
+        }
     }
 
     // MARK: Lookups
@@ -95,19 +99,27 @@ public final class AuthService: Sendable {
         return (try? route(url: url, provider: nil))??.id
     }
 
+    /// A URL's origin and the provider covering it, if any.
+    private final class Route: Sendable {
+        let origin: Origin?
+        let covering: SessionCoordinator?
+        init(origin: Origin?, covering: SessionCoordinator?) {
+            self.origin = origin
+            self.covering = covering
+        }
+    }
+
     /// The provider a request goes to, or nil when no provider covers its origin.
     func route(url: String, provider explicit: String?) throws(AuthError) -> SessionCoordinator? {
-        let origin = origins.origin(of: url)
-        // A token is only ever attached over https, or to loopback.
-        let covering = origin.flatMap { $0.isSecureForBearer ? matcher.provider(for: $0) : nil }
+        let route = routes.value(for: url)
         if let explicit {
             let c = try coordinator(explicit)
-            guard covering == explicit else {
-                throw AuthError(.originNotAllowed, "Provider \(explicit) does not cover \(origin?.description ?? "that URL").", provider: explicit)
+            guard route.covering === c else {
+                throw AuthError(.originNotAllowed, "Provider \(explicit) does not cover \(route.origin?.description ?? "that URL").", provider: explicit)
             }
             return c
         }
-        return covering.flatMap { coordinators[$0] }
+        return route.covering
     }
 
     // MARK: status
@@ -161,9 +173,22 @@ public final class AuthService: Sendable {
     /// `sign` from memory: the decision now, or nil when the token must be
     /// refreshed first (then `sign`, which waits). A stale token is signed with
     /// while a refresh starts in the background.
-    public func signNow(url: String, provider: String?) throws(AuthError) -> SignDecision? {
-        guard let c = try route(url: url, provider: provider) else { return .unsigned }
-        guard let (session, authorization) = try sessionNow(c) else { return nil }
+    ///
+    /// `runsNow` is asked, before anything is decided, with the provider the
+    /// request is ordered by (the one named, else the one covering the URL): a
+    /// caller that routed nothing yet learns it from this one lookup, and false
+    /// makes the answer nil without touching the session.
+    public func signNow(url: String, provider: String?, runsNow: (String) -> Bool = { _ in true }) throws(AuthError) -> SignDecision? {
+        let routed: SessionCoordinator?
+        do {
+            routed = try route(url: url, provider: provider)
+        } catch {
+            // An error is an answer too: it must not overtake an earlier login or logout of the provider named.
+            if let provider, !runsNow(provider) { return nil }
+            throw error
+        }
+        guard let c = routed else { return .unsigned }
+        guard runsNow(c.id), let (session, authorization) = try sessionNow(c) else { return nil }
         return .signed(Signature(provider: c.id, authorization: authorization, expiresAt: session.expiresAt, generation: session.generation))
     }
 

@@ -67,6 +67,7 @@ public final class RPCConnection: @unchecked Sendable {
 
     /// Handles one framed line (without its newline).
     public func handleLine(_ bytes: UnsafeBufferPointer<UInt8>) {
+        if registry.hasShortcuts, answeredByShortcut(bytes) { return }
         let message: JSONValue
         do {
             message = try JSONParser.parse(bytes)
@@ -86,6 +87,23 @@ public final class RPCConnection: @unchecked Sendable {
             then?()
         case .later(let id, let work, let answered): spawn(id: id, work, answered: answered, deliver: sendAnswer)
         }
+    }
+
+    /// A plain request to a method with a shortcut, answered from the line's bytes;
+    /// false when the shortcut is not sure or the request is not one the general
+    /// path would run at once (shutting down, its id in use) — then nothing has
+    /// happened and the general path takes the line.
+    private func answeredByShortcut(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let request = PlainRequest(line: line), let shortcut = registry.shortcut(request.method),
+              !lifecycle.current.shutDown, !inFlight.contains(request.id)
+        else { return false }
+        do {
+            guard let text = try shortcut(request.params, ShortcutCall(id: request.id, connection: self, scheduler: scheduler)) else { return false }
+            enqueue(RPCResponse(id: request.id, encodedResult: text))
+        } catch {
+            enqueue(RPCResponse(id: request.id, error: error))
+        }
+        return true
     }
 
     /// A line longer than the limit: answered without ever parsing it.

@@ -94,6 +94,18 @@ final class RequestScheduler: Sendable {
         }
     }
 
+    /// Whether `admit` would let a request ordered so run at once, asked without
+    /// admitting it: for `free`, and for `uses` when no change of its key is
+    /// unanswered — the admissions that leave nothing behind. Only the reader
+    /// thread admits requests, so the answer holds until it admits the next one.
+    func runsAtOnce(_ ordering: RequestOrdering) -> Bool {
+        switch ordering {
+        case .free: return true
+        case .uses(let key): return lanes.withLock { $0[key]?.lastChange?.opened ?? true }
+        case .changes: return false
+        }
+    }
+
     /// The gate of a `uses` request admitted without one that turned out to take
     /// a while: later `changes` of its key wait for it.
     func enterUse(_ ordering: RequestOrdering) -> Gate? {

@@ -43,19 +43,88 @@ enum SignMethod: AuthMethod {
         return AuthMethods.later({ () async throws(AuthError) in try await service.sign(url: params.url, provider: params.provider) },
                                  encode: { answers.value(for: $0) })
     }
+
+    /// The shortcut: a plain `sign` answered from the line's bytes, routed once —
+    /// the lookup that finds the provider for the ordering check also signs.
+    /// Whatever it does not read (other params, headers) or cannot answer at once
+    /// (a token to refresh, an earlier login or logout of the provider still
+    /// unanswered) goes to `handle`.
+    static func shortcut(_ context: AuthMethodContext) -> RPCShortcut {
+        let service = context.service
+        let answers = context.signAnswers
+        return { params, call throws(RPCError) in
+            guard let plain = PlainParams(params) else { return nil }
+            do throws(AuthError) {
+                let now = try service.signNow(url: plain.url, provider: plain.provider, runsNow: { call.runsAtOnce(.uses($0)) })
+                return now.map(answers.text(for:))
+            } catch {
+                throw error.rpcError
+            }
+        }
+    }
+
+    /// `{"request": {"method": M, "url": U}, "provider"?: P}` in any order, all
+    /// strings, and nothing else: params `Params` reads the same way, with
+    /// nothing to refuse. Anything more (headers, a new param) is not plain.
+    struct PlainParams {
+        let url: String
+        let provider: String?
+
+        init?(_ params: PlainObject) {
+            var request: PlainObject?
+            var provider: PlainString?
+            guard params.forEachMember({ key, value in
+                switch value {
+                case .object(let o) where key.is("request"): request = o
+                case .string(let s) where key.is("provider"): provider = s
+                default: return false
+                }
+                return true
+            }), let request else { return nil }
+            var method = false
+            var url: PlainString?
+            guard request.forEachMember({ key, value in
+                switch value {
+                case .string where key.is("method"): method = true
+                case .string(let s) where key.is("url"): url = s
+                default: return false
+                }
+                return true
+            }), method, let url else { return nil }
+            self.url = url.string
+            self.provider = provider?.string
+        }
+    }
 }
 
 /// `sign`'s answers, serialized once per session and provider: the same
 /// generation and `Authorization` value give the same bytes.
-final class SignAnswers: Sendable {
-    private struct Entry {
+final class SignAnswers: @unchecked Sendable {
+    private final class Entry: Sendable {
+        let provider: String
         let generation: Int
         let authorization: String
         let value: JSONValue
         let text: JSONText
+
+        init(_ s: Signature, value: JSONValue) {
+            provider = s.provider
+            generation = s.generation
+            authorization = s.authorization
+            self.value = value
+            text = JSONText(value)
+        }
+
+        /// Cheap when it holds: the strings are then the very ones the session keeps.
+        func answers(_ s: Signature) -> Bool {
+            generation == s.generation && provider == s.provider && authorization == s.authorization
+        }
     }
 
-    private let entries = Locked([String: Entry]())
+    private let lock = Lock()
+    private var entries: [String: Entry] = [:]
+    /// The entry given last: signs come in runs for one provider, and checking it spares hashing.
+    private var last: Entry?
     static let unsigned: JSONValue = ["signed": false, "headers": [:]]
     static let unsignedText = JSONText(unsigned)
 
@@ -70,15 +139,26 @@ final class SignAnswers: Sendable {
     }
 
     private func entry(_ s: Signature) -> Entry {
-        if let cached = entries.withLock({ $0[s.provider] }), cached.generation == s.generation, cached.authorization == s.authorization {
+        lock.lock()
+        if let last, last.answers(s) {
+            lock.unlock()
+            return last
+        }
+        if let cached = entries[s.provider], cached.answers(s) {
+            last = cached
+            lock.unlock()
             return cached
         }
+        lock.unlock()
         let value: JSONValue = [
             "signed": true, "provider": .string(s.provider), "headers": ["Authorization": .string(s.authorization)],
             "expiresAt": RFC3339.json(s.expiresAt),
         ]
-        let fresh = Entry(generation: s.generation, authorization: s.authorization, value: value, text: JSONText(value))
-        entries.withLock { $0[s.provider] = fresh }
+        let fresh = Entry(s, value: value)
+        lock.lock()
+        entries[s.provider] = fresh
+        last = fresh
+        lock.unlock()
         return fresh
     }
 }
