@@ -33,8 +33,6 @@ public struct MethodRegistry: Sendable {
         shortcuts.append((Array(method.utf8), shortcut))
     }
 
-    var hasShortcuts: Bool { !shortcuts.isEmpty }
-
     func shortcut(_ method: PlainString) -> RPCShortcut? {
         shortcuts.first { $0.method.elementsEqual(method.bytes) }?.run
     }

@@ -29,6 +29,9 @@ public struct PlainObject {
         self.depth = depth
     }
 
+    /// Whether the object has no members (and is plain).
+    public var isEmpty: Bool { forEachMember { _, _ in false } }
+
     /// Reads the object, calling `body` with each member in order. True when the
     /// whole text is a plain object and `body` never answered false; false as
     /// soon as either fails, possibly after some members were visited. A nested

@@ -67,7 +67,7 @@ public final class RPCConnection: @unchecked Sendable {
 
     /// Handles one framed line (without its newline).
     public func handleLine(_ bytes: UnsafeBufferPointer<UInt8>) {
-        if registry.hasShortcuts, answeredByShortcut(bytes) { return }
+        if answeredByShortcut(bytes) { return }
         let message: JSONValue
         do {
             message = try JSONParser.parse(bytes)
@@ -89,22 +89,31 @@ public final class RPCConnection: @unchecked Sendable {
         }
     }
 
-    /// A plain request to a method with a shortcut, answered from the line's bytes;
-    /// false when the shortcut is not sure or the request is not one the general
-    /// path would run at once (shutting down, its id in use) — then nothing has
-    /// happened and the general path takes the line.
+    /// A plain request to a method with a shortcut (or a plain `ping`), answered
+    /// from the line's bytes; false when the shortcut is not sure or the request
+    /// is not one the general path would run at once (shutting down, its id in
+    /// use) — then nothing has happened and the general path takes the line.
     private func answeredByShortcut(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let request = PlainRequest(line: line), let shortcut = registry.shortcut(request.method),
+        guard let request = PlainRequest(line: line, wanted: { $0.is("ping") || registry.shortcut($0) != nil }),
               !lifecycle.current.shutDown, !inFlight.contains(request.id)
         else { return false }
+        if request.method.is("ping") {
+            // As `dispatch` answers it: no params, or none named.
+            guard request.params?.isEmpty ?? true else { return false }
+            enqueue(RPCResponse(id: request.id, encodedResult: Self.emptyResult))
+            return true
+        }
+        guard let params = request.params, let shortcut = registry.shortcut(request.method) else { return false }
         do {
-            guard let text = try shortcut(request.params, ShortcutCall(id: request.id, connection: self, scheduler: scheduler)) else { return false }
+            guard let text = try shortcut(params, ShortcutCall(id: request.id, connection: self, scheduler: scheduler)) else { return false }
             enqueue(RPCResponse(id: request.id, encodedResult: text))
         } catch {
             enqueue(RPCResponse(id: request.id, error: error))
         }
         return true
     }
+
+    private static let emptyResult = JSONText([:])
 
     /// A line longer than the limit: answered without ever parsing it.
     public func handleOversizedLine(limit: Int) {

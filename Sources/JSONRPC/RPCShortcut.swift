@@ -26,14 +26,16 @@ public struct ShortcutCall {
 }
 
 /// A request in `PlainObject`'s subset: `jsonrpc` "2.0", an integer or string
-/// `id`, a `method` and `params` object, in any order, and nothing else. A
-/// notification, a null id or a request without params is left to the general path.
+/// `id`, a `method` and perhaps a `params` object, in any order, and nothing
+/// else. A notification or a null id is left to the general path.
 struct PlainRequest {
     let id: JSONValue
     let method: PlainString
-    let params: PlainObject
+    let params: PlainObject?
 
-    init?(line: UnsafeBufferPointer<UInt8>) {
+    /// - Parameter wanted: whether `method` is worth reading on; a line for another
+    ///   method is given up as soon as its method is read (most lines are not `sign`s).
+    init?(line: UnsafeBufferPointer<UInt8>, wanted: (PlainString) -> Bool) {
         var version = false
         var id: JSONValue?
         var method: PlainString?
@@ -45,13 +47,15 @@ struct PlainRequest {
                 return version
             case .string(let s) where key.is("id"): id = .string(s.string)
             case .int(let n) where key.is("id"): id = .int(n)
-            case .string(let s) where key.is("method"): method = s
+            case .string(let s) where key.is("method"):
+                method = s
+                return wanted(s)
             case .object(let o) where key.is("params"): params = o
             default: return false
             }
             return true
         }
-        guard plain, version, let id, let method, let params else { return nil }
+        guard plain, version, let id, let method else { return nil }
         self.id = id
         self.method = method
         self.params = params

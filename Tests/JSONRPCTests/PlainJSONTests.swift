@@ -27,7 +27,7 @@ final class PlainJSONTests: XCTestCase {
 
     static func request(_ line: String) -> (id: JSONValue, method: String, params: JSONValue?)? {
         Array(line.utf8).withUnsafeBufferPointer { bytes in
-            PlainRequest(line: bytes).map { ($0.id, $0.method.string, read($0.params)) }
+            PlainRequest(line: bytes, wanted: { !$0.is("unwanted") }).map { ($0.id, $0.method.string, $0.params.flatMap(read)) }
         }
     }
 
@@ -116,18 +116,22 @@ final class PlainJSONTests: XCTestCase {
         XCTAssertEqual(r?.method, "sign")
         XCTAssertEqual(r?.params, ["x": "y"])
         XCTAssertEqual(Self.request(#"{"jsonrpc":"2.0","id":-0,"method":"m","params":{}}"#)?.id, 0, "as JSONParser reads -0")
+        let bare = Self.request(#"{"jsonrpc":"2.0","method":"ping","id":1}"#)
+        XCTAssertEqual(bare?.method, "ping")
+        XCTAssertNotNil(bare)
+        XCTAssertNil(bare?.params, "no params")
         for line in [
             #"{"jsonrpc":"2.0","method":"m","params":{}}"#,  // a notification
             #"{"jsonrpc":"2.0","id":null,"method":"m","params":{}}"#,
             #"{"jsonrpc":"2.0","id":{},"method":"m","params":{}}"#,
             #"{"jsonrpc":"2.0","id":1.5,"method":"m","params":{}}"#,
-            #"{"jsonrpc":"2.0","id":1,"method":"m"}"#,  // no params
             #"{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}"#,
             #"{"jsonrpc":"1.0","id":1,"method":"m","params":{}}"#,
             #"{"id":1,"method":"m","params":{}}"#,
             #"{"jsonrpc":"2.0","id":1,"method":1,"params":{}}"#,
             #"{"jsonrpc":"2.0","id":1,"method":"m","params":{},"extra":1}"#,
             #"{"jsonrpc":"2.0","id":1,"id":2,"method":"m","params":{}}"#,
+            #"{"jsonrpc":"2.0","id":1,"method":"unwanted","params":{}}"#,
         ] {
             XCTAssertNil(Self.request(line), line)
         }

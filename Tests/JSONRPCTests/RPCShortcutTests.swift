@@ -28,9 +28,11 @@ final class RPCShortcutTests: XCTestCase {
                     return "slow"
                 }
             }
-            // `use` reads key "k"; its shortcut knows params {"x": "…"} and answers
-            // like the handler, or throws for {"x": "fail"}.
-            registry.register(MethodDescriptor("use", summary: "", result: nil), ordering: { _ in .uses("k") }) { _ in .result("by handler") }
+            // `use` reads the key its param `x` names ("k" by default); its shortcut knows
+            // params {"x": "…"} and answers like the handler, or throws for {"x": "fail"}.
+            registry.register(MethodDescriptor("use", summary: "", result: nil), ordering: { .uses($0["x"]?.stringValue ?? "k") }) { _ in
+                .result("by handler")
+            }
             registry.registerShortcut("use") { [admitted] params, call throws(RPCError) in
                 var x: PlainString?
                 guard params.forEachMember({ key, value in
@@ -39,7 +41,7 @@ final class RPCShortcutTests: XCTestCase {
                     return true
                 }), let x else { return nil }
                 if x.is("fail") { throw RPCError(code: 1001, message: "failed", data: nil) }
-                let now = call.runsAtOnce(.uses("k"))
+                let now = call.runsAtOnce(.uses(x.string))
                 admitted.withLock { $0.append(now) }
                 return now ? JSONText("by shortcut") : nil
             }
@@ -78,10 +80,10 @@ final class RPCShortcutTests: XCTestCase {
 
     func testAPlainRequestIsAnsweredByTheShortcutAndTheRestByTheHandler() {
         let h = Harness()
-        h.send(#"{"jsonrpc":"2.0","id":1,"method":"use","params":{"x":"y"}}"#)
-        h.send(#" { "params" : { "x" : "y" } , "method" : "use" , "id" : "s" , "jsonrpc" : "2.0" } "#)
-        h.send(#"{"jsonrpc":"2.0","id":2,"method":"use","params":{"x":"\u0079"}}"#)  // an escape: not plain
-        h.send(#"{"jsonrpc":"2.0","id":3,"method":"use","params":{"z":"y"}}"#)  // the shortcut does not read it
+        h.send(#"{"jsonrpc":"2.0","id":1,"method":"use","params":{"x":"k"}}"#)
+        h.send(#" { "params" : { "x" : "k" } , "method" : "use" , "id" : "s" , "jsonrpc" : "2.0" } "#)
+        h.send(#"{"jsonrpc":"2.0","id":2,"method":"use","params":{"x":"\u006b"}}"#)  // an escape: not plain
+        h.send(#"{"jsonrpc":"2.0","id":3,"method":"use","params":{"z":"k"}}"#)  // the shortcut does not read it
         h.send(#"{"jsonrpc":"2.0","id":4,"method":"use"}"#)  // no params: not plain
         h.send(#"{"jsonrpc":"2.0","id":5,"method":"use","params":{"x":"fail"}}"#)
         XCTAssertEqual(h.messages, [
@@ -94,31 +96,49 @@ final class RPCShortcutTests: XCTestCase {
         ])
     }
 
+    func testAPlainPingIsAnsweredAsTheEngineAnswersAnyPing() {
+        let h = Harness()
+        h.send(#"{"jsonrpc":"2.0","method":"ping","id":1}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"ping","id":"p","params":{}}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"ping","id":2,"params":{"a":1}}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"ping","id":3,"params":[]}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"ping"}"#)
+        XCTAssertEqual(h.messages, [
+            ["jsonrpc": "2.0", "id": 1, "result": [:]],
+            ["jsonrpc": "2.0", "id": "p", "result": [:]],
+            ["jsonrpc": "2.0", "id": 2, "error": ["code": -32602, "message": "Invalid params: unknown field 'a'; this method takes no params"]],
+            ["jsonrpc": "2.0", "id": 3, "result": [:]],
+        ])
+    }
+
     func testAUseAfterAnUnansweredChangeWaitsForIt() {
         let h = Harness()
         h.send(#"{"jsonrpc":"2.0","id":1,"method":"change","params":{}}"#)
         h.waitForWaiters(1)
-        h.send(#"{"jsonrpc":"2.0","id":2,"method":"use","params":{"x":"y"}}"#)
+        h.send(#"{"jsonrpc":"2.0","id":2,"method":"use","params":{"x":"k"}}"#)
+        h.send(#"{"jsonrpc":"2.0","id":3,"method":"use","params":{"x":"other"}}"#)
+        XCTAssertEqual(h.messages, [["jsonrpc": "2.0", "id": 3, "result": "by shortcut"]], "another key is not held back")
         usleep(50_000)
-        XCTAssertEqual(h.messages, [], "the use waits for the change")
-        XCTAssertEqual(h.admitted.current, [false])
-        h.release()
-        XCTAssertEqual(h.waitFor(count: 2), [["jsonrpc": "2.0", "id": 1, "result": "changed"], ["jsonrpc": "2.0", "id": 2, "result": "by handler"]])
-        h.send(#"{"jsonrpc":"2.0","id":3,"method":"use","params":{"x":"y"}}"#)
-        XCTAssertEqual(h.messages.last, ["jsonrpc": "2.0", "id": 3, "result": "by shortcut"], "the change answered: at once again")
+        XCTAssertEqual(h.messages.count, 1, "the use waits for the change")
         XCTAssertEqual(h.admitted.current, [false, true])
+        h.release()
+        XCTAssertEqual(Array(h.waitFor(count: 3).dropFirst()),
+                       [["jsonrpc": "2.0", "id": 1, "result": "changed"], ["jsonrpc": "2.0", "id": 2, "result": "by handler"]])
+        h.send(#"{"jsonrpc":"2.0","id":4,"method":"use","params":{"x":"k"}}"#)
+        XCTAssertEqual(h.messages.last, ["jsonrpc": "2.0", "id": 4, "result": "by shortcut"], "the change answered: at once again")
+        XCTAssertEqual(h.admitted.current, [false, true, true])
     }
 
     func testAnIdInFlightAndShuttingDownAreAnsweredAsWithoutTheShortcut() {
         let h = Harness()
         h.send(#"{"jsonrpc":"2.0","id":7,"method":"slow","params":{}}"#)
         h.waitForWaiters(1)
-        h.send(#"{"jsonrpc":"2.0","id":7,"method":"use","params":{"x":"y"}}"#)
+        h.send(#"{"jsonrpc":"2.0","id":7,"method":"use","params":{"x":"k"}}"#)
         XCTAssertEqual(h.messages, [["jsonrpc": "2.0", "id": 7, "error": ["code": -32600, "message": "Invalid Request: id 7 is in use by a request still in flight"]]])
         h.release()
         _ = h.waitFor(count: 2)
         h.send(#"{"jsonrpc":"2.0","id":8,"method":"shutdown"}"#)
-        h.send(#"{"jsonrpc":"2.0","id":9,"method":"use","params":{"x":"y"}}"#)
+        h.send(#"{"jsonrpc":"2.0","id":9,"method":"use","params":{"x":"k"}}"#)
         XCTAssertEqual(h.messages.last, ["jsonrpc": "2.0", "id": 9, "error": ["code": -32600, "message": "Invalid Request: the agent is shutting down; only 'exit' is accepted"]])
         XCTAssertEqual(h.admitted.current, [], "the shortcut never ran")
     }
