@@ -188,26 +188,26 @@ public final class AuthService: Sendable {
             throw error
         }
         guard let c = routed else { return .unsigned }
-        guard runsNow(c.id), let (session, authorization) = try sessionNow(c) else { return nil }
-        return .signed(Signature(provider: c.id, authorization: authorization, expiresAt: session.expiresAt, generation: session.generation))
+        guard runsNow(c.id), let now = try sessionNow(c) else { return nil }
+        return .signed(Signature(provider: c.id, authorization: now.authorization, expiresAt: now.session.expiresAt, generation: now.session.generation))
     }
 
     /// `token` from memory, like `signNow`: nil when the token must be refreshed first (then `token`).
     public func tokenNow(provider id: String) throws(AuthError) -> TokenResult? {
-        guard let (session, _) = try sessionNow(try coordinator(id)) else { return nil }
+        guard let session = try sessionNow(try coordinator(id))?.session else { return nil }
         return TokenResult(accessToken: session.accessToken, tokenType: session.tokenType, expiresAt: session.expiresAt)
     }
 
     /// The session and its `Authorization` value if it can be used without waiting
     /// (fresh, or stale with a background refresh started); nil when it is expired.
-    private func sessionNow(_ c: SessionCoordinator) throws(AuthError) -> (session: Session, authorization: String)? {
-        guard let (session, authorization) = c.snapshot() ?? sync.catchUp(c) else { throw notLoggedIn(c) }
-        switch timing.freshness(of: session, at: clock.now()) {
+    private func sessionNow(_ c: SessionCoordinator) throws(AuthError) -> SessionCoordinator.Snapshot? {
+        guard let now = c.snapshot() ?? sync.catchUp(c) else { throw notLoggedIn(c) }
+        switch timing.freshness(of: now.session, at: clock.now()) {
         case .fresh: break
-        case .stale: refreshInBackground(c, session)
+        case .stale: refreshInBackground(c, now.session)
         case .expired: return nil
         }
-        return (session, authorization)
+        return now
     }
 
     /// `sign`, waiting for a refresh when the token needs one first.

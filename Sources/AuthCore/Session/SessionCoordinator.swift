@@ -27,8 +27,8 @@ final class SessionCoordinator: @unchecked Sendable {
 
     private let lock = Lock()
     private var session: Session?
-    /// `session`'s `Authorization` header value, built once per session.
-    private var authorization = ""
+    /// `session` with its `Authorization` value, built once per session.
+    private var snapshotted: Snapshot?
     private var inFlight: (generation: Int, task: Task<Session, Error>)?
     private var recentRefreshes: [Date] = []
     /// When a failed background refresh may be tried again.
@@ -53,17 +53,28 @@ final class SessionCoordinator: @unchecked Sendable {
         return session
     }
 
+    /// A session and its `Authorization` value, as one object: `sign`'s hot path
+    /// takes it with one retain instead of copying the session's strings.
+    final class Snapshot: Sendable {
+        let session: Session
+        let authorization: String
+
+        init(_ session: Session) {
+            self.session = session
+            authorization = session.authorization
+        }
+    }
+
     /// The current session and its `Authorization` value, in one lock: `sign`'s fast path.
-    func snapshot() -> (session: Session, authorization: String)? {
+    func snapshot() -> Snapshot? {
         lock.lock()
         defer { lock.unlock() }
-        guard let session else { return nil }
-        return (session, authorization)
+        return snapshotted
     }
 
     private func install(_ s: Session?) {
         session = s
-        authorization = s.map { "\($0.tokenType) \($0.accessToken)" } ?? ""
+        snapshotted = s.map(Snapshot.init)
     }
 
     /// A new login numbered after both the session held here and the one in the

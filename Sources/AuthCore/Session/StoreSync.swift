@@ -96,7 +96,7 @@ final class StoreSync: Sendable {
 
     /// Before answering "not logged in", look at the store once: another agent
     /// may have logged in since the last periodic check.
-    func catchUp(_ c: SessionCoordinator) -> (session: Session, authorization: String)? {
+    func catchUp(_ c: SessionCoordinator) -> SessionCoordinator.Snapshot? {
         check(c, evenIfBusy: c.current == nil)
         return c.snapshot()
     }
