@@ -94,16 +94,16 @@ public final class RPCConnection: @unchecked Sendable {
     /// is not one the general path would run at once (shutting down, its id in
     /// use) — then nothing has happened and the general path takes the line.
     private func answeredByShortcut(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let request = PlainRequest(line: line, wanted: { $0.is("ping") || registry.shortcut($0) != nil }),
+        guard let request = PlainRequest(line: line, find: { $0.is("ping") ? .ping : registry.shortcut($0).map(Shortcut.method) }),
               !lifecycle.current.shutDown, !inFlight.contains(request.id)
         else { return false }
-        if request.method.is("ping") {
-            // As `dispatch` answers it: no params, or none named.
+        guard case .method(let shortcut) = request.target else {
+            // `ping`, as `dispatch` answers it: no params, or none named.
             guard request.params?.isEmpty ?? true else { return false }
             enqueue(RPCResponse(id: request.id, encodedResult: Self.emptyResult))
             return true
         }
-        guard let params = request.params, let shortcut = registry.shortcut(request.method) else { return false }
+        guard let params = request.params else { return false }
         do {
             guard let text = try shortcut(params, ShortcutCall(id: request.id, connection: self, scheduler: scheduler)) else { return false }
             enqueue(RPCResponse(id: request.id, encodedResult: text))
@@ -114,6 +114,11 @@ public final class RPCConnection: @unchecked Sendable {
     }
 
     private static let emptyResult = JSONText([:])
+
+    private enum Shortcut {
+        case ping
+        case method(RPCShortcut)
+    }
 
     /// A line longer than the limit: answered without ever parsing it.
     public func handleOversizedLine(limit: Int) {

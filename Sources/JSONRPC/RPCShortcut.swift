@@ -28,17 +28,20 @@ public struct ShortcutCall {
 /// A request in `PlainObject`'s subset: `jsonrpc` "2.0", an integer or string
 /// `id`, a `method` and perhaps a `params` object, in any order, and nothing
 /// else. A notification or a null id is left to the general path.
-struct PlainRequest {
+struct PlainRequest<Target> {
     let id: JSONValue
     let method: PlainString
     let params: PlainObject?
+    /// What `find` found for the method.
+    let target: Target
 
-    /// - Parameter wanted: whether `method` is worth reading on; a line for another
-    ///   method is given up as soon as its method is read (most lines are not `sign`s).
-    init?(line: UnsafeBufferPointer<UInt8>, wanted: (PlainString) -> Bool) {
+    /// - Parameter find: what answers `method`, if the caller has anything; a line
+    ///   for another method is given up as soon as its method is read (most lines are not `sign`s).
+    init?(line: UnsafeBufferPointer<UInt8>, find: (PlainString) -> Target?) {
         var version = false
         var id: JSONValue?
         var method: PlainString?
+        var target: Target?
         var params: PlainObject?
         let plain = PlainObject(line: line).forEachMember { key, value in
             switch value {
@@ -49,15 +52,17 @@ struct PlainRequest {
             case .int(let n) where key.is("id"): id = .int(n)
             case .string(let s) where key.is("method"):
                 method = s
-                return wanted(s)
+                target = find(s)
+                return target != nil
             case .object(let o) where key.is("params"): params = o
             default: return false
             }
             return true
         }
-        guard plain, version, let id, let method else { return nil }
+        guard plain, version, let id, let method, let target else { return nil }
         self.id = id
         self.method = method
         self.params = params
+        self.target = target
     }
 }

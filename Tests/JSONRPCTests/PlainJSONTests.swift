@@ -27,7 +27,7 @@ final class PlainJSONTests: XCTestCase {
 
     static func request(_ line: String) -> (id: JSONValue, method: String, params: JSONValue?)? {
         Array(line.utf8).withUnsafeBufferPointer { bytes in
-            PlainRequest(line: bytes, wanted: { !$0.is("unwanted") }).map { ($0.id, $0.method.string, $0.params.flatMap(read)) }
+            PlainRequest(line: bytes, find: { $0.is("unwanted") ? nil : () }).map { ($0.id, $0.method.string, $0.params.flatMap(read)) }
         }
     }
 
