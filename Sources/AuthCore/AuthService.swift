@@ -406,7 +406,7 @@ public final class AuthService: Sendable {
         for id in order { sync.check(coordinators[id]!) }
     }
 
-    /// Runs `checkStore` every `interval` seconds for the life of the service.
+    /// Runs `checkStore` now and every `interval` seconds for the life of the service.
     public func watchStore(every interval: Double) {
         sync.watch(order.map { coordinators[$0]! }, every: interval)
     }

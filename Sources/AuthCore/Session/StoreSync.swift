@@ -101,10 +101,10 @@ final class StoreSync: Sendable {
         return c.snapshot()
     }
 
-    /// Runs `check` for every coordinator every `interval` seconds, for the life of this object.
+    /// Runs `check` for every coordinator now and every `interval` seconds, for the life of this object.
     func watch(_ coordinators: [SessionCoordinator], every interval: Double) {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
+        timer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(20))
         timer.setEventHandler { [weak self] in coordinators.forEach { self?.check($0) } }
         timer.resume()
         watcher.withLock { $0 = timer }
