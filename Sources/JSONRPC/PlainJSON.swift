@@ -20,7 +20,7 @@ public struct PlainObject {
     let depth: Int
 
     /// The line as a plain object, not yet read: `forEachMember` reads (and checks) it.
-    public init(line: UnsafeBufferPointer<UInt8>) {
+    init(line: UnsafeBufferPointer<UInt8>) {
         self.init(text: line, depth: Self.maxDepth)
     }
 
@@ -54,7 +54,7 @@ public enum PlainValue {
 
 /// A string of a `PlainObject`: printable ASCII without escapes, so its bytes
 /// are its value. Valid only while the line it was read from is.
-public struct PlainString {
+public struct PlainString: Equatable {
     public let bytes: UnsafeBufferPointer<UInt8>
 
     /// Whether the string is `text` (ASCII).
