@@ -21,7 +21,6 @@ public final class AuthService: Sendable {
     public let config: AgentConfig
     private let providers: [String: ProviderAccounts]
     private let order: [String]
-    private let matcher: OriginMatcher
     private let sync: StoreSync
     /// Which store is in effect, for `status`; nil when the embedder did not say.
     public let storeStatus: StoreStatus?
@@ -34,7 +33,8 @@ public final class AuthService: Sendable {
     private let timing: RefreshTiming
     /// Set when the process is about to exit: no refresh starts any more.
     private let shuttingDown = Locked(false)
-    private let origins = OriginCache()
+    /// Where the origins of recently signed URLs go.
+    private let routes: OriginCache<Route>
 
     /// Seconds a logout may spend telling the server; the local session is gone either way.
     static let revokeTimeout = 5.0
@@ -69,7 +69,12 @@ public final class AuthService: Sendable {
         }
         self.providers = providers
         self.order = config.providers.map(\.id)
-        self.matcher = OriginMatcher(config.providers.map { (provider: $0.id, origins: $0.origins) })
+        let matcher = OriginMatcher(config.providers.map { (provider: $0.id, origins: $0.origins) })
+        self.routes = OriginCache { [providers] origin in
+            // A token is only ever attached over https, or to loopback.
+            let covering = origin.flatMap { $0.isSecureForBearer ? matcher.provider(for: $0) : nil }.flatMap { providers[$0] }
+            return Route(origin: origin, covering: covering, shape: origin.flatMap { covering?.config.shape(for: $0) } ?? .none)
+        }
     }
 
     // MARK: Lookups
@@ -138,21 +143,30 @@ public final class AuthService: Sendable {
         return (try? route(url: url, provider: nil))??.accounts.id
     }
 
+    /// A URL's origin, the provider covering it, if any, and the token shape configured there.
+    private final class Route: Sendable {
+        let origin: Origin?
+        let covering: ProviderAccounts?
+        let shape: TokenShape
+        init(origin: Origin?, covering: ProviderAccounts?, shape: TokenShape) {
+            self.origin = origin
+            self.covering = covering
+            self.shape = shape
+        }
+    }
+
     /// The provider a request goes to and the token shape its origin is configured
     /// with, or nil when no provider covers its origin.
     func route(url: String, provider explicit: String?) throws(AuthError) -> (accounts: ProviderAccounts, shape: TokenShape)? {
-        let origin = origins.origin(of: url)
-        // A token is only ever attached over https, or to loopback.
-        let covering = origin.flatMap { $0.isSecureForBearer ? matcher.provider(for: $0) : nil }
+        let route = routes.value(for: url)
         if let explicit {
             let p = try accounts(explicit)
-            guard covering == explicit else {
-                throw AuthError(.originNotAllowed, "Provider \(explicit) does not cover \(origin?.description ?? "that URL").", provider: explicit)
+            guard route.covering === p else {
+                throw AuthError(.originNotAllowed, "Provider \(explicit) does not cover \(route.origin?.description ?? "that URL").", provider: explicit)
             }
-            return (p, p.config.shape(for: origin!))
+            return (p, route.shape)
         }
-        guard let id = covering, let p = providers[id] else { return nil }
-        return (p, p.config.shape(for: origin!))
+        return route.covering.map { ($0, route.shape) }
     }
 
     // MARK: status
@@ -247,8 +261,23 @@ public final class AuthService: Sendable {
     /// `sign` from memory: the decision now, or nil when a token must be obtained
     /// first (then `sign`, which waits). A stale token is signed with while a
     /// refresh starts in the background. `shape` nil: the one the URL's origin is configured with.
-    public func signNow(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil) throws(AuthError) -> SignDecision? {
-        guard let (p, originShape) = try route(url: url, provider: provider) else { return .unsigned }
+    ///
+    /// `runsNow` is asked, before anything is decided, with the provider the
+    /// request is ordered by (the one named, else the one covering the URL): a
+    /// caller that routed nothing yet learns it from this one lookup, and false
+    /// makes the answer nil without touching the session.
+    public func signNow(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
+                        runsNow: (String) -> Bool = { _ in true }) throws(AuthError) -> SignDecision? {
+        let routed: (accounts: ProviderAccounts, shape: TokenShape)?
+        do {
+            routed = try route(url: url, provider: provider)
+        } catch {
+            // An error is an answer too: it must not overtake an earlier login or logout of the provider named.
+            if let provider, !runsNow(provider) { return nil }
+            throw error
+        }
+        guard let (p, originShape) = routed else { return .unsigned }
+        guard runsNow(p.id) else { return nil }
         let c = try resolve(p, account)
         let shape = shape ?? originShape
         guard let credential = try credentialNow(c, shape) else { return nil }
@@ -264,14 +293,15 @@ public final class AuthService: Sendable {
     /// The token of `shape` if it can be used without waiting (fresh, or stale with a
     /// background refresh started); nil when it is expired or not obtained yet.
     private func credentialNow(_ c: SessionCoordinator, _ shape: TokenShape) throws(AuthError) -> Credential? {
-        guard let (session, authorization) = c.snapshot() else { throw notLoggedIn(c) }
+        guard let now = c.snapshot() else { throw notLoggedIn(c) }
+        let session = now.session
         if shape.isNone {
             switch timing.freshness(of: session, at: clock.now()) {
             case .fresh: break
             case .stale: refreshInBackground(c, session, .none)
             case .expired: return nil
             }
-            return Credential(session, authorization: authorization)
+            return Credential(session, authorization: now.authorization)
         }
         guard let token = session.token(for: shape) else { return nil }
         switch timing.freshness(of: token, at: clock.now()) {
@@ -533,7 +563,7 @@ public final class AuthService: Sendable {
         for id in order { sync.check(providers[id]!) }
     }
 
-    /// Runs `checkStore` every `interval` seconds for the life of the service.
+    /// Runs `checkStore` now and every `interval` seconds for the life of the service.
     public func watchStore(every interval: Double) {
         sync.watch(order.map { providers[$0]! }, every: interval)
     }

@@ -142,4 +142,13 @@ enum SystemCalls {
         var entry = pollfd(fd: fd, events: events, revents: 0)
         while poll(&entry, 1, -1) < 0 && errno == EINTR {}
     }
+
+    /// `waitUntilReady` for at most `timeout` seconds; false when they passed first
+    /// (or a signal interrupted the wait: the caller looks at the time again). A
+    /// descriptor `poll` refuses counts as ready: the read or write reports why.
+    static func waitUntilReady(_ fd: Int32, for events: Int16, timeout: Double) -> Bool {
+        var entry = pollfd(fd: fd, events: events, revents: 0)
+        let n = poll(&entry, 1, Int32(min((timeout * 1000).rounded(.up), 3_600_000)))
+        return n > 0 || (n < 0 && errno != EINTR)
+    }
 }

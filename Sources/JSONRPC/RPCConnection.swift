@@ -67,6 +67,7 @@ public final class RPCConnection: @unchecked Sendable {
 
     /// Handles one framed line (without its newline).
     public func handleLine(_ bytes: UnsafeBufferPointer<UInt8>) {
+        if answeredByShortcut(bytes) { return }
         let message: JSONValue
         do {
             message = try JSONParser.parse(bytes)
@@ -86,6 +87,37 @@ public final class RPCConnection: @unchecked Sendable {
             then?()
         case .later(let id, let work, let answered): spawn(id: id, work, answered: answered, deliver: sendAnswer)
         }
+    }
+
+    /// A plain request to a method with a shortcut (or a plain `ping`), answered
+    /// from the line's bytes; false when the shortcut is not sure or the request
+    /// is not one the general path would run at once (shutting down, its id in
+    /// use) — then nothing has happened and the general path takes the line.
+    private func answeredByShortcut(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let request = PlainRequest(line: line, find: { $0.is("ping") ? .ping : registry.shortcut($0).map(Shortcut.method) }),
+              !lifecycle.current.shutDown, !inFlight.contains(request.id)
+        else { return false }
+        guard case .method(let shortcut) = request.target else {
+            // `ping`, as `dispatch` answers it: no params, or none named.
+            guard request.params?.isEmpty ?? true else { return false }
+            enqueue(RPCResponse(id: request.id, encodedResult: Self.emptyResult))
+            return true
+        }
+        guard let params = request.params else { return false }
+        do {
+            guard let text = try shortcut(params, ShortcutCall(id: request.id, connection: self, scheduler: scheduler)) else { return false }
+            enqueue(RPCResponse(id: request.id, encodedResult: text))
+        } catch {
+            enqueue(RPCResponse(id: request.id, error: error))
+        }
+        return true
+    }
+
+    private static let emptyResult = JSONText([:])
+
+    private enum Shortcut {
+        case ping
+        case method(RPCShortcut)
     }
 
     /// A line longer than the limit: answered without ever parsing it.

@@ -30,23 +30,25 @@ public struct RPCResponse: Sendable {
     }
 
     public func write(to out: inout [UInt8]) {
-        out.append(contentsOf: Self.prefix)
+        Self.append(#"{"jsonrpc":"2.0","id":"#, to: &out)
         JSONSerializer.write(id, to: &out)
         switch body {
         case .result(let value):
-            out.append(contentsOf: Self.resultKey)
+            Self.append(#","result":"#, to: &out)
             JSONSerializer.write(value, to: &out)
         case .encodedResult(let text):
-            out.append(contentsOf: Self.resultKey)
+            Self.append(#","result":"#, to: &out)
             out.append(contentsOf: text.bytes)
         case .error(let error):
-            out.append(contentsOf: Self.errorKey)
+            Self.append(#","error":"#, to: &out)
             JSONSerializer.write(error.json, to: &out)
         }
         out.append(UInt8(ascii: "}"))
     }
 
-    private static let prefix = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
-    private static let resultKey = Array(#","result":"#.utf8)
-    private static let errorKey = Array(#","error":"#.utf8)
+    /// From the binary's constant text: no array to retain and release per answer.
+    @inline(__always)
+    private static func append(_ text: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
 }

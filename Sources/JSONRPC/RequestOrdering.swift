@@ -66,6 +66,10 @@ final class RequestScheduler: Sendable {
     }
 
     private let lanes = Locked([String: Lane]())
+    /// The changes admitted that may still be unanswered, of any key. While there
+    /// is none — nearly always — a `uses` runs at once, and `runsAtOnce` knows it
+    /// without hashing its key.
+    private let changes = Locked([Gate]())
 
     /// Admits the next request in arrival order. A `uses` request with nothing to
     /// wait for gets no gate here: most answer at once (`sign` from memory), and
@@ -86,11 +90,32 @@ final class RequestScheduler: Sendable {
                 var lane = lanes[key] ?? Lane()
                 let earlier = (lane.lastChange.map { [$0] } ?? []) + lane.uses
                 let mine = Gate()
+                changes.withLock { changes in
+                    changes.removeAll { $0.opened }
+                    changes.append(mine)
+                }
                 lane.lastChange = mine
                 lane.uses = []
                 lanes[key] = lane
                 return Admission(waitFor: earlier.filter { !$0.opened }, mine: mine)
             }
+        }
+    }
+
+    /// Whether `admit` would let a request ordered so run at once, asked without
+    /// admitting it: for `free`, and for `uses` when no change of its key is
+    /// unanswered — the admissions that leave nothing behind. Only the reader
+    /// thread admits requests, so the answer holds until it admits the next one.
+    func runsAtOnce(_ ordering: RequestOrdering) -> Bool {
+        switch ordering {
+        case .free: return true
+        case .uses(let key):
+            let pending = changes.withLock { changes -> Bool in
+                if !changes.isEmpty { changes.removeAll { $0.opened } }
+                return !changes.isEmpty
+            }
+            return !pending || lanes.withLock { $0[key]?.lastChange?.opened ?? true }
+        case .changes: return false
         }
     }
 

@@ -53,8 +53,6 @@ enum Agent {
         let subscriptions = Subscriptions()
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(),
                                   logger: logger, lockTimeout: config.lockTimeoutSeconds, events: { subscriptions.deliver($0) })
-        // Logins, logouts and refreshes by other agents on the same store reach this one within 250 ms.
-        service.watchStore(every: 0.25)
         var registry = MethodRegistry()
         AuthMethods.register(into: &registry, service: service, subscriptions: subscriptions)
         var options = RPCConnection.Options()
@@ -73,7 +71,11 @@ enum Agent {
         let connection = RPCConnection(registry: registry, output: output, logger: logger, options: options,
                                        onExit: { code in leave(code) })
         logger.debug("serving \(config.providers.count) providers from \(configFile)")
-        StdioServer.run(connection, maxLineBytes: arguments.maxMessageBytes)
+        // Logins, logouts and refreshes by other agents on the same store reach this one within 250 ms.
+        // The first look is due 250 ms after start, so the timer (and the Dispatch thread it starts,
+        // a tenth of a cold start) waits until then: a process answering one request never makes it.
+        let watch = StdioServer.Deferred(after: 0.25) { service.watchStore(every: 0.25) }
+        StdioServer.run(connection, maxLineBytes: arguments.maxMessageBytes, deferred: watch)
     }
 
     /// The configured session store, shared by the long-lived agent and the one-shot subcommands,

@@ -90,6 +90,30 @@ final class SessionCoordinatorTests: XCTestCase {
     private var refreshedEvents: Int { events.get().filter { $0.name == .tokenRefreshed }.count }
     private var loggedOutEvents: Int { events.get().filter { $0.name == .userLoggedOut }.count }
 
+    // MARK: Ordering
+
+    /// The `sign` shortcut learns the provider a request is ordered by from `signNow`'s one
+    /// routing, and an earlier login or logout still unanswered (`runsNow` false) leaves the
+    /// session untouched: no answer, no error, no background refresh.
+    func testSignNowAsksWhetherTheProviderMayBeUsedBeforeDecidingAnything() async throws {
+        let service = makeService()
+        try await login(service)
+        clock.advance(3600 - 30)  // stale: signing would start a background refresh
+        var asked: [String] = []
+        XCTAssertNil(try service.signNow(url: "https://api.example.com/x", provider: nil, runsNow: { asked.append($0); return false }))
+        XCTAssertNil(try service.signNow(url: "https://other.example.com/", provider: "corp", runsNow: { asked.append($0); return false }),
+                     "an error is held back like an answer")
+        XCTAssertNil(try service.signNow(url: "https://other.example.com/", provider: "nope", runsNow: { asked.append($0); return false }))
+        XCTAssertEqual(try service.signNow(url: "https://other.example.com/", provider: nil, runsNow: { asked.append($0); return false }), .unsigned,
+                       "an unsigned request waits for nobody")
+        XCTAssertEqual(asked, ["corp", "corp", "nope"])
+        try await Task.sleep(nanoseconds: 50_000_000)
+        XCTAssertEqual(endpoint.refreshes, 0)
+        XCTAssertThrowsError(try service.signNow(url: "https://other.example.com/", provider: "corp", runsNow: { _ in true }))
+        XCTAssertNotNil(try service.signNow(url: "https://api.example.com/x", provider: nil, runsNow: { _ in true }))
+        try await eventually("the background refresh ran") { endpoint.refreshes == 1 }
+    }
+
     // MARK: Single flight
 
     func testManyCallersOfAnExpiredTokenShareOneRefresh() async throws {

@@ -52,8 +52,8 @@ final class ProviderAccounts: Sendable {
     /// The account a request uses when it names none and its connection selected none:
     /// the stored default if it is logged in, else the earliest logged-in account.
     var defaultCoordinator: SessionCoordinator? {
-        let (index, coordinators) = state.withLock { ($0.index, $0.coordinators) }
-        if let name = index.defaultAccount, let c = coordinators[name], c.isLoggedIn { return c }
+        // On `sign`'s hot path: one lookup under the lock, nothing copied out.
+        if let c = state.withLock({ s in s.index.defaultAccount.flatMap { s.coordinators[$0] } }), c.isLoggedIn { return c }
         return loggedIn.first
     }
 }

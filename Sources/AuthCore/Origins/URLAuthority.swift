@@ -57,15 +57,16 @@ struct URLAuthority: Equatable {
     /// No forbidden character anywhere. ASCII text (nearly every URL) is checked
     /// byte by byte; Unicode properties are consulted only for non-ASCII text.
     static func isClean(_ text: String) -> Bool {
-        var ascii = true
-        for b in text.utf8 {
-            if b >= 0x80 {
-                ascii = false
-                break
+        var text = text
+        // Over the contiguous bytes: a loop the compiler keeps tight, on every `sign`.
+        let ascii = text.withUTF8 { bytes -> Bool? in
+            for b in bytes {
+                if b >= 0x80 { return nil }
+                if b <= 0x20 || b == 0x7F || b == UInt8(ascii: "\\") { return false }
             }
-            if b <= 0x20 || b == 0x7F || b == UInt8(ascii: "\\") { return false }
+            return true
         }
-        if ascii { return true }
+        if let ascii { return ascii }
         return !text.unicodeScalars.contains(where: isForbidden)
     }
 

@@ -67,7 +67,8 @@ final class AccountSelections: Sendable {
 
     /// The account a request means: the one it names, else this connection's selection, else the default.
     func choice(_ account: String?, on connection: RPCConnection) -> AccountChoice {
-        AccountChoice(account: account, selected: table.withLock { $0[ObjectIdentifier(connection)] } ?? [:])
+        let selected = table.withLock { $0.isEmpty ? nil : $0[ObjectIdentifier(connection)] }
+        return AccountChoice(account: account, selected: selected ?? [:])
     }
 }
 

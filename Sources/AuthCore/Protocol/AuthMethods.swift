@@ -57,6 +57,7 @@ public enum AuthMethods {
                 try method.handle(call, context)
             }
         }
+        registry.registerShortcut(SignMethod.descriptor.name, SignMethod.shortcut(context))
     }
 
     /// Work that waits; auth failures become their protocol errors.

@@ -49,22 +49,94 @@ enum SignMethod: AuthMethod {
             try await service.sign(url: params.url, provider: params.provider, account: account, shape: params.shape)
         }, encode: { answers.value(for: $0) })
     }
+
+    /// The shortcut: a plain `sign` answered from the line's bytes, routed once —
+    /// the lookup that finds the provider for the ordering check also signs.
+    /// Whatever it does not read (other params, headers) or cannot answer at once
+    /// (a token to refresh, an earlier login or logout of the provider still
+    /// unanswered) goes to `handle`.
+    static func shortcut(_ context: AuthMethodContext) -> RPCShortcut {
+        let service = context.service
+        let answers = context.signAnswers
+        return { params, call throws(RPCError) in
+            guard let plain = PlainParams(params) else { return nil }
+            do throws(AuthError) {
+                let account = context.selections.choice(nil, on: call.connection)
+                let now = try service.signNow(url: plain.url, provider: plain.provider, account: account, runsNow: { call.runsAtOnce(.uses($0)) })
+                return now.map(answers.text(for:))
+            } catch {
+                throw error.rpcError
+            }
+        }
+    }
+
+    /// `{"request": {"method": M, "url": U}, "provider"?: P}` in any order, all
+    /// strings, and nothing else: params `Params` reads the same way, with
+    /// nothing to refuse. Anything more (headers, a new param) is not plain.
+    struct PlainParams {
+        let url: String
+        let provider: String?
+
+        init?(_ params: PlainObject) {
+            var request: PlainObject?
+            var provider: PlainString?
+            guard params.forEachMember({ key, value in
+                switch value {
+                case .object(let o) where key.is("request"): request = o
+                case .string(let s) where key.is("provider"): provider = s
+                default: return false
+                }
+                return true
+            }), let request else { return nil }
+            var method = false
+            var url: PlainString?
+            guard request.forEachMember({ key, value in
+                switch value {
+                case .string where key.is("method"): method = true
+                case .string(let s) where key.is("url"): url = s
+                default: return false
+                }
+                return true
+            }), method, let url else { return nil }
+            self.url = url.string
+            self.provider = provider?.string
+        }
+    }
 }
 
 /// `sign`'s answers, serialized once per session, account and shape: the same
 /// generation and `Authorization` value give the same bytes.
-final class SignAnswers: Sendable {
-    private struct Entry {
+final class SignAnswers: @unchecked Sendable {
+    private final class Entry: Sendable {
+        let provider: String
         let account: String
         let shape: TokenShape
         let generation: Int
         let authorization: String
         let value: JSONValue
         let text: JSONText
+
+        init(_ s: Signature, value: JSONValue) {
+            provider = s.provider
+            account = s.account
+            shape = s.shape
+            generation = s.generation
+            authorization = s.authorization
+            self.value = value
+            text = JSONText(value)
+        }
+
+        /// Cheap when it holds: the strings are then the very ones the session keeps.
+        func answers(_ s: Signature) -> Bool {
+            generation == s.generation && provider == s.provider && account == s.account && authorization == s.authorization && shape == s.shape
+        }
     }
 
-    /// By provider, a few entries each (one per account and shape in use).
-    private let entries = Locked([String: [Entry]]())
+    private let lock = Lock()
+    /// By provider, one entry per account and shape in use.
+    private var entries: [String: [Entry]] = [:]
+    /// The entry given last: signs come in runs for one provider, and checking it spares hashing.
+    private var last: Entry?
     static let unsigned: JSONValue = ["signed": false, "headers": [:]]
     static let unsignedText = JSONText(unsigned)
 
@@ -79,21 +151,29 @@ final class SignAnswers: Sendable {
     }
 
     private func entry(_ s: Signature) -> Entry {
-        let cached = entries.withLock { $0[s.provider]?.first { $0.account == s.account && $0.shape == s.shape } }
-        if let cached, cached.generation == s.generation, cached.authorization == s.authorization {
+        lock.lock()
+        if let last, last.answers(s) {
+            lock.unlock()
+            return last
+        }
+        if let cached = entries[s.provider]?.first(where: { $0.answers(s) }) {
+            last = cached
+            lock.unlock()
             return cached
         }
+        lock.unlock()
         let value: JSONValue = [
             "signed": true, "provider": .string(s.provider), "headers": ["Authorization": .string(s.authorization)],
             "expiresAt": RFC3339.json(s.expiresAt),
         ]
-        let fresh = Entry(account: s.account, shape: s.shape, generation: s.generation, authorization: s.authorization, value: value, text: JSONText(value))
-        entries.withLock { table in
-            var list = table[s.provider, default: []].filter { !($0.account == s.account && $0.shape == s.shape) }
-            if list.count >= 16 { list.removeFirst() }  // accounts and shapes come and go; keep it small
-            list.append(fresh)
-            table[s.provider] = list
-        }
+        let fresh = Entry(s, value: value)
+        lock.lock()
+        var list = entries[s.provider, default: []].filter { !($0.account == s.account && $0.shape == s.shape) }
+        if list.count >= 16 { list.removeFirst() }  // accounts and shapes come and go; keep it small
+        list.append(fresh)
+        entries[s.provider] = list
+        last = fresh
+        lock.unlock()
         return fresh
     }
 }

@@ -30,8 +30,8 @@ final class SessionCoordinator: @unchecked Sendable {
 
     private let lock = Lock()
     private var session: Session?
-    /// `session`'s `Authorization` header value, built once per session.
-    private var authorization = ""
+    /// `session` with its `Authorization` value, built once per session.
+    private var snapshotted: Snapshot?
     private var inFlight: [TokenShape: (generation: Int, task: Task<Session, Error>)] = [:]
     private var recentRefreshes: [TokenShape: [Date]] = [:]
     /// When a failed background refresh of a shape may be tried again.
@@ -59,12 +59,23 @@ final class SessionCoordinator: @unchecked Sendable {
         return session
     }
 
+    /// A session and its `Authorization` value, as one object: `sign`'s hot path
+    /// takes it with one retain instead of copying the session's strings.
+    final class Snapshot: Sendable {
+        let session: Session
+        let authorization: String
+
+        init(_ session: Session) {
+            self.session = session
+            authorization = session.authorization
+        }
+    }
+
     /// The current session and its `Authorization` value, in one lock: `sign`'s fast path.
-    func snapshot() -> (session: Session, authorization: String)? {
+    func snapshot() -> Snapshot? {
         lock.lock()
         defer { lock.unlock() }
-        guard let session else { return nil }
-        return (session, authorization)
+        return snapshotted
     }
 
     /// Whether a session is held (cheap; for listing accounts).
@@ -76,7 +87,7 @@ final class SessionCoordinator: @unchecked Sendable {
 
     private func install(_ s: Session?) {
         session = s
-        authorization = s.map { "\($0.tokenType) \($0.accessToken)" } ?? ""
+        snapshotted = s.map(Snapshot.init)
     }
 
     /// A new login numbered after both the session held here and the one in the

@@ -160,10 +160,10 @@ final class StoreSync: Sendable {
         check(p, evenIfBusy: true)
     }
 
-    /// Runs `check` for every provider every `interval` seconds, for the life of this object.
+    /// Runs `check` for every provider now and every `interval` seconds, for the life of this object.
     func watch(_ providers: [ProviderAccounts], every interval: Double) {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
+        timer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(20))
         timer.setEventHandler { [weak self] in providers.forEach { self?.check($0) } }
         timer.resume()
         watcher.withLock { $0 = timer }
