@@ -20,10 +20,8 @@ final class RealToolTests: XCTestCase {
                                   environment: env, directory: directory ?? h.directory, timeout: 60)
     }
 
-    func testGitCloneAndFetchThroughTheCredentialHelper() throws {
-        guard Self.which("git") != nil else { throw XCTSkip("git is not installed (.ci/run installs it)") }
-        let h = try CLIHarness()
-        // A bare repository with one commit, served by `git http-backend`.
+    /// `repos/repo.git`: a bare repository with one commit, for `git http-backend` to serve; returns `repos`.
+    private func bareRepository(_ h: CLIHarness) throws -> URL {
         let root = h.directory.appendingPathComponent("repos")
         let work = h.directory.appendingPathComponent("work")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -32,6 +30,13 @@ final class RealToolTests: XCTestCase {
             let r = try git(h, args)
             XCTAssertEqual(r.status, 0, r.stderr)
         }
+        return root
+    }
+
+    func testGitCloneAndFetchThroughTheCredentialHelper() throws {
+        guard Self.which("git") != nil else { throw XCTSkip("git is not installed (.ci/run installs it)") }
+        let h = try CLIHarness()
+        let root = try bareRepository(h)
         let server = try ScriptServer("git_server.py", [root.path, h.issuer.baseURL])
         let origin = "http://127.0.0.1:\(server.port)"
         try h.writeConfig(extraOrigins: [origin])
@@ -65,13 +70,7 @@ final class RealToolTests: XCTestCase {
     func testGitUsesTheAccountItsURLNames() throws {
         guard Self.which("git") != nil else { throw XCTSkip("git is not installed (.ci/run installs it)") }
         let h = try CLIHarness()
-        let root = h.directory.appendingPathComponent("repos")
-        let work = h.directory.appendingPathComponent("work")
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        for args in [["init", "-q", "-b", "main", work.path], ["-C", work.path, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "first"],
-                     ["clone", "-q", "--bare", work.path, root.appendingPathComponent("repo.git").path]] {
-            XCTAssertEqual(try git(h, args).status, 0)
-        }
+        let root = try bareRepository(h)
         let server = try ScriptServer("git_server.py", [root.path, h.issuer.baseURL])
         let origin = "127.0.0.1:\(server.port)"
         try h.writeConfig(extraOrigins: ["http://" + origin])

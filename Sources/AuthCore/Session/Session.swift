@@ -68,23 +68,9 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
     /// older agent can read a newer record. Errors name the member, never its value.
     public init(json: JSONValue) throws(SessionFormatError) {
         guard let o = json.objectValue else { throw SessionFormatError("the session is \(json.kindName), not an object") }
-        accessToken = try Session.requiredString(o, "accessToken")
-        guard !accessToken.isEmpty else { throw SessionFormatError("\"accessToken\" is empty") }
-        tokenType = try Session.requiredString(o, "tokenType")
-        // Both go into the `Authorization` header: a record that would inject header lines is corrupt.
-        for (key, value) in [("accessToken", accessToken), ("tokenType", tokenType)] where !AuthorizationToken.isValid(value) {
-            throw SessionFormatError("\"\(key)\" contains \(AuthorizationToken.rule)")
-        }
+        (accessToken, tokenType, expiresAt, obtainedAt) = try Session.accessToken(in: o)
         refreshToken = try Session.optionalString(o, "refreshToken")
         idToken = try Session.optionalString(o, "idToken")
-        expiresAt = try Session.optionalString(o, "expiresAt").map { (text) throws(SessionFormatError) in
-            guard let date = RFC3339.parse(text) else { throw SessionFormatError("\"expiresAt\" is not an RFC 3339 date") }
-            return date
-        }
-        guard let obtained = RFC3339.parse(try Session.requiredString(o, "obtainedAt")) else {
-            throw SessionFormatError("\"obtainedAt\" is not an RFC 3339 date")
-        }
-        obtainedAt = obtained
         guard let value = o["generation"] else { throw SessionFormatError("\"generation\" is missing") }
         guard case .int(let g) = value, g >= 0, g <= Int64(Int.max) else {
             throw SessionFormatError("\"generation\" is not a non-negative integer")
@@ -114,6 +100,25 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         copy.shaped.removeAll { $0.shape == token.shape }
         copy.shaped.append(token)
         return copy
+    }
+
+    /// An access token's members, checked the same way in a session and in a shaped token.
+    static func accessToken(in o: JSONObject) throws(SessionFormatError) -> (String, String, Date?, Date) {
+        let accessToken = try requiredString(o, "accessToken")
+        guard !accessToken.isEmpty else { throw SessionFormatError("\"accessToken\" is empty") }
+        let tokenType = try requiredString(o, "tokenType")
+        // Both go into the `Authorization` header: a record that would inject header lines is corrupt.
+        for (key, value) in [("accessToken", accessToken), ("tokenType", tokenType)] where !AuthorizationToken.isValid(value) {
+            throw SessionFormatError("\"\(key)\" contains \(AuthorizationToken.rule)")
+        }
+        let expiresAt = try optionalString(o, "expiresAt").map { (text) throws(SessionFormatError) in
+            guard let date = RFC3339.parse(text) else { throw SessionFormatError("\"expiresAt\" is not an RFC 3339 date") }
+            return date
+        }
+        guard let obtainedAt = RFC3339.parse(try requiredString(o, "obtainedAt")) else {
+            throw SessionFormatError("\"obtainedAt\" is not an RFC 3339 date")
+        }
+        return (accessToken, tokenType, expiresAt, obtainedAt)
     }
 
     static func requiredString(_ o: JSONObject, _ key: String) throws(SessionFormatError) -> String {

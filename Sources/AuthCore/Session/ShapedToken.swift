@@ -47,19 +47,7 @@ public struct ShapedToken: Sendable, Equatable, CustomStringConvertible, TokenLi
             scopes = names
         }
         shape = TokenShape(scopes: scopes, audience: try Session.optionalString(o, "audience"), resource: try Session.optionalString(o, "resource"))
-        accessToken = try Session.requiredString(o, "accessToken")
-        tokenType = try Session.requiredString(o, "tokenType")
-        for (key, value) in [("accessToken", accessToken), ("tokenType", tokenType)] where !AuthorizationToken.isValid(value) {
-            throw SessionFormatError("\"\(key)\" contains \(AuthorizationToken.rule)")
-        }
-        expiresAt = try Session.optionalString(o, "expiresAt").map { (text) throws(SessionFormatError) in
-            guard let date = RFC3339.parse(text) else { throw SessionFormatError("\"expiresAt\" is not an RFC 3339 date") }
-            return date
-        }
-        guard let obtained = RFC3339.parse(try Session.requiredString(o, "obtainedAt")) else {
-            throw SessionFormatError("\"obtainedAt\" is not an RFC 3339 date")
-        }
-        obtainedAt = obtained
+        (accessToken, tokenType, expiresAt, obtainedAt) = try Session.accessToken(in: o)
     }
 
     public var description: String {
