@@ -17,6 +17,27 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(try Session(json: reparsed), SessionTests.full)
     }
 
+    /// Issue 15: the account and the shaped tokens travel with the session; a shaped token
+    /// that could inject header lines makes the record corrupt, like the session's own.
+    func testAccountAndShapedTokensRoundTripAndAreChecked() throws {
+        var session = SessionTests.full
+        session.account = "ada"
+        session.shaped = [ShapedToken(shape: TokenShape(scopes: ["write", "read", "read"], resource: "https://api.example.com"),
+                                      accessToken: "shaped-SECRET", tokenType: "Bearer", expiresAt: nil, obtainedAt: session.obtainedAt)]
+        let json = session.toJSON()
+        XCTAssertEqual(json["shaped"]?.arrayValue?.first?["scopes"], ["read", "write"])
+        XCTAssertEqual(try Session(json: JSONParser.parse(JSONSerializer.bytes(json))), session)
+        XCTAssertFalse(session.description.contains("SECRET"), session.description)
+        guard case .object(var record) = json, case .array(var shaped) = record["shaped"], case .object(var token) = shaped[0] else { return XCTFail() }
+        token["accessToken"] = "a\r\nX-Evil: 1"
+        shaped[0] = .object(token)
+        record["shaped"] = .array(shaped)
+        XCTAssertThrowsError(try Session(json: .object(record))) { error in
+            XCTAssertTrue("\(error)".contains("\"shaped[0]\": \"accessToken\" contains"), "\(error)")
+            XCTAssertFalse("\(error)".contains("Evil"))
+        }
+    }
+
     func testRoundTripMinimalOmitsAbsentMembers() throws {
         let minimal = Session(accessToken: "a", obtainedAt: Date(timeIntervalSince1970: 0))
         let json = minimal.toJSON()
