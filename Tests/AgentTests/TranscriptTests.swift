@@ -16,13 +16,14 @@ final class TranscriptTests: XCTestCase {
         try run(files)
     }
 
-    /// Each transcript has its own issuer, directory and agent, so a few run at once: most of a
-    /// transcript's time is spent waiting (token lifetimes, timeouts), not computing.
+    /// Each transcript has its own issuer, directory and agent, so several run at once: most of a
+    /// transcript's time is spent waiting (token lifetimes, timeouts), not computing. Threads of
+    /// their own (`concurrently`): `concurrentPerform` would run only one per CPU.
     private func run(_ files: [URL]) throws {
         let schema = try SchemaValidator.load()
         let failures = Locked([String]())
         let next = Locked(0)
-        DispatchQueue.concurrentPerform(iterations: min(4, files.count)) { _ in
+        _ = try concurrently(min(8, files.count), timeout: 600) { _ in
             while true {
                 let i = next.withLock { n -> Int in defer { n += 1 }; return n }
                 guard i < files.count else { return }
