@@ -10,10 +10,9 @@ import XCTest
 /// migration, a locked or killed daemon, `auto` without a bus, and `kill -9`
 /// during refreshes.
 final class KeyringStoreTests: XCTestCase {
-    private func keyringHarness(_ keyring: SecretServiceSession, storeKind: String = "keyring", grace: Int = 0,
+    private func keyringHarness(_ keyring: SecretServiceSession, storeKind: String = "keyring",
                                 refreshWindowSeconds: Int = 60) throws -> AgentHarness {
-        try AgentHarness(issuerOptions: DevIssuerOptions(refreshTokenReuseGrace: grace), refreshWindowSeconds: refreshWindowSeconds,
-                         storeKind: storeKind, environment: keyring.environment)
+        try AgentHarness(refreshWindowSeconds: refreshWindowSeconds, storeKind: storeKind, environment: keyring.environment)
     }
 
     private func accessToken(_ agent: AgentProcess, id: String = "token") throws -> String? {
