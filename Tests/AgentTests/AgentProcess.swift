@@ -57,14 +57,16 @@ final class AgentProcess: @unchecked Sendable {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         }
         if readsOutput { startReadingOutput() }
+        // The handlers hold `self` while they read, so that `deinit` (which closes the handles) never
+        // runs during a read.
         stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            guard let self else { return }
             // Counted before the read, so that an empty pipe and no read under way means that
             // everything is in `stderrData` (see `awaitStderr`).
-            self?.lock.lock()
-            self?.stderrReads += 1
-            self?.lock.unlock()
+            self.lock.lock()
+            self.stderrReads += 1
+            self.lock.unlock()
             let data = handle.availableData
-            guard let self else { return }
             self.lock.lock()
             self.stderrReads -= 1
             if data.isEmpty {
@@ -79,8 +81,8 @@ final class AgentProcess: @unchecked Sendable {
 
     func startReadingOutput() {
         stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.receive(data)
+            guard let self else { return }
+            self.receive(handle.availableData)
         }
     }
 
@@ -177,7 +179,22 @@ final class AgentProcess: @unchecked Sendable {
         if process.isRunning { process.terminate() }
     }
 
+    /// Also removes the readers: a readability handler keeps its pipe open until it is removed, and
+    /// the one on stderr never sees the pipe's end (see `awaitStderr`). Without this every agent left
+    /// three descriptors open, ~1,350 by the multi-agent tests, where Foundation's `Process.run`
+    /// crashed reading /proc/self/fd (the over-read of swift-corelibs-foundation#5472).
     deinit {
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        let readers = [stdoutPipe.fileHandleForReading, stderrPipe.fileHandleForReading]
+        let writer = stdinClosed ? nil : stdinPipe.fileHandleForWriting
+        // Not on this thread: the last reference may go in a handler, and removing a handler
+        // waits for the queue that handler runs on.
+        DispatchQueue.global().async {
+            for handle in readers {
+                handle.readabilityHandler = nil
+                try? handle.close()
+            }
+            try? writer?.close()
+        }
     }
 }
