@@ -23,7 +23,8 @@ final class AgentProcess: @unchecked Sendable {
     private var partial = Data()
     private var stdoutClosed = false
     private var stderrData = Data()
-    private var stderrClosed = false
+    /// Reads of stderr under way (taken from the pipe, not yet in `stderrData`).
+    private var stderrReads = 0
     private var stdinClosed = false
 
     /// A write to an agent that has exited must fail that test, not kill the test
@@ -56,13 +57,20 @@ final class AgentProcess: @unchecked Sendable {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         }
         if readsOutput { startReadingOutput() }
+        // The handlers hold `self` while they read, so that `deinit` (which closes the handles) never
+        // runs during a read.
         stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
             guard let self else { return }
+            // Counted before the read, so that an empty pipe and no read under way means that
+            // everything is in `stderrData` (see `awaitStderr`).
             self.lock.lock()
+            self.stderrReads += 1
+            self.lock.unlock()
+            let data = handle.availableData
+            self.lock.lock()
+            self.stderrReads -= 1
             if data.isEmpty {
                 handle.readabilityHandler = nil
-                self.stderrClosed = true
             } else {
                 self.stderrData.append(data)
             }
@@ -73,16 +81,34 @@ final class AgentProcess: @unchecked Sendable {
 
     func startReadingOutput() {
         stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.receive(data)
+            guard let self else { return }
+            self.receive(handle.availableData)
         }
     }
 
     /// How many bytes the agent wrote that nobody has read yet.
-    var unreadOutputBytes: Int {
+    var unreadOutputBytes: Int { Self.unreadBytes(stdoutPipe) }
+
+    private static func unreadBytes(_ pipe: Pipe) -> Int {
         var n: Int32 = 0
-        let fd = stdoutPipe.fileHandleForReading.fileDescriptor
+        let fd = pipe.fileHandleForReading.fileDescriptor
         return withUnsafeMutablePointer(to: &n) { ioctl(fd, UInt(FIONREAD), $0) } == 0 ? Int(n) : 0
+    }
+
+    /// Waits (bounded) until everything an agent that has exited wrote to stderr is in `stderr`: the
+    /// exit can be seen before the reading thread got the last of it. Not until the pipe's end:
+    /// Foundation's readability handler never reports it on Linux.
+    private func awaitStderr(timeout: Double) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if Self.unreadBytes(stderrPipe) == 0 {
+                lock.lock()
+                let reading = stderrReads > 0
+                lock.unlock()
+                if !reading { return }
+            }
+            usleep(2_000)
+        }
     }
 
     private func receive(_ data: Data) {
@@ -108,9 +134,6 @@ final class AgentProcess: @unchecked Sendable {
             try stdinPipe.fileHandleForWriting.write(contentsOf: line)
         } catch {
             let status = waitForExit(timeout: 2).map { "exited with status \($0)" } ?? "closed its input"
-            // The exit can be seen before the last of stderr is read: wait (bounded) for its end.
-            let deadline = Date().addingTimeInterval(2)
-            while !isStderrClosed && Date() < deadline { usleep(2_000) }
             throw AgentGone(description: "the agent \(status) before a line could be written (\(error)); its stderr:\n\(stderr)")
         }
     }
@@ -136,18 +159,14 @@ final class AgentProcess: @unchecked Sendable {
         if !already { try? stdinPipe.fileHandleForWriting.close() }
     }
 
-    /// Waits for the process to end; nil if it is still running after `timeout`.
+    /// Waits for the process to end; nil if it is still running after `timeout`. Once it has
+    /// ended, `stderr` holds all it wrote.
     func waitForExit(timeout: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning { return nil }
+        awaitStderr(timeout: 2)
         return process.terminationStatus
-    }
-
-    private var isStderrClosed: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stderrClosed
     }
 
     var stderr: String {
@@ -160,7 +179,22 @@ final class AgentProcess: @unchecked Sendable {
         if process.isRunning { process.terminate() }
     }
 
+    /// Also removes the readers: a readability handler keeps its pipe open until it is removed, and
+    /// the one on stderr never sees the pipe's end (see `awaitStderr`). Without this every agent left
+    /// three descriptors open, ~1,350 by the multi-agent tests, where Foundation's `Process.run`
+    /// crashed reading /proc/self/fd (the over-read of swift-corelibs-foundation#5472).
     deinit {
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        let readers = [stdoutPipe.fileHandleForReading, stderrPipe.fileHandleForReading]
+        let writer = stdinClosed ? nil : stdinPipe.fileHandleForWriting
+        // Not on this thread: the last reference may go in a handler, and removing a handler
+        // waits for the queue that handler runs on.
+        DispatchQueue.global().async {
+            for handle in readers {
+                handle.readabilityHandler = nil
+                try? handle.close()
+            }
+            try? writer?.close()
+        }
     }
 }

@@ -8,13 +8,31 @@ import XCTest
 /// A missing runtime skips with the reason; `.ci/run` installs them, so CI skips nothing.
 final class ClientSuitesTests: XCTestCase {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    private static let suites = [("clients/python/run-tests.sh", "python3"), ("clients/node/run-tests.sh", "node"),
+                                 ("clients/bash/test.sh", "jq"), ("clients/nvim/test/run.sh", "nvim")]
+    /// Every suite starts before the first test and each test waits for its own: a suite mostly
+    /// waits (on its agents, its issuer's latency, timeouts), so they overlap instead of adding up.
+    private static let running = Locked([String: Result<SuiteRun, any Error>]())
+
+    override class func setUp() {
+        super.setUp()
+        for (script, runtime) in suites where which(runtime) && FileManager.default.fileExists(atPath: root.appendingPathComponent(script).path) {
+            running.withLock { $0[script] = Result { try SuiteRun(script, root: root) } }
+        }
+    }
+
+    /// Ends suites whose test did not run (a filtered `swift test`).
+    override class func tearDown() {
+        for case .success(let suite) in running.withLock({ r in defer { r = [:] }; return r }).values { suite.stop() }
+        super.tearDown()
+    }
 
     func testPythonClient() throws { try runSuite("clients/python/run-tests.sh", needs: "python3") }
     func testNodeClient() throws { try runSuite("clients/node/run-tests.sh", needs: "node") }
     func testBashClient() throws { try runSuite("clients/bash/test.sh", needs: "jq") }
     func testNeovimClient() throws { try runSuite("clients/nvim/test/run.sh", needs: "nvim") }
 
-    private func which(_ command: String) -> Bool {
+    private static func which(_ command: String) -> Bool {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(command)") }
     }
@@ -22,36 +40,57 @@ final class ClientSuitesTests: XCTestCase {
     private func runSuite(_ script: String, needs runtime: String) throws {
         let url = Self.root.appendingPathComponent(script)
         XCTAssertTrue(FileManager.default.fileExists(atPath: url.path), "\(script) is missing")
-        guard which(runtime) else { throw XCTSkip("\(runtime) is not installed; .ci/run installs it") }
-        let process = Process()
+        guard Self.which(runtime) else { throw XCTSkip("\(runtime) is not installed; .ci/run installs it") }
+        let suite = try XCTUnwrap(Self.running.withLock { $0.removeValue(forKey: script) }, "\(script) was not started").get()
+        let finished = suite.finish()
+        if !finished.inTime { XCTFail("\(script) did not finish within \(SuiteRun.limit) s") }
+        let tail = finished.output.split(separator: "\n").suffix(40).joined(separator: "\n")
+        print("\(script):\n\(tail)")
+        XCTAssertEqual(finished.status, 0, "\(script) failed:\n\(tail)")
+    }
+}
+
+/// One client suite's script running against the binary this build produced, its output collected.
+private final class SuiteRun: @unchecked Sendable {
+    static let limit: TimeInterval = 300
+    private let process = Process()
+    private let output = Pipe()
+    private let collected = Locked(Data())
+    private let deadline = Date().addingTimeInterval(SuiteRun.limit)
+
+    init(_ script: String, root: URL) throws {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [url.path]
-        process.currentDirectoryURL = Self.root
+        process.arguments = [root.appendingPathComponent(script).path]
+        process.currentDirectoryURL = root
         var env = ProcessInfo.processInfo.environment
         env["AUTH_AGENT_BIN"] = AgentProcess.binaryURL.path
         process.environment = env
-        let output = Pipe()
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
-        let collected = Locked(Data())
+        let collected = self.collected
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             collected.withLock { $0.append(data) }
         }
         try process.run()
-        let deadline = Date().addingTimeInterval(300)
+    }
+
+    /// Waits for the suite's end, at most until `limit` seconds after its start (then kills it).
+    func finish() -> (inTime: Bool, status: Int32, output: String) {
         while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            kill(-process.processIdentifier, SIGKILL)
-            process.terminate()
-            XCTFail("\(script) did not finish within 300 s")
-        }
+        let inTime = !process.isRunning
+        stop()
         process.waitUntilExit()
         output.fileHandleForReading.readabilityHandler = nil
         let text = String(decoding: collected.current + output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let tail = text.split(separator: "\n").suffix(40).joined(separator: "\n")
-        print("\(script):\n\(tail)")
-        XCTAssertEqual(process.terminationStatus, 0, "\(script) failed:\n\(tail)")
+        return (inTime, process.terminationStatus, text)
+    }
+
+    /// Kills the suite (its process group) if it is still running.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(-process.processIdentifier, SIGKILL)
+        process.terminate()
     }
 }
