@@ -7,7 +7,17 @@
 
 // The few libcurl entry points used, with the option numbers of curl.h (stable ABI).
 typedef void CURL;
+typedef void CURLM;
 struct curl_slist;
+// curl.h's CURLMsg: what `curl_multi_info_read` reports about a finished transfer.
+struct curl_msg {
+    int msg;
+    CURL *easy_handle;
+    union { void *whatever; int result; } data;
+};
+#define CURLMSG_DONE 1
+#define CURLE_ABORTED_BY_CALLBACK 42
+#define CURLE_FAILED_INIT 2
 #define CURLOPT_WRITEDATA 10001
 #define CURLOPT_URL 10002
 #define CURLOPT_WRITEFUNCTION 20011
@@ -39,6 +49,16 @@ static struct {
     struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
     void (*slist_free_all)(struct curl_slist *);
     int (*global_init)(long);
+    // The multi interface (libcurl ≥ 7.66 for `multi_poll`), so a cancelled transfer ends within
+    // a poll interval; without it `easy_perform` is used, which looks at the flag about once a second.
+    CURLM *(*multi_init)(void);
+    int (*multi_add_handle)(CURLM *, CURL *);
+    int (*multi_remove_handle)(CURLM *, CURL *);
+    int (*multi_perform)(CURLM *, int *);
+    int (*multi_poll)(CURLM *, void *, unsigned int, int, int *);
+    struct curl_msg *(*multi_info_read)(CURLM *, int *);
+    int (*multi_cleanup)(CURLM *);
+    int has_multi;
 } api;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -60,6 +80,15 @@ static void load(void) {
     if (!api.easy_init || !api.easy_setopt || !api.easy_perform || !api.easy_getinfo || !api.easy_cleanup ||
         !api.slist_append || !api.slist_free_all || !api.global_init) return;
     if (api.global_init(CURL_GLOBAL_ALL) != 0) return;
+    *(void **)&api.multi_init = dlsym(library, "curl_multi_init");
+    *(void **)&api.multi_add_handle = dlsym(library, "curl_multi_add_handle");
+    *(void **)&api.multi_remove_handle = dlsym(library, "curl_multi_remove_handle");
+    *(void **)&api.multi_perform = dlsym(library, "curl_multi_perform");
+    *(void **)&api.multi_poll = dlsym(library, "curl_multi_poll");
+    *(void **)&api.multi_info_read = dlsym(library, "curl_multi_info_read");
+    *(void **)&api.multi_cleanup = dlsym(library, "curl_multi_cleanup");
+    api.has_multi = api.multi_init && api.multi_add_handle && api.multi_remove_handle && api.multi_perform &&
+        api.multi_poll && api.multi_info_read && api.multi_cleanup;
     loaded = 1;
 }
 
@@ -111,6 +140,42 @@ static int on_progress(void *context, long long a, long long b, long long c, lon
     return (x->cancel && *x->cancel) ? 1 : 0;
 }
 
+/// Milliseconds between looks at the cancel flag while a transfer waits on the network.
+#define CANCEL_POLL_MS 20
+
+/// Runs the transfer, ending it within CANCEL_POLL_MS of `*cancel` becoming non-zero:
+/// `easy_perform` calls the progress callback only about once a second while nothing
+/// arrives, so a cancelled request to a slow server would hold its thread (and, in the
+/// agent, the provider's later requests) for up to a second.
+static int run(CURL *handle, const volatile int *cancel) {
+    CURLM *multi = api.has_multi ? api.multi_init() : NULL;
+    if (!multi) return api.easy_perform(handle);
+    if (api.multi_add_handle(multi, handle) != 0) {
+        api.multi_cleanup(multi);
+        return api.easy_perform(handle);
+    }
+    int running = 1, code = -1;
+    while (code < 0) {
+        if (api.multi_perform(multi, &running) != 0) code = CURLE_FAILED_INIT;
+        else if (!running) break;
+        else if (cancel && *cancel) code = CURLE_ABORTED_BY_CALLBACK;
+        else {
+            int ready = 0;
+            if (api.multi_poll(multi, NULL, 0, CANCEL_POLL_MS, &ready) != 0) code = CURLE_FAILED_INIT;
+        }
+    }
+    if (code < 0) {
+        code = CURLE_FAILED_INIT;
+        int left = 0;
+        struct curl_msg *message;
+        while ((message = api.multi_info_read(multi, &left)))
+            if (message->msg == CURLMSG_DONE && message->easy_handle == handle) code = message->data.result;
+    }
+    api.multi_remove_handle(multi, handle);
+    api.multi_cleanup(multi);
+    return code;
+}
+
 int acurl_perform(const char *method, const char *url,
                   const char *const *headers, size_t header_count,
                   const unsigned char *body, size_t body_len, int has_body,
@@ -147,7 +212,7 @@ int acurl_perform(const char *method, const char *url,
     }
     if (strcmp(method, has_body ? "POST" : "GET") != 0) api.easy_setopt(handle, CURLOPT_CUSTOMREQUEST, method);
 
-    int code = api.easy_perform(handle);
+    int code = run(handle, cancel);
     long status = 0;
     api.easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
     out->status = status;
