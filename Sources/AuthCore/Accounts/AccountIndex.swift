@@ -58,4 +58,7 @@ public enum StoreKeys {
 
     /// The key of the provider's `AccountIndex`.
     public static func index(of provider: String) -> String { "\(provider)+accounts" }
+
+    /// The provider a key belongs to, for messages and labels.
+    public static func provider(of key: String) -> String { String(key.prefix { $0 != "+" }) }
 }

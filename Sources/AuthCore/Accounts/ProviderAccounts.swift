@@ -41,12 +41,10 @@ final class ProviderAccounts: Sendable {
         set { state.withLock { $0.index = newValue } }
     }
 
-    /// The logged-in accounts in login order (then any the list does not name yet).
+    /// The logged-in accounts, in login order. Every write of a session also writes the
+    /// list (login adds to it, logout and expiry remove from it), so the list names them all.
     var loggedIn: [SessionCoordinator] {
-        let (index, coordinators) = state.withLock { ($0.index, $0.coordinators) }
-        let listed = index.accounts.compactMap { coordinators[$0] }
-        let others = coordinators.values.filter { !index.accounts.contains($0.account) }.sorted { $0.account < $1.account }
-        return (listed + others).filter(\.isLoggedIn)
+        state.withLock { s in s.index.accounts.compactMap { s.coordinators[$0] } }.filter(\.isLoggedIn)
     }
 
     /// The account a request uses when it names none and its connection selected none:

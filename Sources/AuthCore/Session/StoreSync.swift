@@ -207,14 +207,13 @@ final class StoreSync: Sendable {
     /// The stored session; nil (with a warning) when it is unreadable. Throws only
     /// when the keyring is unavailable: then the session in memory is kept as it is.
     private func loadQuietly(_ key: String) throws(KeyringTrouble) -> Session? {
-        let id = key
-        let name = String(key.prefix { $0 != "+" })
+        let name = StoreKeys.provider(of: key)
         do {
-            let session = try store.load(id)
-            troubles.withLock { $0[id] = nil }
+            let session = try store.load(key)
+            troubles.withLock { $0[key] = nil }
             return session
         } catch SessionStoreError.unavailable(let why) {
-            if troubles.withLock({ $0.updateValue(why, forKey: id) }) != why {
+            if troubles.withLock({ $0.updateValue(why, forKey: key) }) != why {
                 logger.warn("could not read the stored session of \(name): the keyring: \(why)")
             }
             throw KeyringTrouble(reason: why)

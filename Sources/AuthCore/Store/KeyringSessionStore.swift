@@ -138,7 +138,7 @@ public final class KeyringSessionStore: SessionStore {
         if case .plaintext(var session)? = record {
             session.generation += 1
             try save(session, for: key)
-            warn("moved the tokens of \(String(key.prefix { $0 != "+" })) from its session file into the keyring")
+            warn("moved the tokens of \(StoreKeys.provider(of: key)) from its session file into the keyring")
         }
         let keep = try records.loadRecord(key, decode: Record.decode)?.item
         for item in try secrets.items(provider: key) where item != keep {
@@ -156,7 +156,7 @@ public final class KeyringSessionStore: SessionStore {
 
     /// `auth-agent: <display name> (<account>)`: what the user sees in a keyring manager.
     static func label(for session: Session, key: String, labels: [String: String]) -> String {
-        let provider = String(key.prefix { $0 != "+" })
+        let provider = StoreKeys.provider(of: key)
         let name = labels[provider] ?? provider
         return session.account.map { "auth-agent: \(name) (\($0))" } ?? "auth-agent: \(name)"
     }
