@@ -177,6 +177,17 @@ final class AccountsServiceTests: XCTestCase {
         XCTAssertEqual(second.status().first?.accounts, [])
     }
 
+    /// The list is re-read before it is changed: accounts another agent logged out are not
+    /// written back from this agent's memory.
+    func testALoginAfterAnotherAgentLoggedEveryoneOutListsOnlyTheNewAccount() async throws {
+        let first = service()
+        try await login(first, "alice")
+        let second = service()
+        _ = try await second.logout(provider: "corp", all: true)
+        try await login(first, "bob")  // first has not looked at the store since
+        XCTAssertEqual(try store.loadIndex("corp"), AccountIndex(accounts: ["bob"], defaultAccount: "bob"))
+    }
+
     func testAStoreOfThePreviousVersionIsReadAsOneAccount() async throws {
         let legacy = Session(accessToken: "at.alice.0", refreshToken: "rt.alice.0", expiresAt: clock.now().addingTimeInterval(3600),
                              user: ["sub": "alice"], obtainedAt: clock.now(), generation: 7)

@@ -187,7 +187,10 @@ final class StoreSync: Sendable {
     /// Changes the provider's stored account list (call holding the provider's lock):
     /// re-read first, so another agent's change is kept.
     func updateIndex(_ p: ProviderAccounts, _ change: (inout AccountIndex) -> Void) throws {
-        var index = (try? store.loadIndex(p.id)) ?? nil ?? p.index
+        // No list stored: another agent logged every account out. An unreadable one: what this agent knows.
+        let stored: AccountIndex?
+        do { stored = try store.loadIndex(p.id) } catch { stored = p.index }
+        var index = stored ?? AccountIndex()
         change(&index)
         try store.saveIndex(index, for: p.id)
         p.index = index
