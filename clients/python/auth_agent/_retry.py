@@ -1,7 +1,7 @@
 """What every HTTP adapter shares: whose token it asks for, and when to
 refresh and resend."""
 
-from typing import Any, Dict, NamedTuple, Optional, Sequence
+from typing import Any, Dict, Generic, NamedTuple, Optional, Sequence, TypeVar
 
 from .results import SignResult
 
@@ -19,6 +19,28 @@ class Pin(NamedTuple):
     def sign_options(self) -> Dict[str, Any]:
         """Keyword arguments for ``sign``."""
         return self._asdict()
+
+
+AgentT = TypeVar("AgentT")
+
+
+class Pinned(Generic[AgentT]):
+    """What each adapter is built from: the agent, the provider to sign with
+    (``None``: the one covering the URL's origin) and its ``Pin``."""
+
+    def __init__(
+        self,
+        agent: AgentT,
+        provider: Optional[str] = None,
+        *,
+        account: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
+        audience: Optional[str] = None,
+        resource: Optional[str] = None,
+    ) -> None:
+        self.agent = agent
+        self.provider = provider
+        self.pin = Pin(account, scopes, audience, resource)
 
 
 def should_refresh(status: int, sent_authorization: Optional[str], signed: SignResult) -> bool:

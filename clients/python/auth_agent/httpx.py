@@ -6,11 +6,11 @@ Needs the ``httpx`` extra (``pip install 'auth-agent-client[httpx]'``);
 nothing else in the package imports it.
 """
 
-from typing import AsyncGenerator, Generator, Optional, Sequence, Union
+from typing import AsyncGenerator, Generator, Optional, Union
 
 import httpx
 
-from ._retry import Pin, should_refresh
+from ._retry import Pinned, should_refresh
 from .aio import AsyncAuthAgent
 from .client import AuthAgent
 from .results import SignResult
@@ -33,25 +33,12 @@ class _Sign:
 _Step = Union[_Sign, _Refresh, httpx.Request]
 
 
-class AgentAuth(httpx.Auth):
+class AgentAuth(Pinned[Union[AuthAgent, AsyncAuthAgent]], httpx.Auth):
     """Signs each request through the agent and, when the response is a 401
     for the Authorization it added, refreshes and resends once; a second 401
     is returned as is. ``provider``, ``account`` and the shape (``scopes``,
     ``audience``, ``resource``) as in ``auth_agent.requests.AgentAuth``."""
 
-    def __init__(
-        self,
-        agent: Union[AuthAgent, AsyncAuthAgent],
-        provider: Optional[str] = None,
-        *,
-        account: Optional[str] = None,
-        scopes: Optional[Sequence[str]] = None,
-        audience: Optional[str] = None,
-        resource: Optional[str] = None,
-    ) -> None:
-        self.agent = agent
-        self.provider = provider
-        self.pin = Pin(account, scopes, audience, resource)
 
     def _flow(self, request: httpx.Request) -> Generator[_Step, object, None]:
         """The exchange without I/O, driven by the sync and the async flow:

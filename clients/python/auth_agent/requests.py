@@ -4,17 +4,17 @@ Needs the ``requests`` extra (``pip install 'auth-agent-client[requests]'``);
 nothing else in the package imports it.
 """
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
 import requests
 from requests.cookies import extract_cookies_to_jar
 
-from ._retry import Pin, should_refresh
+from ._retry import Pinned, should_refresh
 from .client import AuthAgent
 from .results import SignResult
 
 
-class AgentAuth(requests.auth.AuthBase):
+class AgentAuth(Pinned[AuthAgent], requests.auth.AuthBase):
     """Signs each request through the agent and, when the response is a 401
     for the Authorization it added, refreshes and resends once.
 
@@ -28,19 +28,6 @@ class AgentAuth(requests.auth.AuthBase):
     raised from the call that sent the request.
     """
 
-    def __init__(
-        self,
-        agent: AuthAgent,
-        provider: Optional[str] = None,
-        *,
-        account: Optional[str] = None,
-        scopes: Optional[Sequence[str]] = None,
-        audience: Optional[str] = None,
-        resource: Optional[str] = None,
-    ) -> None:
-        self.agent = agent
-        self.provider = provider
-        self.pin = Pin(account, scopes, audience, resource)
 
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
         signed = self._sign(request, self.provider)

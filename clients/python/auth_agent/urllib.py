@@ -4,9 +4,9 @@
 
 import urllib.request
 from http.client import HTTPMessage
-from typing import IO, Optional, Sequence
+from typing import IO, Optional
 
-from ._retry import Pin, should_refresh
+from ._retry import Pinned, should_refresh
 from .client import AuthAgent
 from .results import SignResult
 
@@ -15,7 +15,7 @@ _SIGNED = "_auth_agent_signed"
 _RESENT = "_auth_agent_resent"
 
 
-class AgentAuthHandler(urllib.request.BaseHandler):
+class AgentAuthHandler(Pinned[AuthAgent], urllib.request.BaseHandler):
     """Signs each request through the agent and, when the answer is a 401 for
     the Authorization it added, refreshes and resends once; a second 401
     raises ``HTTPError`` as usual. The headers are "unredirected", so urllib
@@ -23,19 +23,6 @@ class AgentAuthHandler(urllib.request.BaseHandler):
     ``account`` and the shape (``scopes``, ``audience``, ``resource``) as in
     ``auth_agent.requests.AgentAuth``."""
 
-    def __init__(
-        self,
-        agent: AuthAgent,
-        provider: Optional[str] = None,
-        *,
-        account: Optional[str] = None,
-        scopes: Optional[Sequence[str]] = None,
-        audience: Optional[str] = None,
-        resource: Optional[str] = None,
-    ) -> None:
-        self.agent = agent
-        self.provider = provider
-        self.pin = Pin(account, scopes, audience, resource)
 
     def http_request(self, request: urllib.request.Request) -> urllib.request.Request:
         signed = self.agent.sign(
