@@ -237,31 +237,30 @@ function M.token(req, callback)
   }, callback)
 end
 
---- This editor's account for provider_id from now on (account nil: the
---- provider's default again). Other editors and programs are not affected.
---- callback(err, { provider, account }).
-function M.select_account(provider_id, account, callback)
-  return M.request("selectAccount", { provider = provider_id, account = account or vim.NIL }, function(err, result)
+--- A request callback that, after a change of account succeeded, refreshes
+--- the status cache (statusline, completion) before calling `callback`.
+local function then_refresh_status(callback)
+  return function(err, result)
     if not err then
       M.status(function() end)
     end
     if callback then
       callback(err, result)
     end
-  end)
+  end
+end
+
+--- This editor's account for provider_id from now on (account nil: the
+--- provider's default again). Other editors and programs are not affected.
+--- callback(err, { provider, account }).
+function M.select_account(provider_id, account, callback)
+  return M.request("selectAccount", { provider = provider_id, account = account or vim.NIL }, then_refresh_status(callback))
 end
 
 --- The provider's default account, for every editor, agent and the command
 --- line (kept in the store). callback(err, { provider, account }).
 function M.set_default_account(provider_id, account, callback)
-  return M.request("setDefaultAccount", { provider = provider_id, account = account }, function(err, result)
-    if not err then
-      M.status(function() end)
-    end
-    if callback then
-      callback(err, result)
-    end
-  end)
+  return M.request("setDefaultAccount", { provider = provider_id, account = account }, then_refresh_status(callback))
 end
 
 local function sign_params(req)
