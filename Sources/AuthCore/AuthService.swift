@@ -61,9 +61,8 @@ public final class AuthService: Sendable {
         for p in config.providers {
             let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery,
                                     lifetimeWarning: WarnOnce { logger.warn($0) })
-            let provider = p.flow.descriptor.makeProvider(FlowContext(config: p, http: http, oauth: oauth, clock: clock,
-                                                                      revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher()))
-            let accounts = ProviderAccounts(config: p, provider: provider)
+            let context = FlowContext(config: p, http: http, oauth: oauth, clock: clock, revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher())
+            let accounts = ProviderAccounts(config: p, logins: Dictionary(uniqueKeysWithValues: p.flows.map { ($0, $0.descriptor.makeProvider(context)) }))
             sync.load(accounts)
             providers[p.id] = accounts
         }
@@ -105,34 +104,34 @@ public final class AuthService: Sendable {
     /// The account a request uses (see `AccountChoice`); looks at the store once
     /// before answering "not logged in", since another agent may have logged in.
     func resolve(_ p: ProviderAccounts, _ choice: AccountChoice) throws(AuthError) -> SessionCoordinator {
-        if let c = pick(p, choice) { return c }
+        if let c = try pick(p, choice) { return c }
         sync.catchUp(p)
-        if let c = pick(p, choice) { return c }
+        if let c = try pick(p, choice) { return c }
         throw notLoggedIn(p, account: choice.name(for: p.id))
     }
 
-    private func pick(_ p: ProviderAccounts, _ choice: AccountChoice) -> SessionCoordinator? {
+    /// The account `choice` means, by id or by a name its user logs in with (`ProviderAccounts.account(named:)`).
+    private func pick(_ p: ProviderAccounts, _ choice: AccountChoice) throws(AuthError) -> SessionCoordinator? {
         guard let name = choice.name(for: p.id) else { return p.defaultCoordinator }
-        return p.existing(name).flatMap { $0.isLoggedIn ? $0 : nil }
+        return try p.account(named: name)
     }
 
-    /// Throws unless the provider exists and `account` (when given) is logged in to it (for `selectAccount`).
-    public func checkAccount(provider: String, account: String?) throws(AuthError) {
+    /// The id of the logged-in account `account` names (for `selectAccount`, which keeps the id);
+    /// nil for nil. Throws unless the provider exists and the account is logged in to it.
+    @discardableResult
+    public func checkAccount(provider: String, account: String?) throws(AuthError) -> String? {
         let p = try accounts(provider)
-        if let account { _ = try resolve(p, AccountChoice(account: account)) }
+        guard let account else { return nil }
+        return try resolve(p, AccountChoice(account: account)).account
     }
 
-    /// The logged-in account of `provider` that `name` names: its id, or a name its
-    /// user goes by (`login`, `username`, `preferred_username`, `email`) — what git
-    /// sends as the username of `https://alice@host/…`. Nil when none does.
-    public func account(named name: String, provider: String) -> String? {
+    /// The logged-in account of `provider` that `name` names, as every request's
+    /// `account` is resolved — what git sends as the username of `https://alice@host/…`.
+    /// Nil when none does (or the provider is unknown); throws when several do.
+    public func account(named name: String, provider: String) throws(AuthError) -> String? {
         guard let p = providers[provider] else { return nil }
         sync.catchUp(p)
-        let accounts = p.loggedIn
-        if let c = accounts.first(where: { $0.account == name }) { return c.account }
-        return accounts.first { c in
-            ["login", "username", "preferred_username", "email"].contains { c.current?.user?[$0]?.stringValue == name }
-        }?.account
+        return try p.account(named: name)?.account
     }
 
     /// The provider a request to `url` goes to (`explicit` when given), for ordering
@@ -176,12 +175,12 @@ public final class AuthService: Sendable {
     public func status(providers filter: Set<String>? = nil, choice: AccountChoice = AccountChoice()) -> [ProviderStatus] {
         order.filter { filter?.contains($0) ?? true }.map { id in
             let p = providers[id]!
-            let used = pick(p, choice)
+            let used = (try? pick(p, choice)) ?? nil
             let defaultAccount = p.defaultCoordinator?.account
             let accounts = p.loggedIn.compactMap { c in
                 c.current.map { ProviderStatus.Account(id: c.account, user: $0.user ?? [:], expiresAt: $0.expiresAt, isDefault: c.account == defaultAccount) }
             }
-            return ProviderStatus(id: id, displayName: p.config.displayName, flow: p.config.flow, fields: p.config.flow.descriptor.fields,
+            return ProviderStatus(id: id, displayName: p.config.displayName, flows: p.config.flows, fields: p.config.flow.descriptor.fields,
                                   session: used?.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) },
                                   account: used?.account, accounts: accounts)
         }
@@ -189,16 +188,25 @@ public final class AuthService: Sendable {
 
     // MARK: login / logout / default account
 
-    /// Logs in; a different identity than the accounts already logged in adds an
-    /// account, the same identity replaces that account's session.
-    public func login(provider id: String, credentials: Credentials?, context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
+    /// Logs in through `flow` (nil: the provider's default); a different identity than the
+    /// accounts already logged in adds an account, the same identity replaces that account's
+    /// session — whichever of the provider's flows logged it in before.
+    public func login(provider id: String, flow: Flow? = nil, credentials: Credentials?, context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
         let p = try accounts(id)
-        var fresh = try await p.provider.login(credentials, context: context)
+        let chosen = flow ?? p.config.flow
+        guard let login = p.logins[chosen] else {
+            throw AuthError(.loginDenied, "\(p.config.displayName) has no \(chosen.rawValue) login; its flows: \(p.config.flowNames).", provider: id)
+        }
+        var fresh = try await login.login(credentials, context: context)
+        var typed: String?
+        if case .password(let username, _)? = credentials { typed = username }
+        fresh.user = AccountNames.user(fresh.user, typed: typed, previous: nil)
         let account = AccountIdentity.of(user: fresh.user)
         fresh.account = account
         let held = try await sync.lock(p.config)
         defer { held.unlock() }
         let c = p.coordinator(account)
+        fresh.user = AccountNames.user(fresh.user, typed: nil, previous: c.current?.user)
         // Saved first (under the store lock, which every writer holds), then installed:
         // a login that is not saved would be lost with this process, so it fails and installs nothing.
         let session = c.numbered(login: fresh, storedGeneration: sync.storedGeneration(c))
@@ -209,7 +217,7 @@ public final class AuthService: Sendable {
             throw AuthError.storeUnavailable(p.config, error)
         }
         c.install(login: session)
-        logger.info("logged in to \(id) as \(account)")
+        logger.info("logged in to \(id) as \(AccountNames.display(session.user, account: account)) (account \(account))")
         let user = session.user ?? [:]
         events(.loggedIn(provider: id, account: account, user: user, expiresAt: session.expiresAt))
         return LoginResult(provider: id, account: account, user: user, expiresAt: session.expiresAt)
@@ -223,7 +231,7 @@ public final class AuthService: Sendable {
         let held = try? await sync.lock(p.config)
         defer { held?.unlock() }
         if held != nil { sync.check(p, evenIfBusy: true) }
-        let targets = all ? p.loggedIn : pick(p, choice).map { [$0] } ?? []
+        let targets = try all ? p.loggedIn : pick(p, choice).map { [$0] } ?? []
         var ended: [(SessionCoordinator, Session)] = []
         for c in targets {
             guard let session = c.current else { continue }
@@ -242,18 +250,20 @@ public final class AuthService: Sendable {
         return revoked
     }
 
-    /// Makes `account` the provider's default, for every agent on the store.
-    public func setDefaultAccount(provider id: String, account: String) async throws(AuthError) {
+    /// Makes the account `account` names the provider's default, for every agent on the store; returns its id.
+    @discardableResult
+    public func setDefaultAccount(provider id: String, account name: String) async throws(AuthError) -> String {
         let p = try accounts(id)
         let held = try await sync.lock(p.config)
         defer { held.unlock() }
-        _ = try resolve(p, AccountChoice(account: account))
+        let account = try resolve(p, AccountChoice(account: name)).account
         do {
             try sync.updateIndex(p) { $0.defaultAccount = account }
         } catch {
             throw AuthError.storeUnavailable(p.config, error)
         }
         logger.info("\(account) is now the default account of \(id)")
+        return account
     }
 
     // MARK: sign / token / refresh

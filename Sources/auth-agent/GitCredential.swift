@@ -62,7 +62,7 @@ enum GitCredential {
     private static func get(_ request: [String: String], session: ToolSession) throws(ToolFailure) -> String {
         guard let provider = provider(request, session: session) else { return "" }
         let token: (token: String, type: String, expiresAt: String?)
-        let named = namedAccount(request, provider: provider, session: session)
+        guard let named = namedAccount(request, provider: provider, session: session) else { return "" }
         do {
             token = try session.token(provider, account: AccountChoice(account: named))
         } catch where error.needsLogin {
@@ -80,10 +80,11 @@ enum GitCredential {
 
     /// `erase`: git got a 401 with this password; refresh unless it was already replaced.
     private static func erase(_ request: [String: String], session: ToolSession) throws(ToolFailure) {
-        guard let provider = provider(request, session: session), let password = request["password"] else { return }
+        guard let provider = provider(request, session: session), let password = request["password"],
+              let named = namedAccount(request, provider: provider, session: session) else { return }
         let service = session.service
         do {
-            let choice = AccountChoice(account: namedAccount(request, provider: provider, session: session))
+            let choice = AccountChoice(account: named)
             _ = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
                 try await service.refresh(provider: provider, account: choice, failedAuthorization: password)
             }
@@ -93,12 +94,19 @@ enum GitCredential {
     }
 
     /// The account git's `username` names, when it names one of the provider's accounts
-    /// (by id or by a name its user goes by); otherwise the default account is used,
-    /// so a username like `oauth2` or `git` changes nothing. `--account` wins over both.
-    private static func namedAccount(_ request: [String: String], provider: String, session: ToolSession) -> String? {
-        if let account = session.command.account { return account }
-        guard let username = request["username"], !username.isEmpty else { return nil }
-        return session.service.account(named: username, provider: provider)
+    /// (as every `--account` is resolved: by id or by a name its user logs in with); otherwise
+    /// the default account (`.some(nil)`), so a username like `oauth2` or `git` changes nothing.
+    /// `--account` wins over both. Nil, after saying why, when the username fits several
+    /// accounts: git then asks its other helpers rather than get one of them at random.
+    private static func namedAccount(_ request: [String: String], provider: String, session: ToolSession) -> String?? {
+        if let account = session.command.account { return .some(account) }
+        guard let username = request["username"], !username.isEmpty else { return .some(nil) }
+        do {
+            return .some(try session.service.account(named: username, provider: provider))
+        } catch {
+            Logger.stderrSink("auth-agent: \(error.message)")
+            return nil
+        }
     }
 
     private static func provider(_ request: [String: String], session: ToolSession) -> String? {

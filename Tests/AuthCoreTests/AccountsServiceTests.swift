@@ -20,6 +20,10 @@ final class AccountsServiceTests: XCTestCase {
         /// Grants per "user|scope|resource".
         private(set) var grants: [String: Int] = [:]
         var lifetime = 3600
+        /// Users whose userinfo says only this `sub`, as django-oauth-toolkit's does (`{"sub": "1"}`).
+        var subjects: [String: String] = [:]
+        /// Who approves the next device login.
+        var deviceUser = "alice"
         /// Seconds each token request takes (to let callers pile up).
         var latency: UInt64 = 0
 
@@ -35,7 +39,11 @@ final class AccountsServiceTests: XCTestCase {
             if path == "/userinfo" {
                 let token = request.headers.first { $0.0 == "Authorization" }?.1 ?? ""
                 let user = token.split(separator: ".").dropFirst().first.map(String.init) ?? "?"
+                if let sub = lock.withLock({ subjects[user] }) { return Self.json(200, "{\"sub\":\"\(sub)\"}") }
                 return Self.json(200, "{\"sub\":\"\(user)\",\"preferred_username\":\"\(user)\"}")
+            }
+            if path == "/device_authorization" {
+                return Self.json(200, #"{"device_code":"dc","user_code":"UC","verification_uri":"https://idp.example.com/device","interval":1,"expires_in":600}"#)
             }
             let form = Dictionary(String(decoding: request.body ?? [], as: UTF8.self).split(separator: "&").map { pair -> (String, String) in
                 let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
@@ -51,6 +59,8 @@ final class AccountsServiceTests: XCTestCase {
             switch form["grant_type"] {
             case "password":
                 user = form["username"] ?? "?"
+            case "urn:ietf:params:oauth:grant-type:device_code":
+                user = deviceUser
             case "refresh_token":
                 guard let owner = refreshTokens.removeValue(forKey: form["refresh_token"] ?? "") else {
                     return Self.json(400, #"{"error":"invalid_grant"}"#)
@@ -95,11 +105,13 @@ final class AccountsServiceTests: XCTestCase {
     static let read = TokenShape(scopes: ["read"])
     static let known = TokenShape(resource: "https://known.example.com/api")
 
-    func service(origins: [Origin: TokenShape] = [:]) -> AuthService {
+    func service(origins: [Origin: TokenShape] = [:], flows: [Flow] = [.password]) -> AuthService {
         var corp = ProviderConfig(id: "corp", displayName: "Corp SSO", flow: .password,
                                   origins: [Origin(url: "https://corp.example.com")!, Origin(url: "https://files.example.com")!],
-                                  tokenEndpoint: "https://idp.example.com/token", userinfoEndpoint: "https://idp.example.com/userinfo", clientId: "cli")
+                                  tokenEndpoint: "https://idp.example.com/token", userinfoEndpoint: "https://idp.example.com/userinfo", clientId: "cli",
+                                  deviceAuthorizationEndpoint: "https://idp.example.com/device_authorization")
         corp.originShapes = origins
+        corp.flows = flows
         let events = self.events
         return AuthService(config: AgentConfig(refreshWindowSeconds: 60, store: .memory, providers: [corp]), store: store, transport: server,
                            clock: clock, logger: Logger(level: .error, sink: { _ in }), httpTimeout: 2, lockTimeout: 2,
@@ -154,6 +166,89 @@ final class AccountsServiceTests: XCTestCase {
         } catch let error as AuthError {
             XCTAssertEqual(error.code, .notLoggedIn)
             XCTAssertEqual(error.message, "Account carol is not logged in to Corp SSO.")
+        }
+    }
+
+    // MARK: People, not ids (issue 20 item 2)
+
+    /// A server whose userinfo says only `sub: "1"`: the account is `1`, but the person is
+    /// shown by the username typed at login, and every request may name the account by it.
+    func testAnAccountIsShownAndNamedByTheNameItsUserLogsInWith() async throws {
+        server.subjects = ["alice": "1", "bob": "2"]
+        let service = service()
+        let alice = try await login(service, "alice")
+        XCTAssertEqual(alice.account, "1")
+        XCTAssertEqual(alice.user, ["sub": "1", "username": "alice"], "the username typed is kept in the session's user")
+        XCTAssertEqual(AccountNames.display(alice.user, account: alice.account), "alice")
+        try await login(service, "bob")
+        let bob = try await token(service, "bob")
+        XCTAssertTrue(bob.hasPrefix("at.bob."), "named by the username typed")
+        let shouted = try await token(service, "BOB")
+        XCTAssertTrue(shouted.hasPrefix("at.bob."), "compared case-insensitively")
+        let byID = try await token(service, "2")
+        XCTAssertTrue(byID.hasPrefix("at.bob."), "and by id")
+        XCTAssertEqual(try service.account(named: "Alice", provider: "corp"), "1", "git-credential's username resolves the same way")
+        XCTAssertNil(try service.account(named: "oauth2", provider: "corp"))
+        XCTAssertEqual(try service.checkAccount(provider: "corp", account: "bob"), "2", "selectAccount keeps the id")
+        let madeDefault = try await service.setDefaultAccount(provider: "corp", account: "BOB")
+        XCTAssertEqual(madeDefault, "2")
+        XCTAssertEqual(try store.loadIndex("corp"), AccountIndex(accounts: ["1", "2"], defaultAccount: "2"))
+        _ = try await service.logout(provider: "corp", account: AccountChoice(account: "alice"))
+        XCTAssertEqual(service.status().first?.accounts.map(\.id), ["2"], "logout by name ended alice's account")
+        XCTAssertEqual(service.status().first?.accounts.map { AccountNames.display($0.user, account: $0.id) }, ["bob"])
+    }
+
+    /// A name that fits several accounts is refused, listing them; an id always wins over a name.
+    func testANameSeveralAccountsGoByIsRefusedListingThem() async throws {
+        server.subjects = ["carol": "3", "Carol": "4", "x": "carol"]
+        let service = service()
+        try await login(service, "carol")
+        try await login(service, "Carol")
+        do {
+            _ = try await token(service, "CAROL")
+            XCTFail("ambiguous")
+        } catch let error as AuthError {
+            XCTAssertEqual(error.code, .notLoggedIn)
+            XCTAssertEqual(error.message, #""CAROL" names several accounts of Corp SSO: 3 (carol), 4 (Carol); name one by its id."#)
+        }
+        XCTAssertThrowsError(try service.account(named: "carol", provider: "corp"), "git-credential is refused too")
+        try await login(service, "x")  // account id "carol"
+        let exact = try await token(service, "carol")
+        XCTAssertTrue(exact.hasPrefix("at.x."), "the account whose id it is")
+        XCTAssertEqual(try service.account(named: "4", provider: "corp"), "4")
+    }
+
+    // MARK: One provider, several flows (issue 20 item 3)
+
+    /// Whichever flow logs a person in, the account is the provider's: the same person by
+    /// another flow replaces their session (keeping the username typed before), another
+    /// person adds an account, and the refresh-token grant renews a device login as any other.
+    func testEveryFlowOfAProviderLogsIntoTheSameAccounts() async throws {
+        server.subjects = ["alice": "1", "bob": "2"]
+        let service = service(flows: [.password, .deviceCode])
+        try await login(service, "alice")
+        let again = try await service.login(provider: "corp", flow: .deviceCode, credentials: nil)
+        XCTAssertEqual(again.account, "1", "the same person, by another flow: the same account")
+        XCTAssertEqual(again.user, ["sub": "1", "username": "alice"], "the name typed at the password login stays")
+        server.deviceUser = "bob"
+        let bob = try await service.login(provider: "corp", flow: .deviceCode, credentials: nil)
+        XCTAssertEqual(bob.account, "2")
+        XCTAssertNil(AccountNames.name(bob.user), "nobody typed bob's name")
+        let status = try XCTUnwrap(service.status().first)
+        XCTAssertEqual(status.flows, [.password, .deviceCode])
+        XCTAssertEqual(status.flow, .password, "the default is the first")
+        XCTAssertEqual(status.accounts.map(\.id), ["1", "2"])
+        XCTAssertEqual(try store.loadIndex("corp"), AccountIndex(accounts: ["1", "2"], defaultAccount: "1"))
+        let first = try await token(service, "2")
+        clock.advance(3600)
+        let renewed = try await token(service, "2")
+        XCTAssertNotEqual(renewed, first)
+        XCTAssertEqual(server.count("bob"), 2, "the device grant, then one refresh_token grant")
+        do {
+            _ = try await service.login(provider: "corp", flow: .authorizationCode, credentials: nil)
+            XCTFail("not one of its flows")
+        } catch {
+            XCTAssertEqual(error.message, "Corp SSO has no authorizationCode login; its flows: password, deviceCode.")
         }
     }
 

@@ -3,9 +3,16 @@ import Locking
 /// One provider's accounts in this process: a `SessionCoordinator` per account
 /// (kept once created, so a refresh in flight never loses its coordinator), and
 /// the account list with its default as last read from or written to the store.
+///
+/// The accounts are the provider's, whichever of its flows logged them in: the
+/// flows one provider may list refresh and revoke alike (`FlowDescriptor.sharesAccounts`),
+/// so every coordinator renews through the default flow's `provider`.
 final class ProviderAccounts: Sendable {
     let config: ProviderConfig
+    /// The default flow's provider: refreshes and revokes every account.
     let provider: LoginProvider
+    /// A provider per configured flow, for `login`.
+    let logins: [Flow: LoginProvider]
 
     private struct State {
         var coordinators: [String: SessionCoordinator] = [:]
@@ -14,9 +21,10 @@ final class ProviderAccounts: Sendable {
 
     private let state = Locked(State())
 
-    init(config: ProviderConfig, provider: LoginProvider) {
+    init(config: ProviderConfig, logins: [Flow: LoginProvider]) {
         self.config = config
-        self.provider = provider
+        self.provider = logins[config.flow]!
+        self.logins = logins
     }
 
     var id: String { config.id }
@@ -45,6 +53,17 @@ final class ProviderAccounts: Sendable {
     /// list (login adds to it, logout and expiry remove from it), so the list names them all.
     var loggedIn: [SessionCoordinator] {
         state.withLock { s in s.index.accounts.compactMap { s.coordinators[$0] } }.filter(\.isLoggedIn)
+    }
+
+    /// The logged-in account `name` names: the account with that id, else the one
+    /// whose user logs in with that name (`AccountNames.matches`). Nil when none does;
+    /// several is an error listing them, never a guess — a token is never sent as the wrong person.
+    func account(named name: String) throws(AuthError) -> SessionCoordinator? {
+        if let c = existing(name), c.isLoggedIn { return c }
+        let matching = loggedIn.filter { AccountNames.matches(name, account: $0.account, user: $0.current?.user) }
+        guard matching.count > 1 else { return matching.first }
+        let list = matching.map { "\($0.account) (\(AccountNames.display($0.current?.user, account: $0.account)))" }.joined(separator: ", ")
+        throw AuthError(.notLoggedIn, "\"\(name)\" names several accounts of \(config.displayName): \(list); name one by its id.", provider: id)
     }
 
     /// The account a request uses when it names none and its connection selected none:
