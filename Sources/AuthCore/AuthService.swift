@@ -61,8 +61,16 @@ public final class AuthService: Sendable {
         for p in config.providers {
             let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery,
                                     lifetimeWarning: WarnOnce { logger.warn($0) })
-            let context = FlowContext(config: p, http: http, oauth: oauth, clock: clock, revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher())
-            let accounts = ProviderAccounts(config: p, logins: Dictionary(uniqueKeysWithValues: p.flows.map { ($0, $0.descriptor.makeProvider(context)) }))
+            var logins: [Flow: LoginProvider] = [:]
+            for flow in p.flows {
+                // A flow with a client of its own talks to the server through an OAuthClient of its own.
+                let config = p.using(flow)
+                let client = config == p ? oauth : OAuthClient(config: config, http: http, clock: clock, discovery: discovery,
+                                                                lifetimeWarning: WarnOnce { logger.warn($0) })
+                logins[flow] = flow.descriptor.makeProvider(FlowContext(config: config, http: http, oauth: client, clock: clock,
+                                                                        revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher()))
+            }
+            let accounts = ProviderAccounts(config: p, logins: logins)
             sync.load(accounts)
             providers[p.id] = accounts
         }
@@ -198,6 +206,7 @@ public final class AuthService: Sendable {
             throw AuthError(.loginDenied, "\(p.config.displayName) has no \(chosen.rawValue) login; its flows: \(p.config.flowNames).", provider: id)
         }
         var fresh = try await login.login(credentials, context: context)
+        if p.config.flows.count > 1 { fresh.flow = chosen }
         var typed: String?
         if case .password(let username, _)? = credentials { typed = username }
         fresh.user = AccountNames.user(fresh.user, typed: typed, previous: nil)
@@ -245,7 +254,7 @@ public final class AuthService: Sendable {
         for (c, session) in ended {
             logger.info("logged out of \(id) (\(c.account))")
             events(.loggedOut(provider: id, account: c.account, reason: .logout))
-            if !(await p.provider.revoke(session)) { revoked = false }
+            if !(await p.renewer(of: session).revoke(session)) { revoked = false }
         }
         return revoked
     }
@@ -484,7 +493,7 @@ public final class AuthService: Sendable {
         guard c.admitRefresh(shape: shape, now: clock.now()) else {
             throw AuthError(.excessiveRefresh, "\(c.config.displayName) was refreshed \(SessionCoordinator.refreshLimit) times within \(Int(SessionCoordinator.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
         }
-        switch await c.provider.refresh(stale, shape: shape) {
+        switch await (providers[c.id]?.renewer(of: stale) ?? c.provider).refresh(stale, shape: shape) {
         case .refreshed(let fresh):
             // Persist before anything else: the server may already have retired the old refresh token.
             // If the store refuses, the fresh session is still installed (the old one may be dead at the
@@ -537,6 +546,7 @@ public final class AuthService: Sendable {
             merged.refreshToken = fresh.refreshToken ?? stale.refreshToken
         }
         merged.account = stale.account
+        merged.flow = stale.flow
         return merged
     }
 

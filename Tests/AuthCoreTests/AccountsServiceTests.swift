@@ -24,6 +24,10 @@ final class AccountsServiceTests: XCTestCase {
         var subjects: [String: String] = [:]
         /// Who approves the next device login.
         var deviceUser = "alice"
+        /// Live refresh token → the client it was issued to; a refresh by another client is `invalid_grant`.
+        private var issuedTo: [String: String] = [:]
+        /// The client of each grant, in order.
+        private(set) var clients: [String] = []
         /// Seconds each token request takes (to let callers pile up).
         var latency: UInt64 = 0
 
@@ -62,7 +66,8 @@ final class AccountsServiceTests: XCTestCase {
             case "urn:ietf:params:oauth:grant-type:device_code":
                 user = deviceUser
             case "refresh_token":
-                guard let owner = refreshTokens.removeValue(forKey: form["refresh_token"] ?? "") else {
+                guard issuedTo[form["refresh_token"] ?? ""] == form["client_id"],
+                      let owner = refreshTokens.removeValue(forKey: form["refresh_token"] ?? "") else {
                     return Self.json(400, #"{"error":"invalid_grant"}"#)
                 }
                 user = owner
@@ -83,6 +88,8 @@ final class AccountsServiceTests: XCTestCase {
             grants["\(user)|\(scope)|\(resource)", default: 0] += 1
             let refresh = "rt.\(user).\(serial)"
             refreshTokens[refresh] = user
+            issuedTo[refresh] = form["client_id"]
+            clients.append(form["client_id"] ?? "")
             return Self.json(200, "{\"access_token\":\"at.\(user).\(serial)\",\"token_type\":\"Bearer\",\"expires_in\":\(lifetime),\"refresh_token\":\"\(refresh)\"}")
         }
 
@@ -105,13 +112,14 @@ final class AccountsServiceTests: XCTestCase {
     static let read = TokenShape(scopes: ["read"])
     static let known = TokenShape(resource: "https://known.example.com/api")
 
-    func service(origins: [Origin: TokenShape] = [:], flows: [Flow] = [.password]) -> AuthService {
+    func service(origins: [Origin: TokenShape] = [:], flows: [Flow] = [.password], flowClients: [Flow: ProviderConfig.FlowClient] = [:]) -> AuthService {
         var corp = ProviderConfig(id: "corp", displayName: "Corp SSO", flow: .password,
                                   origins: [Origin(url: "https://corp.example.com")!, Origin(url: "https://files.example.com")!],
                                   tokenEndpoint: "https://idp.example.com/token", userinfoEndpoint: "https://idp.example.com/userinfo", clientId: "cli",
                                   deviceAuthorizationEndpoint: "https://idp.example.com/device_authorization")
         corp.originShapes = origins
         corp.flows = flows
+        corp.flowClients = flowClients
         let events = self.events
         return AuthService(config: AgentConfig(refreshWindowSeconds: 60, store: .memory, providers: [corp]), store: store, transport: server,
                            clock: clock, logger: Logger(level: .error, sink: { _ in }), httpTimeout: 2, lockTimeout: 2,
@@ -250,6 +258,27 @@ final class AccountsServiceTests: XCTestCase {
         } catch {
             XCTAssertEqual(error.message, "Corp SSO has no authorizationCode login; its flows: password, deviceCode.")
         }
+    }
+
+    /// A server that allows one grant per client (django-oauth-toolkit) gets a client per flow:
+    /// each session is refreshed by the client that logged it in — here and in another agent
+    /// that reads it from the store — since a refresh token works only for its own client.
+    func testASessionIsRenewedByTheClientOfTheFlowThatLoggedItIn() async throws {
+        let clients: [Flow: ProviderConfig.FlowClient] = [.deviceCode: .init(clientId: "dev")]
+        let service = service(flows: [.password, .deviceCode], flowClients: clients)
+        try await login(service, "alice")
+        server.deviceUser = "bob"
+        _ = try await service.login(provider: "corp", flow: .deviceCode, credentials: nil)
+        clock.advance(3600)
+        _ = try await token(service, "alice")
+        _ = try await token(service, "bob")
+        XCTAssertEqual(server.clients, ["cli", "dev", "cli", "dev"], "each login and its refresh by one client")
+        clock.advance(3600)
+        let other = self.service(flows: [.password, .deviceCode], flowClients: clients)  // another agent on the store
+        let bob = try await token(other, "bob")
+        XCTAssertTrue(bob.hasPrefix("at.bob."))
+        XCTAssertEqual(server.clients.last, "dev", "the store kept which flow logged bob in")
+        XCTAssertEqual(try store.load(StoreKeys.account("bob", of: "corp"))?.flow, .deviceCode)
     }
 
     func testTheDefaultIsKeptInTheStoreAndMovesOnWhenItsAccountLogsOut() async throws {

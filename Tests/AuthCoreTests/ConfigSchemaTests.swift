@@ -30,7 +30,10 @@ final class ConfigSchemaTests: XCTestCase {
         let flow = try XCTUnwrap(provider["properties"]?["flow"]?["oneOf"]?.arrayValue)
         XCTAssertEqual(flow.count, 2, "a flow's name, or a list of them")
         XCTAssertEqual(strings(flow.first?["enum"]), Set(Flow.allCases.map(\.rawValue)))
-        XCTAssertEqual(strings(flow.last?["items"]?["enum"]), Set(Self.sharing.map(\.rawValue)), "the flows a list may hold")
+        let items = try XCTUnwrap(flow.last?["items"]?["oneOf"]?.arrayValue)
+        XCTAssertEqual(strings(items.first?["enum"]), Set(Self.sharing.map(\.rawValue)), "the flows a list may hold")
+        XCTAssertEqual(strings(items.last?["properties"]?["flow"]?["enum"]), Set(Self.sharing.map(\.rawValue)), "…also with a client of their own")
+        XCTAssertEqual(keys(items.last?["properties"]), ["flow", "clientId", "clientSecret"])
         for (name, property) in provider["properties"]!.objectValue!.members {
             XCTAssertNotNil(property["description"]?.stringValue, "\(name) has a description")
         }
@@ -43,7 +46,7 @@ final class ConfigSchemaTests: XCTestCase {
         let rules = try XCTUnwrap(try schema()["$defs"]?["provider"]?["allOf"]?.arrayValue)
         let list = try XCTUnwrap(rules.first { $0["if"]?["properties"]?["flow"]?["type"] == "array" })
         XCTAssertEqual(strings(list["then"]?["propertyNames"]?["enum"]), Set(ProviderConfig.keys(for: Self.sharing)))
-        let containing = rules.compactMap { $0["if"]?["properties"]?["flow"]?["contains"]?["const"]?.stringValue }
+        let containing = rules.compactMap { $0["if"]?["properties"]?["flow"]?["contains"]?["anyOf"]?.arrayValue?.first?["const"]?.stringValue }
         XCTAssertEqual(Set(containing), Set(Self.sharing.map(\.rawValue)), "each listed flow's requirements")
     }
 

@@ -123,6 +123,26 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(config.originMatcher.provider(for: "https://git.example.com/x"), "dot")
         let explicit = try parse(#"{"providers": [{"id": "p", "flow": ["password", "deviceCode"], "origins": ["https://a.com"], "clientId": "x", "tokenEndpoint": "https://a.com/token", "deviceAuthorizationEndpoint": "https://a.com/device"}]}"#)
         XCTAssertEqual(explicit.providers[0].flows, [.password, .deviceCode])
+        XCTAssertEqual(explicit.providers[0].flowClients, [:])
+    }
+
+    /// A server that allows one grant per client (django-oauth-toolkit): a flow may name its own client;
+    /// the provider-wide clientId is then needed only by the flows without one.
+    func testAFlowMayHaveAClientOfItsOwn() throws {
+        let config = try parse("""
+        {"providers": [{"id": "dot", "flow": [{"flow": "password", "clientId": "pw"}, {"flow": "deviceCode", "clientId": "dev", "clientSecret": "s3cret"}],
+                        "origins": ["https://a.com"], "issuer": "https://sso.a.com"}]}
+        """)
+        let dot = config.providers[0]
+        XCTAssertEqual(dot.flows, [.password, .deviceCode])
+        XCTAssertNil(dot.clientId)
+        XCTAssertEqual(dot.using(.password).clientId, "pw")
+        XCTAssertEqual(dot.using(.deviceCode).clientId, "dev")
+        XCTAssertEqual(dot.using(.deviceCode).clientSecret, "s3cret")
+        XCTAssertFalse("\(dot.flowClients)".contains("s3cret"), "a flow's secret stays out of descriptions")
+        let mixed = try parse(#"{"providers": [{"id": "dot", "flow": ["password", {"flow": "deviceCode", "clientId": "dev"}], "clientId": "pw", "origins": ["https://a.com"], "issuer": "https://sso.a.com"}]}"#)
+        XCTAssertEqual(mixed.providers[0].using(.password).clientId, "pw")
+        XCTAssertEqual(mixed.providers[0].using(.deviceCode).clientId, "dev")
     }
 
     func testFlowsThatCannotShareAProviderAreRefused() {
@@ -138,6 +158,10 @@ final class ConfigTests: XCTestCase {
             (#"{"providers": [{"id": "p", "flow": ["password", 3], \#(oauth)}]}"#, "$.providers[0].flow[1]", "expected a string, got a number"),
             (#"{"providers": [{"id": "p", "flow": ["password", "devicecode"], \#(oauth)}]}"#, "$.providers[0].flow[1]", #"did you mean "deviceCode"?"#),
             (#"{"providers": [{"id": "p", "flow": 3, \#(oauth)}]}"#, "$.providers[0].flow", "expected a flow's name or a list of them, got a number"),
+            (#"{"providers": [{"id": "p", "flow": ["password", {"flow": "deviceCode"}], \#(oauth)}]}"#, "$.providers[0].flow[1]", #"missing required key "clientId""#),
+            (#"{"providers": [{"id": "p", "flow": [{"flow": "deviceCode", "clientID": "d"}], \#(oauth)}]}"#, "$.providers[0].flow[0].clientID", #"did you mean "clientId"?"#),
+            (#"{"providers": [{"id": "p", "flow": [{"flow": "deviceCode", "clientId": "d"}, "password"], "origins": ["https://a.com"], "issuer": "https://a.com"}]}"#,
+             "$.providers[0]", #"flow "password" requires "clientId""#),
             // Each flow's requirements apply, and a key none of the flows uses is refused naming them all.
             (#"{"providers": [{"id": "p", "flow": ["password", "deviceCode"], "origins": ["https://a.com"], "clientId": "x", "tokenEndpoint": "https://a.com/t"}]}"#,
              "$.providers[0]", #"flow "deviceCode" requires "deviceAuthorizationEndpoint" and "tokenEndpoint", or "issuer""#),

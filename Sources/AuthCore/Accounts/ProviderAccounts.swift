@@ -6,10 +6,10 @@ import Locking
 ///
 /// The accounts are the provider's, whichever of its flows logged them in: the
 /// flows one provider may list refresh and revoke alike (`FlowDescriptor.sharesAccounts`),
-/// so every coordinator renews through the default flow's `provider`.
+/// each session through the client of the flow that logged it in (`renewer(of:)`).
 final class ProviderAccounts: Sendable {
     let config: ProviderConfig
-    /// The default flow's provider: refreshes and revokes every account.
+    /// The default flow's provider.
     let provider: LoginProvider
     /// A provider per configured flow, for `login`.
     let logins: [Flow: LoginProvider]
@@ -28,6 +28,9 @@ final class ProviderAccounts: Sendable {
     }
 
     var id: String { config.id }
+
+    /// What refreshes and revokes `session`: the flow that logged it in, whose client issued its tokens.
+    func renewer(of session: Session) -> LoginProvider { session.flow.flatMap { logins[$0] } ?? provider }
 
     /// The account's coordinator, created (logged out) if this process has none yet.
     func coordinator(_ account: String) -> SessionCoordinator {

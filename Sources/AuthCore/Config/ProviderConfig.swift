@@ -16,6 +16,10 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     public var flows: [Flow]
     /// The default flow: the one `login` uses when it names none.
     public var flow: Flow { flows[0] }
+    /// The OAuth clients of flows listed as `{"flow", "clientId", "clientSecret"?}`, for
+    /// servers that allow one grant per client (django-oauth-toolkit): such a flow logs in,
+    /// and renews and revokes the sessions it logged in, as its own client.
+    public var flowClients: [Flow: FlowClient] = [:]
     /// Where this provider's token may be attached; compared exactly by `OriginMatcher`.
     public var origins: [Origin]
     /// The token shape of origins configured as `{origin, scopes?, audience?, resource?}`.
@@ -133,7 +137,7 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         guard id.utf8.count <= 64, id.utf8.allSatisfy(isIDByte) else {
             throw r.error("id", "a provider id must match [a-z0-9._-]+ (at most 64 characters)")
         }
-        let flows = try parseFlows(r)
+        let (flows, clients) = try parseFlows(r)
         let allowed = keys(for: flows)
         for key in r.object.keys where !allowed.contains(key) {
             let names = flows.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
@@ -141,6 +145,7 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         }
         var p = ProviderConfig(id: id, displayName: try r.string("displayName"), flow: flows[0])
         p.flows = flows
+        p.flowClients = clients
 
         guard let origins = try r.array("origins") else { throw r.error(nil, "missing required key \"origins\"") }
         guard !origins.isEmpty else { throw r.error("origins", "list at least one origin the token may be sent to") }
@@ -203,46 +208,12 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         return p
     }
 
-    /// `flow`: one flow's name, or a list of them (the first the default), all of which
-    /// `sharesAccounts`: other flows renew or revoke their own way, so an account one of
-    /// them logged in could not be kept by another.
-    private static func parseFlows(_ r: ConfigReader) throws(ConfigError) -> [Flow] {
-        guard let value = r.object["flow"] else { throw r.error(nil, "missing required key \"flow\"") }
-        if value.stringValue != nil { return [try flow(value, path: r.path("flow"), file: r.file)] }
-        guard case .array(let items) = value, !items.isEmpty else {
-            throw r.error("flow", value.arrayValue == nil ? "expected a flow's name or a list of them, got \(value.kindName)" : "list at least one flow")
-        }
-        var flows: [Flow] = []
-        for (index, item) in items.enumerated() {
-            let path = "\(r.path("flow"))[\(index)]"
-            let flow = try flow(item, path: path, file: r.file)
-            guard !flows.contains(flow) else { throw ConfigError(file: r.file, path: path, problem: "flow \"\(flow.rawValue)\" is listed twice") }
-            flows.append(flow)
-        }
-        if flows.count > 1, let (index, odd) = flows.enumerated().first(where: { !$0.element.descriptor.sharesAccounts }) {
-            let sharing = Flow.allCases.filter(\.descriptor.sharesAccounts).map(\.rawValue).joined(separator: ", ")
-            throw ConfigError(file: r.file, path: "\(r.path("flow"))[\(index)]",
-                              problem: "flow \"\(odd.rawValue)\" cannot share a provider with other flows: only \(sharing) can be listed together (they refresh and log out alike); give it a provider of its own")
-        }
-        return flows
-    }
-
-    private static func flow(_ value: JSONValue, path: String, file: String) throws(ConfigError) -> Flow {
-        guard let name = value.stringValue else { throw ConfigError(file: file, path: path, problem: "expected a string, got \(value.kindName)") }
-        guard let flow = Flow(rawValue: name) else {
-            let names = Flow.allCases.map(\.rawValue)
-            var problem = "unknown flow \(JSONSerializer.string(.string(name))); expected one of \(names.joined(separator: ", "))"
-            if let suggestion = KeySuggestion.closest(to: name, among: names) { problem += "; did you mean \"\(suggestion)\"?" }
-            throw ConfigError(file: file, path: path, problem: problem)
-        }
-        return flow
-    }
-
     /// Each flow's required keys; an OAuth flow's endpoints may be discovered from `issuer` instead.
     private static func checkRequirements(_ p: ProviderConfig, _ r: ConfigReader) throws(ConfigError) {
         for name in p.flows {
             let flow = name.descriptor
-            for key in flow.required where !r.has(key) {
+            // A flow with a client of its own needs no provider-wide one.
+            for key in flow.required where !r.has(key) && !(key == "clientId" && p.flowClients[name] != nil) {
                 throw r.error(nil, "flow \"\(name.rawValue)\" requires \"\(key)\"")
             }
             guard let specific = flow.discoverable, !r.has("issuer") else { continue }
