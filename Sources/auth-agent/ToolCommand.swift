@@ -26,11 +26,11 @@ struct ToolCommand: Equatable {
         var url = ""
     }
 
-    /// `--device` / `--browser`: which interactive login the user expects; checked against the provider's flow.
+    /// `--device` / `--browser`: which interactive login the user wants, among the provider's flows.
     enum LoginFlow: String, Equatable { case device, browser }
 
     var action: Action
-    /// `--account`: the account to use (token, header, fetch, kubectl-credential) or log out.
+    /// `--account`: the account to use (token, header, fetch, kubectl-credential) or log out, by id or by name.
     var account: String?
     /// `--scope` (repeatable), `--audience`, `--resource`: a token shaped for one API.
     var scopes: [String] = []
@@ -55,8 +55,9 @@ struct ToolCommand: Equatable {
     static let usage = """
           auth-agent login PROVIDER [--username U] [--password-stdin | --token-stdin] [--device | --browser]
                                            log in at the terminal (secret fields without echo; device
-                                           codes and browser URLs on stderr); prints who is logged in
-          auth-agent logout PROVIDER [--account ID | --all]
+                                           codes and browser URLs on stderr); prints who is logged in.
+                                           The flags choose among the provider's flows (default: its first)
+          auth-agent logout PROVIDER [--account ACCOUNT | --all]
                                            log out the default account, one account or all of them
                                            (revoking the tokens where configured)
           auth-agent status [--json]       every provider and account: state, user, expiry, store
@@ -74,7 +75,8 @@ struct ToolCommand: Equatable {
                                            kubectl exec credential plugin (ExecCredential v1 / v1beta1)
 
         token, header, fetch and kubectl-credential also take
-          --account ID                     use this account of the provider instead of its default
+          --account ACCOUNT                use this account of the provider instead of its default: its id,
+                                           or a name its user logs in with (e.g. bob, bob@example.com)
           --scope S (repeatable), --audience A, --resource URI
                                            a token for those scopes / that API (RFC 8707), cached apart
         """
