@@ -214,6 +214,12 @@ check "status lists both accounts, the first logged in the default" \
   test "$(jq -c '[.providers[0].accounts[] | [.id, .default]] | sort' <<<"$status")" = '[["alice",true],["bob",false]]'
 me=$(AUTH_AGENT_ACCOUNT=bob auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
 check "AUTH_AGENT_ACCOUNT picks auth_agent_curl's account" test "$(jq -r .sub <<<"$me")" = bob
+me=$(AUTH_AGENT_ACCOUNT=Bob auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
+check "an account is named by its user's name, whatever its case" test "$(jq -r .sub <<<"$me")" = bob
+login=$(printf 'bob\nbuilder\n' | auth_agent_login corp password 2>>"$errlog")
+check "auth_agent_login PROVIDER FLOW logs in through that flow" test "$(jq -r .account <<<"$login")" = bob
+check "status names the default flow and lists the flows" \
+  test "$(jq -c '.providers[0] | [.flow, .flows]' <<<"$status")" = '["password",["password"]]'
 me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
 check "without it, the default account" test "$(jq -r .sub <<<"$me")" = alice
 admin fault '{"rejectApi":1}'
