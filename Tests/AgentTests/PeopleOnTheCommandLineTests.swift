@@ -46,6 +46,18 @@ final class PeopleOnTheCommandLineTests: XCTestCase {
         XCTAssertEqual(get.stdout.split(separator: "\n").prefix(2), ["username=bob", "password=\(bob.trimmingCharacters(in: .newlines))"])
         XCTAssertEqual(try h.agent(["logout", "dot", "--account", "alice"]).status, 0)
         XCTAssertEqual(try h.agent(["token", "dot"]).stdout, bob, "alice's account ended, bob's is the default")
+
+        // A third account whose email is "Bob": git's username bob fits two accounts, so git gets no
+        // answer (it asks its other helpers) and the person is told which accounts it fits.
+        h.issuer.answerNext("userinfo", status: 200, body: #"{"sub":"3","email":"Bob"}"#)
+        XCTAssertEqual(try h.agent(["login", "dot", "--username", "bob", "--password-stdin"], stdin: "builder\n").status, 0)
+        let ambiguous = try h.agent(["git-credential", "get"], stdin: "protocol=http\nhost=127.0.0.1:\(h.issuer.port)\nusername=bob\n")
+        XCTAssertEqual(ambiguous.status, 0)
+        XCTAssertEqual(ambiguous.stdout, "")
+        XCTAssertTrue(ambiguous.stderr.contains(#""bob" names several accounts of DOT: 2 (bob), 3 (Bob)"#), ambiguous.stderr)
+        let token = try h.agent(["token", "dot", "--account", "bob"])
+        XCTAssertEqual(token.status, 1, "the same for --account")
+        XCTAssertTrue(token.stderr.contains("names several accounts"), token.stderr)
     }
 
     /// `--browser` asks for a flow this provider does not list: exit 2, naming the ones it does.
