@@ -181,6 +181,30 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(covered.stdout, "sending with Authoriza\n")
     }
 
+    /// Issue 19 item 11: a configuration other users could have written is refused before anything
+    /// is done with it (exit 2, naming the file and the fix), by every command and the agent alike.
+    func testConfigurationOthersCanWriteIsRefused() throws {
+        let h = try CLIHarness()
+        let path = h.configPath.path
+        for mode in [0o664, 0o646, 0o666] {
+            XCTAssertEqual(chmod(path, mode_t(mode)), 0)
+            let r = try h.agent(["token", "corp"])
+            XCTAssertEqual(r.status, 2, "mode \(String(mode, radix: 8)): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(path) && r.stderr.contains("chmod go-w \(path)"), r.stderr)
+        }
+        let serve = try h.agent([], stdin: "")
+        XCTAssertEqual(serve.status, 2, serve.stderr)
+        for mode in [0o600, 0o644, 0o444] {
+            XCTAssertEqual(chmod(path, mode_t(mode)), 0)
+            XCTAssertEqual(try h.agent(["token", "corp"]).status, 1, "mode \(String(mode, radix: 8)) is fine: only 'not logged in'")
+        }
+        guard geteuid() == 0 else { return }  // only root can give a file away
+        XCTAssertEqual(chown(path, 4242, 4242), 0)
+        let theirs = try h.agent(["token", "corp"])
+        XCTAssertEqual(theirs.status, 2, theirs.stderr)
+        XCTAssertTrue(theirs.stderr.contains(path) && theirs.stderr.contains("belongs to another user"), theirs.stderr)
+    }
+
     func testGitCredentialProtocol() throws {
         let h = try CLIHarness()
         let port = h.issuer.port
