@@ -22,6 +22,7 @@ struct ToolSession {
     /// Loads the configuration and opens its store; a memory store cannot outlive this process,
     /// so a one-shot command refuses it (exit 2) rather than log in to nothing.
     static func open(_ command: ToolCommand) throws(ToolFailure) -> ToolSession {
+        _ = try shape(of: command)
         let logger = Logger(level: command.logLevel)
         var arguments = Arguments()
         arguments.configPath = command.configPath
@@ -74,9 +75,22 @@ struct ToolSession {
 
     /// The account and token shape the command line asked for (`--account`, `--scope`, `--audience`, `--resource`).
     var choice: AccountChoice { AccountChoice(account: command.account) }
-    var shape: TokenShape? {
-        command.scopes.isEmpty && command.audience == nil && command.resource == nil
-            ? nil : TokenShape(scopes: command.scopes, audience: command.audience, resource: command.resource)
+    var shape: TokenShape? { try? Self.shape(of: command) }
+
+    /// The shape `--scope`, `--audience` and `--resource` ask for, checked as the protocol checks
+    /// its `scopes`, `audience` and `resource` (exit 2 otherwise); nil when none is given.
+    static func shape(of command: ToolCommand) throws(ToolFailure) -> TokenShape? {
+        if command.scopes.isEmpty && command.audience == nil && command.resource == nil { return nil }
+        if let problem = TokenShape.problem(scopes: command.scopes, audience: command.audience, resource: command.resource, naming: { part in
+            switch part {
+            case .scope: return "--scope"
+            case .audience: return "--audience"
+            case .resource: return "--resource"
+            }
+        }) {
+            throw ToolFailure(.usage, problem)
+        }
+        return TokenShape(scopes: command.scopes, audience: command.audience, resource: command.resource)
     }
 
     /// `token`: the access token, expiry and type, refreshed first when needed.

@@ -131,6 +131,11 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try h.agent(["token", "nosuch"]).status, 2, "unknown provider")
         XCTAssertEqual(try h.agent(["token"]).status, 2, "missing provider")
         XCTAssertEqual(try h.agent(["status", "--bogus"]).status, 2)
+        for shape in [["--scope", "a b"], ["--audience", ""], ["--resource", "not-absolute"]] {
+            let r = try h.agent(["token", "corp"] + shape)
+            XCTAssertEqual(r.status, 2, "\(shape) is checked as the protocol checks it: \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(shape[0]), r.stderr)
+        }
         XCTAssertEqual(try h.agent(["login", "corp", "--token-stdin"], stdin: "x\n").status, 2, "--token-stdin on a password provider")
         XCTAssertEqual(try h.agent(["token", "corp"], environment: ["AUTH_AGENT_CONFIG": h.directory.appendingPathComponent("none.json").path]).status, 2)
         h.issuer.failNext(10, status: 503)

@@ -53,6 +53,24 @@ final class ToolParsingTests: XCTestCase {
         XCTAssertNil(GitCredential.answer(username: "oauth2", token: "t\nhost=evil.example", expiresAt: nil), "no smuggled keys")
     }
 
+    /// The command line's `--scope`, `--audience` and `--resource` are checked as the protocol's params are (exit 2).
+    func testShapeFlagsAreCheckedLikeTheProtocol() throws {
+        func shape(_ argv: [String]) throws -> TokenShape? { try ToolSession.shape(of: try ToolCommand.parse(argv)) }
+        XCTAssertNil(try shape(["token", "p"]))
+        XCTAssertEqual(try shape(["token", "p", "--scope", "b", "--scope=a", "--audience", "api", "--resource", "https://api.example/"]),
+                       TokenShape(scopes: ["a", "b"], audience: "api", resource: "https://api.example/"))
+        for (argv, flag) in [(["token", "p", "--scope", "a b"], "--scope"), (["header", "u", "--scope", ""], "--scope"),
+                             (["fetch", "u", "--scope", "caf\u{E9}"], "--scope"), (["token", "p", "--scope", "a\u{1B}"], "--scope"),
+                             (["token", "p", "--audience", ""], "--audience"), (["token", "p", "--resource", "relative/path"], "--resource"),
+                             (["token", "p", "--resource", "https://api.example/#frag"], "--resource")] {
+            XCTAssertThrowsError(try shape(argv), "\(argv)") { error in
+                let failure = error as? ToolFailure
+                XCTAssertEqual(failure?.code, .usage, "\(argv)")
+                XCTAssertTrue(failure?.message.hasPrefix(flag) ?? false, failure?.message ?? "")
+            }
+        }
+    }
+
     func testKubectlExecInfoAndCredential() throws {
         let v1beta1 = try KubectlCredential.execInfo(#"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":true}}"#, stdinIsTerminal: false)
         XCTAssertEqual(v1beta1, .init(apiVersion: "client.authentication.k8s.io/v1beta1", interactive: true))
