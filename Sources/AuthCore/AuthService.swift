@@ -143,6 +143,14 @@ public final class AuthService: Sendable {
         return (try? route(url: url, provider: nil))??.accounts.id
     }
 
+    /// `sign`'s routing for callers that hand out the token itself (git's and kubectl's
+    /// helpers), so they cannot disagree with `sign` on who covers a URL or which shape
+    /// its origin asks for: the provider covering `url` (https or loopback only) and that
+    /// shape; nil when none covers it. `explicit` must cover the URL (else 1006).
+    public func coverage(url: String, provider explicit: String? = nil) throws(AuthError) -> (provider: String, shape: TokenShape)? {
+        try route(url: url, provider: explicit).map { ($0.accounts.id, $0.shape) }
+    }
+
     /// A URL's origin, the provider covering it, if any, and the token shape configured there.
     private final class Route: Sendable {
         let origin: Origin?

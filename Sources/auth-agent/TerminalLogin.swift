@@ -119,14 +119,16 @@ enum TerminalLogin {
         }
     }
 
+    /// The code and addresses come from the authorization server: shown escaped (`TerminalText`).
     static func promptText(_ prompt: LoginPrompt, displayName: String) -> String {
+        let (e, name) = (TerminalText.escaped, TerminalText.escaped(displayName))
         switch prompt {
         case .deviceCode(let code, let uri, let complete, _):
-            var text = "To log in to \(displayName), open \(uri) and enter the code \(code)"
-            if let complete { text += "\n  (or open \(complete))" }
+            var text = "To log in to \(name), open \(e(uri)) and enter the code \(e(code))"
+            if let complete { text += "\n  (or open \(e(complete)))" }
             return text + "\nWaiting for the approval… (Ctrl-C cancels)"
         case .browser(let url, _):
-            return "To log in to \(displayName), open this URL in a browser:\n  \(url)\nWaiting for the browser… (Ctrl-C cancels)"
+            return "To log in to \(name), open this URL in a browser:\n  \(e(url))\nWaiting for the browser… (Ctrl-C cancels)"
         }
     }
 
@@ -134,7 +136,7 @@ enum TerminalLogin {
     static func loggedIn(_ result: LoginResult, session: ToolSession) -> String {
         let name = session.config.providers.first { $0.id == result.provider }?.displayName ?? result.provider
         var text = "Logged in to \(name)"
-        if let user = StatusTable.userName(result.user) { text += " as \(user)" }
+        if let user = StatusTable.userName(result.user) { text += " as \(TerminalText.escaped(user))" }
         if let until = result.expiresAt { text += " (token valid until \(RFC3339.format(until)))" }
         return text + "."
     }

@@ -27,7 +27,7 @@ enum Tool {
             opened?.service.finishRefreshes()
             exit(0)
         } catch {
-            Logger.stderrSink("auth-agent: \(error.message)")
+            Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message))")
             exit(error.code.rawValue)
         }
     }

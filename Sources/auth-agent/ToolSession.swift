@@ -23,7 +23,8 @@ struct ToolSession {
     /// so a one-shot command refuses it (exit 2) rather than log in to nothing.
     static func open(_ command: ToolCommand) throws(ToolFailure) -> ToolSession {
         _ = try shape(of: command)
-        let logger = Logger(level: command.logLevel)
+        // Log lines may quote servers (error descriptions, names): filtered like everything else shown.
+        let logger = Logger(level: command.logLevel, sink: { Logger.stderrSink(TerminalText.escaped($0)) })
         var arguments = Arguments()
         arguments.configPath = command.configPath
         let (config, path) = Agent.loadConfig(arguments, logger: logger)
@@ -94,10 +95,11 @@ struct ToolSession {
     }
 
     /// `token`: the access token, expiry and type, refreshed first when needed.
-    func token(_ provider: String, account: AccountChoice? = nil) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
+    /// - Parameter shape: the shape the URL's origin is configured with (the helpers); the command line's wins.
+    func token(_ provider: String, account: AccountChoice? = nil, shape: TokenShape? = nil) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
         let service = self.service
         let choice = account ?? self.choice
-        let shape = self.shape ?? .none
+        let shape = self.shape ?? shape ?? .none
         var now: TokenResult?
         do { now = try service.tokenNow(provider: provider, account: choice, shape: shape) } catch { throw ToolFailure(error) }
         if now == nil {

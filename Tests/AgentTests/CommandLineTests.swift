@@ -186,6 +186,51 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(covered.stdout, "sending with Authoriza\n")
     }
 
+    /// Issue 19 items 4 and 6: git's and kubectl's helpers give the token `sign` would give for the
+    /// URL — the shape its origin is configured with — and kubectl's only to a cluster the provider covers.
+    func testHelpersUseTheOriginsShapeAndCoverage() throws {
+        let h = try CLIHarness()
+        let port = h.issuer.port
+        let shaped = "http://localhost:\(port)"
+        try h.writeConfig(shapedOrigins: [["origin": .string(shaped), "audience": "api"]])
+        try h.login()
+        let full = try h.agent(["token", "corp"]).stdout.trimmingCharacters(in: .newlines)
+        let narrow = try h.agent(["token", "corp", "--audience", "api"]).stdout.trimmingCharacters(in: .newlines)
+        XCTAssertFalse(full.isEmpty || narrow.isEmpty)
+        XCTAssertNotEqual(full, narrow)
+        XCTAssertEqual(try h.agent(["header", shaped + "/repo.git"]).stdout, "Authorization: Bearer \(narrow)\n", "sign's rule")
+
+        func gitPassword(_ host: String) throws -> String? {
+            let r = try h.agent(["git-credential", "get"], stdin: "protocol=http\nhost=\(host)\n")
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return r.stdout.split(separator: "\n").first { $0.hasPrefix("password=") }.map { String($0.dropFirst(9)) }
+        }
+        XCTAssertEqual(try gitPassword("localhost:\(port)"), narrow, "the origin's shape, as header gives it")
+        XCTAssertEqual(try gitPassword("127.0.0.1:\(port)"), full, "an origin without a shape: the login's token")
+
+        func kubectl(_ info: JSONValue?, provider: String = "corp") throws -> CLIHarness.Finished {
+            try h.agent(["kubectl-credential", provider], environment: ["KUBERNETES_EXEC_INFO": info.map { JSONSerializer.string($0) } ?? ""])
+        }
+        func cluster(_ server: String) -> JSONValue {
+            ["kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1",
+             "spec": ["interactive": false, "cluster": ["server": .string(server), "certificate-authority-data": "eA=="]]]
+        }
+        func kubeToken(_ r: CLIHarness.Finished) throws -> String? {
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return try JSONParser.parse(r.stdout)["status"]?["token"]?.stringValue
+        }
+        XCTAssertEqual(try kubeToken(try kubectl(cluster(shaped))), narrow)
+        XCTAssertEqual(try kubeToken(try kubectl(cluster(h.issuer.baseURL + "/k8s"))), full)
+        XCTAssertEqual(try kubeToken(try kubectl(nil)), full, "no cluster info: the provider's token, as before")
+        for server in ["https://evil.example:6443", "http://k8s.example", "https://localhost:\(port)", "not a url"] {
+            let r = try kubectl(cluster(server))
+            XCTAssertEqual(r.status, 1, "\(server): \(r.stderr)")
+            XCTAssertEqual(r.stdout, "", server)
+            XCTAssertTrue(r.stderr.contains("corp does not cover the cluster"), r.stderr)
+        }
+        XCTAssertEqual(try kubectl(cluster(shaped), provider: "nosuch").status, 2, "unknown provider")
+    }
+
     /// Issue 19 item 11: a configuration other users could have written is refused before anything
     /// is done with it (exit 2, naming the file and the fix), by every command and the agent alike.
     func testConfigurationOthersCanWriteIsRefused() throws {
@@ -228,6 +273,13 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(lines.last?.hasPrefix("password_expiry_utc=") ?? false, get.stdout)
         XCTAssertEqual(try h.agent(["git-credential", "get"], stdin: "protocol=https\nhost=other.example\n").stdout, "")
         XCTAssertEqual(try h.agent(["git-credential", "get"], stdin: "protocol=http\nhost=example.com\n").stdout, "", "plain http off loopback")
+        // Fields that would move the origin built from them get nothing (issue 19 item 13).
+        for fields in ["protocol=http\nhost=127.0.0.1:\(port)#@evil.example", "protocol=http\nhost=evil.example@127.0.0.1:\(port)",
+                       "protocol=http://127.0.0.1:\(port)/?\nhost=evil.example"] {
+            let r = try h.agent(["git-credential", "get"], stdin: fields + "\n")
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertEqual(r.stdout, "", fields)
+        }
         XCTAssertEqual(try h.agent(["git-credential", "store"], stdin: request + "username=oauth2\npassword=\(token)\n").stdout, "")
 
         // erase with a token that is not the current one changes nothing; with the current one it refreshes.
