@@ -83,7 +83,9 @@ public final class AuthService: Sendable {
 
     private func accounts(_ id: String) throws(AuthError) -> ProviderAccounts {
         guard let p = providers[id] else {
-            throw AuthError(.unknownProvider, "No provider \"\(id)\" is configured; known: \(order.joined(separator: ", ")).", provider: id)
+            // An empty list is a first run: say how to start rather than "known: ."
+            let known = order.isEmpty ? "there is no configuration yet ('auth-agent config add' adds a provider)" : "known: \(order.joined(separator: ", "))"
+            throw AuthError(.unknownProvider, "No provider \"\(id)\" is configured; \(known).", provider: id)
         }
         return p
     }

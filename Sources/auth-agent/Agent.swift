@@ -36,7 +36,8 @@ enum Agent {
     static func loadConfig(_ arguments: Arguments, logger: Logger, hint: Bool = true) -> (AgentConfig, String) {
         let environment = ProcessEnvironment.current()
         let path = AgentConfig.resolvePath(argument: arguments.configPath, environment: environment)
-        let explicit = arguments.configPath != nil || environment["AUTH_AGENT_CONFIG"] != nil
+        // Empty counts as unset, as in `resolvePath`.
+        let explicit = arguments.configPath != nil || environment["AUTH_AGENT_CONFIG"].map { !$0.isEmpty } == true
         if access(path, F_OK) != 0 && errno == ENOENT {
             // No configuration yet is a normal first run: serve no providers and say where the file goes and how to start.
             // A file named explicitly must exist.

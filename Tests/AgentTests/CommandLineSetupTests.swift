@@ -20,6 +20,12 @@ final class CommandLineSetupTests: XCTestCase {
         }
         XCTAssertEqual(try h.agent(["config", "check"], environment: empty).status, 2)
         XCTAssertEqual(try h.agent(["token", "corp"], environment: empty).status, 2)
+
+        // The agent itself: the hint on stderr at start, and an answer that says how to start.
+        let served = try h.agent([], stdin: #"{"jsonrpc":"2.0","id":1,"method":"token","params":{"provider":"corp"}}"# + "\n", environment: empty)
+        XCTAssertTrue(served.stderr.contains("no configuration at \(expected)") && served.stderr.contains("Serving no providers."), served.stderr)
+        let answer = try JSONParser.parse(served.stdout)
+        XCTAssertEqual(answer["error"]?["message"], "No provider \"corp\" is configured; there is no configuration yet ('auth-agent config add' adds a provider).")
     }
 
     /// `config add` discovers the issuer, shows the endpoints, writes a provider (0700/0600 when
