@@ -8,7 +8,7 @@ enum Completion {
         switch shell {
         case "bash": return bash
         // zsh runs the bash function through its bash-completion emulation, so both complete alike.
-        case "zsh": return "autoload -U +X compinit && compinit\nautoload -U +X bashcompinit && bashcompinit\n" + bash
+        case "zsh": return "(( $+functions[compdef] )) || { autoload -U +X compinit && compinit }\nautoload -U +X bashcompinit && bashcompinit\n" + bash
         case "fish": return fish
         default: return nil
         }
@@ -44,26 +44,33 @@ enum Completion {
         return """
             # auth-agent completion for bash: eval "$(auth-agent completion bash)"
             _auth_agent() {
-                local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
-                local opts="" operand="" key="" i words=()
+                # $2 and $3 (the word being completed and the one before) and a count of COMP_WORDS,
+                # never an index into it: zsh's bashcompinit passes the same, with 1-based arrays.
+                local cur="$2" prev="$3"
+                local opts="" operand="" key="" first="" second="" word n=0 skip=1 words=()
                 case "$prev" in
                     --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                     --log-level) COMPREPLY=($(compgen -W "error warn info debug" -- "$cur")); return ;;
                 esac
                 # The command words typed so far, without options and their values.
-                for ((i = 1; i < COMP_CWORD; i++)); do
-                    case "${COMP_WORDS[i]}" in
-                        --config|--log-level) ((i++)) ;;
+                for word in "${COMP_WORDS[@]}"; do
+                    [ $n -ge $COMP_CWORD ] && break
+                    n=$((n + 1))
+                    if [ $skip = 1 ]; then skip=0; continue; fi
+                    case "$word" in
+                        --config|--log-level) skip=1 ;;
                         -*) ;;
-                        *) words+=("${COMP_WORDS[i]}") ;;
+                        *) words+=("$word") ;;
                     esac
                 done
                 if [ ${#words[@]} -eq 0 ]; then
                     COMPREPLY=($(compgen -W "\(CommandHelp.topLevelWords.joined(separator: " ")) --version \(globalFlags.joined(separator: " "))" -- "$cur"))
                     return
                 fi
-                key="${words[0]}"
-                if [ ${#words[@]} -ge 2 ] && [ "$key" = config -o "${words[1]}" = configure ]; then key="$key ${words[1]}"; fi
+                first="${words[@]:0:1}"
+                second="${words[@]:1:1}"
+                key="$first"
+                if [ "$first" = config ] || [ "$second" = configure ]; then [ -n "$second" ] && key="$first $second"; fi
                 case "$key" in
             \(cases)    esac
                 if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "$opts" -- "$cur")); return; fi

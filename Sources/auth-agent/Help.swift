@@ -129,10 +129,9 @@ struct CommandHelp: Sendable {
         Sessions are kept in $XDG_STATE_HOME/auth-agent (default ~/.local/state/auth-agent), or in the OS keyring.
         """
 
-    /// The commands `help TOPIC` shows: the one named, or all whose name starts with it (`help config`).
+    /// The commands `help TOPIC` shows: the one named and its subcommands (`help config`, `help git-credential`).
     static func lookup(_ topic: String) -> [CommandHelp] {
-        if let exact = commands.first(where: { $0.name == topic }) { return [exact] }
-        return commands.filter { $0.name.hasPrefix(topic + " ") }
+        commands.filter { $0.name == topic || $0.name.hasPrefix(topic + " ") }
     }
 
     /// The top-level words the command line knows, for completion.

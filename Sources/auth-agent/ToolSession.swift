@@ -119,7 +119,7 @@ struct ToolSession {
     /// `refresh`: a new token now (`failedAuthorization` nil), or only if `failedAuthorization` is still the current one.
     func refresh(_ provider: String, failedAuthorization: String? = nil) throws(ToolFailure) -> RefreshResult {
         guard try canRefresh(provider) else {
-            throw ToolFailure(.failed, "refreshUnsupported: the session of \(try self.provider(provider).displayName) cannot be refreshed (no refresh token); run: auth-agent login \(provider)")
+            throw ToolFailure(.failed, "the session of \(try self.provider(provider).displayName) cannot be refreshed (no refresh token); for a new token run: auth-agent login \(provider)")
         }
         let service = self.service
         let choice = self.choice

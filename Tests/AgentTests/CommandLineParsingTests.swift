@@ -95,7 +95,8 @@ final class CommandLineParsingTests: XCTestCase {
             let line = words.map { "'\($0)'" }.joined(separator: " ")
             let script = Completion.bash + """
                 auth-agent() { [ "$1" = __complete-providers ] && printf 'corp\\ndev\\n'; }
-                COMP_WORDS=(\(line)); COMP_CWORD=\(words.count - 1); _auth_agent; printf '%s\\n' "${COMPREPLY[@]}"
+                COMP_WORDS=(\(line)); COMP_CWORD=\(words.count - 1)
+                _auth_agent auth-agent "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"; printf '%s\\n' "${COMPREPLY[@]}"
                 """
             let r = try CLIHarness.run("/bin/bash", ["-c", script])
             XCTAssertEqual(r.status, 0, r.stderr)
@@ -116,6 +117,29 @@ final class CommandLineParsingTests: XCTestCase {
         let fish = try XCTUnwrap(Completion.script("fish"))
         XCTAssertTrue(fish.contains("complete -c auth-agent -n '__fish_seen_subcommand_from token' -l min-valid"), fish)
         XCTAssertTrue(fish.contains("(auth-agent __complete-providers 2>/dev/null)"))
+    }
+
+    /// zsh runs the same function through bashcompinit, which passes 1-based arrays: the script
+    /// must count words, not index them. zsh filters the candidates by the prefix itself.
+    func testZshAndFishCompletion() throws {
+        let stub = "auth-agent() { [ \"$1\" = __complete-providers ] && printf 'corp\\ndev\\n'; }\n"
+        if let zsh = CLIHarness.which("zsh") {
+            let script = Completion.script("zsh")! + stub + """
+                t() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=(); _auth_agent auth-agent "${@[-1]}" "${@[-2]}"; print -r -- "${(j:,:)COMPREPLY}"; }
+                t auth-agent token ''; t auth-agent config ''; t auth-agent --config /c config remove ''; t auth-agent token corp ''
+                """
+            let r = try CLIHarness.run(zsh, ["-f", "-c", script], environment: ["HOME": FileManager.default.temporaryDirectory.path])
+            XCTAssertEqual(r.stdout, "corp,dev\npath,check,add,remove\ncorp,dev\n\n", r.stderr)
+        }
+        if let fish = CLIHarness.which("fish") {
+            let script = "function auth-agent; printf 'corp\\ndev\\n'; end\n" + Completion.script("fish")! + """
+                complete -C 'auth-agent token '; complete -C 'auth-agent token --min'; complete -C 'auth-agent config rem'
+                """
+            let r = try CLIHarness.run(fish, ["--no-config", "-c", script])
+            let lines = r.stdout.split(separator: "\n").map { String($0.prefix { $0 != "\t" }) }
+            XCTAssertEqual(lines, ["corp", "dev", "--min-valid", "remove"], r.stdout + r.stderr)
+        }
+        if CLIHarness.which("zsh") == nil || CLIHarness.which("fish") == nil { throw XCTSkip("zsh or fish is not installed: only the shells present were tried") }
     }
 
     func testGitHelperLine() {
