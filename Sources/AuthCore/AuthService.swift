@@ -49,6 +49,8 @@ public final class AuthService: Sendable {
         self.httpTimeout = httpTimeout
         self.storeStatus = storeStatus
         self.timing = config.refreshTiming
+        // The one place every request of the service (auth server and `fetch`) goes out through.
+        let transport = LoggingTransport.wrapping(transport, logger: logger)
         self.transport = transport
         self.clock = clock
         self.logger = logger
@@ -81,7 +83,9 @@ public final class AuthService: Sendable {
 
     private func accounts(_ id: String) throws(AuthError) -> ProviderAccounts {
         guard let p = providers[id] else {
-            throw AuthError(.unknownProvider, "No provider \"\(id)\" is configured; known: \(order.joined(separator: ", ")).", provider: id)
+            // An empty list is a first run: say how to start rather than "known: ."
+            let known = order.isEmpty ? "there is no configuration yet ('auth-agent config add' adds a provider)" : "known: \(order.joined(separator: ", "))"
+            throw AuthError(.unknownProvider, "No provider \"\(id)\" is configured; \(known).", provider: id)
         }
         return p
     }
@@ -101,6 +105,15 @@ public final class AuthService: Sendable {
     }
 
     public func knows(_ provider: String) -> Bool { providers[provider] != nil }
+
+    /// Whether the account `choice` means has what a refresh needs (a refresh token, a refresh
+    /// endpoint…). The command line's `refresh` asks first: `refresh` without one treats the
+    /// current token as rejected and ends the session.
+    public func canRefresh(provider id: String, account choice: AccountChoice = AccountChoice()) throws(AuthError) -> Bool {
+        let c = try resolve(try accounts(id), choice)
+        guard let session = c.current else { throw notLoggedIn(c) }
+        return canRefresh(c, session)
+    }
 
     /// The account a request uses (see `AccountChoice`); looks at the store once
     /// before answering "not logged in", since another agent may have logged in.

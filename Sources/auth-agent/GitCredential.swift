@@ -113,8 +113,12 @@ enum GitCredential {
         let service = session.service
         do {
             let choice = AccountChoice(account: namedAccount(request, provider: provider, session: session))
-            _ = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
+            let result = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
                 try await service.refresh(provider: provider, account: choice, failedAuthorization: password)
+            }
+            // git itself only says the authentication failed; the person should know a retry will work.
+            if result.refreshed {
+                Logger.stderrSink("auth-agent: the token of \(try session.provider(provider).displayName) was refreshed; run the git command again.")
             }
         } catch where error.needsLogin {
             Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message)) run: auth-agent login \(provider)")
