@@ -135,6 +135,10 @@ public final class AuthService: Sendable {
         }?.account
     }
 
+    /// Whether a `login` of `provider` is ordered beside its logged-in accounts'
+    /// requests (`ProviderAccounts.interactiveLoginLeavesAccounts`).
+    func loginLeavesAccounts(provider id: String) -> Bool { providers[id]?.interactiveLoginLeavesAccounts ?? false }
+
     /// The provider a request to `url` goes to (`explicit` when given), for ordering
     /// requests; nil when no provider covers it. Never throws: a bad request is
     /// refused by the operation itself.
