@@ -475,7 +475,7 @@ public final class AuthService: Sendable {
         if !current.sameTokens(as: stale) { return current }
         // A refresh that got the lock after shutdown began has sent nothing yet: it must not start now.
         guard !shuttingDown.current else { throw AuthError.unavailable(c.config, "auth-agent is shutting down") }
-        guard c.admitRefresh(shape: shape, now: clock.now()) else {
+        guard sync.admitRefresh(providers[c.id]!, c, shape: shape, now: clock.now()) else {
             throw AuthError(.excessiveRefresh, "\(c.config.displayName) was refreshed \(SessionCoordinator.refreshLimit) times within \(Int(SessionCoordinator.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
         }
         switch await c.provider.refresh(stale, shape: shape) {

@@ -192,9 +192,26 @@ final class StoreSync: Sendable {
         do { stored = try store.loadIndex(p.id) } catch { stored = p.index }
         var index = stored ?? AccountIndex()
         change(&index)
-        try store.saveIndex(index, for: p.id)
+        if index != stored { try store.saveIndex(index, for: p.id) }
         p.index = index
         stamps.withLock { $0[StoreKeys.index(of: p.id)] = store.indexStamp(p.id) }
+    }
+
+    /// Counts a refresh of `c`'s token of `shape` about to be sent (call holding the provider's
+    /// lock) in the stored account list, where every agent process on the store counts its own:
+    /// false when `SessionCoordinator.refreshLimit` were already sent within the window.
+    /// A list that cannot be written is logged and does not stop the refresh.
+    func admitRefresh(_ p: ProviderAccounts, _ c: SessionCoordinator, shape: TokenShape, now: Date) -> Bool {
+        var admitted = true
+        do {
+            try updateIndex(p) {
+                admitted = $0.admitRefresh(of: c.account, shape: shape, at: now, limit: SessionCoordinator.refreshLimit,
+                                           window: SessionCoordinator.refreshLimitWindow)
+            }
+        } catch {
+            logger.warn("could not count the refresh of \(c.id) (\(c.account)) in the store: \(error)")
+        }
+        return admitted
     }
 
     /// Call holding the store lock.
