@@ -316,26 +316,29 @@ final class AccountsServiceTests: XCTestCase {
     }
 
     /// Issue 19.7: the account list counts the refreshes of each account's tokens within the
-    /// window, keeps them through its file format, drops times a clock set back left in the
-    /// future, and a broken count never makes the list unreadable.
-    func testTheAccountListCountsRecentRefreshesPerToken() throws {
+    /// window — 5 per token, 20 per account over all its shapes — keeps them through its file
+    /// format, drops times a clock set back left in the future, and a broken count never makes
+    /// the list unreadable.
+    func testTheAccountListCountsRecentRefreshesPerTokenAndAccount() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000.25)
         let read = TokenShape(scopes: ["read"])
         var index = AccountIndex(accounts: ["alice", "bob"], defaultAccount: "alice")
-        func admit(_ account: String, _ shape: TokenShape = .none, at time: Date? = nil) -> Bool {
-            index.admitRefresh(of: account, shape: shape, at: time ?? now, limit: 5, window: 30)
+        func admit(_ account: String, _ shape: TokenShape = .none, at time: Date? = nil) -> RefreshLimit.Exceeded? {
+            index.admitRefresh(of: account, shape: shape, at: time ?? now)
         }
-        XCTAssertTrue(admit("alice", at: now.addingTimeInterval(-30)))
-        for _ in 0..<5 { XCTAssertTrue(admit("alice"), "the one 30 s ago is out of the window") }
-        XCTAssertFalse(admit("alice"))
+        XCTAssertNil(admit("alice", at: now.addingTimeInterval(-30)))
+        for _ in 0..<5 { XCTAssertNil(admit("alice"), "the one 30 s ago is out of the window") }
+        XCTAssertEqual(admit("alice"), .token)
         XCTAssertEqual(index.refreshes["alice"]?[""]?.count, 5, "a refused refresh is not counted")
-        XCTAssertTrue(admit("alice", read), "each token has its own count")
-        XCTAssertTrue(admit("bob"), "each account too")
+        XCTAssertNil(admit("alice", read), "each token has its own count")
         XCTAssertEqual(index.refreshes["alice"]?["scope=read"], [now])
+        for i in 0..<14 { XCTAssertNil(admit("alice", TokenShape(audience: "api://\(i / 4)"))) }
+        XCTAssertEqual(admit("alice", TokenShape(audience: "api://new")), .account, "20 of one account's tokens in all")
+        XCTAssertNil(admit("bob", read), "each account has its own")
         XCTAssertEqual(try AccountIndex.decode(index.encoded()), index)
 
         index.refreshes["bob"] = ["": Array(repeating: now.addingTimeInterval(3600), count: 5)]
-        XCTAssertTrue(admit("bob"))
+        XCTAssertNil(admit("bob"))
         XCTAssertEqual(index.refreshes["bob"], ["": [now]])
         index.remove("bob")
         XCTAssertNil(index.refreshes["bob"])

@@ -268,6 +268,21 @@ final class SessionCoordinatorTests: XCTestCase {
         XCTAssertEqual(endpoint.refreshes, 7, "the window has passed")
     }
 
+    /// Issue 19.7: a caller asking for ever new token shapes, each a first grant, is stopped too.
+    func testTheRefreshLimitStopsEverNewShapesOfOneAccount() async throws {
+        let service = makeService()
+        try await login(service)
+        for i in 0..<20 { _ = try await service.token(provider: "corp", shape: TokenShape(audience: "api://\(i)")) }
+        do {
+            _ = try await service.token(provider: "corp", shape: TokenShape(audience: "api://20"))
+            XCTFail("a 21st refresh of the account within 30 s")
+        } catch {
+            XCTAssertEqual(error.code, .excessiveRefresh)
+            XCTAssertTrue(error.message.contains("(alice) was refreshed 20 times within 30 s, counting all its token shapes"), error.message)
+        }
+        XCTAssertEqual(endpoint.refreshes, 20)
+    }
+
     // MARK: Changes during a refresh, shutdown
 
     func testALogoutDuringARefreshIsNotUndoneByIt() async throws {

@@ -39,25 +39,27 @@ public struct AccountIndex: Sendable, Equatable {
         if defaultAccount == account || defaultAccount.map({ !accounts.contains($0) }) == true { defaultAccount = accounts.first }
     }
 
-    /// Counts a refresh of `account`'s token of `shape` about to be sent at `now`; false (and
-    /// nothing counted) when `limit` were already sent within `window` seconds before it. The
-    /// whole history is pruned to that window; times over a second in the future (a clock set
-    /// back) are dropped, so they cannot block refreshes until the clock catches up.
-    mutating func admitRefresh(of account: String, shape: TokenShape, at now: Date, limit: Int, window: TimeInterval) -> Bool {
+    /// Counts a refresh of `account`'s token of `shape` about to be sent at `now`, or says which
+    /// `RefreshLimit` it would exceed (and counts nothing). The whole history is pruned to the
+    /// window; times over a second in the future (a clock set back) are dropped, so they cannot
+    /// block refreshes until the clock catches up.
+    mutating func admitRefresh(of account: String, shape: TokenShape, at now: Date) -> RefreshLimit.Exceeded? {
         refreshes = refreshes.compactMapValues { tokens in
             let kept = tokens.compactMapValues { times in
                 let recent = times.filter { time in
                     let age = now.timeIntervalSince(time)
-                    return age > -1 && age < window
+                    return age > -1 && age < RefreshLimit.window
                 }
                 return recent.isEmpty ? nil : recent
             }
             return kept.isEmpty ? nil : kept
         }
         let token = Self.tokenKey(shape)
-        guard refreshes[account]?[token]?.count ?? 0 < limit else { return false }
+        let mine = refreshes[account] ?? [:]
+        if mine[token]?.count ?? 0 >= RefreshLimit.perToken { return .token }
+        if mine.values.reduce(0, { $0 + $1.count }) >= RefreshLimit.perAccount { return .account }
         refreshes[account, default: [:]][token, default: []].append(now)
-        return true
+        return nil
     }
 
     /// How a token is named in `refreshes`: `""` for the account's own, else its shape's
@@ -107,6 +109,30 @@ public struct AccountIndex: Sendable, Equatable {
             }
         }
         return refreshes
+    }
+}
+
+/// How often a token may be refreshed, by all agent processes on the store together: a
+/// guard against refresh storms (a host or helper retrying a token the server keeps
+/// refusing), each of which would spend and rotate the refresh token. Per token, so that
+/// every shape gets its own budget; per account too, so that a caller asking for ever new
+/// shapes cannot go round it.
+enum RefreshLimit {
+    static let perToken = 5
+    static let perAccount = 20
+    static let window: TimeInterval = 30
+
+    enum Exceeded {
+        case token, account
+
+        func message(_ displayName: String, account: String) -> String {
+            switch self {
+            case .token:
+                return "\(displayName) was refreshed \(perToken) times within \(Int(window)) s; not calling the server again yet."
+            case .account:
+                return "\(displayName) (\(account)) was refreshed \(perAccount) times within \(Int(window)) s, counting all its token shapes; not calling the server again yet."
+            }
+        }
     }
 }
 

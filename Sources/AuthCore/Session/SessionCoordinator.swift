@@ -38,12 +38,6 @@ final class SessionCoordinator: @unchecked Sendable {
     /// Shapes whose background refresh has been claimed and has not ended: at most one each.
     private var backgroundRefreshing: Set<TokenShape> = []
 
-    /// At most this many refreshes of one token (an account's own, or one shape's) are sent
-    /// within the window, by all agent processes together: they are counted in the store
-    /// (`AccountIndex.refreshes`).
-    static let refreshLimit = 5
-    static let refreshLimitWindow: TimeInterval = 30
-
     init(config: ProviderConfig, provider: LoginProvider, account: String, session: Session?) {
         self.config = config
         self.provider = provider
