@@ -148,6 +148,10 @@ public final class AuthService: Sendable {
         }?.account
     }
 
+    /// Whether a `login` of `provider` is ordered beside its logged-in accounts'
+    /// requests (`ProviderAccounts.interactiveLoginLeavesAccounts`).
+    func loginLeavesAccounts(provider id: String) -> Bool { providers[id]?.interactiveLoginLeavesAccounts ?? false }
+
     /// The provider a request to `url` goes to (`explicit` when given), for ordering
     /// requests; nil when no provider covers it. Never throws: a bad request is
     /// refused by the operation itself.
@@ -492,9 +496,7 @@ public final class AuthService: Sendable {
         if !current.sameTokens(as: stale) { return current }
         // A refresh that got the lock after shutdown began has sent nothing yet: it must not start now.
         guard !shuttingDown.current else { throw AuthError.unavailable(c.config, "auth-agent is shutting down") }
-        guard c.admitRefresh(shape: shape, now: clock.now()) else {
-            throw AuthError(.excessiveRefresh, "\(c.config.displayName) was refreshed \(SessionCoordinator.refreshLimit) times within \(Int(SessionCoordinator.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
-        }
+        try sync.admitRefresh(providers[c.id]!, c, shape: shape, now: clock.now())
         switch await c.provider.refresh(stale, shape: shape) {
         case .refreshed(let fresh):
             // Persist before anything else: the server may already have retired the old refresh token.

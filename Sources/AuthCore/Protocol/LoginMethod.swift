@@ -2,7 +2,9 @@ import JSON
 import JSONRPC
 
 /// `login`: changes its provider, so it waits for that provider's earlier
-/// requests and later ones wait for its answer.
+/// requests and later ones wait for its answer — except that an interactive login
+/// beside logged-in accounts holds back only later logins and logouts: requests for
+/// those accounts need nothing it brings, and must not wait for a person to approve.
 enum LoginMethod: AuthMethod {
     static let descriptor = MethodDescriptor(
         "login", summary: "Log in through a provider; emits userLoggedIn. Device-code and browser logins send loginPrompt and wait.",
@@ -10,7 +12,7 @@ enum LoginMethod: AuthMethod {
         errors: [1002, 1003, 1005, 1008, 1009, 1010])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
-        AuthMethods.provider(params, RequestOrdering.changes)
+        AuthMethods.provider(params) { id in context.service.loginLeavesAccounts(provider: id) ? .adds(id) : .changes(id) }
     }
 
     struct Params {
