@@ -35,13 +35,13 @@ enum DeviceVerificationPage {
             guard context.state.decideDevice(userCode: userCode, approvingFor: user.username, now: context.now) else {
                 return form(userCode: userCode, error: "Unknown, expired or already used code.")
             }
-            return HTMLPage.response(200, title: "Device approved",
-                                     body: "<p class=\"status ok\" aria-hidden=\"true\">✓</p><p>Device approved. You can return to your device.</p>")
+            return HTMLPage.response(200, title: "Device approved", ok: true,
+                                     body: "<p>Your device is signed in as \(HTMLText.escape(user.username)). You can return to it.</p>")
         case "deny":
             guard context.state.decideDevice(userCode: userCode, approvingFor: nil, now: context.now) else {
                 return form(userCode: userCode, error: "Unknown, expired or already used code.")
             }
-            return HTMLPage.response(200, title: "Device denied", body: "<p>Device denied. The device will not be signed in.</p>")
+            return HTMLPage.response(200, title: "Device denied", ok: false, body: "<p>The device will not be signed in.</p>")
         default:
             return HTMLPage.response(400, title: "Device login", body: "<p>action must be approve or deny.</p>")
         }

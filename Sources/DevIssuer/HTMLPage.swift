@@ -7,12 +7,14 @@ import Wire
 enum HTMLPage {
     /// A whole document around `body` (already HTML). Never cached or framed: the
     /// pages carry credentials forms and one-time codes.
-    static func response(_ status: Int, title: String, body: String) -> HTTPResponse {
+    /// - Parameter ok: a decision page's mark above the title (✓ or ✗), as on the agent's page.
+    static func response(_ status: Int, title: String, ok: Bool? = nil, body: String) -> HTTPResponse {
+        let mark = ok.map { "<p class=\"status \($0 ? "ok" : "failed")\" aria-hidden=\"true\">\($0 ? "✓" : "✗")</p>" } ?? ""
         let document = """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><title>\(HTMLText.escape(title))</title>
             \(PageStyle.head)</head>
-            <body><main><h1>\(HTMLText.escape(title))</h1>
+            <body><main>\(mark)<h1>\(HTMLText.escape(title))</h1>
             \(body)
             </main></body></html>
 
