@@ -21,12 +21,10 @@ final class LivePromptLine: Sendable {
     private let stopping = Locked(false)
     private let running = Locked<DispatchSemaphore?>(nil)
     private let canOpenBrowser: Bool
-    private let clock: @Sendable () -> Date
 
     /// - Parameter environment: decides whether a browser can be opened (`canOpenBrowser`).
-    init(environment: [String: String], clock: @escaping @Sendable () -> Date = { Date() }) {
+    init(environment: [String: String]) {
         canOpenBrowser = Self.canOpenBrowser(environment)
-        self.clock = clock
     }
 
     /// A browser can be opened where there is a display: macOS, or an X11/Wayland session.
@@ -60,8 +58,8 @@ final class LivePromptLine: Sendable {
         return h > 0 ? "\(h):\(mmss)" : mmss
     }
 
-    /// The countdown line's text at `now`.
-    func text(_ prompt: LoginPrompt, now: Date, opened: Bool) -> String {
+    /// The countdown line's text at `now`; `offer`: Enter can open the browser.
+    static func text(_ prompt: LoginPrompt, now: Date, offer: Bool, opened: Bool = false) -> String {
         let left = Self.expiry(of: prompt).timeIntervalSince(now)
         let what: String
         if case .deviceCode = prompt {
@@ -70,7 +68,7 @@ final class LivePromptLine: Sendable {
             what = left > 0 ? "the login waits \(Self.clock(left)) more" : "the login has expired"
         }
         if opened { return "Opened the browser; \(what)." }
-        if canOpenBrowser { return "Press Enter to open the browser; \(what)." }
+        if offer { return "Press Enter to open the browser; \(what)." }
         return what.prefix(1).uppercased() + what.dropFirst() + "."
     }
 
@@ -91,13 +89,14 @@ final class LivePromptLine: Sendable {
             r = done
             return true
         }) else { return }
+        // Enter is offered only where it can be read (the controlling terminal) and acted on.
         let tty = canOpenBrowser ? Terminal.controlling() : nil
         DispatchQueue.global().async { [self] in
             defer { done.signal() }
             var opened = false
             var shown = ""
             while !stopping.current {
-                let line = text(prompt, now: clock(), opened: opened)
+                let line = Self.text(prompt, now: Date(), offer: tty != nil, opened: opened)
                 if line != shown { Self.write(fd, "\r\u{1B}[K" + line); shown = line }
                 // Wakes at least every 200 ms: a second is never skipped, and stop() is quick.
                 if let tty, Self.enterPressed(tty.fd, within: 200), !opened {

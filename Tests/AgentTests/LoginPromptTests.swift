@@ -53,6 +53,36 @@ final class LoginPromptTests: XCTestCase {
         XCTAssertTrue(urls.first?.hasPrefix(h.issuer.baseURL + "/device?user_code=") == true, "the URL that needs no typing: \(urls)")
     }
 
+    /// A browser login: Enter hands the authorization URL to the opener, whose "browser" (curl,
+    /// the issuer approving at once) follows it back to the agent, and the login ends.
+    func testEnterOpensTheAuthorizationURLOfABrowserLogin() throws {
+        try CLIHarness.requirePython()
+        guard CLIHarness.which("curl") != nil else { throw XCTSkip("curl is not installed") }
+        let h = try CLIHarness()
+        h.issuer.setAutoApprove(username: "alice")
+        let config = h.directory.appendingPathComponent("web.json")
+        let web: JSONValue = [
+            "store": ["kind": "file", "path": .string(h.directory.appendingPathComponent("store").path)],
+            "providers": [["id": "web", "displayName": "Web SSO", "flow": "authorizationCode", "origins": ["https://web.example.com"],
+                           "issuer": .string(h.issuer.baseURL), "clientId": "cli"]],
+        ]
+        try Data(JSONSerializer.bytes(web)).write(to: config)
+        let bin = h.directory.appendingPathComponent("bin")
+        let page = h.directory.appendingPathComponent("page.html")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        for name in ["xdg-open", "open"] {
+            let opener = bin.appendingPathComponent(name)
+            try "#!/bin/sh\nexec curl -sfL -o '\(page.path)' \"$1\"\n".write(to: opener, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: opener.path)
+        }
+        let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let output = try drive(h, ["login", "web"], steps: [["expect": "Press Enter to open the browser; the login waits", "send": "\n"]],
+                               environment: ["AUTH_AGENT_CONFIG": config.path, "DISPLAY": ":99", "PATH": path])
+        XCTAssertTrue(output.contains("open this URL in a browser"), output)
+        XCTAssertTrue(output.contains("Logged in to Web SSO as alice"), output.debugDescription)
+        XCTAssertTrue(try String(contentsOf: page, encoding: .utf8).contains("You are signed in to Web SSO"))
+    }
+
     /// stderr to a file (a log): the prompt and the expiry, once, without terminal control sequences.
     func testExpiryIsSaidOnceWhenStderrIsNotATerminal() throws {
         try CLIHarness.requirePython()
@@ -76,11 +106,14 @@ final class LoginPromptTests: XCTestCase {
         let now = Date(timeIntervalSince1970: 1_000_000)
         let device = LoginPrompt.deviceCode(userCode: "A-B", verificationURI: "https://x/device", verificationURIComplete: nil, expiresAt: now + 90)
         let browser = LoginPrompt.browser(url: "https://x/authorize", expiresAt: now + 300)
-        XCTAssertEqual(LivePromptLine(environment: [:]).text(device, now: now, opened: false), "The code expires in 1:30.")
-        XCTAssertEqual(LivePromptLine(environment: ["DISPLAY": ":0"]).text(browser, now: now, opened: false),
-                       "Press Enter to open the browser; the login waits 5:00 more.")
-        XCTAssertEqual(LivePromptLine(environment: ["WAYLAND_DISPLAY": "wayland-0"]).text(device, now: now + 91, opened: true),
-                       "Opened the browser; the code has expired.")
+        XCTAssertEqual(LivePromptLine.text(device, now: now, offer: false), "The code expires in 1:30.")
+        XCTAssertEqual(LivePromptLine.text(browser, now: now, offer: true), "Press Enter to open the browser; the login waits 5:00 more.")
+        XCTAssertEqual(LivePromptLine.text(device, now: now + 91, offer: true, opened: true), "Opened the browser; the code has expired.")
+        #if !os(macOS)
+        XCTAssertFalse(LivePromptLine.canOpenBrowser(["DISPLAY": ""]))
+        XCTAssertTrue(LivePromptLine.canOpenBrowser(["DISPLAY": ":0"]))
+        XCTAssertTrue(LivePromptLine.canOpenBrowser(["WAYLAND_DISPLAY": "wayland-0"]))
+        #endif
         XCTAssertEqual(LivePromptLine.url(of: device), "https://x/device")
         XCTAssertEqual(LivePromptLine.onceText(device, now: now), "The code expires at 1970-01-12T13:48:10Z (in 1:30).")
     }
