@@ -34,7 +34,10 @@ enum TerminalLogin {
         let credentials = try credentials(for: provider, options: options)
         let lock = locked ? nil : try loginLock(session, provider: id)
         defer { lock?.unlock() }
-        let context = LoginContext(prompt: { show(prompt: $0, provider: provider) })
+        // The prompt's countdown line ends (cleared) before anything else is printed.
+        let live = LivePromptLine(environment: ProcessEnvironment.current())
+        defer { live.stop() }
+        let context = LoginContext(prompt: { show(prompt: $0, provider: provider, live: live) })
         let service = session.service
         return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
             try await service.login(provider: id, credentials: credentials, context: context)
@@ -110,11 +113,19 @@ enum TerminalLogin {
 
     /// The `loginPrompt` contents for the person: on stderr, and on the terminal too when stderr
     /// goes elsewhere (a tool that hides its helper's stderr must not hide the device code).
-    static func show(prompt: LoginPrompt, provider: ProviderConfig) {
+    /// On a terminal a live line follows (a countdown, and Enter opens the browser where one
+    /// can be); elsewhere the expiry is said once.
+    static func show(prompt: LoginPrompt, provider: ProviderConfig, live: LivePromptLine) {
         let text = promptText(prompt, displayName: provider.displayName)
-        Logger.stderrSink(text)
-        if isatty(2) == 0, let tty = Terminal.controlling() {
-            tty.show(text + "\n")
+        guard isatty(2) == 0 else {
+            Logger.stderrSink(text)
+            live.start(prompt, fd: 2) { url in BrowserLauncher().open(checked: url) }
+            return
+        }
+        let once = text + "\n" + LivePromptLine.onceText(prompt, now: Date())
+        Logger.stderrSink(once)
+        if let tty = Terminal.controlling() {
+            tty.show(once + "\n")
             close(tty.fd)
         }
     }
