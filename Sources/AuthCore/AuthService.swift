@@ -49,6 +49,8 @@ public final class AuthService: Sendable {
         self.httpTimeout = httpTimeout
         self.storeStatus = storeStatus
         self.timing = config.refreshTiming
+        // The one place every request of the service (auth server and `fetch`) goes out through.
+        let transport = LoggingTransport.wrapping(transport, logger: logger)
         self.transport = transport
         self.clock = clock
         self.logger = logger
@@ -88,7 +90,9 @@ public final class AuthService: Sendable {
 
     private func accounts(_ id: String) throws(AuthError) -> ProviderAccounts {
         guard let p = providers[id] else {
-            throw AuthError(.unknownProvider, "No provider \"\(id)\" is configured; known: \(order.joined(separator: ", ")).", provider: id)
+            // An empty list is a first run: say how to start rather than "known: ."
+            let known = order.isEmpty ? "there is no configuration yet ('auth-agent config add' adds a provider)" : "known: \(order.joined(separator: ", "))"
+            throw AuthError(.unknownProvider, "No provider \"\(id)\" is configured; \(known).", provider: id)
         }
         return p
     }
@@ -108,6 +112,15 @@ public final class AuthService: Sendable {
     }
 
     public func knows(_ provider: String) -> Bool { providers[provider] != nil }
+
+    /// Whether the account `choice` means has what a refresh needs (a refresh token, a refresh
+    /// endpoint…). The command line's `refresh` asks first: `refresh` without one treats the
+    /// current token as rejected and ends the session.
+    public func canRefresh(provider id: String, account choice: AccountChoice = AccountChoice()) throws(AuthError) -> Bool {
+        let c = try resolve(try accounts(id), choice)
+        guard let session = c.current else { throw notLoggedIn(c) }
+        return canRefresh(c, session)
+    }
 
     /// The account a request uses (see `AccountChoice`); looks at the store once
     /// before answering "not logged in", since another agent may have logged in.
@@ -142,12 +155,27 @@ public final class AuthService: Sendable {
         return try p.account(named: name)?.account
     }
 
+    /// Whether a `login` of `provider` through `flow` (nil: its default) is ordered beside its
+    /// logged-in accounts' requests (`ProviderAccounts.interactiveLoginLeavesAccounts`).
+    func loginLeavesAccounts(provider id: String, flow: Flow?) -> Bool {
+        guard let p = providers[id] else { return false }
+        return p.interactiveLoginLeavesAccounts(flow ?? p.config.flow)
+    }
+
     /// The provider a request to `url` goes to (`explicit` when given), for ordering
     /// requests; nil when no provider covers it. Never throws: a bad request is
     /// refused by the operation itself.
     public func provider(forURL url: String, explicit: String?) -> String? {
         if let explicit { return explicit }
         return (try? route(url: url, provider: nil))??.accounts.id
+    }
+
+    /// `sign`'s routing for callers that hand out the token itself (git's and kubectl's
+    /// helpers), so they cannot disagree with `sign` on who covers a URL or which shape
+    /// its origin asks for: the provider covering `url` (https or loopback only) and that
+    /// shape; nil when none covers it. `explicit` must cover the URL (else 1006).
+    public func coverage(url: String, provider explicit: String? = nil) throws(AuthError) -> (provider: String, shape: TokenShape)? {
+        try route(url: url, provider: explicit).map { ($0.accounts.id, $0.shape) }
     }
 
     /// A URL's origin, the provider covering it, if any, and the token shape configured there.
@@ -490,9 +518,7 @@ public final class AuthService: Sendable {
         if !current.sameTokens(as: stale) { return current }
         // A refresh that got the lock after shutdown began has sent nothing yet: it must not start now.
         guard !shuttingDown.current else { throw AuthError.unavailable(c.config, "auth-agent is shutting down") }
-        guard c.admitRefresh(shape: shape, now: clock.now()) else {
-            throw AuthError(.excessiveRefresh, "\(c.config.displayName) was refreshed \(SessionCoordinator.refreshLimit) times within \(Int(SessionCoordinator.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
-        }
+        try sync.admitRefresh(providers[c.id]!, c, shape: shape, now: clock.now())
         switch await (providers[c.id]?.renewer(of: stale) ?? c.provider).refresh(stale, shape: shape) {
         case .refreshed(let fresh):
             // Persist before anything else: the server may already have retired the old refresh token.

@@ -22,6 +22,8 @@ enum StatusTable {
                 rows.append([id, name, "loggedIn", AccountNames.name(a["user"]) ?? "-", a["expiresAt"]?.stringValue ?? "never", store])
             }
         }
+        // Every cell may hold a server's text (the user's name): one line per row, nothing the terminal obeys.
+        rows = rows.map { $0.map(TerminalText.escaped) }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             zip(row, widths).enumerated().map { i, cell in

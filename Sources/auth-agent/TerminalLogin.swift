@@ -34,7 +34,10 @@ enum TerminalLogin {
         let credentials = try credentials(for: provider, flow: flow, options: options)
         let lock = locked ? nil : try loginLock(session, provider: id)
         defer { lock?.unlock() }
-        let context = LoginContext(prompt: { show(prompt: $0, provider: provider) })
+        // The prompt's countdown line ends (cleared) before anything else is printed.
+        let live = LivePromptLine(environment: ProcessEnvironment.current())
+        defer { live.stop() }
+        let context = LoginContext(prompt: { show(prompt: $0, provider: provider, live: live) })
         let service = session.service
         return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
             try await service.login(provider: id, flow: flow, credentials: credentials, context: context)
@@ -117,23 +120,33 @@ enum TerminalLogin {
 
     /// The `loginPrompt` contents for the person: on stderr, and on the terminal too when stderr
     /// goes elsewhere (a tool that hides its helper's stderr must not hide the device code).
-    static func show(prompt: LoginPrompt, provider: ProviderConfig) {
+    /// On a terminal a live line follows (a countdown, and Enter opens the browser where one
+    /// can be); elsewhere the expiry is said once.
+    static func show(prompt: LoginPrompt, provider: ProviderConfig, live: LivePromptLine) {
         let text = promptText(prompt, displayName: provider.displayName)
-        Logger.stderrSink(text)
-        if isatty(2) == 0, let tty = Terminal.controlling() {
-            tty.show(text + "\n")
+        guard isatty(2) == 0 else {
+            Logger.stderrSink(text)
+            live.start(prompt, fd: 2) { url in BrowserLauncher().open(checked: url) }
+            return
+        }
+        let once = text + "\n" + LivePromptLine.onceText(prompt, now: Date())
+        Logger.stderrSink(once)
+        if let tty = Terminal.controlling() {
+            tty.show(once + "\n")
             close(tty.fd)
         }
     }
 
+    /// The code and addresses come from the authorization server: shown escaped (`TerminalText`).
     static func promptText(_ prompt: LoginPrompt, displayName: String) -> String {
+        let (e, name) = (TerminalText.escaped, TerminalText.escaped(displayName))
         switch prompt {
         case .deviceCode(let code, let uri, let complete, _):
-            var text = "To log in to \(displayName), open \(uri) and enter the code \(code)"
-            if let complete { text += "\n  (or open \(complete))" }
+            var text = "To log in to \(name), open \(e(uri)) and enter the code \(e(code))"
+            if let complete { text += "\n  (or open \(e(complete)))" }
             return text + "\nWaiting for the approval… (Ctrl-C cancels)"
         case .browser(let url, _):
-            return "To log in to \(displayName), open this URL in a browser:\n  \(url)\nWaiting for the browser… (Ctrl-C cancels)"
+            return "To log in to \(name), open this URL in a browser:\n  \(e(url))\nWaiting for the browser… (Ctrl-C cancels)"
         }
     }
 
@@ -142,7 +155,7 @@ enum TerminalLogin {
     static func loggedIn(_ result: LoginResult, session: ToolSession) -> String {
         let name = session.config.providers.first { $0.id == result.provider }?.displayName ?? result.provider
         var text = "Logged in to \(name)"
-        if let person = AccountNames.person(result.user, account: result.account) { text += " as \(person)" }
+        if let person = AccountNames.person(result.user, account: result.account) { text += " as \(TerminalText.escaped(person))" }
         if let until = result.expiresAt { text += " (token valid until \(RFC3339.format(until)))" }
         return text + "."
     }

@@ -235,6 +235,10 @@ final class AccountsServiceTests: XCTestCase {
         server.subjects = ["alice": "1", "bob": "2"]
         let service = service(flows: [.password, .deviceCode])
         try await login(service, "alice")
+        // A device login beside a logged-in account leaves its requests running (the login's
+        // ordering): by the flow the login names, not the provider's default.
+        XCTAssertFalse(service.loginLeavesAccounts(provider: "corp", flow: nil))
+        XCTAssertTrue(service.loginLeavesAccounts(provider: "corp", flow: .deviceCode))
         let again = try await service.login(provider: "corp", flow: .deviceCode, credentials: nil)
         XCTAssertEqual(again.account, "1", "the same person, by another flow: the same account")
         XCTAssertEqual(again.user, ["sub": "1", "username": "alice"], "the name typed at the password login stays")
@@ -437,5 +441,37 @@ final class AccountsServiceTests: XCTestCase {
         let again68 = try await token(service)
         XCTAssertEqual(again68, own, "only the rejected token was replaced")
         XCTAssertEqual(server.count("alice", scope: "read"), 2)
+    }
+
+    /// Issue 19.7: the account list counts the refreshes of each account's tokens within the
+    /// window — 5 per token, 20 per account over all its shapes — keeps them through its file
+    /// format, drops times a clock set back left in the future, and a broken count never makes
+    /// the list unreadable.
+    func testTheAccountListCountsRecentRefreshesPerTokenAndAccount() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000.25)
+        let read = TokenShape(scopes: ["read"])
+        var index = AccountIndex(accounts: ["alice", "bob"], defaultAccount: "alice")
+        func admit(_ account: String, _ shape: TokenShape = .none, at time: Date? = nil) -> RefreshLimit.Exceeded? {
+            index.admitRefresh(of: account, shape: shape, at: time ?? now)
+        }
+        XCTAssertNil(admit("alice", at: now.addingTimeInterval(-30)))
+        for _ in 0..<5 { XCTAssertNil(admit("alice"), "the one 30 s ago is out of the window") }
+        XCTAssertEqual(admit("alice"), .token)
+        XCTAssertEqual(index.refreshes["alice"]?[""]?.count, 5, "a refused refresh is not counted")
+        XCTAssertNil(admit("alice", read), "each token has its own count")
+        XCTAssertEqual(index.refreshes["alice"]?["scope=read"], [now])
+        for i in 0..<14 { XCTAssertNil(admit("alice", TokenShape(audience: "api://\(i / 4)"))) }
+        XCTAssertEqual(admit("alice", TokenShape(audience: "api://new")), .account, "20 of one account's tokens in all")
+        XCTAssertNil(admit("bob", read), "each account has its own")
+        XCTAssertEqual(try AccountIndex.decode(index.encoded()), index)
+
+        index.refreshes["bob"] = ["": Array(repeating: now.addingTimeInterval(3600), count: 5)]
+        XCTAssertNil(admit("bob"))
+        XCTAssertEqual(index.refreshes["bob"], ["": [now]])
+        index.remove("bob")
+        XCTAssertNil(index.refreshes["bob"])
+
+        let odd = try AccountIndex.decode(Array(#"{"version":1,"accounts":["alice"],"refreshes":{"alice":"soon","bob":{"":[1,"x"]}}}"#.utf8))
+        XCTAssertEqual(odd, AccountIndex(accounts: ["alice"], refreshes: ["bob": ["": [Date(timeIntervalSince1970: 0.001)]]]))
     }
 }

@@ -308,6 +308,8 @@ check "the trap keeps the script's exit status" test "$rc" -eq 5
 
 echo "# the README's first example, as written, against auth-agent demo"
 example=$(awk '/^```bash$/ {inside = 1; next} inside && /^```$/ {exit} inside' "$here/README.md")
+# The README's clone is ~/src/auth-agent; this one is $root (ClientInstallTests runs it from a real ~).
+example=${example//'~/src/auth-agent'/$root}
 out=$(cd "$root" && printf 'alice\nwonderland\n' |
   env -u AUTH_AGENT_CONFIG AUTH_AGENT_ON_NOTIFICATION= timeout 30 "$BASH" -c "$example" 2>"$tmp/example-err"); rc=$?
 check "it runs and exits 0" test "$rc" -eq 0

@@ -69,6 +69,19 @@ final class ProviderAccounts: Sendable {
         throw AuthError(.notLoggedIn, "\"\(name)\" names several accounts of \(config.displayName): \(list); name one by its id.", provider: id)
     }
 
+    /// Whether a login now leaves the provider's requests running while it waits for the
+    /// person (a device code, a browser: for as long as the code lives). With an account
+    /// logged in, such a login can only add another or renew one, so a request for a
+    /// logged-in account is answered from it meanwhile; with none, a request sent after
+    /// the login needs what it brings, and waits. Non-interactive logins answer soon: they
+    /// keep the plain order.
+    func interactiveLoginLeavesAccounts(_ flow: Flow) -> Bool {
+        switch flow {
+        case .deviceCode, .authorizationCode: return !loggedIn.isEmpty
+        case .session, .password, .clientCredentials, .token: return false
+        }
+    }
+
     /// The account a request uses when it names none and its connection selected none:
     /// the stored default if it is logged in, else the earliest logged-in account.
     var defaultCoordinator: SessionCoordinator? {

@@ -88,11 +88,15 @@ extension AuthMethods {
         let audience = try params.optionalString("audience")
         let resource = try params.optionalString("resource")
         guard scopes != nil || audience != nil || resource != nil else { return nil }
-        for (i, scope) in (scopes ?? []).enumerated() where scope.isEmpty || scope.contains(" ") || scope.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value > 0x7E }) {
-            throw .invalidParams("'scopes[\(i)]' must be a scope token: visible ASCII without spaces (RFC 6749 §3.3)")
+        if let problem = TokenShape.problem(scopes: scopes ?? [], audience: audience, resource: resource, naming: { part in
+            switch part {
+            case .scope(let i): return "'scopes[\(i)]'"
+            case .audience: return "'audience'"
+            case .resource: return "'resource'"
+            }
+        }) {
+            throw .invalidParams(problem)
         }
-        if audience?.isEmpty == true { throw .invalidParams("'audience' must not be empty") }
-        if let resource, let problem = ProviderConfig.resourceProblem(resource) { throw .invalidParams("'resource': \(problem)") }
         return TokenShape(scopes: scopes ?? [], audience: audience, resource: resource)
     }
 }

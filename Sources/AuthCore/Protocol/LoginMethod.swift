@@ -2,7 +2,9 @@ import JSON
 import JSONRPC
 
 /// `login`: changes its provider, so it waits for that provider's earlier
-/// requests and later ones wait for its answer.
+/// requests and later ones wait for its answer — except that an interactive login
+/// beside logged-in accounts holds back only later logins and logouts: requests for
+/// those accounts need nothing it brings, and must not wait for a person to approve.
 enum LoginMethod: AuthMethod {
     static let descriptor = MethodDescriptor(
         "login", summary: "Log in through a provider; emits userLoggedIn. Device-code and browser logins send loginPrompt and wait.",
@@ -10,7 +12,9 @@ enum LoginMethod: AuthMethod {
         errors: [1002, 1003, 1005, 1008, 1009, 1010])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
-        AuthMethods.provider(params, RequestOrdering.changes)
+        // The flow named (a bad name is refused by `handle`; ordered as the default meanwhile).
+        let flow = params["flow"]?.stringValue.flatMap(Flow.init(rawValue:))
+        return AuthMethods.provider(params) { id in context.service.loginLeavesAccounts(provider: id, flow: flow) ? .adds(id) : .changes(id) }
     }
 
     struct Params {
