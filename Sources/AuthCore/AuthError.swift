@@ -16,6 +16,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
     case requestFailed = 1011
     case responseTooLarge = 1012
     case scopeNotGranted = 1013
+    case discoveryFailed = 1014
 
     public var reason: String {
         switch self {
@@ -32,6 +33,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
         case .requestFailed: return "requestFailed"
         case .responseTooLarge: return "responseTooLarge"
         case .scopeNotGranted: return "scopeNotGranted"
+        case .discoveryFailed: return "discoveryFailed"
         }
     }
 
@@ -45,6 +47,8 @@ public struct AuthError: Error, Sendable, Equatable {
     public let code: AuthErrorCode
     public let message: String
     public let provider: String?
+    /// For 1014 `discoveryFailed`: the `LearningStep` that failed (`data.step`).
+    public var step: String?
 
     public init(_ code: AuthErrorCode, _ message: String, provider: String? = nil) {
         self.code = code

@@ -76,6 +76,8 @@ public struct ProviderStatus: Sendable, Equatable {
     public let account: String?
     /// Every logged-in account, in login order.
     public let accounts: [Account]
+    /// For a provider learned from an API's 401: its resource and issuer (`status` shows `learned: true`).
+    public var learned: LearnedResource?
 
     public struct LoggedIn: Sendable, Equatable {
         public let user: JSONValue

@@ -19,17 +19,22 @@ import Locking
 /// method (params, result, ordering) and binds it to them.
 public final class AuthService: Sendable {
     public let config: AgentConfig
-    private let providers: [String: ProviderAccounts]
-    private let order: [String]
-    private let sync: StoreSync
+    /// The configured providers and those learned at run time (`Learning/`).
+    let registry: ProviderRegistry
+    private var providers: [String: ProviderAccounts] { registry.providers }
+    private var order: [String] { registry.order }
+    let sync: StoreSync
     /// Which store is in effect, for `status`; nil when the embedder did not say.
     public let storeStatus: StoreStatus?
     /// For `fetch`'s API calls; auth-server calls go through `HTTPCalls`.
     let transport: HTTPTransport
-    private let clock: Clock
-    private let logger: Logger
-    private let events: @Sendable (AuthEvent) -> Void
-    private let httpTimeout: Double
+    let clock: Clock
+    let logger: Logger
+    let events: @Sendable (AuthEvent) -> Void
+    let httpTimeout: Double
+    /// Auth-server calls, and the OpenID discovery cache every provider shares.
+    let http: HTTPCalls
+    let discovery: Discovery
     private let timing: RefreshTiming
     /// Set when the process is about to exit: no refresh starts any more.
     private let shuttingDown = Locked(false)
@@ -59,31 +64,35 @@ public final class AuthService: Sendable {
         self.sync = sync
         let http = HTTPCalls(transport: transport, timeout: httpTimeout)
         let discovery = Discovery(http: http)
-        var providers: [String: ProviderAccounts] = [:]
-        for p in config.providers {
-            let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery,
-                                    lifetimeWarning: WarnOnce { logger.warn($0) })
-            var logins: [Flow: LoginProvider] = [:]
-            for flow in p.flows {
-                // A flow with a client of its own talks to the server through an OAuthClient of its own.
-                let config = p.using(flow)
-                let client = config == p ? oauth : OAuthClient(config: config, http: http, clock: clock, discovery: discovery,
-                                                                lifetimeWarning: WarnOnce { logger.warn($0) })
-                logins[flow] = flow.descriptor.makeProvider(FlowContext(config: config, http: http, oauth: client, clock: clock,
-                                                                        revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher()))
-            }
-            let accounts = ProviderAccounts(config: p, logins: logins)
-            sync.load(accounts)
-            providers[p.id] = accounts
-        }
-        self.providers = providers
-        self.order = config.providers.map(\.id)
+        self.http = http
+        self.discovery = discovery
+        let configured = config.providers.map { Self.makeAccounts($0, http: http, discovery: discovery, clock: clock, logger: logger) }
+        configured.forEach(sync.load)
+        self.registry = ProviderRegistry(configured)
+        let providers = registry.providers
         let matcher = OriginMatcher(config.providers.map { (provider: $0.id, origins: $0.origins) })
         self.routes = OriginCache { [providers] origin in
             // A token is only ever attached over https, or to loopback.
             let covering = origin.flatMap { $0.isSecureForBearer ? matcher.provider(for: $0) : nil }.flatMap { providers[$0] }
             return Route(origin: origin, covering: covering, shape: origin.flatMap { covering?.config.shape(for: $0) } ?? .none)
         }
+        checkLearned()
+    }
+
+    /// A provider's accounts with a login for each of its flows.
+    static func makeAccounts(_ p: ProviderConfig, http: HTTPCalls, discovery: Discovery, clock: Clock, logger: Logger) -> ProviderAccounts {
+        let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery,
+                                lifetimeWarning: WarnOnce { logger.warn($0) })
+        var logins: [Flow: LoginProvider] = [:]
+        for flow in p.flows {
+            // A flow with a client of its own talks to the server through an OAuthClient of its own.
+            let config = p.using(flow)
+            let client = config == p ? oauth : OAuthClient(config: config, http: http, clock: clock, discovery: discovery,
+                                                            lifetimeWarning: WarnOnce { logger.warn($0) })
+            logins[flow] = flow.descriptor.makeProvider(FlowContext(config: config, http: http, oauth: client, clock: clock,
+                                                                    revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher()))
+        }
+        return ProviderAccounts(config: p, logins: logins)
     }
 
     // MARK: Lookups
@@ -108,7 +117,8 @@ public final class AuthService: Sendable {
 
     private func notLoggedIn(_ c: SessionCoordinator) -> AuthError {
         if let why = sync.trouble(c) { return StoreSync.unavailable(c.config, why) }
-        return notLoggedIn(providers[c.id]!, account: c.account)
+        guard let p = providers[c.id] else { return AuthError(.notLoggedIn, "Not logged in to \(c.config.displayName).", provider: c.id) }
+        return notLoggedIn(p, account: c.account)
     }
 
     public func knows(_ provider: String) -> Bool { providers[provider] != nil }
@@ -194,13 +204,16 @@ public final class AuthService: Sendable {
     /// with, or nil when no provider covers its origin.
     func route(url: String, provider explicit: String?) throws(AuthError) -> (accounts: ProviderAccounts, shape: TokenShape)? {
         let route = routes.value(for: url)
+        // A learned provider covers its resource's path prefix, over https or loopback only (checked when learned).
+        let learned = registry.learnedCovering(url)
         if let explicit {
             let p = try accounts(explicit)
-            guard route.covering === p else {
+            guard route.covering === p || learned === p else {
                 throw AuthError(.originNotAllowed, "Provider \(explicit) does not cover \(route.origin?.description ?? "that URL").", provider: explicit)
             }
             return (p, route.shape)
         }
+        if let learned { return (learned, .none) }
         return route.covering.map { ($0, route.shape) }
     }
 
@@ -209,16 +222,19 @@ public final class AuthService: Sendable {
     /// Every provider's accounts; the single-account fields describe the account
     /// that a request naming none would use under `choice`.
     public func status(providers filter: Set<String>? = nil, choice: AccountChoice = AccountChoice()) -> [ProviderStatus] {
-        order.filter { filter?.contains($0) ?? true }.map { id in
+        let (providers, order) = registry.state.withLock { ($0.providers, $0.order) }
+        return order.filter { filter?.contains($0) ?? true }.map { id in
             let p = providers[id]!
             let used = (try? pick(p, choice)) ?? nil
             let defaultAccount = p.defaultCoordinator?.account
             let accounts = p.loggedIn.compactMap { c in
                 c.current.map { ProviderStatus.Account(id: c.account, user: $0.user ?? [:], expiresAt: $0.expiresAt, isDefault: c.account == defaultAccount) }
             }
-            return ProviderStatus(id: id, displayName: p.config.displayName, flows: p.config.flows, fields: p.config.flow.descriptor.fields,
-                                  session: used?.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) },
-                                  account: used?.account, accounts: accounts)
+            var status = ProviderStatus(id: id, displayName: p.config.displayName, flows: p.config.flows, fields: p.config.flow.descriptor.fields,
+                                        session: used?.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) },
+                                        account: used?.account, accounts: accounts)
+            status.learned = p.config.learned
+            return status
         }
     }
 
@@ -228,7 +244,12 @@ public final class AuthService: Sendable {
     /// accounts already logged in adds an account, the same identity replaces that account's
     /// session — whichever of the provider's flows logged it in before.
     public func login(provider id: String, flow: Flow? = nil, credentials: Credentials?, context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
-        let p = try accounts(id)
+        try await login(try accounts(id), flow: flow, credentials: credentials, context: context)
+    }
+
+    /// `login` of `p`, which a learned provider's first login runs before `p` is registered.
+    func login(_ p: ProviderAccounts, flow: Flow?, credentials: Credentials?, context: LoginContext) async throws(AuthError) -> LoginResult {
+        let id = p.id
         let chosen = flow ?? p.config.flow
         guard let login = p.logins[chosen] else {
             throw AuthError(.loginDenied, "\(p.config.displayName) has no \(chosen.rawValue) login; its flows: \(p.config.flowNames).", provider: id)
@@ -473,7 +494,8 @@ public final class AuthService: Sendable {
     @discardableResult
     public func finishRefreshes() -> Bool {
         shuttingDown.withLock { $0 = true }
-        let tasks = order.flatMap { providers[$0]!.all.flatMap(\.refreshesInFlight) }
+        let providers = providers
+        let tasks = order.flatMap { providers[$0]?.all.flatMap(\.refreshesInFlight) ?? [] }
         guard !tasks.isEmpty else { return true }
         let done = DispatchSemaphore(value: 0)
         Task {
@@ -518,7 +540,8 @@ public final class AuthService: Sendable {
         if !current.sameTokens(as: stale) { return current }
         // A refresh that got the lock after shutdown began has sent nothing yet: it must not start now.
         guard !shuttingDown.current else { throw AuthError.unavailable(c.config, "auth-agent is shutting down") }
-        try sync.admitRefresh(providers[c.id]!, c, shape: shape, now: clock.now())
+        guard let p = providers[c.id] else { throw notLoggedIn(c) }
+        try sync.admitRefresh(p, c, shape: shape, now: clock.now())
         switch await (providers[c.id]?.renewer(of: stale) ?? c.provider).refresh(stale, shape: shape) {
         case .refreshed(let fresh):
             // Persist before anything else: the server may already have retired the old refresh token.
@@ -606,11 +629,17 @@ public final class AuthService: Sendable {
     /// Picks up logins, logouts and refreshes made by other agent processes on
     /// the same store. Cheap when nothing changed: one `stat` per record.
     public func checkStore() {
-        for id in order { sync.check(providers[id]!) }
+        checkLearned()
+        let providers = providers
+        for id in order { providers[id].map { sync.check($0) } }
     }
 
     /// Runs `checkStore` now and every `interval` seconds for the life of the service.
     public func watchStore(every interval: Double) {
-        sync.watch(order.map { providers[$0]! }, every: interval)
+        sync.watch(every: interval) { [self] in
+            checkLearned()
+            let providers = providers
+            return order.compactMap { providers[$0] }
+        }
     }
 }

@@ -151,6 +151,9 @@ public enum StoreKeys {
     /// The key of the provider's `AccountIndex`.
     public static func index(of provider: String) -> String { "\(provider)+accounts" }
 
+    /// The document of learned APIs and their client registrations; no provider id has a `+`.
+    public static let learned = "+learned"
+
     /// The provider a key belongs to, for messages and labels.
     public static func provider(of key: String) -> String { String(key.prefix { $0 != "+" }) }
 }

@@ -27,6 +27,12 @@ public struct AgentConfig: Sendable, Equatable {
     public var lockTimeoutSeconds: Double = 15
     public var store: StoreConfig
     public var providers: [ProviderConfig]
+    /// Clients registered by hand at authorization servers the agent may learn about (`clients`).
+    public var clients: [ConfiguredClient] = []
+    /// A Client ID Metadata Document URL the agent identifies itself with where a server accepts one.
+    public var clientMetadataUrl: String?
+    /// Origins where `fetch` learns an API from its 401 unasked (`learn.allow`).
+    public var learnAllow = LearnAllowList()
 
     public init(refreshWindowSeconds: Int = 60, store: StoreConfig = .auto(path: nil), providers: [ProviderConfig] = []) {
         self.refreshWindowSeconds = refreshWindowSeconds
@@ -44,7 +50,7 @@ public struct AgentConfig: Sendable, Equatable {
         OriginMatcher(providers.map { (provider: $0.id, origins: $0.origins) })
     }
 
-    static let topLevelKeys = ["$schema", "refreshWindowSeconds", "minValiditySeconds", "lockTimeoutSeconds", "store", "providers"]
+    static let topLevelKeys = ["$schema", "refreshWindowSeconds", "minValiditySeconds", "lockTimeoutSeconds", "store", "providers", "clients", "clientMetadataUrl", "learn"]
     static let storeKeys = ["kind", "path"]
     static let maxFileBytes = 1 << 20
 
@@ -66,7 +72,19 @@ public struct AgentConfig: Sendable, Equatable {
         config.lockTimeoutSeconds = Double(try root.int("lockTimeoutSeconds", in: 1...600) ?? 15)
         if let store = try root.child("store") { config.store = try parseStore(store) }
 
-        guard let items = try root.array("providers") else { throw root.error(nil, "missing required key \"providers\"") }
+        for (index, item) in (try root.array("clients") ?? []).enumerated() {
+            config.clients.append(try ConfiguredClient.parse(try ConfigReader(item, path: "\(root.path("clients"))[\(index)]", file: file)))
+        }
+        if let url = try root.string("clientMetadataUrl") {
+            // A Client ID Metadata Document must be https with a path (draft-ietf-oauth-client-id-metadata-document).
+            guard Origin(url: url)?.isSecureForBearer == true, ResourceDiscovery.path(of: url).count > 1 else {
+                throw root.error("clientMetadataUrl", "must be an https URL with a path (plain http on loopback only)")
+            }
+            config.clientMetadataUrl = url
+        }
+        if let learn = try root.child("learn") { config.learnAllow = try LearnAllowList.parse(learn) }
+        // No providers at all is a valid configuration: the agent may learn every API it meets.
+        let items = try root.array("providers") ?? []
         var ids: [String: Int] = [:]
         var claimed: [Origin: String] = [:]
         for (index, item) in items.enumerated() {

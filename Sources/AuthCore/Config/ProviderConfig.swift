@@ -53,6 +53,8 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     public var openBrowser: Bool
     /// The username `auth-agent git-credential` sends beside the token; nil means `oauth2`.
     public var gitUsername: String?
+    /// Set for a provider the agent learned from an API's 401 (`Learning/`), nil for a configured one.
+    public var learned: LearnedResource?
 
     public init(id: String, displayName: String? = nil, flow: Flow, origins: [Origin] = [],
                 loginEndpoint: String? = nil, loginBody: JSONValue? = nil, tokenPointer: JSONPointer? = nil,

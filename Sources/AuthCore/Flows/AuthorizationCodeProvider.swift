@@ -41,7 +41,8 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         defer { listener.shutDown() }
         let redirectURI = "http://127.0.0.1:\(listener.port)\(Self.callbackPath)"
         let url = try BrowserURL.checked(Self.authorizationURL(endpoint: authorizationEndpoint, clientId: config.clientId ?? "",
-                                                               redirectURI: redirectURI, scopes: config.scopes, pkce: pkce, nonce: nonce),
+                                                               redirectURI: redirectURI, scopes: config.scopes, pkce: pkce, nonce: nonce,
+                                                               resource: config.learned?.resource),
                                          what: "authorization URL", provider: config)
         let deadline = clock.now().addingTimeInterval(callbackTimeout)
         context.prompt(.browser(url: url.text, expiresAt: deadline))
@@ -54,6 +55,10 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
             throw AuthError(.loginTimedOut, "The \(config.displayName) login did not come back from the browser in time.", provider: config.id)
         } catch {
             throw AuthError(.loginDenied, "The \(config.displayName) login was cancelled.", provider: config.id)
+        }
+        if let problem = Self.issProblem(callback.query["iss"], learned: config.learned) {
+            callback.respond(false, "The sign-in could not be completed: the answer did not come from the expected server.")
+            throw AuthError.discoveryFailed(.login, "The \(config.displayName) login was refused: \(problem) (RFC 9207).")
         }
         if let error = callback.query["error"] {
             callback.respond(false, "The sign-in was not completed (\(error)). You can close this tab.")
@@ -93,13 +98,22 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
     }
 
     static func authorizationURL(endpoint: String, clientId: String, redirectURI: String, scopes: [String], pkce: PKCE,
-                                 nonce: String?) -> String {
+                                 nonce: String?, resource: String? = nil) -> String {
         var pairs: [(String, String)] = [("response_type", "code"), ("client_id", clientId), ("redirect_uri", redirectURI)]
         if !scopes.isEmpty { pairs.append(("scope", scopes.joined(separator: " "))) }
         pairs += [("state", pkce.state), ("code_challenge", pkce.challenge), ("code_challenge_method", "S256")]
         if let nonce { pairs.append(("nonce", nonce)) }
+        if let resource { pairs.append(("resource", resource)) }
         let query = String(decoding: FormEncoding.encode(pairs), as: UTF8.self)
         return endpoint + (endpoint.contains("?") ? "&" : "?") + query
+    }
+
+    /// RFC 9207 for a learned provider: an `iss` on the authorization response must be its
+    /// server's, and one the server promised must be there — else another server answered (mix-up).
+    static func issProblem(_ iss: String?, learned: LearnedResource?) -> String? {
+        guard let learned else { return nil }
+        if let iss { return iss == learned.issuer ? nil : "the authorization response names the issuer \(iss), not \(learned.issuer)" }
+        return learned.sendsIss ? "the authorization response carries no iss although \(learned.issuer) says it sends one" : nil
     }
 
     /// An OpenID Connect login (`openid` scope) sends a fresh `nonce` (OIDC Core

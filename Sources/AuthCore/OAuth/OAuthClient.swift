@@ -43,6 +43,7 @@ struct OAuthClient: Sendable {
 
     /// A grant at the token endpoint; no response at all is `transient`.
     func grant(_ pairs: [(String, String)]) async -> TokenEndpointResult {
+        let pairs = pairs + resourcePairs(besides: pairs)
         let endpoint: String
         do {
             guard let token = try await endpoints().token else { return .transient("no token endpoint is configured or discovered") }
@@ -108,7 +109,14 @@ struct OAuthClient: Sendable {
     }
 
     func scopePairs() -> [(String, String)] {
-        config.scopes.isEmpty ? [] : [("scope", config.scopes.joined(separator: " "))]
+        (config.scopes.isEmpty ? [] : [("scope", config.scopes.joined(separator: " "))]) + resourcePairs(besides: [])
+    }
+
+    /// RFC 8707 for a learned provider: every authorization and token request names its
+    /// resource (unless the request names one itself), so its tokens are bound to it.
+    func resourcePairs(besides pairs: [(String, String)]) -> [(String, String)] {
+        guard let resource = config.learned?.resource, !pairs.contains(where: { $0.0 == "resource" }) else { return [] }
+        return [("resource", resource)]
     }
 
     /// A grant that logs in: its tokens, `invalidCredentials` (saying `rejected`)

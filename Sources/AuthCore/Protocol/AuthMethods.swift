@@ -83,6 +83,7 @@ extension AuthError {
     public var rpcError: RPCError {
         var data: JSONObject = ["reason": .string(code.reason), "retryable": .bool(code.retryable)]
         if let provider { data["provider"] = .string(provider) }
+        if let step { data["step"] = .string(step) }
         return RPCError(code: code.rawValue, message: message, data: .object(data))
     }
 }

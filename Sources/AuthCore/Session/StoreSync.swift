@@ -160,11 +160,15 @@ final class StoreSync: Sendable {
         check(p, evenIfBusy: true)
     }
 
-    /// Runs `check` for every provider now and every `interval` seconds, for the life of this object.
-    func watch(_ providers: [ProviderAccounts], every interval: Double) {
+    /// Runs `check` for every provider `providers` lists (asked each time: learned providers
+    /// come and go) now and every `interval` seconds, for the life of this object.
+    func watch(every interval: Double, _ providers: @escaping @Sendable () -> [ProviderAccounts]) {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
         timer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(20))
-        timer.setEventHandler { [weak self] in providers.forEach { self?.check($0) } }
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            providers().forEach { self.check($0) }
+        }
         timer.resume()
         watcher.withLock { $0 = timer }
     }

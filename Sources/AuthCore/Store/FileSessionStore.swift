@@ -110,6 +110,15 @@ public final class FileSessionStore: SessionStore {
 
     public func indexStamp(_ provider: String) -> String? { modificationStamp(StoreKeys.index(of: provider)) }
 
+    public func loadDocument(_ key: String) throws -> [UInt8]? { try loadRecord(key) { $0 } }
+
+    public func saveDocument(_ bytes: [UInt8]?, key: String) throws {
+        guard let bytes else { return try remove(key) }
+        try saveRecord(bytes, for: key)
+    }
+
+    public func documentStamp(_ key: String) -> String? { modificationStamp(key) }
+
     public func tryLock(_ provider: String) throws -> StoreLock? {
         let lockPath = "\(path)/\(try FileSessionStore.checkedName(provider)).lock"
         guard let fd = try FileLock.acquire(lockPath, timeout: 0) else { return nil }

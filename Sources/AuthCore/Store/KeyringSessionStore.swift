@@ -110,6 +110,10 @@ public final class KeyringSessionStore: SessionStore {
     public func loadIndex(_ provider: String) throws -> AccountIndex? { try records.loadIndex(provider) }
     public func saveIndex(_ index: AccountIndex, for provider: String) throws { try records.saveIndex(index, for: provider) }
     public func indexStamp(_ provider: String) -> String? { records.indexStamp(provider) }
+    /// Documents hold nothing secret: they stay in the record files.
+    public func loadDocument(_ key: String) throws -> [UInt8]? { try records.loadDocument(key) }
+    public func saveDocument(_ bytes: [UInt8]?, key: String) throws { try records.saveDocument(bytes, key: key) }
+    public func documentStamp(_ key: String) -> String? { records.documentStamp(key) }
 
     /// Once at start, under each provider's lock: moves tokens still kept in a
     /// record file (an earlier version, a `file` store) into the keyring, and

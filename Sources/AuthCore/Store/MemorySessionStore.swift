@@ -13,6 +13,7 @@ import Locking
 public final class MemorySessionStore: SessionStore {
     private let sessions = Locked<[String: Session]>([:])
     private let indexes = Locked<[String: AccountIndex]>([:])
+    private let documents = Locked<[String: (bytes: [UInt8], version: Int)]>([:])
     private let locks = InProcessLocks()
 
     public init() {}
@@ -47,4 +48,15 @@ public final class MemorySessionStore: SessionStore {
     public func modificationStamp(_ provider: String) -> String? {
         sessions.withLock { $0[provider].map { "\($0.generation)-\($0.accessToken.hashValue)" } }
     }
+
+    public func loadDocument(_ key: String) throws -> [UInt8]? { documents.withLock { $0[key]?.bytes } }
+
+    public func saveDocument(_ bytes: [UInt8]?, key: String) throws {
+        documents.withLock { d in
+            let version = (d[key]?.version ?? 0) + 1
+            d[key] = bytes.map { ($0, version) }
+        }
+    }
+
+    public func documentStamp(_ key: String) -> String? { documents.withLock { $0[key].map { "\($0.version)" } } }
 }

@@ -34,6 +34,12 @@ public protocol SessionStore: Sendable {
     func saveIndex(_ index: AccountIndex, for provider: String) throws
     /// `modificationStamp` of the account list.
     func indexStamp(_ provider: String) -> String?
+    /// A small non-secret document kept beside the sessions (the APIs the agent learned,
+    /// `StoreKeys.learned`), nil when none; `nil` bytes to `saveDocument` remove it.
+    func loadDocument(_ key: String) throws -> [UInt8]?
+    func saveDocument(_ bytes: [UInt8]?, key: String) throws
+    /// `modificationStamp` of a document.
+    func documentStamp(_ key: String) -> String?
 }
 
 /// A held provider lock; released explicitly or, at the latest, when dropped.
@@ -55,6 +61,11 @@ public final class StoreLock: @unchecked Sendable {
 }
 
 extension SessionStore {
+    /// A store without documents (a test's): nothing learned survives the process.
+    public func loadDocument(_ key: String) throws -> [UInt8]? { nil }
+    public func saveDocument(_ bytes: [UInt8]?, key: String) throws { throw SessionStoreError.io("this store keeps no documents") }
+    public func documentStamp(_ key: String) -> String? { nil }
+
     /// Waits at most `timeout` seconds for the provider's lock without blocking a
     /// thread (then `SessionStoreError.lockTimeout`).
     public func lock(_ provider: String, timeout: Double) async throws -> StoreLock {

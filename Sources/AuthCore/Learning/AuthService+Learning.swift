@@ -1,0 +1,164 @@
+/// Learning an API from its 401 (RFC 9728 → RFC 8414 → RFC 7591 → login): the learned
+/// provider becomes an ordinary `ProviderAccounts`, so accounts, refresh, logout and the
+/// keyring work for it unchanged. The store document `StoreKeys.learned` shares it with
+/// every other agent process (`checkLearned`, on the store watch).
+extension AuthService {
+    /// Whether a provider (configured or learned) covers `url`: the `mcp` bridge and `fetch`
+    /// learn only what nobody covers.
+    public func covers(url: String) -> Bool { provider(forURL: url, explicit: nil) != nil }
+
+    /// Learns what protects `url` unless a learned provider covers it already, then logs in
+    /// (`flow` nil: the authorization code flow; `.deviceCode` when the server offers it).
+    /// `exact`: `url` is the resource itself (`login {resource}`), so the metadata must name it
+    /// identically; otherwise (`fetch`, the `mcp` bridge) `url` must lie under the resource.
+    /// Failures of discovery and registration are 1014 `discoveryFailed`; nothing is learned from them.
+    public func learn(url: String, challenge: BearerChallenge? = nil, exact: Bool = false, flow: Flow? = nil,
+                      context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
+        checkLearned()
+        if let known = registry.learnedCovering(url) {
+            return try await login(known, flow: flow, credentials: nil, context: context)
+        }
+        let discovery = ResourceDiscovery(http: http)
+        let resource = try await discovery.resource(for: url, challenge: challenge, exact: exact)
+        guard Origin(url: resource.resource)?.isSecureForBearer == true, ProviderConfig.resourceProblem(resource.resource) == nil else {
+            throw .discoveryFailed(.resourceMetadata, "The resource \(resource.resource) is not an https URL (plain http is allowed on loopback only).")
+        }
+        let server = try await discovery.server(resource.authorizationServers[0])
+        if flow == .deviceCode, server.deviceAuthorizationEndpoint == nil {
+            throw .discoveryFailed(.serverMetadata, "\(server.issuer) offers no device flow.")
+        }
+        if flow != .deviceCode, server.authorizationEndpoint == nil {
+            throw .discoveryFailed(.serverMetadata, "The metadata of \(server.issuer) names no authorization_endpoint.")
+        }
+        let loginScopes = challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported
+        let client = try await client(for: server, scopes: resource.scopesSupported.isEmpty ? loginScopes : resource.scopesSupported)
+        var known = learnedDocument()
+        let api = LearnedAPI(id: known.id(for: resource.resource), resource: resource.resource, server: server, scopes: loginScopes)
+        known.apis.removeAll { $0.id == api.id }
+        known.apis.append(api)
+        known.clients[server.issuer] = client
+        guard let config = known.config(api, defaultOpenBrowser: false) else {
+            throw .discoveryFailed(.login, "The learned provider for \(resource.resource) could not be built.")
+        }
+        if let taken = providers(api.id), taken.config.learned == nil {
+            throw .discoveryFailed(.login, "A configured provider is already called \"\(api.id)\".")
+        }
+        let p = Self.makeAccounts(config, http: http, discovery: self.discovery, clock: clock, logger: logger)
+        sync.load(p)
+        logger.info("learned \(resource.resource) (authorization server \(server.issuer)); logging in as provider \(api.id)")
+        let result = try await login(p, flow: flow, credentials: nil, context: context)
+        try await updateLearned { doc in
+            doc.apis.removeAll { $0.id == api.id }
+            doc.apis.append(api)
+            doc.clients[server.issuer] = client
+        }
+        registry.remove(api.id)
+        registry.add(p)
+        return result
+    }
+
+    /// `login {resource}`: learn exactly `resource` and log in.
+    public func login(resource: String, flow: Flow? = nil, context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
+        guard Origin(url: resource) != nil, ProviderConfig.resourceProblem(resource) == nil else {
+            throw .discoveryFailed(.resourceMetadata, "\(resource) is not an absolute http(s) URL.")
+        }
+        return try await learn(url: resource, exact: true, flow: flow, context: context)
+    }
+
+    /// `forget {provider}`: logs every account of a learned provider out (revoking at the
+    /// server), then drops it — and its registration, when no other learned API uses that
+    /// server — from the store. True when the server confirmed every revocation.
+    public func forget(provider id: String) async throws(AuthError) -> Bool {
+        guard let p = providers(id) else { throw AuthError(.unknownProvider, "No provider \"\(id)\" is known.", provider: id) }
+        guard let learned = p.config.learned else {
+            throw AuthError(.unknownProvider, "Provider \"\(id)\" is configured, not learned: remove it from the configuration instead.", provider: id)
+        }
+        let revoked = try await logout(provider: id, all: true)
+        try await updateLearned { doc in
+            doc.apis.removeAll { $0.id == id }
+            if !doc.apis.contains(where: { $0.server.issuer == learned.issuer }), doc.clients[learned.issuer]?.registered == true {
+                doc.clients[learned.issuer] = nil
+            }
+        }
+        registry.remove(id)
+        logger.info("forgot \(learned.resource) (provider \(id))")
+        return revoked
+    }
+
+    /// The client to use at `server`: one configured for it › a Client ID Metadata Document
+    /// (when configured and accepted) › the registration kept in the store › a new registration,
+    /// kept at once under the store lock so every process and later login reuses it.
+    func client(for server: AuthorizationServer, scopes: [String]) async throws(AuthError) -> LearnedClient {
+        if let c = config.clients.first(where: { $0.issuer == server.issuer }) {
+            return LearnedClient(clientId: c.clientId, clientSecret: c.clientSecret, redirectPort: c.redirectPort, scopes: [], registered: false)
+        }
+        if let url = config.clientMetadataUrl, server.acceptsClientMetadataDocuments {
+            return LearnedClient(clientId: url, clientSecret: nil, redirectPort: nil, scopes: [], registered: false)
+        }
+        let held = try await lockLearned()
+        defer { held.unlock() }
+        var doc = learnedDocument()
+        if let kept = doc.clients[server.issuer], kept.registered, Set(scopes).isSubset(of: kept.scopes) || scopes.isEmpty { return kept }
+        let fresh = try await ClientRegistration(http: http).register(at: server, scopes: scopes, redirectPort: doc.clients[server.issuer]?.redirectPort)
+        doc.clients[server.issuer] = fresh
+        do {
+            try sync.store.saveDocument(doc.encoded(), key: StoreKeys.learned)
+        } catch {
+            throw AuthError(.storeUnavailable, "The registration at \(server.issuer) cannot be kept in the session store: \(error).")
+        }
+        logger.info("registered a client at \(server.issuer)")
+        return fresh
+    }
+
+    /// The learned document as stored now (empty when none or unreadable).
+    func learnedDocument() -> LearnedDocument {
+        ((try? sync.store.loadDocument(StoreKeys.learned)) ?? nil).map(LearnedDocument.decode) ?? LearnedDocument()
+    }
+
+    func lockLearned() async throws(AuthError) -> StoreLock {
+        do {
+            return try await sync.store.lock(StoreKeys.learned, timeout: Double(config.lockTimeoutSeconds))
+        } catch {
+            throw AuthError(.storeUnavailable, "The session store cannot be locked to keep what was learned: \(error).")
+        }
+    }
+
+    /// Changes the stored document under its lock, re-reading it first so another process's change is kept.
+    func updateLearned(_ change: (inout LearnedDocument) -> Void) async throws(AuthError) {
+        let held = try await lockLearned()
+        defer { held.unlock() }
+        var doc = learnedDocument()
+        change(&doc)
+        do {
+            try sync.store.saveDocument(doc.apis.isEmpty && doc.clients.isEmpty ? nil : doc.encoded(), key: StoreKeys.learned)
+        } catch {
+            throw AuthError(.storeUnavailable, "What was learned cannot be kept in the session store: \(error).")
+        }
+    }
+
+    /// Picks up APIs other processes learned or forgot (one `stat` when nothing changed).
+    func checkLearned() {
+        let stamp = sync.store.documentStamp(StoreKeys.learned)
+        let changed = registry.state.withLock { s -> Bool in
+            if s.stamp == .some(stamp) { return false }
+            s.stamp = .some(stamp)
+            return true
+        }
+        guard changed else { return }
+        let doc = learnedDocument()
+        let ids = Set(doc.apis.map(\.id))
+        for id in registry.learnedIds where !ids.contains(id) { registry.remove(id) }
+        for api in doc.apis {
+            guard let config = doc.config(api, defaultOpenBrowser: false) else { continue }
+            if let existing = providers(api.id) {
+                if existing.config == config || existing.config.learned == nil { continue }
+                registry.remove(api.id)
+            }
+            let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger)
+            sync.load(p)
+            registry.add(p)
+        }
+    }
+
+    private func providers(_ id: String) -> ProviderAccounts? { registry.providers[id] }
+}

@@ -1,0 +1,60 @@
+import JSON
+import Wire
+
+/// RFC 7591 dynamic registration as a public native client (RFC 8252): no secret, PKCE,
+/// a loopback redirect on a port chosen once and registered, the grants the agent uses.
+struct ClientRegistration: Sendable {
+    let http: HTTPCalls
+    static let softwareId = "auth-agent"
+    static let softwareVersion = "0.1.0"
+
+    /// Registers at `server` asking for `scopes` (the resource's; FastMCP gives a client registered
+    /// without `scope` a default and drops the rest at `/authorize`); keeps `redirectPort` when given.
+    func register(at server: AuthorizationServer, scopes: [String], redirectPort: Int?) async throws(AuthError) -> LearnedClient {
+        guard let endpoint = server.registrationEndpoint else {
+            throw .discoveryFailed(.registration, "\(server.issuer) offers no dynamic registration and no client is configured for it; add one to the configuration's \"clients\" ({\"issuer\": \"\(server.issuer)\", \"clientId\": …}).")
+        }
+        guard Origin(url: endpoint)?.isSecureForBearer == true else {
+            throw .discoveryFailed(.registration, "The registration endpoint of \(server.issuer) is not https.")
+        }
+        let port: Int
+        if let redirectPort { port = redirectPort } else { port = try Self.freePort() }
+        var grants: [JSONValue] = ["authorization_code", "refresh_token"]
+        if server.deviceAuthorizationEndpoint != nil { grants.append("urn:ietf:params:oauth:grant-type:device_code") }
+        var body: JSONObject = [
+            "client_name": "auth-agent", "software_id": .string(Self.softwareId), "software_version": .string(Self.softwareVersion),
+            "redirect_uris": .array([.string("http://127.0.0.1:\(port)\(AuthorizationCodeProvider.callbackPath)")]),
+            "token_endpoint_auth_method": "none", "grant_types": .array(grants), "response_types": ["code"],
+        ]
+        if !scopes.isEmpty { body["scope"] = .string(scopes.joined(separator: " ")) }
+        let response: HTTPResponse
+        do {
+            response = try await http.postJSON(endpoint, .object(body))
+        } catch {
+            switch error { case .transient(let why): throw .discoveryFailed(.registration, "Cannot register at \(server.issuer): \(why).") }
+        }
+        let answer = (try? JSONParser.parse(response.body))?.objectValue
+        guard response.status == 200 || response.status == 201 else {
+            let code = answer?["error"]?.stringValue.map { " (\(String($0.filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }.prefix(64))))" } ?? ""
+            throw .discoveryFailed(.registration, "\(server.issuer) refused the registration with HTTP \(response.status)\(code).")
+        }
+        guard let clientId = answer?["client_id"]?.stringValue, !clientId.isEmpty else {
+            throw .discoveryFailed(.registration, "The registration answer of \(server.issuer) has no client_id.")
+        }
+        let granted = answer?["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) } ?? scopes
+        return LearnedClient(clientId: clientId, clientSecret: answer?["client_secret"]?.stringValue, redirectPort: port,
+                             scopes: granted, registered: true)
+    }
+
+    /// A loopback port free now, to register once and listen on at every login.
+    static func freePort() throws(AuthError) -> Int {
+        do throws(SocketError) {
+            // Closed here and now (a redirect listener closes on its own thread, later).
+            let bound = try LoopbackSocket.makeListener(port: 0, backlog: 1)
+            LoopbackSocket.closeDescriptor(bound.fd)
+            return Int(bound.port)
+        } catch {
+            throw .discoveryFailed(.registration, "Cannot find a free loopback port for the login's redirect.")
+        }
+    }
+}

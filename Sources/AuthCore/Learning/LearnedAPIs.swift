@@ -1,0 +1,124 @@
+import JSON
+
+/// What makes a learned provider different from a configured one: the resource it covers
+/// (its origin, and its path as a prefix at a segment boundary), which every authorization
+/// and token request names (RFC 8707), and the server whose `iss` (RFC 9207) answers must carry.
+public struct LearnedResource: Sendable, Equatable {
+    public var resource: String
+    public var issuer: String
+    /// The server promised `iss` on authorization responses: one without it is refused.
+    public var sendsIss: Bool
+
+    /// Whether this provider's token may go to `url`.
+    func covers(_ url: String) -> Bool { ResourceDiscovery.covers(resource: resource, url: url) }
+}
+
+/// A client the agent uses at one authorization server: configured (`clients`), a Client ID
+/// Metadata Document URL, or one it registered (RFC 7591) and keeps for every later login.
+struct LearnedClient: Sendable, Equatable {
+    var clientId: String
+    var clientSecret: String?
+    /// The loopback port registered in its `redirect_uris`: chosen once, kept.
+    var redirectPort: Int?
+    /// The scope it was registered with, when it was registered here.
+    var scopes: [String]
+    var registered: Bool
+}
+
+/// One learned API, as persisted.
+struct LearnedAPI: Sendable, Equatable {
+    var id: String
+    var resource: String
+    var server: AuthorizationServer
+    /// What a login asks for: the challenge's scope, else the resource's `scopes_supported`.
+    var scopes: [String]
+}
+
+/// The store document `StoreKeys.learned`: the learned APIs and the clients, per issuer.
+/// Written under the store lock of that key by whoever learns, read by every agent process.
+struct LearnedDocument: Sendable, Equatable {
+    var apis: [LearnedAPI] = []
+    var clients: [String: LearnedClient] = [:]
+
+    func encoded() -> [UInt8] {
+        let apis: [JSONValue] = self.apis.map { a in
+            var server: JSONObject = ["issuer": .string(a.server.issuer), "tokenEndpoint": .string(a.server.tokenEndpoint),
+                                      "sendsIss": .bool(a.server.sendsIss), "clientMetadataDocuments": .bool(a.server.acceptsClientMetadataDocuments)]
+            for (key, value) in [("authorizationEndpoint", a.server.authorizationEndpoint), ("registrationEndpoint", a.server.registrationEndpoint),
+                                 ("deviceAuthorizationEndpoint", a.server.deviceAuthorizationEndpoint), ("revocationEndpoint", a.server.revocationEndpoint)] {
+                if let value { server[key] = .string(value) }
+            }
+            return .object(["id": .string(a.id), "resource": .string(a.resource), "server": .object(server),
+                            "scopes": .array(a.scopes.map(JSONValue.string))])
+        }
+        var clients = JSONObject()
+        for issuer in self.clients.keys.sorted() {
+            let c = self.clients[issuer]!
+            var o: JSONObject = ["clientId": .string(c.clientId), "scopes": .array(c.scopes.map(JSONValue.string)), "registered": .bool(c.registered)]
+            if let secret = c.clientSecret { o["clientSecret"] = .string(secret) }
+            if let port = c.redirectPort { o["redirectPort"] = .int(Int64(port)) }
+            clients[issuer] = .object(o)
+        }
+        return JSONSerializer.bytes(.object(["version": .int(1), "apis": .array(apis), "clients": .object(clients)]))
+    }
+
+    /// The document in `bytes`; what cannot be read is left out (an API learned again is cheap).
+    static func decode(_ bytes: [UInt8]) -> LearnedDocument {
+        guard let root = (try? JSONParser.parse(bytes))?.objectValue else { return LearnedDocument() }
+        var doc = LearnedDocument()
+        for item in root["apis"]?.arrayValue ?? [] {
+            guard let o = item.objectValue, let id = o["id"]?.stringValue, let resource = o["resource"]?.stringValue,
+                  let s = o["server"]?.objectValue, let issuer = s["issuer"]?.stringValue, let token = s["tokenEndpoint"]?.stringValue else { continue }
+            let server = AuthorizationServer(issuer: issuer, authorizationEndpoint: s["authorizationEndpoint"]?.stringValue, tokenEndpoint: token,
+                                             registrationEndpoint: s["registrationEndpoint"]?.stringValue,
+                                             deviceAuthorizationEndpoint: s["deviceAuthorizationEndpoint"]?.stringValue,
+                                             revocationEndpoint: s["revocationEndpoint"]?.stringValue,
+                                             sendsIss: s["sendsIss"]?.boolValue == true,
+                                             acceptsClientMetadataDocuments: s["clientMetadataDocuments"]?.boolValue == true)
+            doc.apis.append(LearnedAPI(id: id, resource: resource, server: server,
+                                       scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []))
+        }
+        for (issuer, value) in root["clients"]?.objectValue?.members.map({ ($0, $1) }) ?? [] {
+            guard let o = value.objectValue, let id = o["clientId"]?.stringValue else { continue }
+            doc.clients[issuer] = LearnedClient(clientId: id, clientSecret: o["clientSecret"]?.stringValue,
+                                                redirectPort: o["redirectPort"]?.intValue.map { Int($0) },
+                                                scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                                                registered: o["registered"]?.boolValue == true)
+        }
+        return doc
+    }
+
+    /// The stable id of `resource`: its host, with the port when not the scheme's default,
+    /// then its path when another learned API already has that host and port.
+    func id(for resource: String) -> String {
+        if let known = apis.first(where: { $0.resource == resource }) { return known.id }
+        guard let origin = Origin(url: resource) else { return "learned" }
+        var base = origin.host.filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }.lowercased()
+        if origin.port != Origin.defaultPort(for: origin.scheme) { base += "-\(origin.port)" }
+        guard apis.contains(where: { $0.id == base }) else { return base }
+        let path = ResourceDiscovery.path(of: resource).split(separator: "/").joined(separator: "-")
+            .filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") }.lowercased()
+        var id = String((base + "-" + (path.isEmpty ? "root" : path)).prefix(64))
+        var n = 2
+        while apis.contains(where: { $0.id == id }) {
+            id = String((base + "-\(n)").prefix(64))
+            n += 1
+        }
+        return id
+    }
+
+    /// The provider a learned API becomes: an ordinary authorization code provider (with the
+    /// device flow beside it when the server offers one), its endpoints fixed, its origin the resource's.
+    func config(_ api: LearnedAPI, defaultOpenBrowser: Bool) -> ProviderConfig? {
+        guard let client = clients[api.server.issuer], let origin = Origin(url: api.resource) else { return nil }
+        var p = ProviderConfig(id: api.id, displayName: api.resource, flow: .authorizationCode, origins: [origin],
+                               tokenEndpoint: api.server.tokenEndpoint, revocationEndpoint: api.server.revocationEndpoint,
+                               clientId: client.clientId, clientSecret: client.clientSecret, scopes: api.scopes,
+                               authorizationEndpoint: api.server.authorizationEndpoint,
+                               deviceAuthorizationEndpoint: api.server.deviceAuthorizationEndpoint,
+                               redirectPort: client.redirectPort, openBrowser: defaultOpenBrowser)
+        if api.server.deviceAuthorizationEndpoint != nil { p.flows.append(.deviceCode) }
+        p.learned = LearnedResource(resource: api.resource, issuer: api.server.issuer, sendsIss: api.server.sendsIss)
+        return p
+    }
+}

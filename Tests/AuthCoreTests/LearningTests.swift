@@ -1,0 +1,273 @@
+@testable import AuthCore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import JSON
+import JSONRPC
+import XCTest
+
+/// Issue 22 against fakes: the challenge parser, discovery's order and refusals (each a 1014
+/// with its step), the learned document, and a whole learn → login → second process over a
+/// fake resource and authorization server, the browser played by the test.
+final class LearningTests: XCTestCase {
+    // MARK: Challenge parser
+
+    func testChallengeParserReadsTheBearerChallengeAmongSeveral() {
+        let c = BearerChallenge.parse(#"Basic realm="x", BEARER Realm="a \"q\" b", Scope="read  write", resource_metadata="https://r.example/.well-known/oauth-protected-resource/mcp", error=invalid_token"#)
+        XCTAssertEqual(c, BearerChallenge(resourceMetadata: "https://r.example/.well-known/oauth-protected-resource/mcp", scopes: ["read", "write"], error: "invalid_token"))
+    }
+
+    func testChallengeParserSkipsToken68AndUnknownSchemesAndSurvivesGarbage() {
+        XCTAssertEqual(BearerChallenge.parse(#"Negotiate YII==, Bearer error="insufficient_scope", scope="mcp admin""#),
+                       BearerChallenge(scopes: ["mcp", "admin"], error: "insufficient_scope"))
+        XCTAssertNil(BearerChallenge.parse(#"Digest realm="x", nonce="y""#))
+        XCTAssertEqual(BearerChallenge.parse("Bearer"), BearerChallenge())
+        XCTAssertEqual(BearerChallenge.parse(#"Bearer scope="unterminated"#), BearerChallenge())
+        XCTAssertEqual(BearerChallenge.parse(#"Bearer scope=a ;;; garbage"#), BearerChallenge(scopes: ["a"]))
+        XCTAssertNil(BearerChallenge.parse(#"=,,"==""#))
+        XCTAssertEqual(BearerChallenge.parse([#"Basic realm="x""#, #"Bearer resource_metadata="https://a/m""#])?.resourceMetadata, "https://a/m")
+        // The first of a repeated parameter wins, whatever its case.
+        XCTAssertEqual(BearerChallenge.parse(#"Bearer SCOPE=a, scope=b"#)?.scopes, ["a"])
+    }
+
+    // MARK: Coverage and ids
+
+    func testAResourceCoversItsPathAtASegmentBoundary() {
+        XCTAssertTrue(ResourceDiscovery.covers(resource: "https://a.example/mcp", url: "https://a.example/mcp"))
+        XCTAssertTrue(ResourceDiscovery.covers(resource: "https://a.example/mcp", url: "https://a.example/mcp/x?y=1"))
+        XCTAssertFalse(ResourceDiscovery.covers(resource: "https://a.example/mcp", url: "https://a.example/mcpx"))
+        XCTAssertFalse(ResourceDiscovery.covers(resource: "https://a.example/mcp", url: "https://a.example:444/mcp"))
+        XCTAssertTrue(ResourceDiscovery.covers(resource: "https://a.example/", url: "https://a.example/anything"))
+        XCTAssertEqual(ResourceDiscovery.wellKnown("https://a.example/mcp", "oauth-protected-resource", appended: false),
+                       ["https://a.example/.well-known/oauth-protected-resource/mcp", "https://a.example/.well-known/oauth-protected-resource"])
+        XCTAssertEqual(ResourceDiscovery.serverCandidates("https://as.example/tenant"),
+                       ["https://as.example/.well-known/oauth-authorization-server/tenant", "https://as.example/.well-known/openid-configuration/tenant",
+                        "https://as.example/tenant/.well-known/openid-configuration"])
+        XCTAssertEqual(ResourceDiscovery.serverCandidates("http://127.0.0.1:8/"),
+                       ["http://127.0.0.1:8/.well-known/oauth-authorization-server", "http://127.0.0.1:8/.well-known/openid-configuration"])
+    }
+
+    func testLearnedIdsAreTheHostThenThePortThenThePath() {
+        var doc = LearnedDocument()
+        XCTAssertEqual(doc.id(for: "https://api.example.com/mcp"), "api.example.com")
+        XCTAssertEqual(doc.id(for: "http://127.0.0.1:8123/mcp"), "127.0.0.1-8123")
+        let server = AuthorizationServer(issuer: "https://as", tokenEndpoint: "https://as/token", sendsIss: false, acceptsClientMetadataDocuments: false)
+        doc.apis = [LearnedAPI(id: "api.example.com", resource: "https://api.example.com/mcp", server: server, scopes: [])]
+        XCTAssertEqual(doc.id(for: "https://api.example.com/mcp"), "api.example.com")
+        XCTAssertEqual(doc.id(for: "https://api.example.com/other/v1"), "api.example.com-other-v1")
+        doc.clients["https://as"] = LearnedClient(clientId: "c", clientSecret: nil, redirectPort: 5000, scopes: ["a"], registered: true)
+        XCTAssertEqual(LearnedDocument.decode(doc.encoded()), doc)
+    }
+
+    func testLearnAllowMatchesOriginsAndSubdomains() {
+        let allow = LearnAllowList(["https://*.example.com", "http://127.0.0.1:9000"])
+        XCTAssertTrue(allow.allows("https://api.example.com/x"))
+        XCTAssertFalse(allow.allows("https://example.com/x"))
+        XCTAssertFalse(allow.allows("http://api.example.com/x"))
+        XCTAssertTrue(allow.allows("http://127.0.0.1:9000/mcp"))
+        XCTAssertFalse(allow.allows("http://127.0.0.1:9001/mcp"))
+    }
+
+    // MARK: Discovery refusals
+
+    func testDiscoveryFollowsMCPOrderAndChecksTheResource() async throws {
+        let server = FakeAPI()
+        let d = ResourceDiscovery(http: HTTPCalls(transport: server, timeout: 5))
+        // No challenge: path-inserted form first; the fake serves only the root form.
+        server.pathMetadata = false
+        let r = try await d.resource(for: FakeAPI.resource, challenge: nil, exact: true)
+        XCTAssertEqual(r.resource, FakeAPI.resource)
+        XCTAssertEqual(server.paths(), ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"])
+        // fetch: a URL under the resource is fine, `login {resource}` must be identical.
+        _ = try await d.resource(for: FakeAPI.resource + "/tools", challenge: nil, exact: false)
+        await assertStep(.resourceMetadata, "describes https://api.example/mcp, not https://api.example/mcp/tools") {
+            _ = try await d.resource(for: FakeAPI.resource + "/tools", challenge: nil, exact: true)
+        }
+    }
+
+    func testEachDiscoveryRefusalIs1014WithItsStep() async throws {
+        let cases: [(String, LearningStep, String)] = [
+            ("wrong-resource", .resourceMetadata, "describes https://elsewhere.example/mcp"),
+            ("big-resource", .resourceMetadata, "larger than 256 KiB"),
+            ("redirect", .resourceMetadata, "redirects to another origin"),
+            ("wrong-issuer", .serverMetadata, "names the issuer https://attacker.example"),
+            ("insecure", .serverMetadata, "token_endpoint of https://as.example (http://as.example/token) is not https"),
+            ("no-registration", .registration, "add one to the configuration's \"clients\""),
+            ("refuse-registration", .registration, "refused the registration with HTTP 400 (invalid_client_metadata)"),
+            ("no-client-id", .registration, "has no client_id"),
+        ]
+        for (fault, step, message) in cases {
+            let server = FakeAPI()
+            server.fault = fault
+            let (service, _) = makeService(server)
+            await assertStep(step, message) { _ = try await service.login(resource: FakeAPI.resource) }
+            XCTAssertTrue(service.status().isEmpty, fault)
+            XCTAssertEqual(server.count("/token"), 0, fault)
+        }
+    }
+
+    // MARK: Whole learn
+
+    func testLearnRegistersLogsInAndASecondProcessUsesItWithoutDiscovery() async throws {
+        let server = FakeAPI()
+        let store = MemorySessionStore()
+        let (service, _) = makeService(server, store: store)
+        let result = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+        XCTAssertEqual(result.provider, "api.example")
+        XCTAssertEqual(server.count("/register"), 1)
+        XCTAssertEqual(server.lastForm("/token")["resource"], FakeAPI.resource)
+        XCTAssertEqual(server.authorizeQuery?["resource"], FakeAPI.resource)
+        XCTAssertEqual(server.authorizeQuery?["scope"], "mcp")
+        XCTAssertEqual(server.registration?["scope"]?.stringValue, "mcp")
+        XCTAssertEqual(server.registration?["token_endpoint_auth_method"]?.stringValue, "none")
+        let status = service.status()
+        XCTAssertEqual(status.map(\.id), ["api.example"])
+        XCTAssertEqual(status.first?.learned?.issuer, FakeAPI.issuer)
+        // Covered now: signing needs no discovery; another URL on the host is not covered.
+        let sign = try await service.sign(url: FakeAPI.resource + "/x", provider: nil)
+        guard case .signed(let signature) = sign else { return XCTFail("not signed") }
+        XCTAssertEqual(signature.provider, "api.example")
+        XCTAssertFalse(service.covers(url: "https://api.example/other"))
+
+        // A second process on the same store: it knows the provider and its session, and asks nothing.
+        server.resetLog()
+        let (second, _) = makeService(server, store: store)
+        XCTAssertTrue(second.covers(url: FakeAPI.resource))
+        _ = try await second.token(provider: "api.example")
+        XCTAssertEqual(server.paths(), [])
+
+        // forget: logged out, dropped, the registration deleted; the other process follows.
+        let revoked = try await service.forget(provider: "api.example")
+        XCTAssertFalse(revoked)  // the fake has no revocation endpoint
+        XCTAssertFalse(service.covers(url: FakeAPI.resource))
+        second.checkStore()
+        XCTAssertFalse(second.covers(url: FakeAPI.resource))
+        XCTAssertNil(try store.loadDocument(StoreKeys.learned))
+    }
+
+    func testAMismatchedIssOnTheAuthorizationResponseIsRefused() async throws {
+        let server = FakeAPI()
+        server.iss = "https://attacker.example"
+        let (service, _) = makeService(server)
+        await assertStep(.login, "names the issuer https://attacker.example") {
+            _ = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+        }
+        XCTAssertTrue(service.status().isEmpty)
+        XCTAssertEqual(server.count("/token"), 0)
+    }
+
+    // MARK: Helpers
+
+    private func makeService(_ server: FakeAPI, store: SessionStore = MemorySessionStore()) -> (AuthService, SessionStore) {
+        (AuthService(config: AgentConfig(), store: store, transport: server, logger: Logger(level: .error, sink: { _ in }), events: { _ in }), store)
+    }
+
+    private func assertStep(_ step: LearningStep, _ message: String, file: StaticString = #filePath, line: UInt = #line,
+                            _ body: () async throws -> Void) async {
+        do {
+            try await body()
+            XCTFail("no error", file: file, line: line)
+        } catch let e as AuthError {
+            XCTAssertEqual(e.code, .discoveryFailed, e.message, file: file, line: line)
+            XCTAssertEqual(e.step, step.rawValue, e.message, file: file, line: line)
+            XCTAssertTrue(e.message.contains(message), e.message, file: file, line: line)
+        } catch {
+            XCTFail("\(error)", file: file, line: line)
+        }
+    }
+
+    /// Plays the person: reads the authorization URL and sends the browser to the agent's redirect with a code.
+    static func playBrowser(_ server: FakeAPI) -> @Sendable (LoginPrompt) -> Void {
+        { prompt in
+            guard case .browser(let url, _) = prompt, let components = URLComponents(string: url) else { return }
+            let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+            server.authorized(query)
+            var back = URLComponents(string: query["redirect_uri"]!)!
+            back.queryItems = [URLQueryItem(name: "code", value: "the-code"), URLQueryItem(name: "state", value: query["state"])]
+            if let iss = server.iss { back.queryItems?.append(URLQueryItem(name: "iss", value: iss)) }
+            let target = back.url!
+            Task.detached { _ = try? await URLSession.shared.data(from: target) }
+        }
+    }
+}
+
+/// A protected resource `https://api.example/mcp` and its authorization server `https://as.example`
+/// (RFC 9728 and RFC 8414 metadata, RFC 7591 registration, a token endpoint), with one `fault` at a time.
+final class FakeAPI: HTTPTransport, @unchecked Sendable {
+    static let resource = "https://api.example/mcp"
+    static let issuer = "https://as.example"
+    private let lock = NSLock()
+    var fault = ""
+    var pathMetadata = true
+    var iss: String? = FakeAPI.issuer
+    private var log: [(path: String, form: [String: String])] = []
+    private(set) var authorizeQuery: [String: String]?
+    private(set) var registration: JSONObject?
+
+    func paths() -> [String] { lock.withLock { log.map(\.path) } }
+    func count(_ path: String) -> Int { lock.withLock { log.filter { $0.path == path }.count } }
+    func lastForm(_ path: String) -> [String: String] { lock.withLock { log.last { $0.path == path }?.form ?? [:] } }
+    func resetLog() { lock.withLock { log = [] } }
+    func authorized(_ query: [String: String]) { lock.withLock { authorizeQuery = query } }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let url = URL(string: request.url)!
+        let body = String(decoding: request.body ?? [], as: UTF8.self)
+        let form = Dictionary(body.split(separator: "&").map { pair -> (String, String) in
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+            return (parts[0], parts.count > 1 ? parts[1] : "")
+        }, uniquingKeysWith: { $1 })
+        lock.withLock { log.append((url.path, form)) }
+        switch (url.host ?? "", url.path) {
+        case ("api.example", "/.well-known/oauth-protected-resource/mcp") where pathMetadata, ("api.example", "/.well-known/oauth-protected-resource"):
+            if fault == "big-resource" { throw HTTPTransportError.responseTooLarge }
+            if fault == "redirect" { return HTTPResponse(status: 302, headers: ["Location": "https://evil.example/meta"]) }
+            let resource = fault == "wrong-resource" ? "https://elsewhere.example/mcp" : Self.resource
+            return Self.json(200, ["resource": .string(resource), "authorization_servers": [.string(Self.issuer)], "scopes_supported": ["mcp"]])
+        case ("as.example", "/.well-known/oauth-authorization-server"):
+            var m: JSONObject = ["issuer": .string(fault == "wrong-issuer" ? "https://attacker.example" : Self.issuer),
+                                 "authorization_endpoint": "https://as.example/authorize",
+                                 "token_endpoint": .string(fault == "insecure" ? "http://as.example/token" : "https://as.example/token"),
+                                 "authorization_response_iss_parameter_supported": true]
+            if fault != "no-registration" { m["registration_endpoint"] = "https://as.example/register" }
+            return Self.json(200, m)
+        case ("as.example", "/register"):
+            lock.withLock { registration = (try? JSONParser.parse(request.body ?? []))?.objectValue }
+            if fault == "refuse-registration" { return Self.json(400, ["error": "invalid_client_metadata"]) }
+            if fault == "no-client-id" { return Self.json(201, ["client_name": "auth-agent"]) }
+            return Self.json(201, ["client_id": "dyn-1", "token_endpoint_auth_method": "none"])
+        case ("as.example", "/token"):
+            return Self.json(200, ["access_token": "at-1", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt-1", "scope": "mcp"])
+        default:
+            return HTTPResponse(status: 404)
+        }
+    }
+
+    static func json(_ status: Int, _ object: JSONObject) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: JSONSerializer.bytes(.object(object)))
+    }
+}
+
+extension LearningTests {
+    func testAConfigurationMayHaveNoProvidersAndNamesClientsAndLearning() throws {
+        XCTAssertEqual(try AgentConfig.parse(Array("{}".utf8), file: "c").providers, [])
+        let c = try AgentConfig.parse(Array(#"""
+            {"clients": [{"issuer": "https://as.example", "clientId": "pre", "redirectPort": 8765}],
+             "clientMetadataUrl": "https://agent.example/client.json", "learn": {"allow": ["https://*.example.com"]}}
+            """#.utf8), file: "c")
+        XCTAssertEqual(c.clients, [ConfiguredClient(issuer: "https://as.example", clientId: "pre", redirectPort: 8765)])
+        XCTAssertEqual(c.clientMetadataUrl, "https://agent.example/client.json")
+        XCTAssertTrue(c.learnAllow.allows("https://api.example.com/v1"))
+    }
+
+    func testAConfiguredClientIsUsedInsteadOfRegistering() async throws {
+        let server = FakeAPI()
+        var config = AgentConfig()
+        config.clients = [ConfiguredClient(issuer: FakeAPI.issuer, clientId: "pre-registered")]
+        let service = AuthService(config: config, store: MemorySessionStore(), transport: server, logger: Logger(level: .error, sink: { _ in }), events: { _ in })
+        _ = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+        XCTAssertEqual(server.count("/register"), 0)
+        XCTAssertEqual(server.authorizeQuery?["client_id"], "pre-registered")
+    }
+}
