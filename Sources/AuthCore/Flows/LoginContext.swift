@@ -12,6 +12,9 @@ public struct LoginContext: Sendable {
     /// Shows the person what to do: the protocol sends it as `loginPrompt` to the
     /// host that asked; the command line prints it.
     public var prompt: @Sendable (LoginPrompt) -> Void
+    /// Told, before the prompt, which learned provider a login learned from an API is for and
+    /// where the person will sign in — `loginPrompt` shows `authorizationServer` and `resource`.
+    public var learning: @Sendable (LearnedLogin) -> Void = { _ in }
 
     public init(openBrowser: Bool? = nil, prompt: @escaping @Sendable (LoginPrompt) -> Void = { _ in }) {
         self.openBrowser = openBrowser

@@ -43,6 +43,9 @@ public struct FetchResponse: Sendable, Equatable {
     public var signed: Bool
     /// Whether the request was sent again after a 401 and a refresh.
     public var retried: Bool
+    /// Set when the API wants a login the agent did not run: an uncovered URL's `401` with a
+    /// Bearer challenge, or a learned resource's `403 insufficient_scope` (step-up).
+    public var login: LoginHint?
 
     /// The body as text when the content type is textual and the bytes are UTF-8; else nil (send base64).
     public var textBody: String? {
@@ -85,26 +88,52 @@ enum RedirectRule {
 extension AuthService {
     /// `fetch`: the request, signed when a provider covers it, with one refresh and
     /// one resend after a 401 for the token that was sent.
-    public func fetch(_ request: FetchRequest, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil) async throws(AuthError) -> FetchResponse {
+    public func fetch(_ request: FetchRequest, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
+                      login: FetchLogin = .hint, context: LoginContext = LoginContext()) async throws(AuthError) -> FetchResponse {
         guard let (p, originShape) = try route(url: request.url, provider: provider) else {
-            let response = try await exchange(request, authorization: nil)
-            return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: nil, signed: false, retried: false)
+            let response = try await exchange(request, authorization: nil, learned: nil)
+            var answer = FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: nil, signed: false, retried: false)
+            // An API that describes itself: learn it when asked (or allowed), else say how.
+            guard response.status == 401, provider == nil, let challenge = BearerChallenge.parse(response.headers["www-authenticate"] ?? "") else { return answer }
+            if login == .ifNeeded || config.learnAllow.allows(request.url) {
+                let learned = try await learn(url: request.url, challenge: challenge, context: context)
+                var again = try await fetch(request, provider: learned.provider, account: AccountChoice(account: learned.account), shape: shape, login: .hint, context: context)
+                again.retried = true
+                return again
+            }
+            answer.login = await loginHint(for: request.url, challenge: challenge)
+            return answer
         }
         let c = try resolve(p, account)
         let shape = shape ?? originShape
         let credential = try await usableCredential(c, shape)
-        var response = try await exchange(request, authorization: credential.authorization)
+        var response = try await exchange(request, authorization: credential.authorization, learned: p.config.learned)
         var retried = false
         if response.status == 401 {
             let (renewed, _) = try await credentialAfterRejection(c, shape, failedAuthorization: credential.authorization)
-            response = try await exchange(request, authorization: renewed.authorization)
+            response = try await exchange(request, authorization: renewed.authorization, learned: p.config.learned)
             retried = true
         }
-        return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: p.id, signed: true, retried: retried)
+        var answer = FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: p.id, signed: true, retried: retried)
+        // Step-up (MCP 2025-11-25): the learned resource wants more scopes than the session has.
+        if response.status == 403, let learned = p.config.learned,
+           let challenge = BearerChallenge.parse(response.headers["www-authenticate"] ?? ""), challenge.error == "insufficient_scope" {
+            let scopes = p.config.scopes + challenge.scopes.filter { !p.config.scopes.contains($0) }
+            guard login == .ifNeeded, scopes != p.config.scopes else {
+                answer.login = LoginHint(resource: learned.resource, authorizationServer: learned.issuer, scopes: scopes)
+                return answer
+            }
+            _ = try await stepUp(p.id, scopes: scopes, context: context)
+            var again = try await fetch(request, provider: p.id, account: account, shape: shape, login: .hint, context: context)
+            again.retried = true
+            return again
+        }
+        return answer
     }
 
     /// Sends `request` (with `authorization` when given), following same-origin redirects.
-    private func exchange(_ request: FetchRequest, authorization: String?) async throws(AuthError) -> HTTPResponse {
+    /// A learned provider's token follows a redirect only while it stays under its resource.
+    private func exchange(_ request: FetchRequest, authorization: String?, learned: LearnedResource?) async throws(AuthError) -> HTTPResponse {
         var method = request.method
         var url = request.url
         var body = request.body
@@ -123,6 +152,7 @@ extension AuthService {
             guard let next = RedirectRule.next(status: response.status, location: response.headers["location"], from: url, method: method) else {
                 return response
             }
+            if authorization != nil, let learned, !learned.covers(next.url) { return response }
             (method, url) = (next.method, next.url)
             if !next.keepsBody { body = nil }
         }

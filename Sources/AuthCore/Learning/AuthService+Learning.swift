@@ -1,3 +1,23 @@
+/// `fetch`'s `login` param: `hint` answers an API's 401 with `login` (what to log in to);
+/// `ifNeeded` logs in (prompting like `login`) and resends.
+public enum FetchLogin: String, Sendable {
+    case hint, ifNeeded
+}
+
+/// What `fetch` says an API wants: `login {resource}` learns and logs in to it.
+public struct LoginHint: Sendable, Equatable {
+    public var resource: String
+    public var authorizationServer: String
+    public var scopes: [String]
+}
+
+/// Which learned provider a login is for, and where the person signs in.
+public struct LearnedLogin: Sendable, Equatable {
+    public var provider: String
+    public var resource: String
+    public var authorizationServer: String
+}
+
 /// Learning an API from its 401 (RFC 9728 → RFC 8414 → RFC 7591 → login): the learned
 /// provider becomes an ordinary `ProviderAccounts`, so accounts, refresh, logout and the
 /// keyring work for it unchanged. The store document `StoreKeys.learned` shares it with
@@ -15,7 +35,8 @@ extension AuthService {
     public func learn(url: String, challenge: BearerChallenge? = nil, exact: Bool = false, flow: Flow? = nil,
                       context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
         checkLearned()
-        if let known = registry.learnedCovering(url) {
+        if let known = registry.learnedCovering(url), let learned = known.config.learned {
+            context.learning(LearnedLogin(provider: known.id, resource: learned.resource, authorizationServer: learned.issuer))
             return try await login(known, flow: flow, credentials: nil, context: context)
         }
         let discovery = ResourceDiscovery(http: http)
@@ -32,29 +53,54 @@ extension AuthService {
         }
         let loginScopes = challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported
         let client = try await client(for: server, scopes: resource.scopesSupported.isEmpty ? loginScopes : resource.scopesSupported)
-        var known = learnedDocument()
-        let api = LearnedAPI(id: known.id(for: resource.resource), resource: resource.resource, server: server, scopes: loginScopes)
-        known.apis.removeAll { $0.id == api.id }
-        known.apis.append(api)
-        known.clients[server.issuer] = client
-        guard let config = known.config(api, defaultOpenBrowser: false) else {
-            throw .discoveryFailed(.login, "The learned provider for \(resource.resource) could not be built.")
-        }
+        let api = LearnedAPI(id: learnedDocument().id(for: resource.resource), resource: resource.resource, server: server, scopes: loginScopes)
         if let taken = providers(api.id), taken.config.learned == nil {
             throw .discoveryFailed(.login, "A configured provider is already called \"\(api.id)\".")
         }
-        let p = Self.makeAccounts(config, http: http, discovery: self.discovery, clock: clock, logger: logger)
-        sync.load(p)
         logger.info("learned \(resource.resource) (authorization server \(server.issuer)); logging in as provider \(api.id)")
+        return try await logInAndKeep(api, client, flow: flow, context: context)
+    }
+
+    /// Step-up (MCP 2025-11-25): logs in to learned provider `id` again for `scopes` (a
+    /// registration that does not allow them is replaced by one that does) and keeps them.
+    func stepUp(_ id: String, scopes: [String], flow: Flow? = nil, context: LoginContext) async throws(AuthError) -> LoginResult {
+        guard var api = learnedDocument().apis.first(where: { $0.id == id }) else {
+            throw AuthError(.unknownProvider, "Provider \"\(id)\" is not a learned provider.", provider: id)
+        }
+        api.scopes = scopes
+        let client = try await client(for: api.server, scopes: scopes)
+        logger.info("stepping up \(id) to the scopes \(scopes.joined(separator: " "))")
+        return try await logInAndKeep(api, client, flow: flow, context: context)
+    }
+
+    /// The login of a learned provider, and only after it succeeded, the provider kept in the
+    /// store and in this process: a failed login leaves nothing learned.
+    private func logInAndKeep(_ api: LearnedAPI, _ client: LearnedClient, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
+        var doc = LearnedDocument(apis: [api])
+        doc.clients[api.server.issuer] = client
+        guard let config = doc.config(api, defaultOpenBrowser: false) else {
+            throw .discoveryFailed(.login, "The learned provider for \(api.resource) could not be built.")
+        }
+        let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger)
+        sync.load(p)
+        context.learning(LearnedLogin(provider: api.id, resource: api.resource, authorizationServer: api.server.issuer))
         let result = try await login(p, flow: flow, credentials: nil, context: context)
         try await updateLearned { doc in
             doc.apis.removeAll { $0.id == api.id }
             doc.apis.append(api)
-            doc.clients[server.issuer] = client
+            doc.clients[api.server.issuer] = client
         }
         registry.remove(api.id)
         registry.add(p)
         return result
+    }
+
+    /// `fetch`'s `login` member for an uncovered URL's 401: what a `login {resource}` would
+    /// learn, from the resource metadata alone (no token is sent anywhere); nil when it cannot tell.
+    func loginHint(for url: String, challenge: BearerChallenge) async -> LoginHint? {
+        guard let resource = try? await ResourceDiscovery(http: http).resource(for: url, challenge: challenge, exact: false) else { return nil }
+        return LoginHint(resource: resource.resource, authorizationServer: resource.authorizationServers[0],
+                         scopes: challenge.scopes.isEmpty ? resource.scopesSupported : challenge.scopes)
     }
 
     /// `login {resource}`: learn exactly `resource` and log in.

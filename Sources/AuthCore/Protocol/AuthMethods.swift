@@ -31,7 +31,7 @@ struct AuthMethodContext: Sendable {
 public enum AuthMethods {
     /// Adding a method: a file in this folder declaring an `AuthMethod`, one line here, the schema.
     static let all: [any AuthMethod.Type] = [
-        StatusMethod.self, LoginMethod.self, LogoutMethod.self, SignMethod.self, RefreshMethod.self, TokenMethod.self,
+        StatusMethod.self, LoginMethod.self, LogoutMethod.self, ForgetMethod.self, SignMethod.self, RefreshMethod.self, TokenMethod.self,
         FetchMethod.self, SubscribeMethod.self, UnsubscribeMethod.self, SelectAccountMethod.self, SetDefaultAccountMethod.self,
     ]
 

@@ -9,10 +9,10 @@ import JSONRPC
 /// `fetch`: uses the provider that covers the URL, like `sign`.
 enum FetchMethod: AuthMethod {
     static let descriptor = MethodDescriptor(
-        "fetch", summary: "Send an HTTP request signed like sign; after a 401 for the token sent, refresh once and resend once.",
+        "fetch", summary: "Send an HTTP request signed like sign; after a 401 for the token sent, refresh once and resend once. An uncovered URL answering 401 with a Bearer challenge gets result.login (or, with login: \"ifNeeded\", a login and a resend).",
         params: [.init("request", required: true), .init("provider"), .init("account"), .init("scopes"), .init("audience"), .init("resource"),
-                 .init("timeoutSeconds"), .init("maxResponseBytes")],
-        result: "FetchResult", errors: [1001, 1002, 1004, 1005, 1006, 1007, 1008, 1010, 1011, 1012, 1013])
+                 .init("timeoutSeconds"), .init("maxResponseBytes"), .init("login"), .init("openBrowser")],
+        result: "FetchResult", errors: [1001, 1002, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
         SignMethod.ordering(params, context)
@@ -24,9 +24,17 @@ enum FetchMethod: AuthMethod {
         let provider = try call.params.optionalString("provider")
         let account = try AuthMethods.account(call, context)
         let shape = try AuthMethods.shape(call.params)
+        let login: FetchLogin
+        switch try call.params.optionalString("login") {
+        case nil: login = .hint
+        case "ifNeeded": login = .ifNeeded
+        case let other?: throw .invalidParams("'login' must be \"ifNeeded\", got \(JSONSerializer.string(.string(other)))")
+        }
         let service = context.service
+        // A login fetch runs itself prompts the host that asked, as `login` does.
+        let prompts = LoginMethod.learnedPrompts(call, openBrowser: try call.params.optionalBool("openBrowser"))
         return AuthMethods.later({ () async throws(AuthError) in
-            try await service.fetch(request, provider: provider, account: account, shape: shape)
+            try await service.fetch(request, provider: provider, account: account, shape: shape, login: login, context: prompts)
         }, encode: result)
     }
 
@@ -82,6 +90,10 @@ enum FetchMethod: AuthMethod {
         if let provider = r.provider { o["provider"] = .string(provider) }
         o["signed"] = .bool(r.signed)
         o["retried"] = .bool(r.retried)
+        if let hint = r.login {
+            o["login"] = ["resource": .string(hint.resource), "authorizationServer": .string(hint.authorizationServer),
+                          "scopes": .array(hint.scopes.map(JSONValue.string))]
+        }
         return .object(o)
     }
 }

@@ -1,5 +1,6 @@
 import JSON
 import JSONRPC
+import Locking
 
 /// `login`: changes its provider, so it waits for that provider's earlier
 /// requests and later ones wait for its answer — except that an interactive login
@@ -7,11 +8,15 @@ import JSONRPC
 /// those accounts need nothing it brings, and must not wait for a person to approve.
 enum LoginMethod: AuthMethod {
     static let descriptor = MethodDescriptor(
-        "login", summary: "Log in through a provider; emits userLoggedIn. Device-code and browser logins send loginPrompt and wait.",
-        params: [.init("provider", required: true), .init("flow"), .init("credentials"), .init("openBrowser")], result: "LoginResult",
-        errors: [1002, 1003, 1005, 1008, 1009, 1010])
+        "login", summary: "Log in through a provider, or to the API at resource (learning it: discovery, registration); emits userLoggedIn. Device-code and browser logins send loginPrompt and wait.",
+        params: [.init("provider"), .init("resource"), .init("flow"), .init("credentials"), .init("openBrowser")], result: "LoginResult",
+        errors: [1002, 1003, 1005, 1008, 1009, 1010, 1014])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
+        if params["provider"] == nil, let resource = params["resource"]?.stringValue {
+            // A resource already learned orders like its provider; a new one waits for nothing.
+            return context.service.provider(forURL: resource, explicit: nil).map { .changes($0) } ?? .free
+        }
         // The flow named (a bad name is refused by `handle`; ordered as the default meanwhile).
         let flow = params["flow"]?.stringValue.flatMap(Flow.init(rawValue:))
         return AuthMethods.provider(params) { id in context.service.loginLeavesAccounts(provider: id, flow: flow) ? .adds(id) : .changes(id) }
@@ -59,6 +64,7 @@ enum LoginMethod: AuthMethod {
     }
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
+        if call.params["provider"] == nil { return try learn(call, context) }
         let params = try Params(call.params, config: context.service.config)
         let requestId = call.id ?? .null
         let login = LoginContext(openBrowser: params.openBrowser, prompt: { [connection = call.connection] prompt in
@@ -68,6 +74,43 @@ enum LoginMethod: AuthMethod {
         return AuthMethods.later({ () async throws(AuthError) in
             try await service.login(provider: params.provider, flow: params.flow, credentials: params.credentials, context: login)
         }, encode: result)
+    }
+
+    /// `login {resource, flow?, openBrowser?}`: learns the API at `resource` (unless learned) and logs in.
+    static func learn(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
+        let p = call.params
+        try p.rejectUnknown(allowed: ["resource", "flow", "openBrowser"])
+        guard p["resource"] != nil else { throw .invalidParams("'login' needs 'provider' (a configured or learned provider) or 'resource' (an API's URL to learn)") }
+        let resource = try p.string("resource")
+        guard Origin(url: resource) != nil else { throw .invalidParams("'resource' must be an absolute http or https URL") }
+        let flow = try Params.flow(p.optionalString("flow"), provider: nil)
+        if let flow, flow != .authorizationCode, flow != .deviceCode {
+            throw .invalidParams("'flow': an API learned from its metadata logs in with authorizationCode or deviceCode")
+        }
+        let login = learnedPrompts(call, openBrowser: try p.optionalBool("openBrowser"))
+        let service = context.service
+        return AuthMethods.later({ () async throws(AuthError) in
+            try await service.login(resource: resource, flow: flow, context: login)
+        }, encode: result)
+    }
+
+    /// The login context of a request that may learn an API: `loginPrompt`s to the host that
+    /// asked, naming the learned provider, its resource and the authorization server.
+    static func learnedPrompts(_ call: RPCCall, openBrowser: Bool?) -> LoginContext {
+        let requestId = call.id ?? .null
+        let target = Locked<LearnedLogin?>(nil)
+        var login = LoginContext(openBrowser: openBrowser, prompt: { [connection = call.connection] prompt in
+            let learned = target.current
+            var params = Self.prompt(prompt, provider: learned?.provider ?? "", requestId: requestId)
+            if let learned, case .object(var o) = params {
+                o["resource"] = .string(learned.resource)
+                o["authorizationServer"] = .string(learned.authorizationServer)
+                params = .object(o)
+            }
+            connection.notify(AuthMethods.loginPrompt, params)
+        })
+        login.learning = { learned in target.withLock { $0 = learned } }
+        return login
     }
 
     /// `loginPrompt`'s params: the prompt, with the provider and the id of the `login` it belongs to.

@@ -43,6 +43,11 @@ enum StatusMethod: AuthMethod {
         entry["accounts"] = .array(p.accounts.map { a in
             ["id": .string(a.id), "user": a.user, "expiresAt": RFC3339.json(a.expiresAt), "default": .bool(a.isDefault)]
         })
+        if let learned = p.learned {
+            entry["learned"] = true
+            entry["resource"] = .string(learned.resource)
+            entry["issuer"] = .string(learned.issuer)
+        }
         return .object(entry)
     }
 }
