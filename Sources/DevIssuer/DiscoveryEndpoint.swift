@@ -6,12 +6,37 @@ import JSON
 /// `registration_endpoint`, Client ID Metadata Documents and RFC 9207 `iss`.
 /// `DiscoveryFault`s bend it the ways a client must refuse.
 enum DiscoveryEndpoint {
+    /// The path of the issuer identifier `ISSUER/tenant` (`DiscoveryFault.issuerWithPath`).
+    static let tenantPath = "/tenant"
+    /// Where the tenant issuer's metadata is: RFC 8414 and OpenID path insertion, then OpenID path appending.
+    static let tenantRoutes: [Route] = [
+        Route("/.well-known/oauth-authorization-server" + tenantPath, counter: "discovery", ["GET": handle]),
+        Route("/.well-known/openid-configuration" + tenantPath, counter: "discovery", ["GET": handle]),
+        Route(tenantPath + "/.well-known/openid-configuration", counter: "discovery", ["GET": handle]),
+    ]
+
+    /// The issuer identifier whose metadata `path` is, or `nil` when that metadata is switched off.
+    private static func issuerIdentifier(path: String, issuer: String, faults: Set<DiscoveryFault>) -> String? {
+        guard path.hasSuffix(tenantPath) || path.hasPrefix(tenantPath + "/") else { return issuer }
+        guard faults.contains(.issuerWithPath) else { return nil }
+        if faults.contains(.onlyPathAppendedMetadata), path.hasSuffix(tenantPath) { return nil }
+        return issuer + tenantPath
+    }
+
+    /// The `iss` of authorization responses and the issuer the protected resource names.
+    static func identifier(issuer: String, faults: Set<DiscoveryFault>) -> String {
+        faults.contains(.issuerWithPath) ? issuer + tenantPath : issuer
+    }
+
     static func handle(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         let base = context.issuer
         let faults = context.state.discoveryFaults
+        guard let identifier = issuerIdentifier(path: request.path, issuer: base, faults: faults) else {
+            return .error(404, "not_found", "no such endpoint: \(request.path)")
+        }
         let authMethods: JSONValue = ["client_secret_basic", "client_secret_post", "none"]
         var metadata: JSONObject = [
-            "issuer": .string(faults.contains(.wrongIssuer) ? base + "/other-issuer" : base),
+            "issuer": .string(faults.contains(.wrongIssuer) ? identifier + "/other-issuer" : identifier),
             "authorization_endpoint": .string(base + "/authorize"),
             "device_authorization_endpoint": .string(base + "/device_authorization"),
             "token_endpoint": .string(faults.contains(.insecureEndpoint) ? "http://auth.example.com/token" : base + "/token"),

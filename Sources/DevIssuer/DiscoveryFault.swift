@@ -32,4 +32,12 @@ public enum DiscoveryFault: String, CaseIterable, Sendable {
     case wrongIss = "wrong-iss"
     /// Authorization responses carry no `iss` although the metadata says they do.
     case missingIss = "missing-iss"
+    /// Not a fault, a variant: the resource names the issuer `ISSUER/tenant`, whose metadata
+    /// is found only by the path forms (RFC 8414 `/.well-known/oauth-authorization-server/tenant`,
+    /// OpenID `/.well-known/openid-configuration/tenant` and `/tenant/.well-known/openid-configuration`),
+    /// and authorization responses carry `iss=ISSUER/tenant`.
+    case issuerWithPath = "issuer-with-path"
+    /// With `issuerWithPath`: the two path-inserted forms are 404, so only the OpenID
+    /// path-appended form (`/tenant/.well-known/openid-configuration`) answers.
+    case onlyPathAppendedMetadata = "only-path-appended-metadata"
 }

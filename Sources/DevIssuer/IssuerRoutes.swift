@@ -58,7 +58,7 @@ enum IssuerRoutes {
         Route("/.well-known/oauth-authorization-server", counter: "discovery", ["GET": DiscoveryEndpoint.handle]),
         Route("/register", counter: "register", ["POST": RegistrationEndpoint.handle]),
         Route(ClientMetadataDocuments.pathPrefix, counter: "clientMetadata", ["GET": ClientMetadataDocuments.serve]),
-    ] + ProtectedAPI.routes + LearnableResource.routes
+    ] + DiscoveryEndpoint.tenantRoutes + ProtectedAPI.routes + LearnableResource.routes
 
     /// Control plane for tests and the `dev-issuer` CLI: never counted, never faulted.
     static let admin: [Route] = [

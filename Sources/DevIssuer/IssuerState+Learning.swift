@@ -62,6 +62,6 @@ extension IssuerState {
     func authorizationResponseIss(issuer: String) -> String? {
         let faults = discoveryFaults
         if faults.contains(.missingIss) { return nil }
-        return faults.contains(.wrongIss) ? "https://attacker.example" : issuer
+        return faults.contains(.wrongIss) ? "https://attacker.example" : DiscoveryEndpoint.identifier(issuer: issuer, faults: faults)
     }
 }

@@ -40,7 +40,7 @@ enum LearnableResource {
         }
         var document: JSONObject = [
             "resource": .string(faults.contains(.wrongResource) ? context.issuer + "/elsewhere" : resource(context.issuer)),
-            "authorization_servers": [.string(context.issuer)],
+            "authorization_servers": [.string(DiscoveryEndpoint.identifier(issuer: context.issuer, faults: faults))],
             "scopes_supported": [.string(scope)],
             "bearer_methods_supported": ["header"],
             "resource_name": "dev-issuer MCP",

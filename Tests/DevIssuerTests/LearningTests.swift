@@ -234,6 +234,29 @@ final class LearningTests: IssuerTestCase {
         XCTAssertEqual(try postJSON("/register", ["redirect_uris": [.string(redirect)]]).status, 201)
     }
 
+    func testAnIssuerWithAPathIsFoundByThePathForms() throws {
+        let tenantForms = ["/.well-known/oauth-authorization-server/tenant", "/.well-known/openid-configuration/tenant",
+                           "/tenant/.well-known/openid-configuration"]
+        for path in tenantForms { XCTAssertEqual(try get(path).status, 404, "\(path) only with the variant on") }
+        issuer.injectDiscoveryFault(.issuerWithPath)
+        XCTAssertEqual(try get("/.well-known/oauth-protected-resource/mcp").json?["authorization_servers"], [.string(base + "/tenant")])
+        for path in tenantForms {
+            let metadata = try get(path)
+            XCTAssertEqual(metadata.json?["issuer"]?.stringValue, base + "/tenant", path)
+            XCTAssertEqual(metadata.json?["registration_endpoint"]?.stringValue, base + "/register", path)
+        }
+        XCTAssertEqual(try get("/.well-known/oauth-authorization-server").json?["issuer"]?.stringValue, base, "the root issuer stays")
+        issuer.setAutoApprove(username: "alice")
+        XCTAssertEqual(try authorize("cli", scope: "mcp", resource: nil)["iss"], base + "/tenant")
+
+        issuer.injectDiscoveryFault(.onlyPathAppendedMetadata)
+        XCTAssertEqual(try get(tenantForms[0]).status, 404)
+        XCTAssertEqual(try get(tenantForms[1]).status, 404)
+        XCTAssertEqual(try get(tenantForms[2]).status, 200)
+        issuer.injectDiscoveryFault(.wrongIssuer)
+        XCTAssertEqual(try get(tenantForms[2]).json?["issuer"]?.stringValue, base + "/tenant/other-issuer")
+    }
+
     func testIssFaults() throws {
         issuer.setAutoApprove(username: "alice")
         issuer.injectDiscoveryFault(.wrongIss)
