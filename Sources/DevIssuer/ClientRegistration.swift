@@ -11,6 +11,9 @@ struct RegisteredClient: Sendable {
     let scope: String?
     /// Everything the registration or document said, echoed by the registration response.
     let metadata: JSONObject
+    /// RFC 7592: the bearer token that reads, updates or deletes this registration
+    /// (`nil` for clients known by their metadata document).
+    var registrationAccessToken: String? = nil
 
     /// RFC 8252 §7.3: a loopback redirect URI matches a registered one whatever its port
     /// (a registered `http://127.0.0.1/callback` allows `http://127.0.0.1:PORT/callback`).
@@ -88,7 +91,15 @@ struct RegistrationError: Error, Sendable {
 /// the JSON metadata in, `201` with a fresh `client_id` and the metadata echoed
 /// (`client_name`, `software_id`, `software_version`, `scope` and any other member kept).
 /// The client can then use `/authorize`, `/token`, `/device_authorization` and `/revoke`.
+///
+/// RFC 7592 management too, so a client can widen its registered scope in place (a
+/// step-up) or delete its registration: the answer carries `registration_client_uri`
+/// (`/register/CLIENT_ID`) and `registration_access_token`, good for `GET`, `PUT`
+/// (the full new metadata) and `DELETE` there. `DiscoveryFault.noRegistrationManagement`
+/// leaves both out, for clients that must then register again.
 enum RegistrationEndpoint {
+    static let managementPrefix = "/register/"
+
     static func handle(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         let faults = context.state.discoveryFaults
         if faults.contains(.noRegistrationEndpoint) { return .error(404, "not_found", "no such endpoint: \(request.path)") }
@@ -99,18 +110,66 @@ enum RegistrationEndpoint {
             return .error(400, "invalid_client_metadata", "the body must be a JSON object (application/json)", headers: OAuthRequest.noStore)
         }
         let clientID = "dyn-" + SecureRandom.token(bytes: 12)
-        let client: RegisteredClient
+        var client: RegisteredClient
         switch RegisteredClient.validate(body, clientID: clientID) {
         case .failure(let error): return .error(400, error.code, error.description, headers: OAuthRequest.noStore)
         case .success(let valid): client = valid
         }
+        if !faults.contains(.noRegistrationManagement) { client.registrationAccessToken = SecureRandom.token(bytes: 24) }
         context.state.register(client)
-        var answer = body
+        var answer = information(client, context)
+        if faults.contains(.registrationWithoutClientID) { answer["client_id"] = nil }
+        answer["client_id_issued_at"] = .int(Int64(context.now))
+        return .json(201, .object(answer), headers: OAuthRequest.noStore)
+    }
+
+    /// RFC 7592 §2: `GET`, `PUT` and `DELETE` on `/register/CLIENT_ID` with the registration access token.
+    static func manage(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
+        let clientID = String(request.path.dropFirst(managementPrefix.count))
+        guard let client = context.state.registeredClient(clientID), let expected = client.registrationAccessToken,
+              let presented = request.bearerToken, SecretComparison.equal(expected, presented) else {
+            // The same answer for an unknown client and a wrong token (RFC 7592 §2).
+            return .error(401, "invalid_token", "unknown client or wrong registration access token",
+                          headers: OAuthRequest.noStore + [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+        }
+        switch request.method {
+        case "GET":
+            return .json(200, .object(information(client, context)), headers: OAuthRequest.noStore)
+        case "DELETE":
+            context.state.unregister(clientID)
+            return HTTPResponse(status: 204, headers: OAuthRequest.noStore)
+        default:  // PUT: the whole new metadata (RFC 7592 §2.2)
+            guard request.mediaType == "application/json", var body = request.jsonBody?.objectValue else {
+                return .error(400, "invalid_client_metadata", "the body must be a JSON object (application/json)", headers: OAuthRequest.noStore)
+            }
+            guard body["client_id"]?.stringValue == clientID else {
+                return .error(400, "invalid_request", "client_id must be this registration's", headers: OAuthRequest.noStore)
+            }
+            for key in ["client_id", "registration_access_token", "registration_client_uri", "client_id_issued_at", "client_secret_expires_at"] {
+                body[key] = nil
+            }
+            switch RegisteredClient.validate(body, clientID: clientID) {
+            case .failure(let error):
+                return .error(400, error.code, error.description, headers: OAuthRequest.noStore)
+            case .success(var updated):
+                updated.registrationAccessToken = expected
+                context.state.register(updated)
+                return .json(200, .object(information(updated, context)), headers: OAuthRequest.noStore)
+            }
+        }
+    }
+
+    /// The client information response (RFC 7591 §3.2.1, RFC 7592 §3): the metadata with defaults filled in.
+    private static func information(_ client: RegisteredClient, _ context: RouteContext) -> JSONObject {
+        var answer = client.metadata
+        answer["client_id"] = .string(client.clientID)
         answer["token_endpoint_auth_method"] = "none"
         if answer["grant_types"] == nil { answer["grant_types"] = [.string(AuthorizationCodeGrant.type)] }
         if answer["response_types"] == nil { answer["response_types"] = ["code"] }
-        if !faults.contains(.registrationWithoutClientID) { answer["client_id"] = .string(clientID) }
-        answer["client_id_issued_at"] = .int(Int64(context.now))
-        return .json(201, .object(answer), headers: OAuthRequest.noStore)
+        if let token = client.registrationAccessToken {
+            answer["registration_access_token"] = .string(token)
+            answer["registration_client_uri"] = .string(context.issuer + managementPrefix + client.clientID)
+        }
+        return answer
     }
 }

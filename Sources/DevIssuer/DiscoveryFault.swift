@@ -26,6 +26,9 @@ public enum DiscoveryFault: String, CaseIterable, Sendable {
     case noClientMetadataDocuments = "no-client-metadata-documents"
     /// `POST /register` answers 400 `invalid_client_metadata`.
     case refuseRegistration = "refuse-registration"
+    /// Registrations come without RFC 7592 management (`registration_client_uri`,
+    /// `registration_access_token`), so a client must register again to widen its scope.
+    case noRegistrationManagement = "no-registration-management"
     /// `POST /register` answers 201 without a `client_id`.
     case registrationWithoutClientID = "registration-without-client-id"
     /// Authorization responses carry another issuer's `iss` (RFC 9207 §2.4: the client must refuse it).

@@ -57,6 +57,8 @@ enum IssuerRoutes {
         Route("/.well-known/openid-configuration", counter: "discovery", ["GET": DiscoveryEndpoint.handle]),
         Route("/.well-known/oauth-authorization-server", counter: "discovery", ["GET": DiscoveryEndpoint.handle]),
         Route("/register", counter: "register", ["POST": RegistrationEndpoint.handle]),
+        Route(RegistrationEndpoint.managementPrefix, counter: "registrationManagement",
+              ["GET": RegistrationEndpoint.manage, "PUT": RegistrationEndpoint.manage, "DELETE": RegistrationEndpoint.manage]),
         Route(ClientMetadataDocuments.pathPrefix, counter: "clientMetadata", ["GET": ClientMetadataDocuments.serve]),
     ] + DiscoveryEndpoint.tenantRoutes + ProtectedAPI.routes + LearnableResource.routes
 

@@ -24,6 +24,11 @@ extension IssuerState {
         learning.withLock { $0.clients[client.clientID] = client }
     }
 
+    /// RFC 7592 delete: the client is unknown from now on (its tokens can no longer be refreshed).
+    func unregister(_ clientID: String) {
+        learning.withLock { $0.clients[clientID] = nil }
+    }
+
     /// The registration (or resolved metadata document) behind `clientID`, if any.
     func registeredClient(_ clientID: String) -> RegisteredClient? {
         learning.withLock { $0.clients[clientID] }

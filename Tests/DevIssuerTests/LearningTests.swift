@@ -163,6 +163,47 @@ final class LearningTests: IssuerTestCase {
         XCTAssertEqual(wider["error_description"], "scope admin is not registered for this client; it has mcp")
     }
 
+    /// RFC 7592: a step-up widens the registered scope in place; `DELETE` ends the registration.
+    func testRegistrationManagementWidensTheScopeAndDeletes() throws {
+        let registered = try XCTUnwrap(try postJSON("/register", ["redirect_uris": [.string(redirect)], "scope": "mcp"]).json)
+        let clientID = try XCTUnwrap(registered["client_id"]?.stringValue)
+        let uri = try XCTUnwrap(registered["registration_client_uri"]?.stringValue)
+        let token = try XCTUnwrap(registered["registration_access_token"]?.stringValue)
+        XCTAssertEqual(uri, base + "/register/" + clientID)
+        let path = String(uri.dropFirst(base.count))
+
+        let read = try get(path, bearer: token)
+        XCTAssertEqual(read.status, 200, read.text)
+        XCTAssertEqual(read.json?["scope"], "mcp")
+        XCTAssertEqual(try get(path, bearer: "wrong").status, 401)
+        XCTAssertEqual(try get("/register/dyn-unknown", bearer: token).status, 401, "no hint that the client exists")
+
+        issuer.setAutoApprove(username: "alice")
+        XCTAssertEqual(try authorize(clientID, scope: "mcp admin", resource: nil)["error"], "invalid_scope")
+        var update = try XCTUnwrap(read.json?.objectValue)
+        update["scope"] = "mcp admin"
+        let put = try send("PUT", path, headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")],
+                           body: JSONSerializer.bytes(.object(update)))
+        XCTAssertEqual(put.status, 200, put.text)
+        XCTAssertEqual(put.json?["scope"], "mcp admin")
+        XCTAssertEqual(put.json?["registration_access_token"]?.stringValue, token)
+        XCTAssertNotNil(try authorize(clientID, scope: "mcp admin", resource: nil)["code"], "the wider scope is registered now")
+
+        update["client_id"] = "someone-else"
+        XCTAssertEqual(try send("PUT", path, headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")],
+                                body: JSONSerializer.bytes(.object(update))).status, 400)
+        let deleted = try send("DELETE", path, headers: [("Authorization", "Bearer \(token)")])
+        XCTAssertEqual(deleted.status, 204)
+        XCTAssertEqual(try get("/authorize?" + query(clientID, scope: "mcp", redirect: redirect)).status, 400, "unknown client now")
+        XCTAssertEqual(try get(path, bearer: token).status, 401)
+        XCTAssertEqual(issuer.count("registrationManagement"), 7)
+
+        issuer.injectDiscoveryFault(.noRegistrationManagement)
+        let unmanaged = try XCTUnwrap(try postJSON("/register", ["redirect_uris": [.string(redirect)]]).json)
+        XCTAssertNil(unmanaged["registration_client_uri"])
+        XCTAssertNil(unmanaged["registration_access_token"])
+    }
+
     // MARK: Client ID Metadata Documents
 
     func testAClientIdentifiedByItsMetadataDocument() throws {
