@@ -82,6 +82,15 @@ final class FastMCPHarnessTests: XCTestCase {
         XCTAssertTrue(landed.contains("state=state-1"), landed)
         XCTAssertEqual(server.count("/register"), 1)
         XCTAssertEqual(server.count("/authorize"), 1)
+
+        // The code is not redeemable (the challenge above has no verifier), but the grant is logged.
+        let code = try XCTUnwrap(URLComponents(string: "http://x" + landed.split(separator: " ")[1])?.queryItems?.first { $0.name == "code" }?.value)
+        let exchange = try Browser(timeout: 5).fetch("POST", try XCTUnwrap(URL(string: server.baseURL + "/token")), form: [
+            ("grant_type", "authorization_code"), ("code", code), ("client_id", clientID), ("redirect_uri", redirect), ("code_verifier", "x"),
+        ])
+        XCTAssertEqual(exchange.status, 401, "FastMCP answers invalid_grant with 401: \(exchange.body)")
+        XCTAssertEqual(server.count("/token", grant: "authorization_code"), 1, "\(server.requests())")
+        XCTAssertEqual(server.count("/token", grant: "refresh_token"), 0)
     }
 
     func testAccessTokenLifetimeCanBeShortenedAtRunTime() throws {

@@ -37,7 +37,9 @@ final class FastMCPServer: @unchecked Sendable {
         let method: String
         let path: String
         let status: Int
-        var description: String { "\(method) \(path) \(status)" }
+        /// A token request's `grant_type` (`authorization_code`, `refresh_token`); nil for other requests.
+        let grant: String?
+        var description: String { "\(method) \(path) \(status)" + (grant.map { " " + $0 } ?? "") }
     }
 
     /// Runs the script (installing the virtualenv the first time, which takes a minute)
@@ -121,17 +123,18 @@ final class FastMCPServer: @unchecked Sendable {
         let text = (try? String(contentsOf: requestLog, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ")
-            guard parts.count == 3, let status = Int(parts[2]) else { return nil }
-            return Request(method: String(parts[0]), path: String(parts[1]), status: status)
+            guard parts.count == 3 || parts.count == 4, let status = Int(parts[2]) else { return nil }
+            return Request(method: String(parts[0]), path: String(parts[1]), status: status, grant: parts.count == 4 ? String(parts[3]) : nil)
         }
     }
 
     /// How many requests went to `path` (exactly, or every path under `/.well-known/`
-    /// when `path` is `"/.well-known/"`), optionally only with `method`.
-    func count(_ path: String, method: String? = nil) -> Int {
+    /// when `path` is `"/.well-known/"`), optionally only with `method`, or only token
+    /// requests with `grant` (`count("/token", grant: "refresh_token")`: the refreshes).
+    func count(_ path: String, method: String? = nil, grant: String? = nil) -> Int {
         requests().filter { request in
             (path.hasSuffix("/") ? request.path.hasPrefix(path) : request.path == path)
-                && (method == nil || request.method == method)
+                && (method == nil || request.method == method) && (grant == nil || request.grant == grant)
         }.count
     }
 

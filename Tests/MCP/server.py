@@ -8,8 +8,9 @@ redirect URI with a code: the test "plays the browser" by following it), /token 
 and rotating refresh tokens, and the MCP endpoint at /mcp (Streamable HTTP).
 
 What the tests add, outside MCP and OAuth:
-- every HTTP request is appended to --request-log as one line `METHOD PATH STATUS`, so a test
-  can count metadata, registration and token requests (the agent must not repeat them);
+- every HTTP request is appended to --request-log as one line `METHOD PATH STATUS`, with the
+  `grant_type` as a fourth word for POST /token, so a test can count metadata, registration,
+  token and refresh requests (the agent must not repeat them);
 - POST /_test/access-token-lifetime with the form `seconds=N` (or just N) as its body changes the
   lifetime of the access tokens issued from then on (the provider reads a module constant
   at each issue), for expiry tests; FASTMCP_ACCESS_TOKEN_LIFETIME sets it at start;
@@ -22,6 +23,7 @@ import argparse
 import json
 import os
 import sys
+from urllib.parse import parse_qs
 
 from fastmcp import Context, FastMCP
 from fastmcp.server.auth.auth import ClientRegistrationOptions
@@ -33,7 +35,9 @@ from starlette.responses import PlainTextResponse
 
 
 class RequestLog:
-    """ASGI middleware writing `METHOD PATH STATUS` per request, flushed at once (the test reads it live)."""
+    """ASGI middleware writing `METHOD PATH STATUS [GRANT]` per request, flushed at once (the
+    test reads it live). GRANT is a token request's `grant_type`, read from the body the
+    app receives (kept aside as it passes, so the app sees it unchanged)."""
 
     def __init__(self, app, path: str | None = None):
         self.app = app
@@ -42,15 +46,24 @@ class RequestLog:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or self.file is None:
             return await self.app(scope, receive, send)
-        status = {"code": 0}
+        body = bytearray()
+
+        async def receive_and_keep():
+            message = await receive()
+            if message["type"] == "http.request" and scope["path"] == "/token":
+                body.extend(message.get("body", b""))
+            return message
 
         async def send_and_note(message):
             if message["type"] == "http.response.start":
-                status["code"] = message["status"]
-                self.file.write(f"{scope['method']} {scope['path']} {status['code']}\n")
+                line = f"{scope['method']} {scope['path']} {message['status']}"
+                grant = parse_qs(body.decode("utf-8", "replace")).get("grant_type")
+                if grant:
+                    line += " " + grant[0]
+                self.file.write(line + "\n")
             await send(message)
 
-        await self.app(scope, receive, send_and_note)
+        await self.app(scope, receive_and_keep, send_and_note)
 
 
 def main() -> None:
