@@ -25,8 +25,9 @@ enum AdminEndpoints {
 
     /// `POST /_admin/fault` with any of `latencyMs`, `fail` (+ `status`), `drop`, `rejectApi`,
     /// `revokeAll`, `accessTokenLifetime`, `slowDown`, `deviceInterval`,
-    /// `expireDevices`, `autoApprove` (a username, or null for off), `requireNonce` and
-    /// `verificationUri` (a string, or null for the real page) → `{}`.
+    /// `expireDevices`, `autoApprove` (a username, or null for off), `requireNonce`,
+    /// `verificationUri` (a string, or null for the real page) and `discovery` (a
+    /// `DiscoveryFault` name or an array of them to turn on, null to turn all off) → `{}`.
     /// Unknown or mistyped fields are a 400, so a typo in a test does not silently inject nothing.
     static func fault(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         let body: JSONObject
@@ -45,6 +46,12 @@ enum AdminEndpoints {
                 }
             } else if key == "revokeAll" || key == "expireDevices" || key == "requireNonce" {
                 guard value.boolValue != nil else { return .error(400, "invalid_request", "\(key) must be a boolean") }
+            } else if key == "discovery" {
+                let names = value.arrayValue ?? (value.isNull ? [] : [value])
+                guard names.allSatisfy({ $0.stringValue.flatMap(DiscoveryFault.init(rawValue:)) != nil }) else {
+                    let known = DiscoveryFault.allCases.map(\.rawValue).joined(separator: ", ")
+                    return .error(400, "invalid_request", "discovery must be one of \(known), an array of them, or null")
+                }
             } else if key == "autoApprove" || key == "verificationUri" {
                 guard value.stringValue != nil || value.isNull else {
                     return .error(400, "invalid_request", "\(key) must be a string or null")
@@ -70,6 +77,12 @@ enum AdminEndpoints {
         if let user = body["autoApprove"] { state.setAutoApprove(username: user.stringValue) }
         if let required = body["requireNonce"]?.boolValue { state.setRequireNonce(required) }
         if let uri = body["verificationUri"] { state.setDeviceVerificationURI(uri.stringValue) }
+        if let discovery = body["discovery"] {
+            if discovery.isNull { state.clearDiscoveryFaults() }
+            for name in discovery.arrayValue ?? [discovery] {
+                if let fault = name.stringValue.flatMap(DiscoveryFault.init(rawValue:)) { state.setDiscoveryFault(fault, on: true) }
+            }
+        }
         return .json(200, [:])
     }
 
@@ -97,8 +110,19 @@ enum AdminEndpoints {
         return decided ? .json(200, [:]) : .error(404, "not_found", "no pending device login with that user code (or no such user)")
     }
 
+    /// `POST /_admin/client-metadata {"name", "document"}` → `{"url"}`: serves `document` at
+    /// `ISSUER/clients/NAME`, a Client ID Metadata Document for tests in any language.
+    static func clientMetadata(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
+        guard let body = request.jsonBody?.objectValue, let name = body["name"]?.stringValue, !name.isEmpty,
+              !name.contains("/"), let document = body["document"]?.objectValue, body.count == 2 else {
+            return .error(400, "invalid_request", "expected {\"name\": a name without /, \"document\": an object}")
+        }
+        context.state.publishClientMetadata(name: name, document: document)
+        return .json(200, ["url": .string(context.issuer + ClientMetadataDocuments.pathPrefix + name)])
+    }
+
     /// `POST /_admin/reset`: zero the counters, clear faults and auto-approval, restore the
-    /// configured token lifetime and device interval.
+    /// configured token lifetime and device interval, and turn discovery faults off.
     static func reset(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         context.state.resetCounts()
         context.state.resetFaults()

@@ -13,6 +13,7 @@ enum AuthorizationCodeGrant {
         switch outcome {
         case .issued(let grant): return TokenEndpoint.success(grant)
         case .invalid(let reason): return OAuthRequest.error(400, "invalid_grant", reason)
+        case .invalidTarget(let reason): return OAuthRequest.error(400, "invalid_target", reason)
         }
     }
 }

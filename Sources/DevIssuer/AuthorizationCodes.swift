@@ -15,6 +15,8 @@ struct AuthorizationCodes {
         let scope: String?
         /// The authorization request's `nonce`, for the ID token (OIDC Core §3.1.2.1).
         let nonce: String?
+        /// The authorization request's RFC 8707 `resource`, which the tokens are then bound to.
+        let resource: String?
         let expiresAt: Double
         /// The family of the tokens issued for this code, once redeemed.
         var redeemedFamily: Int? = nil

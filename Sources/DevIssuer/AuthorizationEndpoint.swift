@@ -12,16 +12,15 @@ enum AuthorizationEndpoint {
         guard let parameters = FormEncoding.uniqueParameters(Array((request.query ?? "").utf8)) else {
             return rejected("The query is malformed or repeats a parameter.")
         }
-        switch AuthorizationRequest.validate(parameters, clients: context.state.clients, requireNonce: context.state.requireNonce) {
+        switch AuthorizationRequest.validate(parameters, context: context) {
         case .rejected(let reason):
             return rejected(reason)
-        case .redirectError(let uri, let error, let description, let state):
-            return AuthorizationRequest.redirect(error: error, description: description, state: state, to: uri)
+        case .redirectError(let uri, let error, let description, let state, let iss):
+            return AuthorizationRequest.redirect(error: error, description: description, state: state, iss: iss, to: uri)
         case .valid(let authorization):
             guard let username = context.state.autoApproveUser else { return form(authorization, error: nil) }
             guard let user = context.state.users[username] else {
-                return AuthorizationRequest.redirect(error: "access_denied", description: "the auto-approve user does not exist",
-                                                     state: authorization.state, to: authorization.redirectURI)
+                return authorization.redirect(error: "access_denied", description: "the auto-approve user does not exist")
             }
             return authorization.redirect(code: context.state.issueAuthorizationCode(authorization, user: user, now: context.now))
         }
@@ -35,18 +34,17 @@ enum AuthorizationEndpoint {
             return rejected("The form is malformed or repeats a field.")
         }
         let authorization: AuthorizationRequest
-        switch AuthorizationRequest.validate(fields, clients: context.state.clients, requireNonce: context.state.requireNonce) {
+        switch AuthorizationRequest.validate(fields, context: context) {
         case .rejected(let reason):
             return rejected(reason)
-        case .redirectError(let uri, let error, let description, let state):
-            return AuthorizationRequest.redirect(error: error, description: description, state: state, to: uri)
+        case .redirectError(let uri, let error, let description, let state, let iss):
+            return AuthorizationRequest.redirect(error: error, description: description, state: state, iss: iss, to: uri)
         case .valid(let valid):
             authorization = valid
         }
         switch fields["action"] {
         case "deny":
-            return AuthorizationRequest.redirect(error: "access_denied", description: "the user denied the request",
-                                                 state: authorization.state, to: authorization.redirectURI)
+            return authorization.redirect(error: "access_denied", description: "the user denied the request")
         case "approve":
             guard let user = context.state.user(username: fields["username"] ?? "", password: fields["password"] ?? "") else {
                 return form(authorization, error: "Invalid username or password.", username: fields["username"] ?? "")

@@ -4,7 +4,12 @@
 /// Validation follows RFC 6749 §4.1.2.1: while the client or the redirect URI
 /// is in doubt the error is shown to the person and nothing redirects (else the
 /// issuer would be an open redirector); once both are good, every other problem
-/// goes back to the client as `?error=…&state=…`.
+/// goes back to the client as `?error=…&state=…&iss=…`.
+///
+/// Clients are the configured ones, registered ones (RFC 7591: their redirect URIs
+/// and scope are enforced) and, for a `client_id` that is a URL, the client its
+/// metadata document describes (fetched here, at each authorization request).
+/// Every response redirected to the client carries the RFC 9207 `iss`.
 struct AuthorizationRequest: Sendable {
     let clientID: String
     let redirectURI: String
@@ -12,29 +17,44 @@ struct AuthorizationRequest: Sendable {
     let scope: String?
     let codeChallenge: String?
     let nonce: String?
+    /// RFC 8707: the resource the tokens will be for.
+    let resource: String?
+    /// RFC 9207: the issuer identifier on the authorization response (`nil`: omitted, a fault).
+    let iss: String?
 
     enum Validation {
         case valid(AuthorizationRequest)
         /// Unknown client or unacceptable redirect URI: answer with a 400 page.
         case rejected(String)
         /// Anything else: redirect to the (validated) URI with this error.
-        case redirectError(redirectURI: String, error: String, description: String, state: String?)
+        case redirectError(redirectURI: String, error: String, description: String, state: String?, iss: String?)
     }
 
     /// The names this request is made of, in the order the form repeats them.
-    static let parameterNames = ["response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "nonce"]
+    static let parameterNames = ["response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method",
+                                 "nonce", "resource"]
 
-    /// - Parameter requireNonce: refuse an `openid` request without `nonce`, as some OpenID providers do.
-    static func validate(_ parameters: [String: String], clients: [String: String?], requireNonce: Bool) -> Validation {
-        guard let clientID = parameters["client_id"], let secret = clients[clientID] else {
-            return .rejected("Unknown or missing client_id.")
+    /// Refuses an `openid` request without `nonce` when the issuer requires one, as some OpenID providers do.
+    static func validate(_ parameters: [String: String], context: RouteContext) -> Validation {
+        guard let clientID = parameters["client_id"] else { return .rejected("Unknown or missing client_id.") }
+        var registered = context.state.registeredClient(clientID)
+        if context.state.configuredClients[clientID] == nil, ClientMetadataDocuments.isDocumentURL(clientID) {
+            switch context.state.resolveClientMetadataDocument(clientID) {
+            case .failure(let error): return .rejected("Client metadata document refused: \(error.description).")
+            case .success(let client): registered = client
+            }
         }
+        guard let secret = context.state.clients[clientID] else { return .rejected("Unknown or missing client_id.") }
         guard let redirectURI = parameters["redirect_uri"] else { return .rejected("redirect_uri is required.") }
         if let problem = LoopbackRedirectURI.problem(redirectURI) { return .rejected(problem + ".") }
+        if let registered, !registered.allows(redirectURI: redirectURI) {
+            return .rejected("redirect_uri is not one this client registered.")
+        }
 
         let state = parameters["state"]
+        let iss = context.state.authorizationResponseIss(issuer: context.issuer)
         func fail(_ error: String, _ description: String) -> Validation {
-            .redirectError(redirectURI: redirectURI, error: error, description: description, state: state)
+            .redirectError(redirectURI: redirectURI, error: error, description: description, state: state, iss: iss)
         }
         switch parameters["response_type"] {
         case nil: return fail("invalid_request", "response_type is required")
@@ -53,11 +73,16 @@ struct AuthorizationRequest: Sendable {
             guard PKCE.isWellFormedChallenge(challenge!) else { return fail("invalid_request", "code_challenge is not a base64url SHA-256") }
         }
         let nonce = parameters["nonce"]
-        if requireNonce, nonce == nil, IssuerState.scopes(parameters["scope"]).contains("openid") {
+        if context.state.requireNonce, nonce == nil, IssuerState.scopes(parameters["scope"]).contains("openid") {
             return fail("invalid_request", "nonce required")
         }
-        return .valid(AuthorizationRequest(clientID: clientID, redirectURI: redirectURI, state: state,
-                                           scope: parameters["scope"], codeChallenge: challenge, nonce: nonce))
+        if let problem = registered?.scopeProblem(parameters["scope"]) { return fail("invalid_scope", problem) }
+        let resource = parameters["resource"]
+        if let resource, case .invalid(let description) = context.state.target(resource: resource, audience: nil, issuer: context.issuer) {
+            return fail("invalid_target", description)
+        }
+        return .valid(AuthorizationRequest(clientID: clientID, redirectURI: redirectURI, state: state, scope: parameters["scope"],
+                                           codeChallenge: challenge, nonce: nonce, resource: resource, iss: iss))
     }
 
     /// The parameters again, for the form's hidden fields.
@@ -70,20 +95,28 @@ struct AuthorizationRequest: Sendable {
             fields.append(("code_challenge_method", "S256"))
         }
         if let nonce { fields.append(("nonce", nonce)) }
+        if let resource { fields.append(("resource", resource)) }
         return fields
     }
 
-    /// The redirect carrying a code (RFC 6749 §4.1.2).
+    /// The redirect carrying a code (RFC 6749 §4.1.2, RFC 9207 `iss`).
     func redirect(code: String) -> HTTPResponse {
         var parameters = [(name: "code", value: code)]
         if let state { parameters.append((name: "state", value: state)) }
+        if let iss { parameters.append((name: "iss", value: iss)) }
         return .redirect(LoopbackRedirectURI.appending(parameters, to: redirectURI))
     }
 
-    /// The redirect carrying an error (RFC 6749 §4.1.2.1).
-    static func redirect(error: String, description: String, state: String?, to redirectURI: String) -> HTTPResponse {
+    /// This request's redirect carrying an error.
+    func redirect(error: String, description: String) -> HTTPResponse {
+        Self.redirect(error: error, description: description, state: state, iss: iss, to: redirectURI)
+    }
+
+    /// The redirect carrying an error (RFC 6749 §4.1.2.1, RFC 9207 `iss`).
+    static func redirect(error: String, description: String, state: String?, iss: String?, to redirectURI: String) -> HTTPResponse {
         var parameters = [(name: "error", value: error), (name: "error_description", value: description)]
         if let state { parameters.append((name: "state", value: state)) }
+        if let iss { parameters.append((name: "iss", value: iss)) }
         return .redirect(LoopbackRedirectURI.appending(parameters, to: redirectURI))
     }
 }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import JSON
 import Locking
 
 /// A loopback-only identity issuer for demos and tests.
@@ -153,6 +154,55 @@ public final class DevIssuer: Sendable {
     /// code for that user instead of showing the login form; `nil` shows the form again.
     public func setAutoApprove(username: String?) {
         state.setAutoApprove(username: username)
+    }
+
+    // MARK: Learning an API (RFC 9728, RFC 8414, RFC 7591, client metadata documents)
+
+    /// `ISSUER/mcp`, the protected resource that describes itself (RFC 9728) for clients
+    /// that learn an API with no configuration; `ISSUER/mcp/admin` also needs scope `admin`.
+    public var learnableResource: String { baseURL + LearnableResource.path }
+
+    /// Its metadata, `ISSUER/.well-known/oauth-protected-resource/mcp`.
+    public var learnableResourceMetadata: String { LearnableResource.metadataURL(baseURL) }
+
+    /// Turns `fault` on until `clearDiscoveryFaults` (or an admin reset).
+    public func injectDiscoveryFault(_ fault: DiscoveryFault) {
+        state.setDiscoveryFault(fault, on: true)
+    }
+
+    public func clearDiscoveryFaults() {
+        state.clearDiscoveryFaults()
+    }
+
+    /// Serves `document` at `ISSUER/clients/NAME` and returns that URL: a Client ID
+    /// Metadata Document whose `client_id` should be that URL. The issuer fetches it
+    /// when the URL is used as a `client_id` at `/authorize`.
+    @discardableResult
+    public func publishClientMetadataDocument(name: String, document: JSONObject) -> String {
+        state.publishClientMetadata(name: name, document: document)
+        return baseURL + ClientMetadataDocuments.pathPrefix + name
+    }
+
+    /// A document for a native public client at `ISSUER/clients/NAME` with `redirect_uris`
+    /// `http://127.0.0.1/callback` (any port, RFC 8252) and `client_name`; returns its URL.
+    @discardableResult
+    public func publishClientMetadataDocument(name: String, clientName: String = "auth-agent", scope: String? = nil) -> String {
+        let url = baseURL + ClientMetadataDocuments.pathPrefix + name
+        var document: JSONObject = [
+            "client_id": .string(url), "client_name": .string(clientName),
+            "redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+        ]
+        if let scope { document["scope"] = .string(scope) }
+        return publishClientMetadataDocument(name: name, document: document)
+    }
+
+    /// Client ids registered at `/register` (or resolved from metadata documents) so far.
+    public var registeredClientIDs: [String] { state.learning.withLock { $0.clients.keys.sorted() } }
+
+    /// What the registration (or document) of `clientID` said, as the issuer keeps it.
+    public func registration(of clientID: String) -> JSONObject? {
+        state.registeredClient(clientID)?.metadata
     }
 
     // MARK: Observation

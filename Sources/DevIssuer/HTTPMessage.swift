@@ -128,6 +128,7 @@ struct HTTPResponse: Sendable {
         case 100: return "Continue"
         case 200: return "OK"
         case 201: return "Created"
+        case 202: return "Accepted"
         case 302: return "Found"
         case 204: return "No Content"
         case 400: return "Bad Request"

@@ -22,6 +22,7 @@ struct RouteContext: Sendable {
 typealias RouteHandler = @Sendable (HTTPRequest, RouteContext) -> HTTPResponse
 
 /// One path the issuer serves: a handler per method and the counter keys a request bumps.
+/// A path ending in `/` serves every path under it (when no route names that path exactly).
 ///
 /// Adding an endpoint is one handler function and one entry in `IssuerRoutes.public`.
 struct Route: Sendable {
@@ -55,7 +56,11 @@ enum IssuerRoutes {
         Route("/userinfo", counter: "userinfo", ["GET": UserInfoEndpoint.handle, "POST": UserInfoEndpoint.handle]),
         Route("/.well-known/openid-configuration", counter: "discovery", ["GET": DiscoveryEndpoint.handle]),
         Route("/.well-known/oauth-authorization-server", counter: "discovery", ["GET": DiscoveryEndpoint.handle]),
-    ] + ProtectedAPI.routes
+        Route("/register", counter: "register", ["POST": RegistrationEndpoint.handle]),
+        Route(RegistrationEndpoint.managementPrefix, counter: "registrationManagement",
+              ["GET": RegistrationEndpoint.manage, "PUT": RegistrationEndpoint.manage, "DELETE": RegistrationEndpoint.manage]),
+        Route(ClientMetadataDocuments.pathPrefix, counter: "clientMetadata", ["GET": ClientMetadataDocuments.serve]),
+    ] + DiscoveryEndpoint.tenantRoutes + ProtectedAPI.routes + LearnableResource.routes
 
     /// Control plane for tests and the `dev-issuer` CLI: never counted, never faulted.
     static let admin: [Route] = [
@@ -64,6 +69,7 @@ enum IssuerRoutes {
         Route("/_admin/fault", counterKeys: { _ in [] }, ["POST": AdminEndpoints.fault]),
         Route("/_admin/reset", counterKeys: { _ in [] }, ["POST": AdminEndpoints.reset]),
         Route("/_admin/device", counterKeys: { _ in [] }, ["POST": AdminEndpoints.device]),
+        Route("/_admin/client-metadata", counterKeys: { _ in [] }, ["POST": AdminEndpoints.clientMetadata]),
     ]
 
     static let adminPrefix = "/_admin/"
@@ -88,6 +94,7 @@ struct IssuerRouter: Sendable {
             return .respond(dispatch(request, to: IssuerRoutes.admin.first { $0.path == path }))
         }
         let route = IssuerRoutes.public.first { $0.path == path }
+            ?? IssuerRoutes.public.first { $0.path.hasSuffix("/") && path.hasPrefix($0.path) && path.count > $0.path.count }
         let decision = state.admit(countingAs: route?.counterKeys(request) ?? [])
         if decision.latencyMilliseconds > 0 {
             Self.sleep(milliseconds: decision.latencyMilliseconds)

@@ -14,7 +14,8 @@ import Wire
 /// tokens at once, which is what refresh-token reuse detection needs.
 final class IssuerState: Sendable {
     let users: [String: UserProfile]
-    let clients: [String: String?]
+    /// The clients of `DevIssuerOptions`; `clients` adds the registered ones.
+    let configuredClients: [String: String?]
     let defaultAccessTokenLifetime: Int
     let refreshTokenReuseGrace: Int
     let deviceCodeLifetime: Int
@@ -25,6 +26,9 @@ final class IssuerState: Sendable {
     let clientScopes: [String: [String]]
     private let passwords: [String: String]
     private let store: Locked<Store>
+    /// Registered clients, published metadata documents and discovery faults
+    /// (IssuerState+Learning.swift): apart from `store`, since no operation spans both.
+    let learning = Locked(LearningState())
 
     init(options: DevIssuerOptions) {
         var users: [String: UserProfile] = [:]
@@ -34,7 +38,7 @@ final class IssuerState: Sendable {
         }
         self.users = users
         self.passwords = options.users
-        self.clients = options.clients
+        self.configuredClients = options.clients
         self.defaultAccessTokenLifetime = options.accessTokenLifetime
         self.refreshTokenReuseGrace = options.refreshTokenReuseGrace
         self.deviceCodeLifetime = options.deviceCodeLifetime
@@ -89,7 +93,8 @@ final class IssuerState: Sendable {
     /// The request's `resource` and `audience` checked against the configured ones and
     /// this issuer's own protected API (`ISSUER/api`).
     func target(resource: String?, audience: String?, issuer: String) -> TokenTarget.Parsed {
-        TokenTarget.parse(resource: resource, audience: audience, knownResources: resources.union([issuer + "/api"]),
+        TokenTarget.parse(resource: resource, audience: audience,
+                          knownResources: resources.union([issuer + "/api", LearnableResource.resource(issuer)]),
                           knownAudiences: audiences)
     }
 
@@ -277,12 +282,14 @@ final class IssuerState: Sendable {
     func issueAuthorizationCode(_ request: AuthorizationRequest, user: UserProfile, now: Double) -> String {
         let record = AuthorizationCodes.Record(clientID: request.clientID, username: user.username, redirectURI: request.redirectURI,
                                                codeChallenge: request.codeChallenge, scope: request.scope, nonce: request.nonce,
-                                               expiresAt: now + AuthorizationCodes.lifetime)
+                                               resource: request.resource, expiresAt: now + AuthorizationCodes.lifetime)
         return store.withLock { $0.codes.issue(record) }
     }
 
     /// Exchanges a code for tokens (a new family). A second exchange of the same code
-    /// revokes every token the first one produced.
+    /// revokes every token the first one produced. The token is bound to the authorization
+    /// request's `resource` when the token request names none; naming another is
+    /// `invalid_target` (RFC 8707 §2.2) and spends nothing.
     func redeemAuthorizationCode(_ code: String, clientID: String, redirectURI: String?, verifier: String?,
                                  target: TokenTarget, issuer: String, now: Double) -> CodeRedemption {
         store.withLock { store -> CodeRedemption in
@@ -294,10 +301,17 @@ final class IssuerState: Sendable {
                 return .invalid("the authorization code was already used; the tokens issued for it are revoked")
             case .valid(let record):
                 guard let user = users[record.username] else { return .invalid("the authorizing user no longer exists") }
+                var bound = target
+                if let authorized = record.resource {
+                    if let asked = target.resource, asked != authorized {
+                        return .invalidTarget("resource \(asked) was not the one authorized (\(authorized))")
+                    }
+                    bound.resource = authorized
+                }
                 let family = store.newFamily()
                 store.codes.markRedeemed(code, family: family)
                 return .issued(store.mintGrant(user: user, clientID: clientID, scope: record.scope, refreshScope: record.scope,
-                                               target: target, family: family, refreshable: true, issuer: issuer, now: now, nonce: record.nonce))
+                                               target: bound, family: family, refreshable: true, issuer: issuer, now: now, nonce: record.nonce))
             }
         }
     }
@@ -376,6 +390,7 @@ final class IssuerState: Sendable {
             $0.autoApproveUser = nil
             $0.requireNonce = defaultRequireNonce
         }
+        learning.withLock { $0.faults = [] }
     }
 
     // MARK: Counters
@@ -571,6 +586,8 @@ enum DeviceTokenOutcome: Sendable {
 enum CodeRedemption: Sendable {
     case issued(TokenGrant)
     case invalid(String)
+    /// The token request named another resource than the authorization request.
+    case invalidTarget(String)
 }
 
 /// The result of an RFC 7009 revocation request.

@@ -49,12 +49,14 @@ enum Demo {
         }
         Logger.stderrSink("""
             auth-agent demo: dev issuer on \(base) (users alice/wonderland, bob/builder), its protected API
-            at \(base)/api/me (signed with the demo provider's token). Try:
+            at \(base)/api/me (signed with the demo provider's token), and \(base)/mcp, an API that describes
+            itself (RFC 9728) for the agent to learn with no configuration. Try:
               {"jsonrpc":"2.0","id":1,"method":"login","params":{"provider":"demo","credentials":{"username":"alice","password":"wonderland"}}}
               {"jsonrpc":"2.0","id":2,"method":"sign","params":{"request":{"method":"GET","url":"https://api.demo.test/items"}}}
               {"jsonrpc":"2.0","id":3,"method":"fetch","params":{"request":{"method":"GET","url":"\(base)/api/me"}}}
               {"jsonrpc":"2.0","id":4,"method":"status"}
               {"jsonrpc":"2.0","id":5,"method":"login","params":{"provider":"demo-device"}}   (then approve at the URL it prompts)
+              {"jsonrpc":"2.0","id":6,"method":"login","params":{"resource":"\(issuer.learnableResource)"}}   (discovers, registers, then sign in at the URL it prompts)
             """)
         return (config, issuer)
     }

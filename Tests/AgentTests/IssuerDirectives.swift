@@ -37,8 +37,13 @@ struct IssuerDirectives {
             case "device-interval": issuer.setDeviceInterval(n)
             case "expire-devices": issuer.expireDeviceCodes()
             case "require-nonce": issuer.setRequireNonce(true)
-            default: throw Failure(description: "unknown issuer action \(action)")
+            case "discovery-faults-off": issuer.clearDiscoveryFaults()
+            default:
+                guard let fault = DiscoveryFault(rawValue: action) else { throw Failure(description: "unknown issuer action \(action)") }
+                issuer.injectDiscoveryFault(fault)
             }
+        case .issuerClientMetadata(let name):
+            issuer.publishClientMetadataDocument(name: name)
         case .issuerAnswer(let endpoint, let status, let body):
             issuer.answerNext(endpoint, status: status, body: body)
         case .issuerCount(let endpoint, let expected):

@@ -15,8 +15,11 @@ struct Transcript {
         case sleep(Double)
         case signal(Int32)
         /// Drives the dev issuer: `lifetime N`, `fail N`, `drop N`, `latency MS`, `revoke-all`, `reset`,
-        /// `slow-down N`, `device-interval N`, `expire-devices`, `require-nonce`.
+        /// `slow-down N`, `device-interval N`, `expire-devices`, `require-nonce`, a `DiscoveryFault`
+        /// name (`wrong-resource`, …) and `discovery-faults-off`.
         case issuer(String, Int)
+        /// `!issuer-client-metadata NAME`: the issuer serves a client metadata document at `${ISSUER}/clients/NAME`.
+        case issuerClientMetadata(String)
         /// `!issuer auto-approve USER` (a username) or `!issuer auto-approve-off` (nil).
         case issuerAutoApprove(String?)
         /// Approves (for `user`) or denies (`user` nil) the device login whose user code was captured as `capture`.
@@ -127,6 +130,11 @@ struct Transcript {
                 case "browser-says":
                     guard !arg.isEmpty else { throw FormatError(description: "\(file):\(n): !browser-says needs text") }
                     steps.append(Line(number: n, step: .browserSays(arg)))
+                case "issuer-client-metadata":
+                    guard !arg.isEmpty, !arg.contains(" "), !arg.contains("/") else {
+                        throw FormatError(description: "\(file):\(n): use !issuer-client-metadata NAME")
+                    }
+                    steps.append(Line(number: n, step: .issuerClientMetadata(arg)))
                 case "issuer-answer":
                     let words = arg.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
                     guard words.count >= 2, !words[0].isEmpty, let status = Int(words[1]) else {

@@ -35,6 +35,8 @@ final class TranscriptDirectiveTests: XCTestCase {
             !browser-says You are signed in
             !issuer-answer token.password 200 {"access_token": "a b"}
             !issuer-answer revoke 401
+            !issuer wrong-resource
+            !issuer-client-metadata agent
             """
         let steps = try Transcript(text: text, file: "t").steps.map { "\($0.step)" }
         XCTAssertEqual(steps, [
@@ -44,10 +46,12 @@ final class TranscriptDirectiveTests: XCTestCase {
             #"browser(capture: "url")"#, #"browserSays("You are signed in")"#,
             #"issuerAnswer(endpoint: "token.password", status: 200, body: "{\"access_token\": \"a b\"}")"#,
             #"issuerAnswer(endpoint: "revoke", status: 401, body: "")"#,
+            #"issuer("wrong-resource", 0)"#, #"issuerClientMetadata("agent")"#,
         ])
         for bad in ["!device approve code bob", "!device approve <$code>", "!device deny <$code> bob", "!device maybe <$code>",
                     "!browser", "!browser http://x", "!browser-says", "!issuer auto-approve", "!issuer auto-approve a b",
-                    "!issuer auto-approve-off alice", "!issuer-answer token", "!issuer-answer token ok {}"] {
+                    "!issuer auto-approve-off alice", "!issuer-answer token", "!issuer-answer token ok {}",
+                    "!issuer-client-metadata", "!issuer-client-metadata a b", "!issuer-client-metadata a/b"] {
             XCTAssertThrowsError(try Transcript(text: bad, file: "t"), bad)
         }
     }
@@ -65,6 +69,23 @@ final class TranscriptDirectiveTests: XCTestCase {
         XCTAssertThrowsError(try perform(.device(capture: "code", approveAs: nil), ["code": .string(denied.userCode)]), "already decided")
         XCTAssertThrowsError(try perform(.device(capture: "code", approveAs: "bob"), [:]), "nothing captured")
         XCTAssertThrowsError(try perform(.device(capture: "code", approveAs: "bob"), ["code": 42]), "not a string")
+    }
+
+    /// `!issuer NAME` for each `DiscoveryFault`, `!issuer discovery-faults-off`, `!issuer-client-metadata NAME`.
+    func testDiscoveryFaultsAndClientMetadata() throws {
+        let metadata = try XCTUnwrap(URL(string: issuer.baseURL + "/.well-known/oauth-authorization-server"))
+        func issuerID() throws -> String? {
+            try JSONParser.parse(directives.browser.fetch("GET", metadata, form: nil).body)["issuer"]?.stringValue
+        }
+        XCTAssertTrue(try perform(.issuer("wrong-issuer", 0)))
+        XCTAssertEqual(try issuerID(), issuer.baseURL + "/other-issuer")
+        XCTAssertTrue(try perform(.issuer("discovery-faults-off", 0)))
+        XCTAssertEqual(try issuerID(), issuer.baseURL)
+        for fault in DiscoveryFault.allCases { XCTAssertTrue(try perform(.issuer(fault.rawValue, 0)), fault.rawValue) }
+
+        XCTAssertTrue(try perform(.issuerClientMetadata("agent")))
+        let document = try directives.browser.fetch("GET", try XCTUnwrap(URL(string: issuer.baseURL + "/clients/agent")), form: nil)
+        XCTAssertEqual(try JSONParser.parse(document.body)["client_id"]?.stringValue, issuer.baseURL + "/clients/agent")
     }
 
     func testSlowDownIntervalAndExpiry() throws {

@@ -157,7 +157,7 @@ struct TranscriptRunner {
                 }
                 guard agent.waitForExit(timeout: readTimeout) == 0 else { throw fail(step.number, "the agent did not exit 0 before restart") }
                 agent = try AgentProcess(arguments: args, environment: env)
-            case .issuer, .issuerAnswer, .issuerCount, .issuerAutoApprove, .device, .browser, .browserSays, .browserDeny:
+            case .issuer, .issuerAnswer, .issuerCount, .issuerAutoApprove, .issuerClientMetadata, .device, .browser, .browserSays, .browserDeny:
                 do {
                     var directive = step.step
                     // A grant counter may name a resource at the issuer (`resource=${ISSUER}/api`).

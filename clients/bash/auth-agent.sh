@@ -433,9 +433,17 @@ auth_agent_curl() {
 # stderr, reading answers from stdin, secrets without echo; then log in and
 # print the result. Values reach jq through a pipe, never through argv, where
 # other users could see them in ps.
+# auth_agent_login URL [FLOW]: an http(s) URL instead of a provider is an API
+# with no configuration: the agent learns it (login {resource}) and runs a
+# browser login (FLOW deviceCode: a device login where offered); the result's
+# provider is the learned provider's id.
 auth_agent_login() {
   _auth_agent_need_jq || return
-  local provider=${1:?auth_agent_login PROVIDER [FLOW]} flow=${2:-} status fields
+  local provider=${1:?auth_agent_login PROVIDER|URL [FLOW]} flow=${2:-} status fields
+  if [[ $provider == http://* || $provider == https://* ]]; then
+    auth_agent_call login "$(jq -cn --arg r "$provider" --arg f "$flow" '{resource: $r} + (if $f == "" then {} else {flow: $f} end)')"
+    return
+  fi
   # status lists the default flow's fields; another flow asks what its kind asks.
   case $flow in
     '') status=$(auth_agent_call status '{}') || return
@@ -479,6 +487,28 @@ auth_agent_logout() {
   esac
   auth_agent_call logout "$(jq -cn --arg p "$provider" --argjson all "$all" --argjson choice "$(_auth_agent_choice_json account)" \
     '{provider: $p} + $choice + (if $all then {all: true} else {} end)')"
+}
+
+# auth_agent_forget PROVIDER: remove a learned provider (logged out, revoked,
+# its registration deleted); prints {forgotten, revoked}.
+auth_agent_forget() {
+  _auth_agent_need_jq || return
+  auth_agent_call forget "$(jq -cn --arg p "${1:?auth_agent_forget PROVIDER}" '{provider: $p}')"
+}
+
+# auth_agent_fetch [--login-if-needed] METHOD URL: the agent sends the request
+# (signed like auth_agent_sign, refreshed and resent once after a 401) and
+# prints fetch's result JSON: status, headers, body (or bodyBase64), provider,
+# signed, retried, and, when no provider covers URL and it answered 401 with a
+# Bearer challenge, login {resource, authorizationServer, scopes} for
+# auth_agent_login. --login-if-needed lets the agent run that login itself
+# (prompting this script, as auth_agent_login does) and resend.
+auth_agent_fetch() {
+  _auth_agent_need_jq || return
+  local login=""
+  [[ ${1:-} == --login-if-needed ]] && { login=ifNeeded; shift; }
+  if (($# != 2)); then _auth_agent_say "usage: auth_agent_fetch [--login-if-needed] METHOD URL"; _auth_agent_fail "" badArguments; return 2; fi
+  auth_agent_call fetch "$(jq -cn --arg m "$1" --arg u "$2" --arg l "$login" --argjson choice "$(_auth_agent_choice_json)"     '{request: {method: $m, url: $u}} + (if $l == "" then {} else {login: $l} end) + $choice')"
 }
 
 # auth_agent_select_account PROVIDER [ACCOUNT]: this agent's requests to

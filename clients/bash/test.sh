@@ -306,6 +306,26 @@ check "AUTH_AGENT_HOOK_STDOUT sends it elsewhere" eval '[[ -z $out ]] && contain
 "$BASH" -c 'source "$1"; auth_agent_start --config "$2" && exit 5' _ "$here/auth-agent.sh" "$config" 2>>"$errlog"; rc=$?
 check "the trap keeps the script's exit status" test "$rc" -eq 5
 
+echo "# APIs the agent learns (issue 22), against a stand-in that echoes what it is sent"
+auth_agent_stop
+check "the stand-in starts" auth_agent_start --bin "$here/echo-agent.sh"
+out=$(auth_agent_login https://api.example.com/mcp 2>>"$errlog")
+check "login URL sends {resource} and prints the learned provider" \
+  eval '[[ $(jq -c .echo.params <<<"$out") == '"'"'{"resource":"https://api.example.com/mcp"}'"'"' && $(jq -r .provider <<<"$out") == api.example.com ]]'
+out=$(auth_agent_login https://api.example.com/mcp deviceCode 2>>"$errlog")
+check "login URL FLOW sends the flow" test "$(jq -c .echo.params <<<"$out")" = '{"resource":"https://api.example.com/mcp","flow":"deviceCode"}'
+out=$(auth_agent_fetch GET https://api.example.com/mcp 2>>"$errlog")
+check "fetch prints the result with the login hint" \
+  eval '[[ $(jq -r .status,.login.resource <<<"$out" | paste -sd " ") == "401 https://api.example.com/mcp" && $(jq -c .echo.params.login <<<"$out") == null ]]'
+out=$(auth_agent_fetch --login-if-needed GET https://api.example.com/mcp 2>>"$errlog")
+check "fetch --login-if-needed sends login: ifNeeded" test "$(jq -r .echo.params.login <<<"$out")" = ifNeeded
+out=$(auth_agent_fetch GET 2>&1); rc=$?
+check "fetch without METHOD and URL: status 2 and the usage" eval '((rc == 2)) && contains "$out" "usage: auth_agent_fetch"'
+out=$(auth_agent_forget api.example.com 2>>"$errlog")
+check "forget sends the provider and prints {forgotten, revoked}" \
+  test "$(jq -c '[.forgotten, .revoked, .echo.params]' <<<"$out")" = '[true,true,{"provider":"api.example.com"}]'
+auth_agent_stop
+
 echo "# the README's first example, as written, against auth-agent demo"
 example=$(awk '/^```bash$/ {inside = 1; next} inside && /^```$/ {exit} inside' "$here/README.md")
 # The README's clone is ~/src/auth-agent; this one is $root (ClientInstallTests runs it from a real ~).

@@ -171,6 +171,12 @@ export declare class AgentDiedError extends AuthAgentError {
   stderr: string;
 }
 
+/** What `forget` answers. */
+export interface ForgetResult {
+  forgotten: boolean;
+  revoked: boolean;
+}
+
 /** Headers to add; `provider` is not enumerable, so spreading them leaves it out. */
 export type SignedHeaders = Record<string, string> & { readonly provider: string | null };
 
@@ -182,6 +188,14 @@ export interface AgentRequestInit extends RequestInit, TokenChoice {
   timeout?: number;
   /** Larger bodies reject with ResponseTooLargeError (default 10 MiB). */
   maxResponseBytes?: number;
+  /** `'ifNeeded'`: when the URL answers 401 and no provider covers it, the agent learns the API, logs in and resends. */
+  login?: 'ifNeeded';
+}
+/** What `login({resource})` would learn and ask for, from a 401's Bearer challenge (or a 403 asking for more scope). */
+export interface LoginHint {
+  resource: string;
+  authorizationServer: string;
+  scopes: string[];
 }
 /** What the agent did with a fetch. */
 export interface FetchInfo {
@@ -190,6 +204,8 @@ export interface FetchInfo {
   signed: boolean;
   /** Whether the request was sent again after a 401 and a refresh. */
   retried: boolean;
+  /** Set when no provider covers the URL and it answered with a Bearer challenge. */
+  login: LoginHint | null;
 }
 /** A standard Response, with what the agent did. */
 export interface AgentResponse extends Response {
@@ -231,6 +247,10 @@ export declare class AuthAgent extends EventEmitter {
   ping(options?: CallOptions): Promise<Record<string, never>>;
   status(options?: CallOptions): Promise<StatusResult>;
   login(params: { provider: string; flow?: Flow; credentials?: Credentials; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
+  /** An API with no configuration: the agent learns it; the result's `provider` is the learned provider's id. */
+  login(params: { resource: string; flow?: Flow; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
+  /** Remove a learned provider: logged out, revoked, its registration deleted. */
+  forget(params: { provider: string }, options?: CallOptions): Promise<ForgetResult>;
   /** Without `account`, the account this connection would use; `all: true`, every account of the provider. */
   logout(params: { provider: string; account?: string; all?: boolean }, options?: CallOptions): Promise<LogoutResult>;
   /** This connection's account for `provider` (never another program's); `null` or none: the provider's default. */

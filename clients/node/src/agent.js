@@ -168,9 +168,22 @@ export class AuthAgent extends EventEmitter {
    * Log in: `{provider, flow?, credentials?: {username, password} | {token}, openBrowser?}`;
    * `flow` picks one of the provider's `flows` (status), default its first.
    * Device-code and browser logins wait for the user; listen for `loginPrompt`.
+   *
+   * Or `{resource, flow?, openBrowser?}` instead of `provider`: the URL of an API
+   * with no configuration, which the agent learns (discovery, registration) before
+   * a browser login (`flow: 'deviceCode'`: a device login where offered); the
+   * result's `provider` is the learned provider's id.
    */
-  login({ provider, flow, credentials, openBrowser }, options) {
-    return this.request('login', { provider, flow, credentials, openBrowser }, options);
+  login({ provider, resource, flow, credentials, openBrowser }, options) {
+    if ((provider === undefined) === (resource === undefined)) {
+      throw new TypeError('login takes a provider or a resource, exactly one of them');
+    }
+    return this.request('login', { provider, resource, flow, credentials, openBrowser }, options);
+  }
+
+  /** Remove a learned provider: log out of its accounts, revoke, delete its registration → `{forgotten, revoked}`. */
+  forget({ provider }, options) {
+    return this.request('forget', { provider }, options);
   }
 
   /**
@@ -218,8 +231,13 @@ export class AuthAgent extends EventEmitter {
    * sends the request, and after a 401 for the token it sent refreshes once
    * and resends once; `response.authAgent` is `{provider, signed, retried}`.
    *
+   * When no provider covers the URL and it answers 401 with a Bearer challenge,
+   * `response.authAgent.login` is `{resource, authorizationServer, scopes}`
+   * (else null): pass its `resource` to `login({resource})`; with
+   * `init.login: 'ifNeeded'` the agent runs that login itself and resends.
+   *
    * Besides RequestInit, `init` takes `provider` (sign with this one),
-   * `account`, `scopes`, `audience`, `resource` (as in `sign`),
+   * `account`, `scopes`, `audience`, `resource` (as in `sign`), `login`,
    * `timeout` (ms for the whole call; default the client's, Infinity: the
    * agent's maximum of 600 s) and `maxResponseBytes` (default 10 MiB).
    * Aborting `init.signal` rejects with its reason and cancels the request at
@@ -229,7 +247,7 @@ export class AuthAgent extends EventEmitter {
    */
   async fetch(input, init = {}) {
     const {
-      provider, account, scopes, audience, resource, timeout = this.timeout, maxResponseBytes, ...requestInit
+      provider, account, scopes, audience, resource, login, timeout = this.timeout, maxResponseBytes, ...requestInit
     } = init;
     const request = new Request(input, requestInit);
     const bytes = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
@@ -242,6 +260,7 @@ export class AuthAgent extends EventEmitter {
       resource,
       timeoutSeconds: agentSeconds(timeout),
       maxResponseBytes,
+      login,
     };
     const result = await this.request('fetch', params, { signal: request.signal, timeout: timeout + CLIENT_GRACE_MS });
     return toResponse(result, request.url);

@@ -47,7 +47,8 @@ export function fetchRequest(request, bytes) {
  * A standard Response for the agent's FetchResult. The body is given as bytes
  * so that Response adds no content-type of its own. `url` is the request's
  * (the agent does not say where a same-origin redirect led); `authAgent`
- * says whether the agent signed the request and whether it retried after a 401.
+ * says whether the agent signed the request, whether it retried after a 401,
+ * and (`login`) what `login({resource})` would learn when no provider covered it.
  */
 export function toResponse(result, url) {
   const bytes = result.bodyBase64 !== undefined
@@ -55,7 +56,9 @@ export function toResponse(result, url) {
     : Buffer.from(result.body ?? '', 'utf8');
   const body = NULL_BODY_STATUSES.has(result.status) ? null : bytes;
   const response = new Response(body, { status: result.status, headers: result.headers });
-  const authAgent = Object.freeze({ provider: result.provider ?? null, signed: result.signed, retried: result.retried });
+  const authAgent = Object.freeze({
+    provider: result.provider ?? null, signed: result.signed, retried: result.retried, login: result.login ?? null,
+  });
   return Object.defineProperties(response, {
     url: { value: url, enumerable: true },
     authAgent: { value: authAgent, enumerable: true },

@@ -59,7 +59,7 @@ describe('agent.fetch with the real agent', { skip: SKIP }, () => {
     assert.equal(response.url, me);
     assert.match(response.headers.get('content-type'), /^application\/json/);
     assert.equal((await response.json()).preferred_username, CREDENTIALS.username);
-    assert.deepEqual(response.authAgent, { provider: PROVIDER, signed: true, retried: false });
+    assert.deepEqual(response.authAgent, { provider: PROVIDER, signed: true, retried: false, login: null });
   });
 
   test('a 401 for the token sent refreshes once and retries: 200', async () => {
@@ -68,7 +68,7 @@ describe('agent.fetch with the real agent', { skip: SKIP }, () => {
     const response = await agent.fetch(me);
     assert.equal(response.status, 200);
     assert.equal((await response.json()).preferred_username, CREDENTIALS.username);
-    assert.deepEqual(response.authAgent, { provider: PROVIDER, signed: true, retried: true });
+    assert.deepEqual(response.authAgent, { provider: PROVIDER, signed: true, retried: true, login: null });
     assert.equal(await issuer.count('token.refresh_token'), 1);
     assert.equal(await issuer.count('api'), 2);
   });
@@ -118,7 +118,7 @@ describe('agent.fetch with the real agent', { skip: SKIP }, () => {
     const agent = await loggedIn();
     const response = await agent.fetch(me.replace('127.0.0.1', 'localhost'));
     assert.equal(response.status, 401);
-    assert.deepEqual(response.authAgent, { provider: null, signed: false, retried: false });
+    assert.deepEqual(response.authAgent, { provider: null, signed: false, retried: false, login: null });
   });
 
   test('not logged in rejects with NotLoggedInError', async () => {

@@ -17,6 +17,7 @@ export const SKIP = AGENT_BIN ? false : 'auth-agent binary not found: set AUTH_A
 export const CLIENT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SCHEMA_PATH = join(CLIENT_ROOT, '..', '..', 'schema', 'openrpc.json');
 export const FAKE_AGENT = fileURLToPath(new URL('fake-agent.js', import.meta.url));
+export const ECHO_AGENT = fileURLToPath(new URL('echo-agent.js', import.meta.url));
 export const PROVIDER = 'corp';
 export const CREDENTIALS = Object.freeze({ username: 'alice', password: 'wonderland' });
 /** The dev issuer's second user, for a second account on the same provider. */

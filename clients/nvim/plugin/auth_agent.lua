@@ -28,7 +28,7 @@ end
 
 vim.api.nvim_create_user_command("AuthAgentLogin", function(opts)
   require("auth_agent").login_interactive(provider_arg(opts))
-end, { nargs = "?", complete = complete_provider, desc = "Log in through an auth-agent provider" })
+end, { nargs = "?", complete = complete_provider, desc = "Log in through an auth-agent provider, or to an API's URL" })
 
 vim.api.nvim_create_user_command("AuthAgentLogout", function(opts)
   require("auth_agent").logout_interactive(opts.fargs[1], opts.fargs[2], opts.bang)
@@ -45,6 +45,16 @@ vim.api.nvim_create_user_command("AuthAgentDefaultAccount", function(opts)
   end
   require("auth_agent").set_default_account_interactive(opts.fargs[1], opts.fargs[2])
 end, { nargs = "+", complete = complete_provider_account, desc = "Set a provider's default account" })
+
+vim.api.nvim_create_user_command("AuthAgentForget", function(opts)
+  require("auth_agent").forget(opts.fargs[1], function(err)
+    if err then
+      vim.notify("Forget failed: " .. err.message, vim.log.levels.ERROR)
+    else
+      vim.notify("Forgot " .. opts.fargs[1])
+    end
+  end)
+end, { nargs = 1, complete = complete_provider, desc = "Remove a provider the agent learned" })
 
 vim.api.nvim_create_user_command("AuthAgentStatus", function()
   require("auth_agent").show_status()

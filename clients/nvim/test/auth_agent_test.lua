@@ -1,5 +1,5 @@
 -- Run by test/run.sh inside `nvim --headless -u NONE`, with the plugin on
--- 'runtimepath' and ISSUER, TEST_CONFIG, AUTH_AGENT_BIN, SCHEMA, README set.
+-- 'runtimepath' and ISSUER, TEST_CONFIG, AUTH_AGENT_BIN, SCHEMA, README, ECHO_AGENT set.
 -- Drives the real agent against the dev issuer. Every wait is bounded.
 local env = vim.env
 local issuer = env.ISSUER
@@ -109,7 +109,7 @@ end)
 
 test("user commands are defined", function()
   for _, cmd in ipairs({ "AuthAgentLogin", "AuthAgentLogout", "AuthAgentStatus", "AuthAgentAccount",
-    "AuthAgentDefaultAccount" }) do
+    "AuthAgentDefaultAccount", "AuthAgentForget" }) do
     eq(vim.fn.exists(":" .. cmd), 2, cmd)
   end
 end)
@@ -678,6 +678,43 @@ test("quitting Neovim stops the agent without a message", function()
     "-c", "qa!" }, "")
   eq(vim.v.shell_error, 0, "exit status")
   eq(output, "", "messages")
+end)
+
+test("login with a resource, fetch's login, forget: what they send (a stand-in agent)", function()
+  if vim.fn.executable("python3") ~= 1 then
+    return out("skip: python3 runs the stand-in agent (test/echo_agent.py)")
+  end
+  auth.stop()
+  assert(auth.setup({ cmd = { "python3", env.ECHO_AGENT } }), "setup failed")
+  local resource = "https://api.example.com/mcp"
+  -- start(callback) makes one request; its answer, waited for.
+  local function call(start)
+    local answer
+    start(function(err, result)
+      answer = { err = err, result = result }
+    end)
+    wait_for("an answer", function()
+      return answer ~= nil
+    end)
+    assert(not answer.err, vim.inspect(answer.err))
+    return answer.result
+  end
+  local learned = call(function(cb) auth.login(resource, nil, cb) end)
+  eq(learned.provider, "api.example.com", "learned provider")
+  eq(vim.inspect(learned.echo.params), vim.inspect({ resource = resource }), "login params")
+  local device = call(function(cb) auth.login({ resource = resource, flow = "deviceCode", open_browser = false }, nil, cb) end)
+  eq(vim.inspect(device.echo.params), vim.inspect({ flow = "deviceCode", openBrowser = false, resource = resource }), "params")
+  eq(pcall(auth.login, {}, nil, function() end), false, "login without provider or resource")
+  local hinted = call(function(cb) auth.fetch({ url = resource }, cb) end)
+  eq(hinted.status, 401, "status")
+  eq(hinted.login.resource, resource, "the login hint")
+  local asked = call(function(cb) auth.fetch({ url = resource, login = "ifNeeded" }, cb) end)
+  eq(asked.echo.params.login, "ifNeeded", "fetch's login")
+  eq(asked.login, nil, "no hint when the agent may log in itself")
+  local forgot = call(function(cb) auth.forget("api.example.com", cb) end)
+  eq(forgot.forgotten, true, "forgotten")
+  eq(forgot.echo.params.provider, "api.example.com", "forget's provider")
+  auth.stop()
 end)
 
 test("the README's lazy.nvim spec runs as written against auth-agent demo", function()

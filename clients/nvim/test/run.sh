@@ -30,7 +30,7 @@ JSON
 
 # The issuer's pipe is closed for nvim so that only this script keeps it open.
 ISSUER=$issuer TEST_CONFIG=$tmp/config.json AUTH_AGENT_BIN=$bin \
-  SCHEMA=$root/schema/openrpc.json README=$plugin/README.md \
+  SCHEMA=$root/schema/openrpc.json README=$plugin/README.md ECHO_AGENT=$here/echo_agent.py \
   timeout 120 nvim --headless -u NONE -i NONE --cmd "set runtimepath^=$plugin" \
   -c "luafile $here/auth_agent_test.lua" {issuer_fd}>&- </dev/null
 rc=$?

@@ -15,20 +15,25 @@ def initialize(client_name: str, client_version: str) -> Dict[str, Any]:
 
 
 def login(
-    provider: str,
+    provider: Optional[str],
     username: Optional[str],
     password: Optional[str],
     token: Optional[str],
     open_browser: Optional[bool] = None,
     flow: Optional[str] = None,
+    resource: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """Only the credentials given are sent, so the agent can say which is missing."""
+    """Only the credentials given are sent, so the agent can say which is missing.
+    A login names a configured ``provider`` or, to learn an API, its ``resource``
+    URL: exactly one of them."""
+    if (provider is None) == (resource is None):
+        raise TypeError("login takes a provider or a resource, exactly one of them")
     credentials = {
         name: value
         for name, value in (("username", username), ("password", password), ("token", token))
         if value is not None
     }
-    params: Dict[str, Any] = {"provider": provider}
+    params: Dict[str, Any] = {"provider": provider} if provider is not None else {"resource": resource}
     if flow is not None:
         params["flow"] = flow
     if credentials:
@@ -129,10 +134,12 @@ def fetch(
     timeout: Optional[float],
     max_response_bytes: Optional[int],
     shape: Mapping[str, Any],
+    login: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Text bodies travel as ``body``, bytes as ``bodyBase64``. Without a
     finite ``timeout`` the agent applies its default. ``shape``: what
-    ``account_and_shape`` built."""
+    ``account_and_shape`` built. ``login="ifNeeded"`` lets the agent log in
+    to an API it learns from the answer's 401, then resend."""
     request: Dict[str, Any] = {"method": method, "url": url}
     if headers:
         request["headers"] = dict(headers)
@@ -147,8 +154,14 @@ def fetch(
         params["timeoutSeconds"] = min(timeout, FETCH_MAX_TIMEOUT)
     if max_response_bytes is not None:
         params["maxResponseBytes"] = max_response_bytes
+    if login is not None:
+        params["login"] = login
     params.update(shape)
     return params
+
+
+def forget(provider: str) -> Dict[str, Any]:
+    return {"provider": provider}
 
 
 def fetch_answer_limit(timeout: Optional[float]) -> Optional[float]:

@@ -37,6 +37,7 @@ from .results import (
     FetchResponse,
     InitializeResult,
     LoginResult,
+    ForgetResult,
     LogoutResult,
     RefreshResult,
     SignResult,
@@ -232,8 +233,9 @@ class AsyncAuthAgent:
 
     async def login(
         self,
-        provider: str,
+        provider: Optional[str] = None,
         *,
+        resource: Optional[str] = None,
         username: Optional[str] = None,
         password: Optional[str] = None,
         token: Optional[str] = None,
@@ -243,8 +245,14 @@ class AsyncAuthAgent:
     ) -> LoginResult:
         """Log in through ``provider`` with the credentials its flow needs
         (username and password, or token); emits userLoggedIn. ``flow`` picks one
-        of the provider's ``flows`` (status), default its first."""
-        params = _params.login(provider, username, password, token, open_browser, flow)
+        of the provider's ``flows`` (status), default its first.
+
+        Or, instead of ``provider``, ``resource``: the URL of an API the agent
+        has no configuration for. The agent learns it from its metadata
+        (discovery, registration) and runs a browser login (``flow="deviceCode"``:
+        a device login where offered); the result's ``provider`` is the learned
+        provider's id."""
+        params = _params.login(provider, username, password, token, open_browser, flow, resource)
         return cast(LoginResult, with_datetimes(await self.call("login", params, timeout=timeout)))
 
     async def logout(
@@ -260,6 +268,11 @@ class AsyncAuthAgent:
         revoking the tokens at the server when configured; emits userLoggedOut."""
         params = _params.logout(provider, account, all)
         return cast(LogoutResult, await self.call("logout", params, timeout=timeout))
+
+    async def forget(self, provider: str, *, timeout: Optional[float] = None) -> ForgetResult:
+        """Remove a learned provider: log out of its accounts, revoke, and
+        delete its registration; a later ``login(resource=...)`` learns it again."""
+        return cast(ForgetResult, await self.call("forget", _params.forget(provider), timeout=timeout))
 
     async def select_account(
         self, provider: str, account: Optional[str], *, timeout: Optional[float] = None
@@ -317,11 +330,12 @@ class AsyncAuthAgent:
         resource: Optional[str] = None,
         timeout: Optional[float] = None,
         max_response_bytes: Optional[int] = None,
+        login: Optional[str] = None,
     ) -> FetchResponse:
         """``AuthAgent.fetch``, awaited."""
         limit = self.timeout if timeout is None else timeout
         shape = _params.account_and_shape(account, scopes, audience, resource)
-        params = _params.fetch(method, url, headers, body, provider, limit, max_response_bytes, shape)
+        params = _params.fetch(method, url, headers, body, provider, limit, max_response_bytes, shape, login)
         result = await self.call("fetch", params, timeout=_params.fetch_answer_limit(limit))
         return FetchResponse(result)
 

@@ -36,6 +36,7 @@ from .results import (
     FetchResponse,
     InitializeResult,
     LoginResult,
+    ForgetResult,
     LogoutResult,
     RefreshResult,
     SignResult,
@@ -229,8 +230,9 @@ class AuthAgent:
 
     def login(
         self,
-        provider: str,
+        provider: Optional[str] = None,
         *,
+        resource: Optional[str] = None,
         username: Optional[str] = None,
         password: Optional[str] = None,
         token: Optional[str] = None,
@@ -240,8 +242,14 @@ class AuthAgent:
     ) -> LoginResult:
         """Log in through ``provider`` with the credentials its flow needs
         (username and password, or token); emits userLoggedIn. ``flow`` picks one
-        of the provider's ``flows`` (status), default its first."""
-        params = _params.login(provider, username, password, token, open_browser, flow)
+        of the provider's ``flows`` (status), default its first.
+
+        Or, instead of ``provider``, ``resource``: the URL of an API the agent
+        has no configuration for. The agent learns it from its metadata
+        (discovery, registration) and runs a browser login (``flow="deviceCode"``:
+        a device login where offered); the result's ``provider`` is the learned
+        provider's id."""
+        params = _params.login(provider, username, password, token, open_browser, flow, resource)
         return cast(LoginResult, with_datetimes(self.call("login", params, timeout=timeout)))
 
     def logout(
@@ -257,6 +265,11 @@ class AuthAgent:
         revoking the tokens at the server when configured; emits userLoggedOut."""
         params = _params.logout(provider, account, all)
         return cast(LogoutResult, self.call("logout", params, timeout=timeout))
+
+    def forget(self, provider: str, *, timeout: Optional[float] = None) -> ForgetResult:
+        """Remove a learned provider: log out of its accounts, revoke, and
+        delete its registration; a later ``login(resource=...)`` learns it again."""
+        return cast(ForgetResult, self.call("forget", _params.forget(provider), timeout=timeout))
 
     def select_account(
         self, provider: str, account: Optional[str], *, timeout: Optional[float] = None
@@ -314,6 +327,7 @@ class AuthAgent:
         resource: Optional[str] = None,
         timeout: Optional[float] = None,
         max_response_bytes: Optional[int] = None,
+        login: Optional[str] = None,
     ) -> FetchResponse:
         """Send the request through the agent, signed like ``sign``; after a
         401 for the token it sent the agent refreshes once and resends once.
@@ -321,10 +335,16 @@ class AuthAgent:
         ``timeout`` (default: the client's) bounds the whole request; running
         out raises ``RequestFailed``. Any HTTP status is a response, not an
         exception.
+
+        When no provider covers the URL and it answers 401 with a Bearer
+        challenge, the response's ``login`` is ``{"resource", "authorizationServer",
+        "scopes"}``: pass its ``resource`` to ``login(resource=...)``. With
+        ``login="ifNeeded"`` the agent runs that login itself (prompting this
+        client, as ``login`` does) and resends.
         """
         limit = self.timeout if timeout is None else timeout
         shape = _params.account_and_shape(account, scopes, audience, resource)
-        params = _params.fetch(method, url, headers, body, provider, limit, max_response_bytes, shape)
+        params = _params.fetch(method, url, headers, body, provider, limit, max_response_bytes, shape, login)
         result = self.call("fetch", params, timeout=_params.fetch_answer_limit(limit))
         return FetchResponse(result)
 

@@ -9,7 +9,7 @@ import base64
 import json
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, Iterator, List, Mapping, Optional, TypedDict
+from typing import Any, Dict, Iterator, List, Mapping, Optional, TypedDict, cast
 
 User = Dict[str, Any]
 
@@ -91,6 +91,21 @@ class AccountChoice(TypedDict):
 
 class LogoutResult(TypedDict):
     revoked: bool
+
+
+class ForgetResult(TypedDict):
+    """What ``forget`` answers: the learned provider is gone, and whether its tokens were revoked."""
+
+    forgotten: bool
+    revoked: bool
+
+
+class LoginHint(TypedDict):
+    """``FetchResponse.login``: what ``login(resource=...)`` would learn and ask for."""
+
+    resource: str
+    authorizationServer: str
+    scopes: List[str]
 
 
 class RefreshResult(TypedDict):
@@ -195,6 +210,10 @@ class FetchResponse:
         self.provider: Optional[str] = provider if isinstance(provider, str) else None
         self.signed: bool = bool(result.get("signed"))
         self.retried: bool = bool(result.get("retried"))
+        login = result.get("login")
+        #: When no provider covers the URL and it answered with a Bearer challenge (or a
+        #: learned one asks for more scope): ``{"resource", "authorizationServer", "scopes"}``.
+        self.login: Optional[LoginHint] = cast(LoginHint, login) if isinstance(login, dict) else None
 
     @property
     def ok(self) -> bool:

@@ -206,16 +206,29 @@ local function as_table(provider_or_req)
   return { provider = provider_or_req }
 end
 
---- target: a provider id or { provider, flow? } (flow: one of the provider's flows, default its first).
+local function is_url(text)
+  return type(text) == "string" and (text:find("^https?://") ~= nil)
+end
+
+--- target: a provider id or { provider, flow? } (flow: one of the provider's flows, default its first);
+--- or the URL of an API with no configuration, or { resource = URL, flow?, open_browser? }: the agent
+--- learns the API and runs a browser login (flow "deviceCode": a device login); the result's
+--- provider is the learned provider's id.
 function M.login(target, credentials, callback)
-  local t = as_table(target)
-  return M.request("login", { provider = t.provider, flow = t.flow, credentials = credentials }, function(err, result)
-    ui.close_login_prompt(t.provider)
+  local t = is_url(target) and { resource = target } or as_table(target)
+  if (t.provider == nil) == (t.resource == nil) then
+    error("login takes a provider or a resource, exactly one of them", 2)
+  end
+  local params = { provider = t.provider, resource = t.resource, flow = t.flow, credentials = credentials,
+    openBrowser = t.open_browser }
+  return M.request("login", params, function(err, result)
+    ui.close_login_prompt(t.provider or (result and result.provider))
     if callback then
       callback(err, result)
     end
   end)
 end
+
 
 --- Logs out: target is a provider id, or { provider, account?, all? }
 --- (without account, the account this editor uses; all = true: every account).
@@ -250,6 +263,12 @@ local function then_refresh_status(callback)
       callback(err, result)
     end
   end
+end
+
+--- Removes a learned provider (logged out, revoked, its registration deleted).
+--- callback(err, { forgotten, revoked }).
+function M.forget(provider_id, callback)
+  return M.request("forget", { provider = provider_id }, then_refresh_status(callback))
 end
 
 --- This editor's account for provider_id from now on (account nil: the
@@ -303,6 +322,22 @@ function M.http(req, callback)
   return http.request({ sign = M.sign, refresh = M.refresh }, req, callback)
 end
 
+--- The agent sends the request itself (signed like sign; after a 401 for the
+--- token it sent, refreshed and resent once): req = {url, method?, headers?,
+--- body?, provider?, account?, scopes?, audience?, resource?, login?,
+--- timeout_seconds?}. callback(err, result): {status, headers, body or
+--- bodyBase64, provider, signed, retried, login?}. When no provider covers the
+--- URL and it answered 401 with a Bearer challenge, result.login is {resource,
+--- authorizationServer, scopes} for M.login({ resource = ... }); login =
+--- "ifNeeded" lets the agent log in itself (prompting, as M.login does) and resend.
+function M.fetch(req, callback)
+  local params = sign_params(req)
+  params.request.body = req.body
+  params.login = req.login
+  params.timeoutSeconds = req.timeout_seconds
+  return M.request("fetch", params, callback)
+end
+
 --- sign, sign_sync, http and token with `defaults` under each request's own
 --- fields: e.g. with({ account = "bob", scopes = { "read" } }) sends every
 --- request as bob with a read-only token, the retry after a 401 included.
@@ -326,8 +361,16 @@ function M.with(defaults)
   }
 end
 
---- Asks for the provider's login fields and logs in (:AuthAgentLogin).
+--- Asks for the provider's login fields and logs in (:AuthAgentLogin); given
+--- a URL, learns that API and logs in to it (:AuthAgentLogin https://…).
 function M.login_interactive(provider_id)
+  if is_url(provider_id) then
+    return M.login(provider_id, nil, function(err)
+      if err then
+        ui.notify(("Login to %s failed: %s"):format(provider_id, err.message), vim.log.levels.ERROR)
+      end
+    end)
+  end
   M.status(function(err, providers)
     if err then
       return ui.notify("status failed: " .. err.message, vim.log.levels.ERROR)

@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import JSON
+import Wire
+
+/// Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document, MCP
+/// 2025-11-25): a client whose `client_id` is a URL; the issuer fetches that URL and
+/// reads the client's metadata from the JSON document found there.
+///
+/// The dev issuer fetches only plain-http loopback URLs (it speaks no TLS) with a
+/// bounded GET of its own. Tests publish documents on the issuer itself
+/// (`DevIssuer.publishClientMetadataDocument`, served at `/clients/NAME`), which also
+/// lets the agent's side check a document it points to.
+enum ClientMetadataDocuments {
+    /// Documents over this are refused, as the draft recommends a small limit (5 KiB); generous here.
+    static let maxBytes = 64 * 1024
+    static let pathPrefix = "/clients/"
+
+    /// `GET /clients/NAME`: a published document, verbatim.
+    static func serve(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
+        let name = String(request.path.dropFirst(pathPrefix.count))
+        guard let document = context.state.publishedClientMetadata(name: name) else {
+            return .error(404, "not_found", "no client metadata document \(name)")
+        }
+        return .json(200, .object(document))
+    }
+
+    /// Whether `clientID` is meant as a metadata document URL: https, or http on loopback, with a path.
+    static func isDocumentURL(_ clientID: String) -> Bool {
+        clientID.hasPrefix("https://") || clientID.hasPrefix("http://127.0.0.1:") || clientID.hasPrefix("http://127.0.0.1/")
+    }
+
+    /// Fetches and checks the document: its `client_id` must be the URL itself, and it must
+    /// describe a public client with loopback redirect URIs (the registration rules).
+    static func resolve(_ url: String) -> Result<RegisteredClient, RegistrationError> {
+        guard url.hasPrefix("http://127.0.0.1:"), let (port, path) = loopbackTarget(url) else {
+            return .failure(RegistrationError("invalid_client", "the dev issuer fetches client metadata documents only from http://127.0.0.1"))
+        }
+        guard let (status, body) = get(port: port, path: path) else {
+            return .failure(RegistrationError("invalid_client", "the client metadata document could not be fetched"))
+        }
+        guard status == 200 else { return .failure(RegistrationError("invalid_client", "the client metadata document answered \(status)")) }
+        guard body.count <= maxBytes, let document = (try? JSONParser.parse(body))?.objectValue else {
+            return .failure(RegistrationError("invalid_client", "the client metadata document is not a JSON object of at most \(maxBytes) bytes"))
+        }
+        guard document["client_id"]?.stringValue == url else {
+            return .failure(RegistrationError("invalid_client", "the client metadata document's client_id is not its URL"))
+        }
+        if document["client_secret"] != nil {
+            return .failure(RegistrationError("invalid_client", "a client metadata document must not carry a client_secret"))
+        }
+        return RegisteredClient.validate(document, clientID: url).mapError { RegistrationError("invalid_client", $0.description) }
+    }
+
+    private static func loopbackTarget(_ url: String) -> (UInt16, String)? {
+        let rest = url.dropFirst("http://127.0.0.1:".count)
+        let digits = rest.prefix { $0.isASCII && $0.isNumber }
+        guard let port = UInt16(digits), port > 0 else { return nil }
+        let path = rest.dropFirst(digits.count)
+        guard path.hasPrefix("/"), !path.contains("#") else { return nil }
+        return (port, String(path))
+    }
+
+    /// One `GET` on a fresh connection, `Connection: close`, 5 s bounded, the answer at most `maxBytes` past its head.
+    private static func get(port: UInt16, path: String) -> (status: Int, body: [UInt8])? {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return nil }
+        defer { LoopbackSocket.closeDescriptor(fd) }
+        LoopbackSocket.setReceiveTimeout(fd, milliseconds: 5000)
+        LoopbackSocket.setSendTimeout(fd, milliseconds: 5000)
+        var address = sockaddr_in()
+        #if canImport(Darwin)
+        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+        #endif
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return nil }
+        let head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+        guard LoopbackSocket.sendAll(fd, Array(head.utf8)) else { return nil }
+        var answer: [UInt8] = []
+        while answer.count <= maxBytes + 16 * 1024 {
+            guard case .data = LoopbackSocket.receive(fd, into: &answer) else { break }
+        }
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        guard let end = answer.indices.first(where: { answer[$0...].starts(with: separator) }) else { return nil }
+        let statusLine = String(decoding: answer[..<end], as: UTF8.self).split(separator: "\r\n").first ?? ""
+        let parts = statusLine.split(separator: " ")
+        guard parts.count >= 2, let status = Int(parts[1]) else { return nil }
+        return (status, Array(answer[(end + separator.count)...]))
+    }
+}
