@@ -4,7 +4,13 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import JSON
+import JSONRPC
 import Wire
 
 /// `auth-agent fetch`: one HTTP request through the agent's `fetch` — signed with the
@@ -15,8 +21,16 @@ enum FetchCommand {
         let request = try request(options)
         let service = session.service
         let (choice, shape) = (session.choice, session.shape)
-        let response = try ToolSession.wait(timeout: request.timeout + session.requestTimeout) { () async throws(AuthError) in
-            try await service.fetch(request, provider: nil, account: choice, shape: shape)
+        // With a person at a terminal, an API that asks for a login gets one (learned from its 401).
+        let attended = Terminal.controlling().map { close($0.fd); return true } ?? false
+        let live = LivePromptLine(environment: ProcessEnvironment.current())
+        defer { live.stop() }
+        let context = TerminalLogin.learnedContext(live)
+        let response = try ToolSession.wait(timeout: request.timeout + session.requestTimeout + (attended ? TerminalLogin.timeout : 0)) { () async throws(AuthError) in
+            try await service.fetch(request, provider: nil, account: choice, shape: shape, login: attended ? .ifNeeded : .hint, context: context)
+        }
+        if let hint = response.login {
+            Logger.stderrSink("auth-agent: \(TerminalText.escaped(hint.resource)) wants a login at \(TerminalText.escaped(hint.authorizationServer)); run: auth-agent login \(TerminalText.escaped(hint.resource))")
         }
         var out = Data()
         if options.include { out.append(Data(head(response).utf8)) }

@@ -11,6 +11,7 @@ import Foundation
 #endif
 import JSON
 import JSONRPC
+import Locking
 
 /// `auth-agent login`: a login for a person at a terminal, or a script (`--password-stdin`,
 /// `--token-stdin`), through the same `AuthService.beginLogin` the protocol's `login` uses.
@@ -29,6 +30,7 @@ enum TerminalLogin {
     /// login instead of prompting again; returns the `login` result.
     /// - Parameter locked: the caller already holds the interactive-login lock.
     static func run(_ session: ToolSession, provider id: String, options: Options, locked: Bool = false) throws(ToolFailure) -> LoginResult {
+        if id.contains("://") { return try learn(session, resource: id, options: options) }
         let provider = try session.provider(id)
         let flow = try flow(options, provider: provider)
         let credentials = try credentials(for: provider, flow: flow, options: options)
@@ -42,6 +44,33 @@ enum TerminalLogin {
         return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
             try await service.login(provider: id, flow: flow, credentials: credentials, context: context)
         }
+    }
+
+    /// `auth-agent login URL`: learns the API at URL (unless learned already) and logs in, by
+    /// browser (opened where a display exists) or, with `--device`, the device flow.
+    static func learn(_ session: ToolSession, resource: String, options: Options) throws(ToolFailure) -> LoginResult {
+        if options.username != nil || options.passwordStdin || options.tokenStdin {
+            throw ToolFailure(.usage, "an API learned from its URL logs in with a browser or --device, not a password or token")
+        }
+        let flow: Flow? = options.flow == .device ? .deviceCode : options.flow == .browser ? .authorizationCode : nil
+        let live = LivePromptLine(environment: ProcessEnvironment.current())
+        defer { live.stop() }
+        let service = session.service
+        return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
+            try await service.login(resource: resource, flow: flow, context: learnedContext(live))
+        }
+    }
+
+    /// Prompts for a login learned from an API, naming the resource and where the person signs in.
+    static func learnedContext(_ live: LivePromptLine) -> LoginContext {
+        let target = Locked<LearnedLogin?>(nil)
+        var context = LoginContext(openBrowser: LivePromptLine.canOpenBrowser(ProcessEnvironment.current()), prompt: { prompt in
+            let learned = target.current
+            let name = learned.map { "\($0.resource) (signing in at \($0.authorizationServer))" } ?? "the API"
+            show(prompt: prompt, displayName: name, live: live)
+        })
+        context.learning = { learned in target.withLock { $0 = learned } }
+        return context
     }
 
     /// The provider's interactive-login lock beside the store (nil for stores without a directory);
@@ -123,7 +152,11 @@ enum TerminalLogin {
     /// On a terminal a live line follows (a countdown, and Enter opens the browser where one
     /// can be); elsewhere the expiry is said once.
     static func show(prompt: LoginPrompt, provider: ProviderConfig, live: LivePromptLine) {
-        let text = promptText(prompt, displayName: provider.displayName)
+        show(prompt: prompt, displayName: provider.displayName, live: live)
+    }
+
+    static func show(prompt: LoginPrompt, displayName: String, live: LivePromptLine) {
+        let text = promptText(prompt, displayName: displayName)
         guard isatty(2) == 0 else {
             Logger.stderrSink(text)
             live.start(prompt, fd: 2) { url in BrowserLauncher().open(checked: url) }
@@ -153,7 +186,7 @@ enum TerminalLogin {
     /// `Logged in to Corp SSO as alice (until …).`: the person's name, else the account's id
     /// (nothing for the one account of a flow that learns nothing about its user).
     static func loggedIn(_ result: LoginResult, session: ToolSession) -> String {
-        let name = session.config.providers.first { $0.id == result.provider }?.displayName ?? result.provider
+        let name = (session.config.providers.first { $0.id == result.provider } ?? session.service.providerConfig(result.provider))?.displayName ?? result.provider
         var text = "Logged in to \(name)"
         if let person = AccountNames.person(result.user, account: result.account) { text += " as \(TerminalText.escaped(person))" }
         if let until = result.expiresAt { text += " (token valid until \(RFC3339.format(until)))" }

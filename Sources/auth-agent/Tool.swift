@@ -86,6 +86,14 @@ enum Tool {
             let what = all ? "every account of \(name)" : command.account.map { "\($0) of \(name)" } ?? name
             Logger.stderrSink(revoked ? "Logged out of \(what); the server revoked the tokens." : "Logged out of \(what).")
             return ""
+        case .forget(let provider):
+            let service = session.service
+            let name = try session.provider(provider).displayName
+            let revoked = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
+                try await service.forget(provider: provider)
+            }
+            Logger.stderrSink("Forgot \(TerminalText.escaped(name)) (\(provider)): logged out\(revoked ? ", tokens revoked" : ""), registration deleted.")
+            return ""
         case .login(let provider, let username, let passwordStdin, let tokenStdin, let flow):
             let options = TerminalLogin.Options(username: username, passwordStdin: passwordStdin, tokenStdin: tokenStdin, flow: flow)
             let result = try TerminalLogin.run(session, provider: provider, options: options)

@@ -6,6 +6,8 @@ struct ToolCommand: Equatable {
     enum Action: Equatable {
         case login(provider: String, username: String?, passwordStdin: Bool, tokenStdin: Bool, flow: LoginFlow?)
         case logout(provider: String)
+        /// `forget ID`: a learned provider logged out, revoked and deleted with its registration.
+        case forget(provider: String)
         case status(json: Bool)
         case token(provider: String, json: Bool)
         case header(url: String)
@@ -69,12 +71,12 @@ struct ToolCommand: Equatable {
     /// Whether the command may run an interactive login (and so must handle Ctrl-C itself).
     var mayLogIn: Bool {
         switch action {
-        case .login, .kubectlCredential: return true
+        case .login, .kubectlCredential, .fetch: return true
         default: return false
         }
     }
 
-    static let names: Set<String> = ["login", "logout", "status", "token", "refresh", "header", "fetch", "git-credential", "kubectl-credential", "config"]
+    static let names: Set<String> = ["login", "logout", "forget", "status", "token", "refresh", "header", "fetch", "git-credential", "kubectl-credential", "config"]
 
     /// Parses `argv` whose first element is one of `names`; options may follow in any order.
     static func parse(_ argv: [String]) throws(Arguments.UsageError) -> ToolCommand {
@@ -173,6 +175,7 @@ struct ToolCommand: Equatable {
             command.action = .login(provider: try one("PROVIDER"), username: username, passwordStdin: flags.contains("--password-stdin"),
                                     tokenStdin: flags.contains("--token-stdin"), flow: flow)
         case "logout": command.action = .logout(provider: try one("PROVIDER"))
+        case "forget": command.action = .forget(provider: try one("PROVIDER"))
         case "status":
             guard positional.isEmpty else { throw Arguments.UsageError(description: "'status' takes no arguments besides --json") }
             command.action = .status(json: flags.contains("--json"))

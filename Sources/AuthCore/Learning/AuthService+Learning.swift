@@ -23,6 +23,9 @@ public struct LearnedLogin: Sendable, Equatable {
 /// keyring work for it unchanged. The store document `StoreKeys.learned` shares it with
 /// every other agent process (`checkLearned`, on the store watch).
 extension AuthService {
+    /// A provider's configuration, learned ones included (the command line names them like configured ones).
+    public func providerConfig(_ id: String) -> ProviderConfig? { registry.providers[id]?.config }
+
     /// Whether a provider (configured or learned) covers `url`: the `mcp` bridge and `fetch`
     /// learn only what nobody covers.
     public func covers(url: String) -> Bool { provider(forURL: url, explicit: nil) != nil }
