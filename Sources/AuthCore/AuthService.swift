@@ -563,6 +563,10 @@ public final class AuthService: Sendable {
         case .rejected(let why):
             // Before declaring the session dead, look again: newer tokens in the store win.
             if let current = try sync.adopt(c), !current.sameTokens(as: stale) { return current }
+            // A learned provider's registration the server forgot: the next login registers again.
+            if let learned = c.config.learned, why.hasPrefix("invalid_client"), let clientId = c.config.clientId {
+                try? await dropRegistration(issuer: learned.issuer, clientId: clientId)
+            }
             throw expire(c, stale, why: "the server rejected the refresh (\(why))")
         case .notGranted(let why):
             throw AuthError.scopeNotGranted(c.config, shape, why)

@@ -201,6 +201,9 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
     var fault = ""
     var pathMetadata = true
     var iss: String? = FakeAPI.issuer
+    /// Clients the token endpoint answers `invalid_client` (a registration the server lost).
+    var unknownClients: Set<String> = []
+    private var registered = 0
     private var log: [(path: String, form: [String: String])] = []
     private(set) var authorizeQuery: [String: String]?
     private(set) var registration: JSONObject?
@@ -236,7 +239,10 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
             lock.withLock { registration = (try? JSONParser.parse(request.body ?? []))?.objectValue }
             if fault == "refuse-registration" { return Self.json(400, ["error": "invalid_client_metadata"]) }
             if fault == "no-client-id" { return Self.json(201, ["client_name": "auth-agent"]) }
-            return Self.json(201, ["client_id": "dyn-1", "token_endpoint_auth_method": "none"])
+            let id = lock.withLock { registered += 1; return "dyn-\(registered)" }
+            return Self.json(201, ["client_id": .string(id), "token_endpoint_auth_method": "none"])
+        case ("as.example", "/token") where unknownClients.contains(form["client_id"] ?? ""):
+            return Self.json(401, ["error": "invalid_client"])
         case ("as.example", "/token"):
             return Self.json(200, ["access_token": "at-1", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt-1", "scope": "mcp"])
         default:
@@ -250,6 +256,32 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
 }
 
 extension LearningTests {
+    func testAKeptRegistrationTheServerForgotIsReplacedOnceAtTheCodeExchange() async throws {
+        let server = FakeAPI()
+        let store = MemorySessionStore()
+        var kept = LearnedDocument()
+        kept.clients[FakeAPI.issuer] = LearnedClient(clientId: "dyn-lost", clientSecret: nil, redirectPort: nil, scopes: ["mcp"], registered: true)
+        try store.saveDocument(kept.encoded(), key: StoreKeys.learned)
+        server.unknownClients = ["dyn-lost"]
+        let (service, _) = makeService(server, store: store)
+        let result = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+        XCTAssertEqual(result.provider, "api.example")
+        XCTAssertEqual(server.count("/register"), 1)
+        XCTAssertEqual(server.count("/token"), 2, "the lost client's exchange, then the new one's")
+        XCTAssertEqual(LearnedDocument.decode(try XCTUnwrap(try store.loadDocument(StoreKeys.learned))).clients[FakeAPI.issuer]?.clientId, "dyn-1")
+        // A second invalid_client does not register again and again.
+        server.unknownClients = ["dyn-2", "dyn-3"]
+        _ = try await service.forget(provider: "api.example")
+        let (other, _) = makeService(server, store: store)
+        do {
+            _ = try await other.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+            XCTFail("logged in")
+        } catch {
+            XCTAssertEqual(error.code, .loginDenied, error.message)
+        }
+        XCTAssertEqual(server.count("/register"), 3)
+    }
+
     func testAConfigurationMayHaveNoProvidersAndNamesClientsAndLearning() throws {
         XCTAssertEqual(try AgentConfig.parse(Array("{}".utf8), file: "c").providers, [])
         let c = try AgentConfig.parse(Array(#"""

@@ -78,7 +78,10 @@ extension AuthService {
 
     /// The login of a learned provider, and only after it succeeded, the provider kept in the
     /// store and in this process: a failed login leaves nothing learned.
-    private func logInAndKeep(_ api: LearnedAPI, _ client: LearnedClient, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
+    /// A kept registration the server no longer knows (`invalid_client` at the code exchange) is
+    /// replaced once by a new one, and the login runs again; `invalid_grant` never gets here.
+    private func logInAndKeep(_ api: LearnedAPI, _ client: LearnedClient, flow: Flow?, context: LoginContext,
+                              registeringAgain: Bool = false) async throws(AuthError) -> LoginResult {
         var doc = LearnedDocument(apis: [api])
         doc.clients[api.server.issuer] = client
         guard let config = doc.config(api, defaultOpenBrowser: false) else {
@@ -87,7 +90,15 @@ extension AuthService {
         let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger)
         sync.load(p)
         context.learning(LearnedLogin(provider: api.id, resource: api.resource, authorizationServer: api.server.issuer))
-        let result = try await login(p, flow: flow, credentials: nil, context: context)
+        let result: LoginResult
+        do {
+            result = try await login(p, flow: flow, credentials: nil, context: context)
+        } catch where client.registered && !registeringAgain && error.code == .loginDenied && error.message.contains("(invalid_client") {
+            logger.warn("\(api.server.issuer) no longer knows the client it registered for the agent; registering again")
+            try await dropRegistration(issuer: api.server.issuer, clientId: client.clientId)
+            let fresh = try await self.client(for: api.server, scopes: client.scopes)
+            return try await logInAndKeep(api, fresh, flow: flow, context: context, registeringAgain: true)
+        }
         try await updateLearned { doc in
             doc.apis.removeAll { $0.id == api.id }
             doc.apis.append(api)
@@ -157,6 +168,14 @@ extension AuthService {
         }
         logger.info("registered a client at \(server.issuer)")
         return fresh
+    }
+
+    /// Forgets the registration `clientId` at `issuer` (the server said `invalid_client`): the next
+    /// login registers again. Another process's newer registration is kept.
+    func dropRegistration(issuer: String, clientId: String) async throws(AuthError) {
+        try await updateLearned { doc in
+            if doc.clients[issuer]?.clientId == clientId, doc.clients[issuer]?.registered == true { doc.clients[issuer] = nil }
+        }
     }
 
     /// The learned document as stored now (empty when none or unreadable).
