@@ -205,7 +205,7 @@ public final class AuthService: Sendable {
     func route(url: String, provider explicit: String?) throws(AuthError) -> (accounts: ProviderAccounts, shape: TokenShape)? {
         let route = routes.value(for: url)
         // A learned provider covers its resource's path prefix, over https or loopback only (checked when learned).
-        let learned = registry.learnedCovering(url)
+        let learned = registry.learnedCovering(url, origin: route.origin)
         if let explicit {
             let p = try accounts(explicit)
             guard route.covering === p || learned === p else {

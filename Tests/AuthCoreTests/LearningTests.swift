@@ -39,6 +39,15 @@ final class LearningTests: XCTestCase {
         XCTAssertFalse(ResourceDiscovery.covers(resource: "https://a.example/mcp", url: "https://a.example/mcpx"))
         XCTAssertFalse(ResourceDiscovery.covers(resource: "https://a.example/mcp", url: "https://a.example:444/mcp"))
         XCTAssertTrue(ResourceDiscovery.covers(resource: "https://a.example/", url: "https://a.example/anything"))
+        // The routing check (a byte prefix after the authority) agrees.
+        XCTAssertTrue(ProviderRegistry.path(of: "https://a.example/mcp", startsWith: "/mcp"))
+        XCTAssertTrue(ProviderRegistry.path(of: "https://a.example:8443/mcp/x", startsWith: "/mcp"))
+        XCTAssertTrue(ProviderRegistry.path(of: "https://a.example/mcp?x=/y", startsWith: "/mcp"))
+        XCTAssertFalse(ProviderRegistry.path(of: "https://a.example/mcpx", startsWith: "/mcp"))
+        XCTAssertFalse(ProviderRegistry.path(of: "https://a.example/m", startsWith: "/mcp"))
+        XCTAssertFalse(ProviderRegistry.path(of: "https://a.example?/mcp", startsWith: "/mcp"))
+        XCTAssertTrue(ProviderRegistry.path(of: "https://a.example", startsWith: ""))
+        XCTAssertTrue(ProviderRegistry.path(of: "https://a.example/x", startsWith: ""))
         XCTAssertEqual(ResourceDiscovery.wellKnown("https://a.example/mcp", "oauth-protected-resource", appended: false),
                        ["https://a.example/.well-known/oauth-protected-resource/mcp", "https://a.example/.well-known/oauth-protected-resource"])
         XCTAssertEqual(ResourceDiscovery.serverCandidates("https://as.example/tenant"),
@@ -301,5 +310,51 @@ extension LearningTests {
         _ = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
         XCTAssertEqual(server.count("/register"), 0)
         XCTAssertEqual(server.authorizeQuery?["client_id"], "pre-registered")
+    }
+}
+
+extension LearningTests {
+    /// The benchmark of issue 22: once learned, a request to the resource costs what one to a
+    /// configured provider costs — no discovery, one path-prefix check before the origin table.
+    /// Prints both per-call costs of `signNow` (the path `sign` and `fetch` take with a valid token).
+    func testSigningForALearnedResourceCostsWhatAConfiguredOneCosts() async throws {
+        let server = FakeAPI()
+        let learnedStore = MemorySessionStore()
+        let (learned, _) = makeService(server, store: learnedStore)
+        let login = try await learned.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+        // The same provider and session, configured by hand, in a store of its own.
+        var config = AgentConfig()
+        var provider = try XCTUnwrap(learned.providerConfig("api.example"))
+        provider.learned = nil
+        provider.id = "cfg"
+        config.providers = [provider]
+        let configuredStore = MemorySessionStore()
+        let session = try XCTUnwrap(try learnedStore.load(StoreKeys.account(login.account, of: "api.example")))
+        try configuredStore.save(session, for: StoreKeys.account(login.account, of: "cfg"))
+        var index = AccountIndex()
+        index.add(login.account)
+        try configuredStore.saveIndex(index, for: "cfg")
+        let configured = AuthService(config: config, store: configuredStore, transport: server, logger: Logger(level: .error, sink: { _ in }), events: { _ in })
+        server.resetLog()
+        func perCall(_ service: AuthService) throws -> Double {
+            let url = FakeAPI.resource + "/tools/call"
+            let n = 20_000
+            let start = DispatchTime.now().uptimeNanoseconds
+            for _ in 0..<n {
+                guard case .signed? = try service.signNow(url: url, provider: nil) else { XCTFail("not signed"); return 0 }
+            }
+            return Double(DispatchTime.now().uptimeNanoseconds - start) / Double(n) / 1000
+        }
+        _ = try perCall(learned)
+        _ = try perCall(configured)
+        // The best of five each: the machine is shared, and noise only ever adds time.
+        var (l, c) = (Double.infinity, Double.infinity)
+        for _ in 0..<5 {
+            l = min(l, try perCall(learned))
+            c = min(c, try perCall(configured))
+        }
+        print(String(format: "signNow: learned %.2f µs, configured %.2f µs per call", l, c))
+        XCTAssertEqual(server.paths(), [], "no request at all once learned")
+        XCTAssertLessThan(l, c * 2 + 2, "a learned resource costs about what a configured one does")
     }
 }

@@ -8,12 +8,21 @@ final class ProviderRegistry: Sendable {
         var providers: [String: ProviderAccounts] = [:]
         var order: [String] = []
         /// The learned providers, checked before the configured origins: they cover a path prefix.
-        var learned: [ProviderAccounts] = []
+        var learned: [Entry] = []
         /// `documentStamp` of `StoreKeys.learned` when it was last read.
         var stamp: String??
     }
 
     let state = Locked(State())
+
+    /// A learned provider with its resource's origin and path prefix worked out once, so that
+    /// routing a URL costs an origin comparison and a byte-prefix check.
+    struct Entry {
+        let origin: Origin
+        /// The resource's path without a trailing `/` (empty for the root).
+        let prefix: String
+        let accounts: ProviderAccounts
+    }
 
     init(_ configured: [ProviderAccounts]) {
         state.withLock { s in
@@ -27,11 +36,34 @@ final class ProviderRegistry: Sendable {
     var providers: [String: ProviderAccounts] { state.withLock { $0.providers } }
     var order: [String] { state.withLock { $0.order } }
 
-    /// The learned provider whose resource `url` lies under; nil at once when none was learned.
-    func learnedCovering(_ url: String) -> ProviderAccounts? {
+    /// The learned provider whose resource `url` (of `origin`, already parsed by the caller's
+    /// cache) lies under; nil at once when none was learned.
+    func learnedCovering(_ url: String, origin: Origin?) -> ProviderAccounts? {
         let learned = state.withLock { $0.learned }
-        guard !learned.isEmpty else { return nil }
-        return learned.first { $0.config.learned?.covers(url) == true }
+        guard !learned.isEmpty, let origin else { return nil }
+        for entry in learned where entry.origin == origin {
+            if Self.path(of: url, startsWith: entry.prefix) { return entry.accounts }
+        }
+        return nil
+    }
+
+    func learnedCovering(_ url: String) -> ProviderAccounts? { learnedCovering(url, origin: Origin(url: url)) }
+
+    /// Whether the path of `url` is `prefix` or goes on below it (the next byte `/`, `?`, `#` or the end).
+    static func path(of url: String, startsWith prefix: String) -> Bool {
+        var url = url
+        return url.withUTF8 { bytes -> Bool in
+            // The path starts at the first '/' after "://" (the authority has none).
+            var i = 0
+            while i + 2 < bytes.count, !(bytes[i] == UInt8(ascii: ":") && bytes[i + 1] == UInt8(ascii: "/") && bytes[i + 2] == UInt8(ascii: "/")) { i += 1 }
+            i += 3
+            while i < bytes.count, bytes[i] != UInt8(ascii: "/"), bytes[i] != UInt8(ascii: "?"), bytes[i] != UInt8(ascii: "#") { i += 1 }
+            let p = Array(prefix.utf8)
+            guard bytes.count - i >= p.count else { return false }
+            for (k, c) in p.enumerated() where bytes[i + k] != c { return false }
+            let next = i + p.count
+            return next == bytes.count || bytes[next] == UInt8(ascii: "/") || bytes[next] == UInt8(ascii: "?") || bytes[next] == UInt8(ascii: "#")
+        }
     }
 
     /// Adds a learned provider; false when its id is taken (by a configured provider, or already learned).
@@ -39,9 +71,12 @@ final class ProviderRegistry: Sendable {
     func add(_ p: ProviderAccounts) -> Bool {
         state.withLock { s in
             guard s.providers[p.id] == nil else { return false }
+            guard let learned = p.config.learned, let origin = Origin(url: learned.resource) else { return false }
+            var prefix = ResourceDiscovery.path(of: learned.resource)
+            if prefix.hasSuffix("/") { prefix.removeLast() }
             s.providers[p.id] = p
             s.order.append(p.id)
-            s.learned.append(p)
+            s.learned.append(Entry(origin: origin, prefix: prefix, accounts: p))
             return true
         }
     }
@@ -49,12 +84,12 @@ final class ProviderRegistry: Sendable {
     /// Removes a learned provider (never a configured one).
     func remove(_ id: String) {
         state.withLock { s in
-            guard s.learned.contains(where: { $0.id == id }) else { return }
-            s.learned.removeAll { $0.id == id }
+            guard s.learned.contains(where: { $0.accounts.id == id }) else { return }
+            s.learned.removeAll { $0.accounts.id == id }
             s.providers[id] = nil
             s.order.removeAll { $0 == id }
         }
     }
 
-    var learnedIds: [String] { state.withLock { $0.learned.map(\.id) } }
+    var learnedIds: [String] { state.withLock { $0.learned.map(\.accounts.id) } }
 }
