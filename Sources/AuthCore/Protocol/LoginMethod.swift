@@ -31,6 +31,7 @@ enum LoginMethod: AuthMethod {
 
         init(_ p: RPCParams, config: AgentConfig) throws(RPCError) {
             try p.rejectUnknown(allowed: descriptor.paramNames)
+            if p["resource"] != nil { throw .invalidParams("'login' takes 'provider' or 'resource', not both") }
             let id = try p.string("provider")
             provider = id
             flow = try Self.flow(p.optionalString("flow"), provider: config.providers.first { $0.id == id })
@@ -64,7 +65,7 @@ enum LoginMethod: AuthMethod {
     }
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
-        if call.params["provider"] == nil { return try learn(call, context) }
+        if call.params["provider"] == nil, call.params["resource"] != nil { return try learn(call, context) }
         let params = try Params(call.params, config: context.service.config)
         let requestId = call.id ?? .null
         let login = LoginContext(openBrowser: params.openBrowser, prompt: { [connection = call.connection] prompt in
@@ -80,7 +81,6 @@ enum LoginMethod: AuthMethod {
     static func learn(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         let p = call.params
         try p.rejectUnknown(allowed: ["resource", "flow", "openBrowser"])
-        guard p["resource"] != nil else { throw .invalidParams("'login' needs 'provider' (a configured or learned provider) or 'resource' (an API's URL to learn)") }
         let resource = try p.string("resource")
         guard Origin(url: resource) != nil else { throw .invalidParams("'resource' must be an absolute http or https URL") }
         let flow = try Params.flow(p.optionalString("flow"), provider: nil)
