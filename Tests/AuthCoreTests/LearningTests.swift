@@ -250,6 +250,10 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
             if fault == "no-client-id" { return Self.json(201, ["client_name": "auth-agent"]) }
             let id = lock.withLock { registered += 1; return "dyn-\(registered)" }
             return Self.json(201, ["client_id": .string(id), "token_endpoint_auth_method": "none"])
+        case ("api.example", let path) where path == "/mcp" || path.hasPrefix("/mcp/"):
+            let authorization = request.headers.first { $0.0.lowercased() == "authorization" }?.1
+            if authorization == "Bearer at-1" { return Self.json(200, ["ok": true]) }
+            return HTTPResponse(status: 401, headers: ["WWW-Authenticate": #"Bearer scope="mcp", resource_metadata="https://api.example/.well-known/oauth-protected-resource/mcp""#])
         case ("as.example", "/token") where unknownClients.contains(form["client_id"] ?? ""):
             return Self.json(401, ["error": "invalid_client"])
         case ("as.example", "/token"):
@@ -265,6 +269,45 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
 }
 
 extension LearningTests {
+    func testFetchLearnsOnlyWhenAskedOrAllowedAndSaysHowOtherwise() async throws {
+        let server = FakeAPI()
+        let (plain, _) = makeService(server)
+        let request = FetchRequest(method: "GET", url: FakeAPI.resource + "/tools")
+        let hinted = try await plain.fetch(request, provider: nil)
+        XCTAssertEqual(hinted.status, 401)
+        XCTAssertEqual(hinted.login, LoginHint(resource: FakeAPI.resource, authorizationServer: FakeAPI.issuer, scopes: ["mcp"]))
+        XCTAssertEqual(server.count("/register"), 0, "a hint learns nothing")
+        XCTAssertFalse(plain.covers(url: FakeAPI.resource))
+        // learn.allow: fetch learns that origin's APIs unasked, then resends signed.
+        var config = AgentConfig()
+        config.learnAllow = LearnAllowList(["https://*.example", "https://api.example"])
+        let allowed = AuthService(config: config, store: MemorySessionStore(), transport: server, logger: Logger(level: .error, sink: { _ in }), events: { _ in })
+        let answer = try await allowed.fetch(request, provider: nil, context: LoginContext(prompt: Self.playBrowser(server)))
+        XCTAssertEqual(answer.status, 200)
+        XCTAssertEqual(answer.provider, "api.example")
+        XCTAssertTrue(answer.signed && answer.retried)
+        XCTAssertNil(answer.login)
+    }
+
+    func testTwoResourcesOnOneHostWithDifferentServersStayApart() throws {
+        let store = MemorySessionStore()
+        var doc = LearnedDocument()
+        let a = AuthorizationServer(issuer: "https://as-a.example", tokenEndpoint: "https://as-a.example/token", sendsIss: false, acceptsClientMetadataDocuments: false)
+        let b = AuthorizationServer(issuer: "https://as-b.example", tokenEndpoint: "https://as-b.example/token", sendsIss: false, acceptsClientMetadataDocuments: false)
+        doc.apis = [LearnedAPI(id: doc.id(for: "https://api.example/a"), resource: "https://api.example/a", server: a, scopes: [])]
+        doc.apis.append(LearnedAPI(id: doc.id(for: "https://api.example/b/v1"), resource: "https://api.example/b/v1", server: b, scopes: []))
+        doc.clients = [a.issuer: LearnedClient(clientId: "ca", clientSecret: nil, redirectPort: nil, scopes: [], registered: true),
+                       b.issuer: LearnedClient(clientId: "cb", clientSecret: nil, redirectPort: nil, scopes: [], registered: true)]
+        try store.saveDocument(doc.encoded(), key: StoreKeys.learned)
+        let (service, _) = makeService(FakeAPI(), store: store)
+        XCTAssertEqual(service.provider(forURL: "https://api.example/a/x", explicit: nil), "api.example")
+        XCTAssertEqual(service.provider(forURL: "https://api.example/b/v1/x", explicit: nil), "api.example-b-v1")
+        XCTAssertNil(service.provider(forURL: "https://api.example/b/v2", explicit: nil))
+        XCTAssertNil(service.provider(forURL: "https://api.example/", explicit: nil))
+        // Naming the other resource's provider for a URL is refused (1006), as for configured origins.
+        XCTAssertThrowsError(try service.coverage(url: "https://api.example/a/x", provider: "api.example-b-v1"))
+    }
+
     func testAKeptRegistrationTheServerForgotIsReplacedOnceAtTheCodeExchange() async throws {
         let server = FakeAPI()
         let store = MemorySessionStore()
