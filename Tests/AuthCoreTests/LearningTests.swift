@@ -338,11 +338,12 @@ extension LearningTests {
         XCTAssertEqual(try AgentConfig.parse(Array("{}".utf8), file: "c").providers, [])
         let c = try AgentConfig.parse(Array(#"""
             {"clients": [{"issuer": "https://as.example", "clientId": "pre", "redirectPort": 8765}],
-             "clientMetadataUrl": "https://agent.example/client.json", "learn": {"allow": ["https://*.example.com"]}}
+             "clientMetadataUrl": "https://agent.example/client.json", "learn": {"allow": ["https://*.example.com"]}, "openBrowser": true}
             """#.utf8), file: "c")
         XCTAssertEqual(c.clients, [ConfiguredClient(issuer: "https://as.example", clientId: "pre", redirectPort: 8765)])
         XCTAssertEqual(c.clientMetadataUrl, "https://agent.example/client.json")
         XCTAssertTrue(c.learnAllow.allows("https://api.example.com/v1"))
+        XCTAssertTrue(c.openBrowser)
     }
 
     func testAConfiguredClientIsUsedInsteadOfRegistering() async throws {

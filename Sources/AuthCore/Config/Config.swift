@@ -33,6 +33,8 @@ public struct AgentConfig: Sendable, Equatable {
     public var clientMetadataUrl: String?
     /// Origins where `fetch` learns an API from its 401 unasked (`learn.allow`).
     public var learnAllow = LearnAllowList()
+    /// Whether logins to learned providers open the browser (`login`'s `openBrowser` overrides it).
+    public var openBrowser = false
 
     public init(refreshWindowSeconds: Int = 60, store: StoreConfig = .auto(path: nil), providers: [ProviderConfig] = []) {
         self.refreshWindowSeconds = refreshWindowSeconds
@@ -50,7 +52,7 @@ public struct AgentConfig: Sendable, Equatable {
         OriginMatcher(providers.map { (provider: $0.id, origins: $0.origins) })
     }
 
-    static let topLevelKeys = ["$schema", "refreshWindowSeconds", "minValiditySeconds", "lockTimeoutSeconds", "store", "providers", "clients", "clientMetadataUrl", "learn"]
+    static let topLevelKeys = ["$schema", "refreshWindowSeconds", "minValiditySeconds", "lockTimeoutSeconds", "store", "providers", "clients", "clientMetadataUrl", "learn", "openBrowser"]
     static let storeKeys = ["kind", "path"]
     static let maxFileBytes = 1 << 20
 
@@ -83,6 +85,7 @@ public struct AgentConfig: Sendable, Equatable {
             config.clientMetadataUrl = url
         }
         if let learn = try root.child("learn") { config.learnAllow = try LearnAllowList.parse(learn) }
+        config.openBrowser = try root.bool("openBrowser") ?? false
         // No providers at all is a valid configuration: the agent may learn every API it meets.
         let items = try root.array("providers") ?? []
         var ids: [String: Int] = [:]

@@ -84,7 +84,7 @@ extension AuthService {
                               registeringAgain: Bool = false) async throws(AuthError) -> LoginResult {
         var doc = LearnedDocument(apis: [api])
         doc.clients[api.server.issuer] = client
-        guard let config = doc.config(api, defaultOpenBrowser: false) else {
+        guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else {
             throw .discoveryFailed(.login, "The learned provider for \(api.resource) could not be built.")
         }
         let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger)
@@ -217,7 +217,7 @@ extension AuthService {
         let ids = Set(doc.apis.map(\.id))
         for id in registry.learnedIds where !ids.contains(id) { registry.remove(id) }
         for api in doc.apis {
-            guard let config = doc.config(api, defaultOpenBrowser: false) else { continue }
+            guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else { continue }
             if let existing = providers(api.id) {
                 if existing.config == config || existing.config.learned == nil { continue }
                 registry.remove(api.id)
