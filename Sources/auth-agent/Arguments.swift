@@ -9,6 +9,10 @@ struct Arguments {
     var maxMessageBytes = 1 << 20
     var logLevel: Logger.Level = .warn
     var port: UInt16 = 0
+    /// `serve --socket`: listen on a Unix-domain socket instead of stdin/stdout.
+    var socket: SocketOptions?
+    /// `serve --stop`: end the socket agent `AUTH_AGENT_SOCK` names.
+    var stop = false
 
     static let version = "0.1.0"
 
@@ -29,6 +33,14 @@ struct Arguments {
           --max-message-bytes N    longest accepted message line in bytes (default 1048576)
           --log-level LEVEL        error, warn, info or debug; logs go to stderr (default warn)
           --port N                 dev-issuer: port on 127.0.0.1 (default: any free port)
+          --socket [PATH]          serve: listen on a Unix-domain socket, one session per connection
+                                   (default $XDG_RUNTIME_DIR/auth-agent/agent.sock, else
+                                   /tmp/auth-agent-$UID/agent.sock); only this user may connect
+          --daemon                 with --socket: go to the background, printing shell lines that set
+                                   AUTH_AGENT_SOCK and AUTH_AGENT_PID (eval "$(auth-agent serve --socket --daemon)")
+          --forward-socket PATH    with --socket: a second socket, for ssh -R, serving only the providers
+          --forward-providers A,B  named here (the others do not exist on it)
+          --stop                   serve: end the socket agent AUTH_AGENT_SOCK names
           -h, --help               show this help
           --version                print the version
 
@@ -60,6 +72,9 @@ struct Arguments {
             return argv[i]
         }
         var sawCommand = false
+        var daemon = false
+        var forwardPath: String?
+        var forwardProviders: [String]?
         while i < argv.count {
             let arg = argv[i]
             var flag = arg
@@ -88,6 +103,21 @@ struct Arguments {
                     throw UsageError(description: "--log-level must be one of error, warn, info, debug, got '\(v)'")
                 }
                 a.logLevel = level
+            case "--socket":
+                // The path is optional: `--socket` alone is the default path.
+                var path = inline
+                if path == nil, i + 1 < argv.count, !argv[i + 1].hasPrefix("-") {
+                    i += 1
+                    path = argv[i]
+                }
+                a.socket = a.socket ?? SocketOptions()
+                a.socket!.path = path
+            case "--daemon": daemon = true
+            case "--stop": a.stop = true
+            case "--forward-socket": forwardPath = try take()
+            case "--forward-providers":
+                forwardProviders = try take().split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
+                guard !forwardProviders!.contains(where: \.isEmpty) else { throw UsageError(description: "--forward-providers takes provider ids separated by commas") }
             case "--port":
                 let v = try take()
                 guard let p = UInt16(v) else { throw UsageError(description: "--port must be a number from 0 to 65535, got '\(v)'") }
@@ -103,6 +133,7 @@ struct Arguments {
             }
             i += 1
         }
+        try a.checkSocketOptions(daemon: daemon, forwardPath: forwardPath, forwardProviders: forwardProviders)
         return a
     }
 }

@@ -65,6 +65,14 @@ final class AccountSelections: Sendable {
         table.withLock { $0[ObjectIdentifier(connection), default: [:]][provider] = account }
     }
 
+    /// Forgets a connection's choices when it closes; its identifier may be a later connection's.
+    func release(_ connection: RPCConnection) {
+        table.withLock { $0[ObjectIdentifier(connection)] = nil }
+    }
+
+    /// How many connections hold a selection.
+    var count: Int { table.current.count }
+
     /// The account a request means: the one it names, else this connection's selection, else the default.
     func choice(_ account: String?, on connection: RPCConnection) -> AccountChoice {
         let selected = table.withLock { $0.isEmpty ? nil : $0[ObjectIdentifier(connection)] }
