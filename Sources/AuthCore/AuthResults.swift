@@ -73,6 +73,9 @@ public struct ProviderStatus: Sendable, Equatable {
     public let account: String?
     /// Every logged-in account, in login order.
     public let accounts: [Account]
+    /// The username git sends with the token, when configured: the command line's
+    /// `git-credential` reads it here when it works through a socket agent.
+    public var gitUsername: String?
 
     public struct LoggedIn: Sendable, Equatable {
         public let user: JSONValue

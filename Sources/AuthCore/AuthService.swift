@@ -191,7 +191,7 @@ public final class AuthService: Sendable {
             }
             return ProviderStatus(id: id, displayName: p.config.displayName, flow: p.config.flow, fields: p.config.flow.descriptor.fields,
                                   session: used?.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) },
-                                  account: used?.account, accounts: accounts)
+                                  account: used?.account, accounts: accounts, gitUsername: p.config.gitUsername)
         }
     }
 

@@ -34,6 +34,8 @@ enum Tool {
 
     /// What the command prints on stdout when it succeeds.
     static func perform(_ command: ToolCommand, opened: (ToolSession) -> Void = { _ in }) throws(ToolFailure) -> String {
+        // A socket agent serves the session's tools: its configuration and store, not this process's.
+        if let link = AgentLink.connect(environment: ProcessEnvironment.current()) { return try RemoteTool.perform(command, link: link) }
         let session = try ToolSession.open(command)
         opened(session)
         switch command.action {

@@ -29,7 +29,8 @@ struct ToolSession {
         arguments.configPath = command.configPath
         let (config, path) = Agent.loadConfig(arguments, logger: logger)
         if case .memory = config.store {
-            throw ToolFailure(.usage, "\(path) sets store.kind \"memory\": a one-shot command's session would end with the process; use the file store")
+            throw ToolFailure(.usage, "\(path) sets store.kind \"memory\": a one-shot command's session would end with the process; "
+                + "use the file store, or a socket agent that holds the memory store (auth-agent serve --socket, AUTH_AGENT_SOCK)")
         }
         let (store, storeStatus) = Agent.openStore(config, logger: logger)
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(), logger: logger,

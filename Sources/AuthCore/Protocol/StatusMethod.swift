@@ -42,6 +42,7 @@ enum StatusMethod: AuthMethod {
         entry["accounts"] = .array(p.accounts.map { a in
             ["id": .string(a.id), "user": a.user, "expiresAt": RFC3339.json(a.expiresAt), "default": .bool(a.isDefault)]
         })
+        if let gitUsername = p.gitUsername { entry["gitUsername"] = .string(gitUsername) }
         return .object(entry)
     }
 }

@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import AuthCore
+import JSON
+import JSONRPC
+
+/// A one-shot command's connection to the socket agent `AUTH_AGENT_SOCK` names: requests out,
+/// answers in, the agent's errors as the command's failures. With it the command needs no
+/// configuration or store of its own — the agent's are used, memory store included.
+final class AgentLink {
+    let path: String
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var nextID: Int64 = 1
+
+    private init(path: String, fd: Int32) {
+        self.path = path
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// How long the agent has to answer a first `ping` before the command uses the store instead.
+    static let answerTimeout = 1.0
+
+    /// The agent at `AUTH_AGENT_SOCK`, if it is set and answers within a second; otherwise nil,
+    /// after a one-line warning when it was set (the command falls back to the store).
+    static func connect(environment: [String: String]) -> AgentLink? {
+        guard let path = environment["AUTH_AGENT_SOCK"], !path.isEmpty else { return nil }
+        do throws(ToolFailure) {
+            let fd: Int32
+            do { fd = try UnixSocket.connect(to: path, timeout: answerTimeout) } catch { throw ToolFailure(.unavailable, "\(error)") }
+            let link = AgentLink(path: path, fd: fd)
+            _ = try link.call("ping", [:], timeout: answerTimeout)
+            return link
+        } catch {
+            Logger.stderrSink("auth-agent: warn: the agent at AUTH_AGENT_SOCK does not answer (\(TerminalText.escaped(error.message))); using the store")
+            return nil
+        }
+    }
+
+    /// Sends a request and waits for its answer (`notification` sees what comes before it).
+    /// The agent's error becomes the failure the same error would be in-process.
+    func call(_ method: String, _ params: JSONObject, timeout: Double, notification: (JSONValue) -> Void = { _ in }) throws(ToolFailure) -> JSONValue {
+        let id = nextID
+        nextID += 1
+        var line = JSONSerializer.bytes(["jsonrpc": "2.0", "id": .int(id), "method": .string(method), "params": .object(params)])
+        line.append(0x0A)
+        UnixSocket.setTimeout(fd, timeout)
+        guard StandardStream.write(line, to: fd) else { throw lost() }
+        while true {
+            let message = try next()
+            guard message["id"] == .int(id) else {
+                if message["method"] != nil { notification(message) }
+                continue
+            }
+            if let result = message["result"] { return result }
+            throw Self.failure(message["error"])
+        }
+    }
+
+    /// The next message from the agent.
+    private func next() throws(ToolFailure) -> JSONValue {
+        while true {
+            if let nl = buffer.firstIndex(of: 0x0A) {
+                let line = Array(buffer[..<nl])
+                buffer.removeSubrange(...nl)
+                guard let message = try? JSONParser.parse(line) else { throw ToolFailure(.failed, "the agent at \(path) sent something that is not JSON") }
+                return message
+            }
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                throw ToolFailure(.unavailable, "authServerUnavailable: the agent at \(path) did not answer in time")
+            }
+            guard n > 0 else { throw lost() }
+            buffer += chunk[..<n]
+        }
+    }
+
+    private func lost() -> ToolFailure {
+        ToolFailure(.unavailable, "authServerUnavailable: the agent at \(path) closed the connection")
+    }
+
+    /// A protocol error as `ToolFailure(AuthError)` makes it (auth errors), else a plain failure.
+    static func failure(_ error: JSONValue?) -> ToolFailure {
+        let message = error?["message"]?.stringValue ?? "the agent answered with an error"
+        if let number = error?["code"]?.intValue, let code = AuthErrorCode(rawValue: Int(number)) {
+            return ToolFailure(AuthError(code, message, provider: error?["data"]?["provider"]?.stringValue))
+        }
+        return ToolFailure(.failed, message)
+    }
+}

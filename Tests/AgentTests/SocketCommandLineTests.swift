@@ -1,0 +1,128 @@
+import Foundation
+import JSON
+import JSONRPC
+import XCTest
+
+/// The one-shot commands with `AUTH_AGENT_SOCK` set: they talk to the socket agent, with no
+/// configuration of their own, and share its store — a memory store included.
+final class SocketCommandLineTests: XCTestCase {
+    /// The tools' environment: the agent's socket, and a configuration path that does not exist
+    /// (named explicitly, so reading it would fail the command: nothing may read it).
+    private func tool(_ harness: CLIHarness, _ agent: SocketAgentProcess, _ arguments: [String], stdin: String = "") throws -> CLIHarness.Finished {
+        try harness.agent(arguments, stdin: stdin, environment: ["AUTH_AGENT_SOCK": agent.path,
+                                                                 "AUTH_AGENT_CONFIG": harness.directory.appendingPathComponent("absent.json").path])
+    }
+
+    func testCommandsGoThroughTheSocketAgentAndShareItsMemoryStore() throws {
+        let harness = try CLIHarness(memoryStore: true)
+        let agent = try SocketAgentProcess(path: harness.directory.appendingPathComponent("run/agent.sock").path, environment: harness.environment)
+
+        let login = try tool(harness, agent, ["login", "corp", "--username", "alice", "--password-stdin"], stdin: "wonderland\n")
+        XCTAssertEqual(login.status, 0, login.stderr)
+        XCTAssertTrue(login.stdout.hasPrefix("Logged in to Corp SSO as alice (token valid until "), login.stdout)
+        XCTAssertFalse(login.stderr.contains("warn"), login.stderr)
+        XCTAssertTrue(try tool(harness, agent, ["status"]).stdout.contains("alice"))
+
+        // Two tools, one memory: the second gets the token the first one's login left in the agent.
+        let first = try tool(harness, agent, ["token", "corp"])
+        let second = try tool(harness, agent, ["token", "corp", "--json"])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let token = first.stdout.trimmingCharacters(in: .newlines)
+        XCTAssertFalse(token.isEmpty)
+        XCTAssertEqual(try JSONParser.parse(Array(second.stdout.utf8))["accessToken"]?.stringValue, token)
+
+        let status = try JSONParser.parse(Array(try tool(harness, agent, ["status", "--json"]).stdout.utf8))
+        XCTAssertEqual(status["store"]?["kind"], "memory")
+        XCTAssertEqual(try tool(harness, agent, ["header", harness.issuer.baseURL + "/api/me"]).stdout, "Authorization: Bearer \(token)\n")
+        let fetched = try tool(harness, agent, ["fetch", harness.issuer.baseURL + "/api/me"])
+        XCTAssertEqual(fetched.status, 0, fetched.stderr)
+        XCTAssertTrue(fetched.stdout.contains("\"preferred_username\":\"alice\""), fetched.stdout)
+
+        // git's helper: the provider, its accounts and gitUsername come from the agent.
+        let pasted = try tool(harness, agent, ["login", "pasted-git", "--token-stdin"], stdin: "git-token\n")
+        XCTAssertEqual(pasted.status, 0, pasted.stderr)
+        let git = try tool(harness, agent, ["git-credential", "get"], stdin: "protocol=https\nhost=git.pasted.example\n\n")
+        XCTAssertEqual(git.stdout, "username=x-access-token\npassword=git-token\n", git.stderr)
+        let uncovered = try tool(harness, agent, ["git-credential", "get"], stdin: "protocol=https\nhost=elsewhere.example\n\n")
+        XCTAssertEqual(uncovered.status, 0)
+        XCTAssertEqual(uncovered.stdout, "")
+
+        XCTAssertEqual(try tool(harness, agent, ["logout", "corp"]).status, 0)
+        let after = try tool(harness, agent, ["token", "corp"])
+        XCTAssertEqual(after.status, 1)
+        XCTAssertTrue(after.stderr.contains("notLoggedIn"), after.stderr)
+        XCTAssertEqual(try tool(harness, agent, ["token", "nope"]).status, 2, "an unknown provider is a usage error, as in-process")
+    }
+
+    /// A socket that takes the connection but never answers: within about a second the command
+    /// says so on one line and uses the store; a socket path with nothing there, at once.
+    func testASocketThatDoesNotAnswerFallsBackToTheStore() throws {
+        let harness = try CLIHarness()
+        try harness.login()
+        let directory = harness.directory.appendingPathComponent("mute")
+        try UnixSocket.prepareDirectory(of: directory.appendingPathComponent("x").path)
+        let mute = directory.appendingPathComponent("agent.sock").path
+        let listener = try UnixSocket.listen(at: mute)
+        defer { close(listener) }
+        for path in [mute, directory.appendingPathComponent("gone.sock").path] {
+            let started = Date()
+            let r = try harness.agent(["status"], environment: ["AUTH_AGENT_SOCK": path])
+            XCTAssertLessThan(Date().timeIntervalSince(started), 3)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertTrue(r.stdout.contains("alice"), "answered from the store: \(r.stdout)")
+            let warnings = r.stderr.split(separator: "\n").filter { $0.contains("AUTH_AGENT_SOCK does not answer") }
+            XCTAssertEqual(warnings.count, 1, r.stderr)
+        }
+    }
+
+    /// An `ssh -R` forward stood in for by socat: on the "remote" side git has no configuration,
+    /// only AUTH_AGENT_SOCK; its clone gets the token of a login made on the "local" side.
+    func testAForwardedSocketServesARemoteGitClone() throws {
+        try CLIHarness.requirePython()
+        guard let git = CLIHarness.which("git") else { throw XCTSkip("git is not installed (.ci/run installs it)") }
+        guard let socat = CLIHarness.which("socat") else { throw XCTSkip("socat is not installed (apt-get install socat)") }
+        let harness = try CLIHarness()
+        let root = harness.directory.appendingPathComponent("repos")
+        let work = harness.directory.appendingPathComponent("work")
+        let gitEnvironment = ["GIT_CONFIG_NOSYSTEM": "1", "HOME": harness.directory.path, "GIT_ASKPASS": "", "SSH_ASKPASS": "", "GIT_TERMINAL_PROMPT": "0"]
+        for args in [["init", "-q", "-b", "main", work.path], ["-C", work.path, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "first"],
+                     ["clone", "-q", "--bare", work.path, root.appendingPathComponent("repo.git").path]] {
+            XCTAssertEqual(try CLIHarness.run(git, args, environment: gitEnvironment).status, 0)
+        }
+        let server = try ScriptServer("git_server.py", [root.path, harness.issuer.baseURL])
+        let origin = "http://127.0.0.1:\(server.port)"
+        try harness.writeConfig(extraOrigins: [origin])
+        let forwardPath = harness.directory.appendingPathComponent("fwd/agent.sock").path
+        let agent = try SocketAgentProcess(path: harness.directory.appendingPathComponent("run/agent.sock").path,
+                                           arguments: ["--forward-socket", forwardPath, "--forward-providers", "corp"], environment: harness.environment)
+        let remoteSocket = harness.directory.appendingPathComponent("remote.sock").path
+        let relay = Process()
+        relay.executableURL = URL(fileURLWithPath: socat)
+        relay.arguments = ["UNIX-LISTEN:\(remoteSocket),fork", "UNIX-CONNECT:\(forwardPath)"]
+        try relay.run()
+        defer { relay.terminate(); relay.waitUntilExit() }
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: remoteSocket) && Date() < deadline { usleep(20_000) }
+
+        // The remote side: no configuration, no store; only the forwarded socket.
+        let remote = gitEnvironment.merging(["AUTH_AGENT_SOCK": remoteSocket, "AUTH_AGENT_CONFIG": harness.directory.appendingPathComponent("absent.json").path,
+                                             "XDG_STATE_HOME": harness.directory.appendingPathComponent("remote-state").path]) { $1 }
+        let helper = "!\(AgentProcess.binaryURL.path) git-credential"
+        func clone(_ name: String) throws -> CLIHarness.Finished {
+            try CLIHarness.run(git, ["-c", "credential.helper=", "-c", "credential.helper=\(helper)", "clone", "-q", origin + "/repo.git", name],
+                               environment: remote, directory: harness.directory, timeout: 60)
+        }
+        let refused = try clone("refused")
+        XCTAssertNotEqual(refused.status, 0, "nobody is logged in yet")
+        XCTAssertTrue(refused.stderr.contains("auth-agent login"), refused.stderr)
+
+        // The login happens on the laptop, at the agent itself.
+        let local = try tool(harness, agent, ["login", "corp", "--username", "alice", "--password-stdin"], stdin: "wonderland\n")
+        XCTAssertEqual(local.status, 0, local.stderr)
+        usleep(600_000)  // the forward socket's service sees the login through the store's 250 ms watch
+        let cloned = try clone("clone")
+        XCTAssertEqual(cloned.status, 0, cloned.stderr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: harness.directory.appendingPathComponent("clone/.git").path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: harness.directory.appendingPathComponent("remote-state").path), "nothing kept on the remote side")
+    }
+}
