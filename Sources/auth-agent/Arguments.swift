@@ -21,7 +21,7 @@ struct Arguments {
         stdin/stdout with JSON-RPC 2.0, one message per line.
 
         Usage:
-          auth-agent [serve] [options]     run the agent on stdin/stdout
+          auth-agent [serve] [options]     run the agent on stdin/stdout (or a socket: --socket)
         \(ToolCommand.usage)
           auth-agent demo [options]        run the agent against a built-in loopback dev issuer
           auth-agent dev-issuer [--port N] run only the loopback dev issuer (for tests and clients): prints
@@ -49,7 +49,7 @@ struct Arguments {
 
         Exit codes: 0 ok; 1 the operation failed (the protocol error's reason, e.g. notLoggedIn or
         sessionExpired, on stderr); 2 bad command line or configuration (also: a one-shot command with
-        store.kind "memory"); 3 the auth server or the store is unavailable, retry later; 22 fetch got HTTP >= 400;
+        store.kind "memory" and no socket agent); 3 the auth server or the store is unavailable, retry later; 22 fetch got HTTP >= 400;
         130 interrupted (Ctrl-C during a login: nothing was saved).
         """
 
