@@ -1,3 +1,4 @@
+import DevIssuer
 import Foundation
 import JSON
 import JSONRPC
@@ -52,6 +53,40 @@ final class SocketCommandLineTests: XCTestCase {
         XCTAssertEqual(after.status, 1)
         XCTAssertTrue(after.stderr.contains("notLoggedIn"), after.stderr)
         XCTAssertEqual(try tool(harness, agent, ["token", "nope"]).status, 2, "an unknown provider is a usage error, as in-process")
+    }
+
+    /// An interactive login through the agent: its `loginPrompt` (the device code) is shown by the
+    /// command on its own stderr; once approved, the command prints who logged in.
+    func testADeviceLoginThroughTheSocketShowsTheAgentsPromptHere() throws {
+        let harness = try CLIHarness(issuerOptions: DevIssuerOptions(deviceInterval: 1), memoryStore: true)
+        let agent = try SocketAgentProcess(path: harness.directory.appendingPathComponent("run/agent.sock").path, environment: harness.environment)
+        let process = Process()
+        process.executableURL = AgentProcess.binaryURL
+        process.arguments = ["login", "device"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["AUTH_AGENT_SOCK": agent.path]) { $1 }
+        let output = Pipe(), errors = Pipe()
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = errors
+        let out = CLIHarness.Collected(output.fileHandleForReading)
+        try process.run()
+        var shown = ""
+        let deadline = Date().addingTimeInterval(20)
+        var approved = false
+        while !approved && Date() < deadline {
+            let chunk = errors.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            shown += String(decoding: chunk, as: UTF8.self)
+            if let range = shown.range(of: "enter the code ") {
+                let code = shown[range.upperBound...].prefix { !$0.isWhitespace }
+                approved = harness.issuer.approveDevice(userCode: String(code), username: "alice")
+            }
+        }
+        XCTAssertTrue(approved, "the device code reached the command's stderr: \(shown)")
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        XCTAssertEqual(process.terminationStatus, 0, shown)
+        XCTAssertTrue(out.text().hasPrefix("Logged in to Device Login as alice"), out.text())
+        XCTAssertEqual(try tool(harness, agent, ["token", "device"]).status, 0, "the agent holds the session")
     }
 
     /// A socket that takes the connection but never answers: within about a second the command
