@@ -33,5 +33,6 @@ enum HelperStart {
                                      runs: runs)
         report.row("start: git-credential", agent: Report.millis(git[0].millis), baseline: Report.millis(git[1].millis) + " (empty)",
                    ratio: String(format: "%.2f× empty", git[0].millis / git[1].millis))
+        SocketScenario.run(report: report, agentPath: agentPath, config: config.path, directory: directory, empty: empty, runs: runs)
     }
 }

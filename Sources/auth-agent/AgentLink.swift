@@ -51,6 +51,10 @@ final class AgentLink {
         line.append(0x0A)
         UnixSocket.setTimeout(fd, timeout)
         guard StandardStream.write(line, to: fd) else { throw lost() }
+        // Ctrl-C during a login: the agent abandons it now rather than when the closed connection's grace ends.
+        let (socket, cancel) = (fd, JSONSerializer.bytes(["jsonrpc": "2.0", "method": "$/cancelRequest", "params": ["id": .int(id)]]) + [0x0A])
+        Interrupt.onInterrupt { StandardStream.write(cancel, to: socket) }
+        defer { Interrupt.onInterrupt(nil) }
         while true {
             let message = try next()
             guard message["id"] == .int(id) else {
