@@ -34,10 +34,15 @@ final class AgentLink {
             let fd: Int32
             do { fd = try UnixSocket.connect(to: path, timeout: answerTimeout) } catch { throw ToolFailure(.unavailable, "\(error)") }
             let link = AgentLink(path: path, fd: fd)
+            // A login types passwords into it: a socket another user serves (a planted one) is not the agent.
+            // Root may serve it (it could read this user's files anyway), as may sshd's session (this user).
+            if let uid = UnixSocket.peer(of: fd)?.uid, uid != geteuid(), uid != 0 {
+                throw ToolFailure(.failed, "it is served by uid \(uid), not by this user")
+            }
             _ = try link.call("ping", [:], timeout: answerTimeout)
             return link
         } catch {
-            Logger.stderrSink("auth-agent: warn: the agent at AUTH_AGENT_SOCK does not answer (\(TerminalText.escaped(error.message))); using the store")
+            Logger.stderrSink("auth-agent: warn: not using the agent at AUTH_AGENT_SOCK (\(TerminalText.escaped(error.message))); using the store")
             return nil
         }
     }

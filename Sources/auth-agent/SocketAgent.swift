@@ -83,7 +83,16 @@ enum SocketAgent {
             Logger.stderrSink("auth-agent: another agent\(holder.map { " (pid \($0))" } ?? "") already serves \(path)")
             exit(2)
         }
-        unlink(path)
+        // Nobody holds the lock: a socket file there was left by an agent that died. Anything
+        // else at the path is not ours to remove.
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+                Logger.stderrSink("auth-agent: \(path) exists and is not a socket; not replacing it")
+                exit(2)
+            }
+            unlink(path)
+        }
         return lock
     }
 

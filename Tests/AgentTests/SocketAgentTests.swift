@@ -102,6 +102,13 @@ final class SocketAgentTests: XCTestCase {
         let refused = try harness.agent(["serve", "--socket", open.appendingPathComponent("agent.sock").path])
         XCTAssertEqual(refused.status, 2)
         XCTAssertTrue(refused.stderr.contains("is open to other users"), refused.stderr)
+        // Something else at the path is not a dead agent's socket: never removed.
+        let file = harness.directory.appendingPathComponent("run/agent.sock")
+        try Data("keep".utf8).write(to: file)
+        let kept = try harness.agent(["serve", "--socket", file.path])
+        XCTAssertEqual(kept.status, 2)
+        XCTAssertTrue(kept.stderr.contains("exists and is not a socket"), kept.stderr)
+        XCTAssertEqual(try String(contentsOf: file, encoding: .utf8), "keep")
     }
 
     /// A process of another uid (`nobody`, through `setpriv`) that reaches the socket is closed

@@ -105,9 +105,35 @@ final class SocketCommandLineTests: XCTestCase {
             XCTAssertLessThan(Date().timeIntervalSince(started), 3)
             XCTAssertEqual(r.status, 0, r.stderr)
             XCTAssertTrue(r.stdout.contains("alice"), "answered from the store: \(r.stdout)")
-            let warnings = r.stderr.split(separator: "\n").filter { $0.contains("AUTH_AGENT_SOCK does not answer") }
+            let warnings = r.stderr.split(separator: "\n").filter { $0.contains("not using the agent at AUTH_AGENT_SOCK") }
             XCTAssertEqual(warnings.count, 1, r.stderr)
         }
+    }
+
+    /// A socket another user serves is not the agent (a login would type passwords into it):
+    /// the command says so and uses the store. The stranger is socat run as `nobody`, answering a ping.
+    func testASocketServedByAnotherUserIsNotUsed() throws {
+        guard geteuid() == 0 else { throw XCTSkip("running as another user with setpriv needs root") }
+        guard let setpriv = CLIHarness.which("setpriv") else { throw XCTSkip("setpriv (util-linux) is not installed") }
+        guard let socat = CLIHarness.which("socat") else { throw XCTSkip("socat is not installed (apt-get install socat)") }
+        let harness = try CLIHarness()
+        try harness.login()
+        chmod(harness.directory.path, 0o755)
+        let open = harness.directory.appendingPathComponent("open")
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o777])
+        let path = open.appendingPathComponent("agent.sock").path
+        let stranger = Process()
+        stranger.executableURL = URL(fileURLWithPath: setpriv)
+        stranger.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", socat, "UNIX-LISTEN:\(path),fork,mode=777",
+                              #"SYSTEM:echo '{"jsonrpc":"2.0","id":1,"result":{}}'; sleep 2"#]
+        try stranger.run()
+        defer { stranger.terminate(); stranger.waitUntilExit() }
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: path) && Date() < deadline { usleep(20_000) }
+        let r = try harness.agent(["status"], environment: ["AUTH_AGENT_SOCK": path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("alice"), "answered from the store: \(r.stdout)")
+        XCTAssertTrue(r.stderr.contains("not using the agent at AUTH_AGENT_SOCK (it is served by uid 65534, not by this user)"), r.stderr)
     }
 
     /// An `ssh -R` forward stood in for by socat: on the "remote" side git has no configuration,
