@@ -21,6 +21,7 @@ enum Agent {
         let logger = Logger(level: arguments.logLevel)
         switch arguments.command {
         case .devIssuer: runDevIssuer(arguments, logger: logger)
+        case .connect: Relay.run(arguments, logger: logger)
         case .demo:
             let (config, issuer) = Demo.start(logger: logger)
             withExtendedLifetime(issuer) { serve(arguments, config: config, configFile: "(demo)", logger: logger) }

@@ -21,7 +21,17 @@ final class AgentLink {
         self.fd = fd
     }
 
-    deinit { close(fd) }
+    private var detached = false
+
+    deinit { if !detached { close(fd) } }
+
+    /// Hands the connection over (to the `connect` relay): its descriptor, blocking with no
+    /// timeout, and whatever the agent sent beyond the last answer.
+    func detach() -> (fd: Int32, pending: [UInt8]) {
+        detached = true
+        UnixSocket.setTimeout(fd, 0)
+        return (fd, buffer)
+    }
 
     /// How long the agent has to answer a first `ping` before the command uses the store instead.
     static let answerTimeout = 1.0
@@ -30,6 +40,12 @@ final class AgentLink {
     /// after a one-line warning when it was set (the command falls back to the store).
     static func connect(environment: [String: String]) -> AgentLink? {
         guard let path = environment["AUTH_AGENT_SOCK"], !path.isEmpty else { return nil }
+        return connect(path: path, naming: "AUTH_AGENT_SOCK")
+    }
+
+    /// The agent at `path`, if it answers within a second and is this user's; otherwise nil,
+    /// after a one-line warning naming the socket as `naming`.
+    static func connect(path: String, naming: String) -> AgentLink? {
         do throws(ToolFailure) {
             let fd: Int32
             do { fd = try UnixSocket.connect(to: path, timeout: answerTimeout) } catch { throw ToolFailure(.unavailable, "\(error)") }
@@ -42,7 +58,7 @@ final class AgentLink {
             _ = try link.call("ping", [:], timeout: answerTimeout)
             return link
         } catch {
-            Logger.stderrSink("auth-agent: warn: not using the agent at AUTH_AGENT_SOCK (\(TerminalText.escaped(error.message))); using the store")
+            Logger.stderrSink("auth-agent: warn: not using the agent at \(naming) (\(TerminalText.escaped(error.message))); using the store")
             return nil
         }
     }

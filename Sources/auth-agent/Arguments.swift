@@ -2,7 +2,7 @@ import JSONRPC
 
 /// The command line, parsed by hand (no dependencies): a subcommand and options.
 struct Arguments {
-    enum Command: Equatable { case serve, demo, devIssuer, help, version, tool(ToolCommand) }
+    enum Command: Equatable { case serve, demo, devIssuer, help, version, tool(ToolCommand), connect }
 
     var command: Command = .serve
     var configPath: String?
@@ -23,6 +23,10 @@ struct Arguments {
         Usage:
           auth-agent [serve] [options]     run the agent on stdin/stdout (or a socket: --socket)
         \(ToolCommand.usage)
+          auth-agent connect [--socket PATH] [options]
+                                           relay stdin/stdout to the socket agent (PATH, else AUTH_AGENT_SOCK,
+                                           else the default path), for hosts that spawn an agent; without
+                                           one answering within 1 s, serve on stdin/stdout as 'serve' does
           auth-agent demo [options]        run the agent against a built-in loopback dev issuer
           auth-agent dev-issuer [--port N] run only the loopback dev issuer (for tests and clients): prints
                                            {"issuer": URL} and serves until stdin closes or SIGTERM
@@ -122,6 +126,11 @@ struct Arguments {
                 let v = try take()
                 guard let p = UInt16(v) else { throw UsageError(description: "--port must be a number from 0 to 65535, got '\(v)'") }
                 a.port = p
+            case "connect":
+                // After the options too: hosts put their --config first and append what they are given.
+                guard !sawCommand else { throw UsageError(description: "'connect' must come only once, without another command") }
+                sawCommand = true
+                if a.command != .help && a.command != .version { a.command = .connect }
             case "serve", "demo", "dev-issuer":
                 guard !sawCommand, i == 0 else { throw UsageError(description: "'\(arg)' must come first, and only once") }
                 sawCommand = true

@@ -24,7 +24,11 @@ extension Arguments {
             if forwardPath != nil || forwardProviders != nil { throw UsageError(description: "--forward-socket and --forward-providers need --socket") }
             return
         }
-        guard serving else { throw UsageError(description: "--socket belongs to 'serve'") }
+        if command == .connect {
+            guard !daemon, forwardPath == nil, forwardProviders == nil else { throw UsageError(description: "'connect' takes only --socket PATH") }
+            return
+        }
+        guard serving else { throw UsageError(description: "--socket belongs to 'serve' and 'connect'") }
         socket!.daemon = daemon
         switch (forwardPath, forwardProviders) {
         case (nil, nil): break

@@ -19,7 +19,7 @@ case .help:
     print(Arguments.usage)
 case .version:
     print("auth-agent \(Arguments.version)")
-case .serve, .demo:
+case .serve, .demo, .connect:
     // Before the store watch and the demo's issuer start threads: see `holdTerminationSignals`.
     StdioServer.holdTerminationSignals()
     Agent.run(arguments)

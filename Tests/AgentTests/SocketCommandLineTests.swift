@@ -89,6 +89,34 @@ final class SocketCommandLineTests: XCTestCase {
         XCTAssertEqual(try tool(harness, agent, ["token", "device"]).status, 0, "the agent holds the session")
     }
 
+    /// `auth-agent connect`: a host that spawns an agent on stdio reaches the socket agent through
+    /// it — the same session state as other tools — and ends its connection at end of input;
+    /// with no agent answering, `connect` serves on stdio itself.
+    func testConnectRelaysAStdioHostToTheSocketAgentOrServesItself() throws {
+        let harness = try CLIHarness(memoryStore: true)
+        let agent = try SocketAgentProcess(path: harness.directory.appendingPathComponent("run/agent.sock").path, environment: harness.environment)
+        let login = try tool(harness, agent, ["login", "corp", "--username", "alice", "--password-stdin"], stdin: "wonderland\n")
+        XCTAssertEqual(login.status, 0, login.stderr)
+        let token = try tool(harness, agent, ["token", "corp"]).stdout.trimmingCharacters(in: .newlines)
+
+        // The host puts its --config first, as the clients do; AUTH_AGENT_SOCK names the agent.
+        let host = try AgentProcess(arguments: ["--config", harness.configPath.path, "connect"], environment: ["AUTH_AGENT_SOCK": agent.path])
+        XCTAssertEqual(try host.call("initialize", ["protocolVersion": "1"])["result"]?["protocolVersion"], "1")
+        XCTAssertEqual(try host.call("token", ["provider": "corp"], id: 2)["result"]?["accessToken"]?.stringValue, token)
+        host.closeInput()
+        XCTAssertEqual(host.waitForExit(timeout: 10), 0)
+        XCTAssertFalse(host.stderr.contains("warn"), host.stderr)
+
+        // No agent: the relay is a stdio agent on the configuration (here a memory store: logged out).
+        let alone = try AgentProcess(arguments: ["connect", "--socket", harness.directory.appendingPathComponent("run/none.sock").path, "--config", harness.configPath.path],
+                                     environment: [:])
+        let status = try alone.call("status")
+        XCTAssertEqual(status["result"]?["providers"]?.arrayValue?.first { $0["id"] == "corp" }?["state"], "loggedOut")
+        XCTAssertTrue(alone.stderr.contains("not using the agent at"), alone.stderr)
+        alone.closeInput()
+        XCTAssertEqual(alone.waitForExit(timeout: 10), 0)
+    }
+
     /// A socket that takes the connection but never answers: within about a second the command
     /// says so on one line and uses the store; a socket path with nothing there, at once.
     func testASocketThatDoesNotAnswerFallsBackToTheStore() throws {

@@ -13,6 +13,10 @@ final class SocketOptionsTests: XCTestCase {
         XCTAssertEqual(try Arguments.parse(["serve", "--socket", "--forward-socket", "/f.sock", "--forward-providers", "a,b"]).socket,
                        SocketOptions(path: nil, forwardPath: "/f.sock", forwardProviders: ["a", "b"]))
         XCTAssertTrue(try Arguments.parse(["serve", "--stop"]).stop)
+        XCTAssertEqual(try Arguments.parse(["connect"]).command, .connect)
+        XCTAssertEqual(try Arguments.parse(["--config", "c.json", "connect", "--socket", "/a.sock"]).socket?.path, "/a.sock")
+        XCTAssertThrowsError(try Arguments.parse(["connect", "--daemon", "--socket"]))
+        XCTAssertThrowsError(try Arguments.parse(["serve", "connect"]))
         for refused in [["serve", "--daemon"], ["serve", "--forward-socket", "/f"], ["serve", "--socket", "--forward-socket", "/f"],
                         ["serve", "--socket", "--forward-providers", "a"], ["serve", "--socket", "--forward-socket", "/f", "--forward-providers", "a,,b"],
                         ["serve", "--stop", "--socket"], ["demo", "--socket"], ["dev-issuer", "--socket"]] {
