@@ -117,6 +117,38 @@ final class SocketCommandLineTests: XCTestCase {
         XCTAssertEqual(alone.waitForExit(timeout: 10), 0)
     }
 
+    /// Each client, as it is, through `auth-agent connect` (args `connect`): the token the
+    /// socket agent holds in memory. A client whose runtime is missing is left out, with a note.
+    func testEachClientThroughTheSocket() throws {
+        let harness = try CLIHarness(memoryStore: true)
+        let agent = try SocketAgentProcess(path: harness.directory.appendingPathComponent("run/agent.sock").path, environment: harness.environment)
+        XCTAssertEqual(try tool(harness, agent, ["login", "pasted", "--token-stdin"], stdin: "tok-from-memory\n").status, 0)
+        let clients = CLIHarness.scripts.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("clients")
+        let bin = AgentProcess.binaryURL.path
+        let runs: [(runtime: String, arguments: [String])] = [
+            ("python3", ["-c", "import sys; sys.path.insert(0, '\(clients.path)/python')\nfrom auth_agent import AuthAgent\n"
+                + "with AuthAgent('\(bin)', args=['connect']) as a: print(a.token('pasted')['accessToken'])"]),
+            ("node", ["-e", "import('\(clients.path)/node/index.js').then(async ({ AuthAgent }) => { const a = new AuthAgent({ bin: '\(bin)', args: ['connect'] }); "
+                + "console.log((await a.token({ provider: 'pasted' })).accessToken); await a.close(); }).catch(e => { console.error(e); process.exit(1); })"]),
+            ("bash", ["-c", "source '\(clients.path)/bash/auth-agent.sh' && auth_agent_start --bin '\(bin)' connect && auth_agent_token pasted; echo; auth_agent_stop"]),
+            ("nvim", ["--headless", "-u", "NONE", "--cmd", "set rtp+=\(clients.path)/nvim", "-c",
+                      "lua local m = require('auth_agent'); m.setup({ bin = '\(bin)', args = { 'connect' } }); "
+                      + "m.token('pasted', function(err, r) io.stdout:write((r and r.accessToken or vim.inspect(err)) .. '\\n'); vim.schedule(function() vim.cmd('qa!') end) end)"]),
+        ]
+        var ran = 0
+        for run in runs {
+            guard let runtime = CLIHarness.which(run.runtime) else {
+                print("note: \(run.runtime) is not installed; its client is not run through the socket")
+                continue
+            }
+            let r = try CLIHarness.run(runtime, run.arguments, environment: ["AUTH_AGENT_SOCK": agent.path, "AUTH_AGENT_CONFIG": "/nonexistent/config.json"], timeout: 60)
+            XCTAssertEqual(r.status, 0, "\(run.runtime): \(r.stderr)")
+            XCTAssertEqual(r.stdout.split(separator: "\n").first.map(String.init), "tok-from-memory", "\(run.runtime): \(r.stdout) \(r.stderr)")
+            ran += 1
+        }
+        if ran == 0 { throw XCTSkip("no client runtime (python3, node, bash, nvim) is installed") }
+    }
+
     /// A socket that takes the connection but never answers: within about a second the command
     /// says so on one line and uses the store; a socket path with nothing there, at once.
     func testASocketThatDoesNotAnswerFallsBackToTheStore() throws {
