@@ -70,9 +70,6 @@ final class AccountSelections: Sendable {
         table.withLock { $0[ObjectIdentifier(connection)] = nil }
     }
 
-    /// How many connections hold a selection.
-    var count: Int { table.current.count }
-
     /// The account a request means: the one it names, else this connection's selection, else the default.
     func choice(_ account: String?, on connection: RPCConnection) -> AccountChoice {
         let selected = table.withLock { $0.isEmpty ? nil : $0[ObjectIdentifier(connection)] }

@@ -21,9 +21,6 @@ public final class Subscriptions: Sendable {
 
     func unsubscribe(_ connection: RPCConnection) { entries.withLock { $0[ObjectIdentifier(connection)] = nil } }
 
-    /// How many connections are subscribed.
-    var count: Int { entries.current.count }
-
     /// Sends the event to every connection subscribed to it.
     public func deliver(_ event: AuthEvent) {
         for entry in entries.current.values where entry.events.contains(event.name) && (entry.providers?.contains(event.provider) ?? true) {
