@@ -46,8 +46,15 @@ public final class FileSessionStore: SessionStore {
             .appendingPathComponent(".local/state/auth-agent", isDirectory: true)
     }
 
+    /// A record whose tokens are in the keyring (written by `keyring` or `auto`) is
+    /// `unavailable`, not corrupt: this store never reads the keyring, and setting
+    /// the record aside would log the account out of every agent for good.
     public func load(_ provider: String) throws -> Session? {
-        try loadRecord(provider, decode: SessionFileFormat.decode)
+        switch try loadRecord(provider, decode: StoredRecord.decode) {
+        case nil: return nil
+        case .plaintext(let session, _)?: return session
+        case .reference?: throw StoredRecord.heldInKeyring("the store kind is file")
+        }
     }
 
     /// Reads the provider's file with every check of `load` and decodes it with
