@@ -524,7 +524,7 @@ public final class AuthService: Sendable {
         var merged: Session
         if shape.isNone {
             merged = fresh
-            merged.shaped = stale.shaped
+            merged.shaped = stale.pruningShapes(at: fresh.obtainedAt).shaped
         } else {
             merged = stale.replacing(ShapedToken(shape: shape, accessToken: fresh.accessToken, tokenType: fresh.tokenType,
                                                  expiresAt: fresh.expiresAt, obtainedAt: fresh.obtainedAt))
