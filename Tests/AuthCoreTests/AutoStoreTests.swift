@@ -131,4 +131,12 @@ final class AutoStoreTests: XCTestCase {
         XCTAssertEqual(secrets.secrets.count, 0)
         XCTAssertEqual(probes.get(), 1)
     }
+    /// `keyring` set explicitly takes every token still in a file, `auto`'s decided ones too.
+    func testAnExplicitKeyringStoreTakesTheTokensAutoKeptInFiles() async throws {
+        _ = try await service(try open(.auto(path: storePath), keyring: Self.noBus)).login(provider: "pat", credentials: .token("pasted-secret"))
+        let store = try open(.keyring(path: storePath), keyring: nil)
+        let record = try String(contentsOfFile: "\(storePath)/\(key).json", encoding: .utf8)
+        XCTAssertTrue(record.contains("secretItem") && !record.contains("pasted-secret"), record)
+        XCTAssertEqual(try store.load(key)?.accessToken, "pasted-secret")
+    }
 }

@@ -191,9 +191,10 @@ public final class KeyringSessionStore: SessionStore, StoreStatusReporting {
         [provider] + ((try records.loadIndex(provider))?.accounts ?? []).map { StoreKeys.account($0, of: provider) }
     }
 
-    /// Places the undecided tokens of one record and deletes the items no record names.
+    /// Places the tokens of one record that are in its file by nobody's decision (with
+    /// `keyring`, any in its file) and deletes the items no record names.
     private func tidy(_ key: String) throws {
-        if case .plaintext(var session, nil)? = try read(key) {
+        if case .plaintext(var session, let reason)? = try read(key), reason == nil || !access.mayUseFiles {
             session.generation += 1
             if try place(session, for: key) == .keyring {
                 warn("moved the tokens of \(StoreKeys.provider(of: key)) from its session file into the keyring")
