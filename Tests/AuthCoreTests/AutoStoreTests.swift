@@ -139,4 +139,14 @@ final class AutoStoreTests: XCTestCase {
         XCTAssertTrue(record.contains("secretItem") && !record.contains("pasted-secret"), record)
         XCTAssertEqual(try store.load(key)?.accessToken, "pasted-secret")
     }
+    /// A dangling item (a crash between the writes of a save) is deleted by the next
+    /// `auto` start that reads a keyring record, as by a `keyring` one.
+    func testAnAutoStartWithKeyringRecordsDeletesDanglingItems() async throws {
+        _ = try await service(try open(.auto(path: storePath), keyring: nil)).login(provider: "pat", credentials: .token("pasted-secret"))
+        try secrets.write("{}", provider: key, item: "9-crashed", label: "x", account: "default")
+        XCTAssertEqual(try secrets.items(provider: key).count, 2)
+        let store = try open(.auto(path: storePath), keyring: nil)
+        XCTAssertEqual(try secrets.items(provider: key).count, 1)
+        XCTAssertEqual(try store.load(key)?.accessToken, "pasted-secret")
+    }
 }

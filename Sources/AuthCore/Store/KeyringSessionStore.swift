@@ -194,13 +194,15 @@ public final class KeyringSessionStore: SessionStore, StoreStatusReporting {
     /// Places the tokens of one record that are in its file by nobody's decision (with
     /// `keyring`, any in its file) and deletes the items no record names.
     private func tidy(_ key: String) throws {
-        if case .plaintext(var session, let reason)? = try read(key), reason == nil || !access.mayUseFiles {
+        let record = try read(key)
+        if case .plaintext(var session, let reason)? = record, reason == nil || !access.mayUseFiles {
             session.generation += 1
             if try place(session, for: key) == .keyring {
                 warn("moved the tokens of \(StoreKeys.provider(of: key)) from its session file into the keyring")
             }
         }
-        guard access.isOpen, case .success(let secrets) = access.secrets() else { return }
+        // Where the keyring is in use: `keyring`, or `auto` once a record names an item (its read needs the keyring anyway).
+        guard access.isOpen || record?.item != nil, case .success(let secrets) = access.secrets() else { return }
         let keep = try read(key)?.item
         for item in try secrets.items(provider: key) where item != keep {
             try secrets.delete(provider: key, item: item)
