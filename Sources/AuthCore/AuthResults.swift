@@ -66,7 +66,10 @@ public struct Signature: Sendable, Equatable {
 public struct ProviderStatus: Sendable, Equatable {
     public let id: String
     public let displayName: String
-    public let flow: Flow
+    /// The provider's flows; the first is the default.
+    public let flows: [Flow]
+    public var flow: Flow { flows[0] }
+    /// What a login through the default flow asks for.
     public let fields: [LoginField]
     /// The account a request naming none would use; nil when logged out.
     public let session: LoggedIn?
@@ -76,6 +79,14 @@ public struct ProviderStatus: Sendable, Equatable {
     /// The username git sends with the token, when configured: the command line's
     /// `git-credential` reads it here when it works through a socket agent.
     public var gitUsername: String?
+    /// Accounts whose stored session this agent cannot read (a locked keyring, or
+    /// one this process cannot reach) and why: their requests answer 1010.
+    public var unreadable: [Unreadable] = []
+
+    public struct Unreadable: Sendable, Equatable {
+        public let account: String
+        public let reason: String
+    }
 
     public struct LoggedIn: Sendable, Equatable {
         public let user: JSONValue

@@ -72,7 +72,7 @@ enum Measure {
         let path: String
         let arguments: [String]
         let line: [UInt8]
-        /// Added to this process's environment (`AUTH_AGENT_SOCK` for the helpers through a socket agent).
+        /// Added to (or replacing in) the bench's own environment.
         var environment: [String: String] = [:]
     }
 

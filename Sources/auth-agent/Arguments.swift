@@ -2,7 +2,17 @@ import JSONRPC
 
 /// The command line, parsed by hand (no dependencies): a subcommand and options.
 struct Arguments {
-    enum Command: Equatable { case serve, demo, devIssuer, help, version, tool(ToolCommand), connect }
+    enum Command: Equatable {
+        case serve, demo, devIssuer, version, tool(ToolCommand)
+        /// `help [COMMAND] [--man]`, `--help`, `COMMAND --help`.
+        case help(topic: String?, man: Bool)
+        /// `completion bash|zsh|fish`.
+        case completion(shell: String)
+        /// `__complete-providers`: the configured provider ids, one a line, for the completion scripts.
+        case completeProviders
+        /// `connect`: relay stdin/stdout to the socket agent, or serve on them when none answers.
+        case connect
+    }
 
     var command: Command = .serve
     var configPath: String?
@@ -14,48 +24,7 @@ struct Arguments {
     /// `serve --stop`: end the socket agent `AUTH_AGENT_SOCK` names.
     var stop = false
 
-    static let version = "0.1.0"
-
-    static let usage = """
-        auth-agent \(version): delegate authentication to a long-lived process spoken to over
-        stdin/stdout with JSON-RPC 2.0, one message per line.
-
-        Usage:
-          auth-agent [serve] [options]     run the agent on stdin/stdout (or a socket: --socket)
-        \(ToolCommand.usage)
-          auth-agent connect [--socket PATH] [options]
-                                           relay stdin/stdout to the socket agent (PATH, else AUTH_AGENT_SOCK,
-                                           else the default path), for hosts that spawn an agent; without
-                                           one answering within 1 s, serve on stdin/stdout as 'serve' does
-          auth-agent demo [options]        run the agent against a built-in loopback dev issuer
-          auth-agent dev-issuer [--port N] run only the loopback dev issuer (for tests and clients): prints
-                                           {"issuer": URL} and serves until stdin closes or SIGTERM
-
-        Options:
-          --config PATH            configuration file (default: $AUTH_AGENT_CONFIG, else
-                                   $XDG_CONFIG_HOME/auth-agent/config.json)
-          --max-message-bytes N    longest accepted message line in bytes (default 1048576)
-          --log-level LEVEL        error, warn, info or debug; logs go to stderr (default warn)
-          --port N                 dev-issuer: port on 127.0.0.1 (default: any free port)
-          --socket [PATH]          serve: listen on a Unix-domain socket, one session per connection
-                                   (default $XDG_RUNTIME_DIR/auth-agent/agent.sock, else
-                                   /tmp/auth-agent-$UID/agent.sock); only this user may connect
-          --daemon                 with --socket: go to the background, printing shell lines that set
-                                   AUTH_AGENT_SOCK and AUTH_AGENT_PID (eval "$(auth-agent serve --socket --daemon)")
-          --forward-socket PATH    with --socket: a second socket, for ssh -R, serving only the providers
-          --forward-providers A,B  named here (the others do not exist on it)
-          --stop                   serve: end the socket agent AUTH_AGENT_SOCK names
-          -h, --help               show this help
-          --version                print the version
-
-        Sessions are kept in $XDG_STATE_HOME/auth-agent (default ~/.local/state/auth-agent).
-        The protocol is described in schema/openrpc.json.
-
-        Exit codes: 0 ok; 1 the operation failed (the protocol error's reason, e.g. notLoggedIn or
-        sessionExpired, on stderr); 2 bad command line or configuration (also: a one-shot command with
-        store.kind "memory" and no socket agent); 3 the auth server or the store is unavailable, retry later; 22 fetch got HTTP >= 400;
-        130 interrupted (Ctrl-C during a login: nothing was saved).
-        """
+    static let version = CommandHelp.version
 
     struct UsageError: Error, CustomStringConvertible {
         let description: String
@@ -63,11 +32,45 @@ struct Arguments {
 
     static func parse(_ argv: [String]) throws -> Arguments {
         var a = Arguments()
-        // The one-shot subcommands (login, token, git-credential, …) parse their own options.
-        if let first = argv.first, ToolCommand.names.contains(first) {
-            let tool = try ToolCommand.parse(argv)
-            a.command = tool.help ? .help : .tool(tool)
+        // Global options may come before the command word: find it, skipping their values.
+        var at = 0
+        while at < argv.count, argv[at].hasPrefix("-") {
+            at += valueFlags.contains(argv[at]) ? 2 : 1
+        }
+        let leading = Array(argv[..<min(at, argv.count)])
+        let word = at < argv.count ? argv[at] : nil
+        let rest = at < argv.count ? Array(argv[(at + 1)...]) : []
+        switch word {
+        case let name? where ToolCommand.names.contains(name):
+            // The one-shot subcommands (login, token, git-credential, …) parse their own options,
+            // the global ones included wherever they stand.
+            if leading.contains("--version") { a.command = .version; return a }
+            let tool = try ToolCommand.parse([name] + rest + leading)
+            a.command = tool.help ? .help(topic: helpTopic(name, rest), man: false) : .tool(tool)
             return a
+        case "help"?:
+            let words = rest.filter { !$0.hasPrefix("-") }
+            for flag in rest where flag.hasPrefix("-") && flag != "--man" && flag != "--help" {
+                throw UsageError(description: "'help' does not take \(flag)")
+            }
+            let topic = words.isEmpty ? nil : words.joined(separator: " ")
+            if let topic, CommandHelp.lookup(topic).isEmpty { throw UsageError(description: "no command '\(topic)'") }
+            a.command = .help(topic: topic, man: rest.contains("--man"))
+            return a
+        case "completion"?:
+            if rest.contains("--help") || rest.contains("-h") { a.command = .help(topic: "completion", man: false); return a }
+            guard rest.count == 1, Completion.shells.contains(rest[0]) else {
+                throw UsageError(description: "'completion' needs one shell: \(Completion.shells.joined(separator: ", "))")
+            }
+            a.command = .completion(shell: rest[0])
+            return a
+        case "__complete-providers"?:
+            a.command = .completeProviders
+            let tool = try ToolCommand.parse(["status"] + rest + leading)
+            a.configPath = tool.configPath
+            return a
+        default:
+            break
         }
         var i = 0
         func value(_ flag: String) throws -> String {
@@ -92,7 +95,7 @@ struct Arguments {
                 return try value(flag)
             }
             switch flag {
-            case "-h", "--help": a.command = .help
+            case "-h", "--help": a.command = .help(topic: sawCommand ? word : nil, man: false)
             case "--version": a.command = .version
             case "--config": a.configPath = try take()
             case "--max-message-bytes":
@@ -130,11 +133,17 @@ struct Arguments {
                 // After the options too: hosts put their --config first and append what they are given.
                 guard !sawCommand else { throw UsageError(description: "'connect' must come only once, without another command") }
                 sawCommand = true
-                if a.command != .help && a.command != .version { a.command = .connect }
+                if case .help = a.command {
+                    a.command = .help(topic: arg, man: false)
+                } else if a.command != .version {
+                    a.command = .connect
+                }
             case "serve", "demo", "dev-issuer":
-                guard !sawCommand, i == 0 else { throw UsageError(description: "'\(arg)' must come first, and only once") }
+                guard !sawCommand, i == at else { throw UsageError(description: "'\(arg)' must come first, and only once") }
                 sawCommand = true
-                if a.command != .help && a.command != .version {
+                if case .help = a.command {
+                    a.command = .help(topic: arg, man: false)
+                } else if a.command != .version {
                     a.command = arg == "serve" ? .serve : arg == "demo" ? .demo : .devIssuer
                 }
             default:
@@ -144,5 +153,14 @@ struct Arguments {
         }
         try a.checkSocketOptions(daemon: daemon, forwardPath: forwardPath, forwardProviders: forwardProviders)
         return a
+    }
+
+    /// The options that take a value as the next argument, wherever they stand.
+    static let valueFlags: Set<String> = ["--config", "--log-level", "--max-message-bytes", "--port"]
+
+    /// What `COMMAND --help` shows: the command, or its subcommand (`config add --help`).
+    static func helpTopic(_ name: String, _ rest: [String]) -> String {
+        if let sub = rest.first(where: { !$0.hasPrefix("-") }), !CommandHelp.lookup("\(name) \(sub)").isEmpty { return "\(name) \(sub)" }
+        return name
     }
 }

@@ -91,7 +91,7 @@ enum GitCredential {
     private static func get(_ request: [String: String], session: ToolSession) throws(ToolFailure) -> String {
         guard let (provider, shape) = coverage(request, session: session) else { return "" }
         let token: (token: String, type: String, expiresAt: String?)
-        let named = namedAccount(request, provider: provider, session: session)
+        guard let named = namedAccount(request, provider: provider, session: session) else { return "" }
         do {
             token = try session.token(provider, account: AccountChoice(account: named), shape: shape)
         } catch where error.needsLogin {
@@ -109,12 +109,17 @@ enum GitCredential {
 
     /// `erase`: git got a 401 with this password; refresh unless it was already replaced.
     private static func erase(_ request: [String: String], session: ToolSession) throws(ToolFailure) {
-        guard let (provider, _) = coverage(request, session: session), let password = request["password"] else { return }
+        guard let (provider, _) = coverage(request, session: session), let password = request["password"],
+              let named = namedAccount(request, provider: provider, session: session) else { return }
         let service = session.service
         do {
-            let choice = AccountChoice(account: namedAccount(request, provider: provider, session: session))
-            _ = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
+            let choice = AccountChoice(account: named)
+            let result = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
                 try await service.refresh(provider: provider, account: choice, failedAuthorization: password)
+            }
+            // git itself only says the authentication failed; the person should know a retry will work.
+            if result.refreshed {
+                Logger.stderrSink("auth-agent: the token of \(try session.provider(provider).displayName) was refreshed; run the git command again.")
             }
         } catch where error.needsLogin {
             Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message)) run: auth-agent login \(provider)")
@@ -122,12 +127,19 @@ enum GitCredential {
     }
 
     /// The account git's `username` names, when it names one of the provider's accounts
-    /// (by id or by a name its user goes by); otherwise the default account is used,
-    /// so a username like `oauth2` or `git` changes nothing. `--account` wins over both.
-    private static func namedAccount(_ request: [String: String], provider: String, session: ToolSession) -> String? {
-        if let account = session.command.account { return account }
-        guard let username = request["username"], !username.isEmpty else { return nil }
-        return session.service.account(named: username, provider: provider)
+    /// (as every `--account` is resolved: by id or by a name its user logs in with); otherwise
+    /// the default account (`.some(nil)`), so a username like `oauth2` or `git` changes nothing.
+    /// `--account` wins over both. Nil, after saying why, when the username fits several
+    /// accounts: git then asks its other helpers rather than get one of them at random.
+    private static func namedAccount(_ request: [String: String], provider: String, session: ToolSession) -> String?? {
+        if let account = session.command.account { return .some(account) }
+        guard let username = request["username"], !username.isEmpty else { return .some(nil) }
+        do {
+            return .some(try session.service.account(named: username, provider: provider))
+        } catch {
+            Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message))")
+            return nil
+        }
     }
 
     /// The provider covering git's origin and the token shape configured there: `sign`'s rule.

@@ -19,14 +19,31 @@ enum RemoteTool {
     /// Seconds a request other than a login may take: the store lock and an HTTP call, as in-process.
     static let requestTimeout = 60.0
 
+    /// Whether the command works through the agent; `config` and `git-credential configure`
+    /// edit or read this machine's configuration file and never do.
+    static func serves(_ action: ToolCommand.Action) -> Bool {
+        switch action {
+        case .config, .gitConfigure: return false
+        default: return true
+        }
+    }
+
     static func perform(_ command: ToolCommand, link: AgentLink) throws(ToolFailure) -> String {
         let shape = try shapeParams(command)
         switch command.action {
+        case .config, .gitConfigure:
+            return ""  // never sent here (`serves`)
+        case .refresh(let provider):
+            let entry = try providerEntry(provider, link: link)
+            let result = try link.call("refresh", accountParam(command).merging(["provider": .string(provider)]), timeout: requestTimeout)
+            let until = result["expiresAt"]?.stringValue.map { " (token valid until \(TerminalText.escaped($0)))" } ?? ""
+            Logger.stderrSink("Refreshed the token of \(TerminalText.escaped(entry["displayName"]?.stringValue ?? provider))\(until).")
+            return ""
         case .status(let json):
             let status = try link.call("status", [:], timeout: requestTimeout)
             return json ? JSONSerializer.string(status) + "\n" : StatusTable.render(status, store: status["store"]?["kind"]?.stringValue ?? "-")
         case .token(let provider, let json):
-            let token = try link.call("token", shape.merging(["provider": .string(provider)]), timeout: requestTimeout)
+            let token = try token(provider, shape, minValid: command.minValid, link: link)
             guard json else { return (token["accessToken"]?.stringValue ?? "") + "\n" }
             return JSONSerializer.string(token) + "\n"
         case .header(let url):
@@ -38,11 +55,20 @@ enum RemoteTool {
         case .fetch(let options):
             return try fetch(options, shape, link: link)
         case .logout(let provider):
-            var params: JSONObject = ["provider": .string(provider)]
-            if let account = command.account { params["account"] = .string(account) }
+            var params = accountParam(command).merging(["provider": .string(provider)])
             if command.all { params["all"] = true }
+            let entry = try providerEntry(provider, link: link)
+            let name = TerminalText.escaped(entry["displayName"]?.stringValue ?? provider)
+            // Saying "logged out" when nobody was would hide a typo in --account, as in-process.
+            let nobody = command.all ? (entry["accounts"]?.arrayValue ?? []).isEmpty
+                : command.account.map { wanted in !(entry["accounts"]?.arrayValue ?? []).contains { AccountNames.matches(wanted, account: $0["id"]?.stringValue ?? "", user: $0["user"]) } }
+                ?? (entry["state"] != "loggedIn")
+            if nobody {
+                Logger.stderrSink(command.account.map { "Account \($0) is not logged in to \(name)." } ?? "Nobody is logged in to \(name).")
+                return ""
+            }
             let result = try link.call("logout", params, timeout: requestTimeout)
-            let what = command.all ? "every account of \(provider)" : command.account.map { "\($0) of \(provider)" } ?? provider
+            let what = command.all ? "every account of \(name)" : command.account.map { "\($0) of \(name)" } ?? name
             Logger.stderrSink(result["revoked"] == true ? "Logged out of \(what); the server revoked the tokens." : "Logged out of \(what).")
             return ""
         case .login(let provider, let username, let passwordStdin, let tokenStdin, let flow):
@@ -53,6 +79,36 @@ enum RemoteTool {
         case .kubectlCredential(let provider):
             return try kubectlCredential(provider, shape, link: link)
         }
+    }
+
+    private static func accountParam(_ command: ToolCommand) -> JSONObject {
+        command.account.map { ["account": .string($0)] } ?? [:]
+    }
+
+    /// The provider's entry in the agent's `status`; 1002 when the agent has no such provider.
+    private static func providerEntry(_ id: String, link: AgentLink) throws(ToolFailure) -> JSONValue {
+        let status = try link.call("status", [:], timeout: requestTimeout)
+        guard let entry = status["providers"]?.arrayValue?.first(where: { $0["id"]?.stringValue == id }) else {
+            throw ToolFailure(AuthError(.unknownProvider, "No provider \"\(id)\" is served by the agent at \(link.path).", provider: id))
+        }
+        return entry
+    }
+
+    /// `token`, and with `--min-valid` a refresh first when the token expires sooner (naming the
+    /// token that is too short-lived, so a refresh another process already made is not repeated).
+    private static func token(_ provider: String, _ shape: JSONObject, minValid: Int?, link: AgentLink) throws(ToolFailure) -> JSONValue {
+        let params = shape.merging(["provider": .string(provider)])
+        let first = try link.call("token", params, timeout: requestTimeout)
+        guard let seconds = minValid, let until = first["expiresAt"]?.stringValue.flatMap(RFC3339.parse), until.timeIntervalSinceNow < Double(seconds),
+              let stale = first["accessToken"]?.stringValue else { return first }
+        var refresh: JSONObject = ["provider": .string(provider), "failedAuthorization": .string(stale)]
+        if let account = shape["account"] { refresh["account"] = account }
+        _ = try link.call("refresh", refresh, timeout: requestTimeout)
+        let second = try link.call("token", params, timeout: requestTimeout)
+        if let after = second["expiresAt"]?.stringValue.flatMap(RFC3339.parse), after.timeIntervalSinceNow < Double(seconds) {
+            Logger.stderrSink("auth-agent: the token of \(provider) is valid for \(max(0, Int(after.timeIntervalSinceNow))) s only, less than the \(seconds) s asked for, even after a refresh")
+        }
+        return second
     }
 
     /// `--account`, `--scope`, `--audience`, `--resource` as the protocol's params, checked as in-process.
@@ -112,28 +168,28 @@ enum RemoteTool {
     /// `login` at this terminal through the agent: the fields its `status` lists are asked here
     /// (or read from stdin), and its `loginPrompt`s (a device code, a browser URL) shown here.
     private static func login(_ id: String, _ options: TerminalLogin.Options, link: AgentLink) throws(ToolFailure) -> String {
-        let status = try link.call("status", [:], timeout: requestTimeout)
-        guard let entry = status["providers"]?.arrayValue?.first(where: { $0["id"]?.stringValue == id }) else {
-            throw ToolFailure(AuthError(.unknownProvider, "No provider \"\(id)\" is served by the agent at \(link.path).", provider: id))
-        }
-        guard let flow = entry["flow"]?.stringValue.flatMap(Flow.init(rawValue:)) else {
-            throw ToolFailure(.failed, "the agent's status names no flow for \(id)")
-        }
-        try TerminalLogin.check(options, flow: flow)
+        let entry = try providerEntry(id, link: link)
+        let flows = (entry["flows"]?.arrayValue ?? [entry["flow"] ?? .null]).compactMap { $0.stringValue.flatMap(Flow.init(rawValue:)) }
+        guard let first = flows.first else { throw ToolFailure(.failed, "the agent's status names no flow for \(id)") }
         let displayName = entry["displayName"]?.stringValue ?? id
-        let provider = ProviderConfig(id: id, displayName: displayName, flow: flow)
-        var params: JSONObject = ["provider": .string(id)]
-        switch try TerminalLogin.credentials(for: provider, options: options) {
+        var provider = ProviderConfig(id: id, displayName: displayName, flow: first)
+        provider.flows = flows
+        let flow = try TerminalLogin.flow(options, provider: provider)
+        var params: JSONObject = ["provider": .string(id), "flow": .string(flow.rawValue)]
+        switch try TerminalLogin.credentials(for: provider, flow: flow, options: options) {
         case .token(let token)?: params["credentials"] = ["token": .string(token)]
         case .password(let username, let password)?: params["credentials"] = ["username": .string(username), "password": .string(password)]
         default: break
         }
+        // The prompt's countdown line ends (cleared) before anything else is printed.
+        let live = LivePromptLine(environment: ProcessEnvironment.current())
+        defer { live.stop() }
         let result = try link.call("login", params, timeout: TerminalLogin.timeout) { message in
             guard message["method"]?.stringValue == AuthMethods.loginPrompt, let prompt = loginPrompt(message["params"]) else { return }
-            TerminalLogin.show(prompt: prompt, provider: provider)
+            TerminalLogin.show(prompt: prompt, provider: provider, live: live)
         }
-        var text = "Logged in to \(displayName)"
-        if let user = StatusTable.userName(result["user"]) { text += " as \(TerminalText.escaped(user))" }
+        var text = "Logged in to \(TerminalText.escaped(displayName))"
+        if let person = AccountNames.person(result["user"], account: result["account"]?.stringValue ?? "") { text += " as \(TerminalText.escaped(person))" }
         if let until = result["expiresAt"]?.stringValue { text += " (token valid until \(TerminalText.escaped(until)))" }
         return text + "."
     }
@@ -161,7 +217,7 @@ enum RemoteTool {
             let status = try link.call("status", [:], timeout: requestTimeout)
             let entry = status["providers"]?.arrayValue?.first { $0["id"]?.stringValue == provider }
             let named = command.account ?? request["username"].flatMap { username in
-                entry?["accounts"]?.arrayValue?.first { $0["id"]?.stringValue == username || StatusTable.userName($0["user"]) == username }?["id"]?.stringValue
+                entry?["accounts"]?.arrayValue?.first { AccountNames.matches(username, account: $0["id"]?.stringValue ?? "", user: $0["user"]) }?["id"]?.stringValue
             }
             var params: JSONObject = [:]
             if let named { params["account"] = .string(named) }

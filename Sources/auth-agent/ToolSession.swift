@@ -14,6 +14,8 @@ import Locking
 /// generations — a terminal, git, kubectl and editors share one login and one refresh token.
 struct ToolSession {
     let config: AgentConfig
+    /// Where the configuration was read from (or expected, when there is none).
+    let configPath: String
     let service: AuthService
     let store: SessionStore
     let logger: Logger
@@ -27,7 +29,7 @@ struct ToolSession {
         let logger = Logger(level: command.logLevel, sink: { Logger.stderrSink(TerminalText.escaped($0)) })
         var arguments = Arguments()
         arguments.configPath = command.configPath
-        let (config, path) = Agent.loadConfig(arguments, logger: logger)
+        let (config, path) = Agent.loadConfig(arguments, logger: logger, hint: false)
         if case .memory = config.store {
             throw ToolFailure(.usage, "\(path) sets store.kind \"memory\": a one-shot command's session would end with the process; "
                 + "use the file store, or a socket agent that holds the memory store (auth-agent serve --socket, AUTH_AGENT_SOCK)")
@@ -35,7 +37,7 @@ struct ToolSession {
         let (store, storeStatus) = Agent.openStore(config, logger: logger)
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(), logger: logger,
                                   lockTimeout: config.lockTimeoutSeconds, events: { _ in })
-        return ToolSession(config: config, service: service, store: store, logger: logger, command: command)
+        return ToolSession(config: config, configPath: path, service: service, store: store, logger: logger, command: command)
     }
 
     /// Runs one of the service's operations to its end, or gives up after `timeout` seconds (then 3, retry later).
@@ -70,6 +72,7 @@ struct ToolSession {
 
     func provider(_ id: String) throws(ToolFailure) -> ProviderConfig {
         guard let p = config.providers.first(where: { $0.id == id }) else {
+            if config.providers.isEmpty { throw ToolFailure(.usage, ConfigCommand.noConfiguration(configPath)) }
             throw ToolFailure(AuthError(.unknownProvider, "No provider \"\(id)\" is configured; known: \(config.providers.map(\.id).joined(separator: ", ")).", provider: id))
         }
         return p
@@ -108,5 +111,41 @@ struct ToolSession {
         }
         let result = now!
         return (result.accessToken, result.tokenType, result.expiresAt.map(RFC3339.format))
+    }
+
+    /// `token --min-valid`: the token, refreshed first unless it is valid `seconds` more (like
+    /// `oidc-token -t`). A token that is still too short-lived after the refresh is given anyway —
+    /// the server decides lifetimes — and stderr says so.
+    func token(_ provider: String, validFor seconds: Int?) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
+        let first = try token(provider)
+        guard let seconds, let until = first.expiresAt.flatMap(RFC3339.parse), until.timeIntervalSinceNow < Double(seconds) else { return first }
+        let name = try self.provider(provider).displayName
+        guard try canRefresh(provider) else {
+            Logger.stderrSink("auth-agent: the token of \(name) is valid for \(max(0, Int(until.timeIntervalSinceNow))) s, less than the \(seconds) s asked for, and this session cannot be refreshed")
+            return first
+        }
+        // Naming the token that is too short-lived: when another process already replaced it, nothing is sent.
+        _ = try refresh(provider, failedAuthorization: first.token)
+        let second = try token(provider)
+        if let after = second.expiresAt.flatMap(RFC3339.parse), after.timeIntervalSinceNow < Double(seconds) {
+            Logger.stderrSink("auth-agent: the token of \(name) is valid for \(max(0, Int(after.timeIntervalSinceNow))) s only, less than the \(seconds) s asked for, even after a refresh")
+        }
+        return second
+    }
+
+    /// `refresh`: a new token now (`failedAuthorization` nil), or only if `failedAuthorization` is still the current one.
+    func refresh(_ provider: String, failedAuthorization: String? = nil) throws(ToolFailure) -> RefreshResult {
+        guard try canRefresh(provider) else {
+            throw ToolFailure(.failed, "the session of \(try self.provider(provider).displayName) cannot be refreshed (no refresh token); for a new token run: auth-agent login \(provider)")
+        }
+        let service = self.service
+        let choice = self.choice
+        return try Self.wait(timeout: requestTimeout) { () async throws(AuthError) in
+            try await service.refresh(provider: provider, account: choice, failedAuthorization: failedAuthorization)
+        }
+    }
+
+    private func canRefresh(_ provider: String) throws(ToolFailure) -> Bool {
+        do { return try service.canRefresh(provider: provider, account: choice) } catch { throw ToolFailure(error) }
     }
 }

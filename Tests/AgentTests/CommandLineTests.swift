@@ -83,6 +83,25 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try h.agent(["token", "corp"]).stdout, second.stdout, "the refreshed token was saved for the next process")
     }
 
+    /// Issue 19.7: each `git-credential` is a new process, so the refresh limit is counted in the
+    /// store: git's get/erase rounds on a token the server keeps refusing refresh 5 times in 30 s, not once each.
+    func testTheRefreshLimitHoldsAcrossHelperProcesses() throws {
+        let h = try CLIHarness()
+        try h.login()
+        let request = "protocol=http\nhost=127.0.0.1:\(h.issuer.port)\npath=repo.git\n"
+        h.issuer.resetCounts()
+        var refused: [String] = []
+        for _ in 0..<7 {
+            let get = try h.agent(["git-credential", "get"], stdin: request)
+            let password = get.stdout.split(separator: "\n").first { $0.hasPrefix("password=") } ?? ""
+            let erase = try h.agent(["git-credential", "erase"], stdin: request + password + "\n")
+            if erase.status != 0 { refused.append(erase.stderr) }
+        }
+        XCTAssertEqual(h.issuer.count("token.refresh_token"), 5)
+        XCTAssertEqual(refused.count, 2, "\(refused)")
+        XCTAssertTrue(refused.allSatisfy { $0.contains("refreshed 5 times within 30 s") }, "\(refused)")
+    }
+
     /// `auth-agent fetch`: the body on stdout, signed, one refresh and resend after a 401; curl's exit codes.
     func testFetchSignsRetriesOnceAndExitsLikeCurl() throws {
         let h = try CLIHarness()

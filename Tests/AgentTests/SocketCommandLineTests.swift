@@ -48,7 +48,19 @@ final class SocketCommandLineTests: XCTestCase {
         XCTAssertEqual(uncovered.status, 0)
         XCTAssertEqual(uncovered.stdout, "")
 
-        XCTAssertEqual(try tool(harness, agent, ["logout", "corp"]).status, 0)
+        // refresh, and token --min-valid longer than any token lives: refreshed, and said so.
+        let refreshed = try tool(harness, agent, ["refresh", "corp"])
+        XCTAssertEqual(refreshed.status, 0, refreshed.stderr)
+        XCTAssertTrue(refreshed.stderr.hasPrefix("Refreshed the token of Corp SSO (token valid until "), refreshed.stderr)
+        let current = try tool(harness, agent, ["token", "corp"]).stdout
+        XCTAssertNotEqual(current, first.stdout)
+        let longer = try tool(harness, agent, ["token", "corp", "--min-valid", "86400"])
+        XCTAssertEqual(longer.status, 0, longer.stderr)
+        XCTAssertNotEqual(longer.stdout, current, "refreshed first")
+        XCTAssertTrue(longer.stderr.contains("less than the 86400 s asked for, even after a refresh"), longer.stderr)
+
+        XCTAssertEqual(try tool(harness, agent, ["logout", "corp"]).stderr, "Logged out of Corp SSO; the server revoked the tokens.\n")
+        XCTAssertEqual(try tool(harness, agent, ["logout", "corp"]).stderr, "Nobody is logged in to Corp SSO.\n")
         let after = try tool(harness, agent, ["token", "corp"])
         XCTAssertEqual(after.status, 1)
         XCTAssertTrue(after.stderr.contains("notLoggedIn"), after.stderr)

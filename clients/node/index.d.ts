@@ -64,7 +64,9 @@ export interface AccountStatus { id: string; user: User; expiresAt: Expiry; defa
 export interface ProviderStatus {
   id: string;
   displayName: string;
+  /** The default flow; `flows` lists every one `login({flow})` may name. */
   flow: Flow;
+  flows: Flow[];
   fields: Field[];
   /** `state`, `user`, `expiresAt` and `account` describe the account this connection would use. */
   state: 'loggedIn' | 'loggedOut';
@@ -74,9 +76,11 @@ export interface ProviderStatus {
   account?: string;
   /** Every logged-in account; empty when logged out. */
   accounts: AccountStatus[];
+  /** Accounts whose stored session this agent cannot read (keyring locked or out of reach), and why; their requests fail with 1010. */
+  unreadable?: { account: string; reason: string }[];
 }
-/** Where sessions are kept; `reason` says why `store.kind: "auto"` fell back to files. */
-export interface StoreStatus { kind: 'keyring' | 'file' | 'memory'; reason?: string }
+/** Where sessions are kept; `reason` says why `store.kind: "auto"` keeps tokens in files; `auto`: nothing stored yet. */
+export interface StoreStatus { kind: 'keyring' | 'file' | 'memory' | 'auto'; reason?: string }
 export interface StatusResult { store: StoreStatus; providers: ProviderStatus[] }
 export interface SubscribeResult { events: EventName[]; status: StatusResult }
 /** `account`: the account logged in (added, or replaced when that identity was logged in already). */
@@ -228,7 +232,7 @@ export declare class AuthAgent extends EventEmitter {
   initialize(params?: { clientInfo?: { name: string; version: string } }, options?: CallOptions): Promise<InitializeResult>;
   ping(options?: CallOptions): Promise<Record<string, never>>;
   status(options?: CallOptions): Promise<StatusResult>;
-  login(params: { provider: string; credentials?: Credentials; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
+  login(params: { provider: string; flow?: Flow; credentials?: Credentials; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
   /** Without `account`, the account this connection would use; `all: true`, every account of the provider. */
   logout(params: { provider: string; account?: string; all?: boolean }, options?: CallOptions): Promise<LogoutResult>;
   /** This connection's account for `provider` (never another program's); `null` or none: the provider's default. */

@@ -25,13 +25,15 @@ enum SelectAccountMethod: AuthMethod {
         case .string(let s) where !s.isEmpty: account = s
         default: throw .invalidParams("'account' must be a non-empty string or null")
         }
+        // The selection keeps the id the name resolves to: a name is looked up once, here.
+        let id: String?
         do {
-            try context.service.checkAccount(provider: provider, account: account)
+            id = try context.service.checkAccount(provider: provider, account: account)
         } catch {
             throw error.rpcError
         }
-        context.selections.select(account, provider: provider, on: call.connection)
-        return .result(["provider": .string(provider), "account": account.map { .string($0) } ?? .null])
+        context.selections.select(id, provider: provider, on: call.connection)
+        return .result(["provider": .string(provider), "account": id.map { .string($0) } ?? .null])
     }
 }
 
@@ -53,7 +55,7 @@ enum SetDefaultAccountMethod: AuthMethod {
         let service = context.service
         return AuthMethods.later({ () async throws(AuthError) in
             try await service.setDefaultAccount(provider: provider, account: account)
-        }, encode: { ["provider": .string(provider), "account": .string(account)] })
+        }, encode: { ["provider": .string(provider), "account": .string($0)] })
     }
 }
 

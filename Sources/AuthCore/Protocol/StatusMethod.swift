@@ -29,6 +29,7 @@ enum StatusMethod: AuthMethod {
     static func json(_ p: ProviderStatus) -> JSONValue {
         var entry: JSONObject = [
             "id": .string(p.id), "displayName": .string(p.displayName), "flow": .string(p.flow.rawValue),
+            "flows": .array(p.flows.map { .string($0.rawValue) }),
             "fields": .array(p.fields.map { ["name": .string($0.name), "label": .string($0.label), "secret": .bool($0.secret)] }),
         ]
         if let session = p.session {
@@ -43,6 +44,9 @@ enum StatusMethod: AuthMethod {
             ["id": .string(a.id), "user": a.user, "expiresAt": RFC3339.json(a.expiresAt), "default": .bool(a.isDefault)]
         })
         if let gitUsername = p.gitUsername { entry["gitUsername"] = .string(gitUsername) }
+        if !p.unreadable.isEmpty {
+            entry["unreadable"] = .array(p.unreadable.map { ["account": .string($0.account), "reason": .string($0.reason)] })
+        }
         return .object(entry)
     }
 }
