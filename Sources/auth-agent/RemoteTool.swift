@@ -236,7 +236,7 @@ enum RemoteTool {
             }
             return text
         } catch where error.needsLogin {
-            Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message)) run: auth-agent login")
+            Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message)) run: auth-agent login\(error.provider.map { " \($0)" } ?? "")")
             return ""
         }
     }

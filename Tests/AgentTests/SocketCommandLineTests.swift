@@ -247,7 +247,7 @@ final class SocketCommandLineTests: XCTestCase {
         }
         let refused = try clone("refused")
         XCTAssertNotEqual(refused.status, 0, "nobody is logged in yet")
-        XCTAssertTrue(refused.stderr.contains("auth-agent login"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("run: auth-agent login corp"), refused.stderr)
 
         // The login happens on the laptop, at the agent itself.
         let local = try tool(harness, agent, ["login", "corp", "--username", "alice", "--password-stdin"], stdin: "wonderland\n")
