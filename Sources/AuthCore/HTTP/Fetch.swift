@@ -114,7 +114,8 @@ extension AuthService {
             let response: HTTPResponse
             do {
                 response = try await transport.send(HTTPRequest(method: method, url: url, headers: headers, body: body,
-                                                                 timeout: request.timeout, maxResponseBytes: request.maxResponseBytes))
+                                                                 timeout: request.timeout, maxResponseBytes: request.maxResponseBytes,
+                                                                 lane: .resource))
             } catch let error as HTTPTransportError {
                 throw Self.fetchError(error, url: url, limit: request.maxResponseBytes)
             } catch {
@@ -132,6 +133,8 @@ extension AuthService {
     static func fetchError(_ error: HTTPTransportError, url: String, limit: Int) -> AuthError {
         switch error {
         case .responseTooLarge: return AuthError(.responseTooLarge, "The response is larger than \(limit) bytes.")
+        case .headersTooLarge(let headerLimit):
+            return AuthError(.responseTooLarge, "The response headers are larger than \(headerLimit) bytes.")
         case .invalidURL: return AuthError(.requestFailed, "The request cannot be sent: \(error).")
         default: return AuthError(.requestFailed, "The request was not completed: \(HTTPCalls.describe(error, url: url)).")
         }
