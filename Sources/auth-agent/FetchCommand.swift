@@ -18,10 +18,9 @@ enum FetchCommand {
         let response = try ToolSession.wait(timeout: request.timeout + session.requestTimeout) { () async throws(AuthError) in
             try await service.fetch(request, provider: nil, account: choice, shape: shape)
         }
-        var out = Data()
-        if options.include { out.append(Data(head(response).utf8)) }
-        out.append(Data(response.body))
-        StandardStream.write(Array(out))
+        // Written as they are: gathering head and body into one buffer first held three more copies of the body.
+        if options.include { StandardStream.write(Array(head(response).utf8)) }
+        StandardStream.write(response.body)
         if response.status >= 400 { throw ToolFailure(.httpError, "HTTP \(response.status) from \(Origin(url: options.url)?.description ?? options.url)") }
         return ""
     }
