@@ -8,7 +8,8 @@ struct ToolCommand: Equatable {
         case logout(provider: String)
         case status(json: Bool)
         case token(provider: String, json: Bool)
-        case header(url: String)
+        /// `-X METHOD` (default GET): what a DPoP proof is made for.
+        case header(url: String, method: String = "GET")
         case gitCredential(operation: String)
         case kubectlCredential(provider: String)
         case fetch(FetchOptions)
@@ -62,9 +63,12 @@ struct ToolCommand: Equatable {
           auth-agent status [--json]       every provider and account: state, user, expiry, store
           auth-agent token PROVIDER [--json]
                                            the access token alone on stdout, refreshed first when needed
-          auth-agent header URL            the header line for URL's provider ("Authorization: Bearer …");
+          auth-agent header [-X METHOD] URL
+                                           the header line for URL's provider ("Authorization: Bearer …");
                                            fails with nothing on stdout when nothing covers URL. Use it as
-                                           h=$(auth-agent header "$URL") && curl -H "$h" "$URL"
+                                           h=$(auth-agent header "$URL") && curl -H "$h" "$URL"; a DPoP
+                                           provider adds a "DPoP: …" proof line for METHOD (default GET):
+                                           auth-agent header -X POST "$URL" > h && curl -X POST -H @h "$URL"
           auth-agent fetch [-X METHOD] [-H 'Name: value']… [-d BODY | --data-binary @FILE] [-i] URL
                                            send the request signed, refreshing once after a 401; prints the
                                            body (-i: status and headers first); exit 22 for HTTP ≥ 400
@@ -123,7 +127,8 @@ struct ToolCommand: Equatable {
             case "--scope" where Self.takesShape.contains(name): scopes.append(try value(flag, inline))
             case "--audience" where Self.takesShape.contains(name): audience = try value(flag, inline)
             case "--resource" where Self.takesShape.contains(name): resource = try value(flag, inline)
-            case "-X" where name == "fetch", "--request" where name == "fetch": fetch.method = try value(flag, inline)
+            case "-X" where name == "fetch" || name == "header", "--request" where name == "fetch" || name == "header":
+                fetch.method = try value(flag, inline)
             case "-H" where name == "fetch", "--header" where name == "fetch": fetch.headers.append(try value(flag, inline))
             case "-d" where name == "fetch", "--data" where name == "fetch", "--data-binary" where name == "fetch":
                 guard fetch.data == nil else { throw Arguments.UsageError(description: "'fetch' takes one body (-d or --data-binary)") }
@@ -166,7 +171,7 @@ struct ToolCommand: Equatable {
             guard positional.isEmpty else { throw Arguments.UsageError(description: "'status' takes no arguments besides --json") }
             command.action = .status(json: flags.contains("--json"))
         case "token": command.action = .token(provider: try one("PROVIDER"), json: flags.contains("--json"))
-        case "header": command.action = .header(url: try one("URL"))
+        case "header": command.action = .header(url: try one("URL"), method: fetch.method ?? "GET")
         case "fetch":
             fetch.url = try one("URL")
             command.action = .fetch(fetch)

@@ -29,11 +29,16 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
     /// this session's refresh token: part of the session, so they are stored,
     /// shared with other agents and numbered with it.
     public var shaped: [ShapedToken]
+    /// The DPoP key the tokens are bound to (RFC 9449), made at login for a
+    /// `dpop` provider: a secret kept with the refresh token (the keyring item,
+    /// or the 0600 file), which the server wants to see proven on every refresh.
+    public var dpopKey: DPoPKey?
 
     public init(accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
                 idToken: String? = nil, user: JSONValue? = nil, obtainedAt: Date, generation: Int = 0,
-                account: String? = nil, shaped: [ShapedToken] = []) {
+                account: String? = nil, shaped: [ShapedToken] = [], dpopKey: DPoPKey? = nil) {
         self.account = account
+        self.dpopKey = dpopKey
         self.shaped = shaped
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -60,6 +65,7 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         o["generation"] = .int(Int64(generation))
         if let account { o["account"] = .string(account) }
         if !shaped.isEmpty { o["shaped"] = .array(shaped.map { $0.toJSON() }) }
+        if let dpopKey { o["dpopKey"] = .string(dpopKey.storedForm) }
         return .object(o)
     }
 
@@ -78,6 +84,10 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         generation = Int(g)
         user = o["user"]
         account = try Session.optionalString(o, "account")
+        dpopKey = try Session.optionalString(o, "dpopKey").map { (text) throws(SessionFormatError) in
+            guard let key = DPoPKey(storedForm: text) else { throw SessionFormatError("\"dpopKey\" is not a P-256 private key") }
+            return key
+        }
         shaped = []
         if let list = o["shaped"], !list.isNull {
             guard case .array(let items) = list else { throw SessionFormatError("\"shaped\" is \(list.kindName), not an array") }
@@ -140,6 +150,7 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         parts.append("idToken: \(idToken == nil ? "none" : "present")")
         if let account { parts.append("account: \(account)") }
         if !shaped.isEmpty { parts.append("shaped: \(shaped.count)") }
+        if let dpopKey { parts.append("dpopKey: \(dpopKey.thumbprint)") }
         return "Session(\(parts.joined(separator: ", ")))"
     }
 

@@ -24,7 +24,7 @@ public final class KeyringSessionStore: SessionStore {
     private let labels: [String: String]
 
     /// The members of `Session.toJSON()` that go to the keyring.
-    static let secretKeys = ["accessToken", "refreshToken", "idToken", "shaped"]
+    static let secretKeys = ["accessToken", "refreshToken", "idToken", "shaped", "dpopKey"]
     static let itemKey = "secretItem"
 
     /// - Parameter labels: display names by provider id, for the items' labels.
