@@ -85,7 +85,9 @@ enum DPoPChecks {
     }
 
     private static func check(_ text: String, _ request: HTTPRequest, accessToken: String?, _ context: RouteContext) -> Result<DPoPVerifier.Proof, Refused> {
-        switch DPoPVerifier.verify(text, method: request.method, url: context.issuer + request.path, accessToken: accessToken, now: context.now) {
+        // The URL the client used: its Host (127.0.0.1 or localhost) and the path; servers compare htu as a string.
+        let base = request.headers.value("host").map { "http://\($0)" } ?? context.issuer
+        switch DPoPVerifier.verify(text, method: request.method, url: base + request.path, accessToken: accessToken, now: context.now) {
         case .failure(let why): return .failure(.invalid(why.description))
         case .success(let proof):
             switch context.state.dpop.admit(proof) {

@@ -100,6 +100,11 @@ public final class DevIssuer: Sendable {
         state.dpop.setNonceRequired(required)
     }
 
+    /// A new mandatory nonce: clients holding the old one are asked (`use_dpop_nonce`) once more.
+    public func rotateDPoPNonce() {
+        state.dpop.rotateNonce()
+    }
+
     /// The next `count` token requests with a valid proof get unbound `Bearer` tokens, as a server without DPoP would answer.
     public func answerBearerToDPoPNext(_ count: Int) {
         state.dpop.answerBearerNext(count)
