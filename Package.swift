@@ -36,7 +36,7 @@ let package = Package(
         // libcrypto (OpenSSL) loaded with dlopen on the first ES256 key, for DPoP (Linux; CryptoKit on Apple platforms).
         .target(name: "CryptoShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // P-256 keys, ES256 signatures and RFC 7638 thumbprints over CryptoShim or CryptoKit: DPoP proofs and their checks.
-        .target(name: "ES256", dependencies: ["Digest", "Wire", .target(name: "CryptoShim", condition: .when(platforms: [.linux]))],
+        .target(name: "ES256", dependencies: ["Digest", "Wire", "Locking", .target(name: "CryptoShim", condition: .when(platforms: [.linux]))],
                 swiftSettings: strict),
         .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Locking", "Digest", "Wire", "ES256", .target(name: "CurlShim", condition: .when(platforms: [.linux])),
                                                  .target(name: "SecretShim", condition: .when(platforms: [.linux]))],

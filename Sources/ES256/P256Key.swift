@@ -1,5 +1,7 @@
 #if canImport(CryptoShim)
 import CryptoShim
+import Dispatch
+import Locking
 #elseif canImport(CryptoKit)
 import CryptoKit
 import Foundation
@@ -19,6 +21,8 @@ public final class P256Key: @unchecked Sendable, Equatable, CustomStringConverti
     // @unchecked: the handle is immutable after init, and signing only reads it (see CryptoShim.h).
     #if canImport(CryptoShim)
     private let handle: UnsafeMutableRawPointer
+    /// Whether a background refill of the precomputed nonces is under way.
+    private let refilling = Locked(false)
     #elseif canImport(CryptoKit)
     private let signing: P256.Signing.PrivateKey?
     private let verifying: P256.Signing.PublicKey
@@ -47,6 +51,21 @@ public final class P256Key: @unchecked Sendable, Equatable, CustomStringConverti
         self.x = x
         self.y = y
         self.isPrivate = isPrivate
+        if isPrivate { refill() }
+    }
+
+    /// Keeps the key's pool of precomputed signing nonces full, off the caller's thread:
+    /// the scalar multiplication that dominates an ECDSA signature then happens before
+    /// the request is known, and `sign` (a proof per `sign` call) stays fast.
+    private func refill() {
+        guard refilling.withLock({ busy in defer { busy = true }; return !busy }) else { return }
+        if !Refiller.request(self) { refilling.withLock { $0 = false } }
+    }
+
+    /// Run by `Refiller`'s thread.
+    fileprivate func fill() {
+        _ = acrypto_p256_precompute(handle, 64)
+        refilling.withLock { $0 = false }
     }
 
     /// A new random key.
@@ -82,6 +101,7 @@ public final class P256Key: @unchecked Sendable, Equatable, CustomStringConverti
         guard isPrivate, acrypto_es256_sign(handle, message, message.count, &signature) == 1 else {
             throw Unavailable(description: "libcrypto could not sign with the DPoP key")
         }
+        if acrypto_p256_pooled(handle) < 32 { refill() }  // refilled in batches: one wake-up per 32 signatures
         return signature
     }
 
@@ -143,3 +163,27 @@ public final class P256Key: @unchecked Sendable, Equatable, CustomStringConverti
 
     public var description: String { "P256Key(\(thumbprint))" }
 }
+
+#if canImport(CryptoShim)
+/// One long-lived thread that fills the keys' nonce pools. Not Dispatch's: a worker
+/// thread Dispatch retires runs libcrypto's thread-exit handlers, which race with
+/// libcrypto's own cleanup when the process exits at the same moment.
+private enum Refiller {
+    private static let pending = Locked<[P256Key]>([])
+    private static let wake = DispatchSemaphore(value: 0)
+    private static let started = DetachedThread.start {
+        while true {
+            wake.wait()
+            for key in pending.withLock({ keys in defer { keys = [] }; return keys }) { key.fill() }
+        }
+    }
+
+    /// Queues `key` for a refill; false when no thread could be started (signatures are then made whole).
+    static func request(_ key: P256Key) -> Bool {
+        guard started else { return false }
+        pending.withLock { $0.append(key) }
+        wake.signal()
+        return true
+    }
+}
+#endif

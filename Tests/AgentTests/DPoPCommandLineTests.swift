@@ -52,3 +52,40 @@ final class DPoPCommandLineTests: XCTestCase {
         XCTAssertEqual(response.status, 200)
     }
 }
+
+/// The agent process with a DPoP provider: signs under load, then exits cleanly while
+/// nonces are being precomputed in the background (libcrypto must not be torn down
+/// under a thread still using it), and never shows the private key.
+final class DPoPProcessTests: XCTestCase {
+    func testManySignsThenAnExitAndTheKeyStaysInTheStore() throws {
+        let h = try AgentHarness()
+        let base = h.issuer.baseURL
+        let config: JSONValue = [
+            "store": ["kind": "file", "path": .string(h.storeDirectory.path)],
+            "providers": [["id": "corp", "flow": "password", "origins": [.string(base)], "tokenEndpoint": .string(base + "/token"),
+                           "clientId": "cli", "dpop": true]],
+        ]
+        try Data(JSONSerializer.bytes(config)).write(to: h.configPath)
+        var output: [String] = []
+        for round in 0..<3 {
+            let agent = try h.spawn()
+            if round == 0 { XCTAssertEqual(try agent.call("login", AgentHarness.corp)["result"]?["account"], "alice") }
+            let sign = #"{"jsonrpc":"2.0","id":1,"method":"sign","params":{"request":{"method":"GET","url":"\#(base)/api/me"}}}"# + "\n"
+            try agent.send(String(repeating: sign, count: 5_000))
+            for _ in 0..<5_000 {
+                guard let line = agent.nextLine(timeout: 15) else { return XCTFail("no answer; stderr:\n\(agent.stderr)") }
+                output.append(String(decoding: line, as: UTF8.self))
+            }
+            agent.closeInput()
+            XCTAssertEqual(agent.waitForExit(timeout: 15), 0, agent.stderr)
+            output.append(agent.stderr)
+        }
+        XCTAssertTrue(output[0].contains(#""DPoP":"#), output[0])
+        let files = try FileManager.default.contentsOfDirectory(at: h.storeDirectory, includingPropertiesForKeys: nil)
+        let key = files.compactMap { file in
+            (try? Data(contentsOf: file)).flatMap { try? JSONParser.parse(Array($0)) }?["session"]?["dpopKey"]?.stringValue
+        }.first
+        let stored = try XCTUnwrap(key)
+        XCTAssertFalse(output.contains { $0.contains(stored) }, "the private key is in no answer and no log line")
+    }
+}

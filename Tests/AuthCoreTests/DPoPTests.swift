@@ -32,7 +32,7 @@ final class DPoPTests: XCTestCase {
         XCTAssertEqual(claims["iat"], .int(1_800_000_000), "the current second, rounded down: never in the future")
         XCTAssertEqual(claims["ath"]?.stringValue, Base64URL.encode(SHA256.hash("the-token")))
         XCTAssertEqual(claims["nonce"], "n-1")
-        XCTAssertEqual(claims["jti"]?.stringValue?.count, 22)
+        XCTAssertEqual(claims["jti"]?.stringValue?.count, 27)
         let signature = try XCTUnwrap(Base64URL.decode(String(parts[2])))
         let verifier = try XCTUnwrap(P256Key(x: key.key.x, y: key.key.y))
         XCTAssertTrue(verifier.verify(signature, of: Array("\(parts[0]).\(parts[1])".utf8)))
@@ -55,6 +55,21 @@ final class DPoPTests: XCTestCase {
         XCTAssertEqual(key.storedForm, d)
         XCTAssertNil(DPoPKey(storedForm: Base64URL.encode([UInt8](repeating: 0, count: 32))), "zero is not a private key")
         XCTAssertNil(DPoPKey(storedForm: "short"))
+    }
+
+    /// Signatures use nonces precomputed in the background: each must verify, and no nonce
+    /// may ever serve twice (two signatures with one r give the private key away).
+    func testPrecomputedNoncesAreUsedOnceAndSignaturesVerify() throws {
+        let key = try P256Key.generate()
+        let verifier = try XCTUnwrap(P256Key(x: key.x, y: key.y))
+        var rs = Set<[UInt8]>()
+        for i in 0..<2_000 {
+            let message = Array("message \(i)".utf8)
+            let signature = try key.sign(message)
+            XCTAssertTrue(verifier.verify(signature, of: message))
+            rs.insert(Array(signature.prefix(32)))
+        }
+        XCTAssertEqual(rs.count, 2_000)
     }
 
     func testEveryLoginKeyIsNew() throws {

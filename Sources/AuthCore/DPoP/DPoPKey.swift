@@ -6,6 +6,7 @@ import Foundation
 import Digest
 import ES256
 import JSON
+import Locking
 import Wire
 
 /// An account's DPoP key (RFC 9449): a P-256 key made at login, stored with the
@@ -19,6 +20,12 @@ public final class DPoPKey: Sendable, Equatable, CustomStringConvertible, Custom
     let key: P256Key
     /// base64url of the JOSE header, with the trailing `.`.
     private let headerPrefix: [UInt8]
+    /// `jti`s are this process's random prefix and a counter: unique without a system call per proof
+    /// (another process, or a restart, draws another prefix).
+    private let jtiPrefix = SecureRandom.bytes(12)
+    private let jtiCounter = Locked<UInt64>(0)
+    /// The last access token's `ath`: a token is signed for thousands of times before it changes.
+    private let lastHash = Locked<(token: String, ath: String)?>(nil)
 
     init(_ key: P256Key) {
         self.key = key
@@ -50,19 +57,44 @@ public final class DPoPKey: Sendable, Equatable, CustomStringConvertible, Custom
     /// down: servers refuse a proof from the future), `ath` when the request
     /// carries `accessToken`, `nonce` when the server gave one.
     func proof(method: String, url: String, at now: Date, accessToken: String? = nil, nonce: String? = nil) throws(P256Key.Unavailable) -> String {
-        var claims = JSONObject()
-        claims["jti"] = .string(Base64URL.encode(SecureRandom.bytes(16)))
-        claims["htm"] = .string(method)
-        claims["htu"] = .string(Self.htu(url))
-        claims["iat"] = .int(Int64(now.timeIntervalSince1970.rounded(.down)))
-        if let accessToken { claims["ath"] = .string(Base64URL.encode(SHA256.hash(accessToken))) }
-        if let nonce { claims["nonce"] = .string(nonce) }
+        // Written directly rather than through a JSONObject: this runs on every `sign`.
+        var claims: [UInt8] = []
+        claims.reserveCapacity(256 + url.utf8.count)
+        claims += Array(#"{"jti":""#.utf8) + jti() + Array(#"","htm":"#.utf8)
+        JSONSerializer.writeString(method, to: &claims)
+        claims += Array(#","htu":"#.utf8)
+        JSONSerializer.writeString(Self.htu(url), to: &claims)
+        claims += Array(#","iat":"#.utf8)
+        JSONSerializer.writeInt(Int64(now.timeIntervalSince1970.rounded(.down)), to: &claims)
+        if let accessToken { claims += Array(#","ath":""#.utf8) + Array(ath(accessToken).utf8) + [UInt8(ascii: "\"")] }
+        if let nonce {
+            claims += Array(#","nonce":"#.utf8)
+            JSONSerializer.writeString(nonce, to: &claims)
+        }
+        claims.append(UInt8(ascii: "}"))
         var input = headerPrefix
-        input += Array(Base64URL.encode(JSONSerializer.bytes(.object(claims))).utf8)
+        input += Array(Base64URL.encode(claims).utf8)
         let signature = try key.sign(input)
         input.append(UInt8(ascii: "."))
         input += Array(Base64URL.encode(signature).utf8)
         return String(decoding: input, as: UTF8.self)
+    }
+
+    /// A `jti` (RFC 9449 §4.2): 20 bytes, base64url, never repeated by this key in this process.
+    private func jti() -> [UInt8] {
+        let n = jtiCounter.withLock { n -> UInt64 in
+            n += 1
+            return n
+        }
+        return Array(Base64URL.encode(jtiPrefix + withUnsafeBytes(of: n.bigEndian, Array.init)).utf8)
+    }
+
+    /// base64url(SHA-256(token)), RFC 9449 §4.2.
+    private func ath(_ token: String) -> String {
+        if let last = lastHash.withLock({ $0 }), last.token == token { return last.ath }
+        let ath = Base64URL.encode(SHA256.hash(token))
+        lastHash.withLock { $0 = (token, ath) }
+        return ath
     }
 
     /// The request URL as given, without query and fragment: servers compare `htu` as a string.

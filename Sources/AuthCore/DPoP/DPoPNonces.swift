@@ -10,7 +10,8 @@ final class DPoPNonces: Sendable {
     private let nonces = Locked<[Origin: String]>([:])
 
     func nonce(for url: String) -> String? {
-        guard let origin = Origin(url: url) else { return nil }
+        // Most servers never send one: then no URL is parsed on `sign`'s path.
+        guard !nonces.withLock({ $0.isEmpty }), let origin = Origin(url: url) else { return nil }
         return nonces.withLock { $0[origin] }
     }
 

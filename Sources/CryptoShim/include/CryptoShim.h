@@ -7,8 +7,9 @@
 // a DPoP provider, and the agent starts on machines without it (a DPoP login
 // then fails with a message saying libcrypto is missing).
 //
-// Keys are opaque handles (an EC_KEY with its public point computed once), so
-// a signature costs one ECDSA operation, not a scalar multiplication more.
+// Keys are opaque handles (an EC_KEY with its public point computed once, and a
+// pool of precomputed signing nonces), so a signature costs one ECDSA operation
+// at most — and with a precomputed nonce, much less.
 // Private scalars cross this boundary only as 32 big-endian bytes.
 #ifndef AUTH_AGENT_CRYPTO_SHIM_H
 #define AUTH_AGENT_CRYPTO_SHIM_H
@@ -33,8 +34,17 @@ int acrypto_p256_private(const void *key, unsigned char d[32]);
 /// The key's public point as affine coordinates (1 when written).
 int acrypto_p256_public(const void *key, unsigned char x[32], unsigned char y[32]);
 
+/// Precomputes signing values (a fresh random nonce each, used once) until the key holds `wanted`
+/// (at most 64); returns how many it holds. Slow (one scalar multiplication each): call it off the
+/// request path, so that a signature then costs a hash and a few modular multiplications.
+int acrypto_p256_precompute(void *key, int wanted);
+
+/// How many precomputed nonces the key holds.
+int acrypto_p256_pooled(void *key);
+
 /// ES256 (RFC 7518 §3.4): SHA-256 of `message`, ECDSA, the signature as r || s (64 bytes). 1 when signed.
-int acrypto_es256_sign(const void *key, const unsigned char *message, size_t length, unsigned char signature[64]);
+/// Takes a precomputed nonce when the key holds one, else computes a whole signature. Thread-safe.
+int acrypto_es256_sign(void *key, const unsigned char *message, size_t length, unsigned char signature[64]);
 
 /// 1 when `signature` (r || s) is a valid ES256 signature of `message` by `key`.
 int acrypto_es256_verify(const void *key, const unsigned char *message, size_t length, const unsigned char signature[64]);
