@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "LockingTests", dependencies: ["Locking"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "Locking"], swiftSettings: strict),
         .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON", "Wire", "ES256", "Digest", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON"], swiftSettings: strict),
+        .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON", "ES256", "Wire", "Digest"], swiftSettings: strict),
         // Golden transcripts, schema checks and fuzzing against the built binary.
         .testTarget(name: "AgentTests", dependencies: ["TestSupport", "JSON", "JSONRPC", "Locking", "AuthCore", "DevIssuer", "ES256", "Wire", "auth-agent"], swiftSettings: strict),
     ]
