@@ -51,7 +51,6 @@ public final class P256Key: @unchecked Sendable, Equatable, CustomStringConverti
         self.x = x
         self.y = y
         self.isPrivate = isPrivate
-        if isPrivate { refill() }
     }
 
     /// Keeps the key's pool of precomputed signing nonces full, off the caller's thread:
@@ -101,7 +100,9 @@ public final class P256Key: @unchecked Sendable, Equatable, CustomStringConverti
         guard isPrivate, acrypto_es256_sign(handle, message, message.count, &signature) == 1 else {
             throw Unavailable(description: "libcrypto could not sign with the DPoP key")
         }
-        if acrypto_p256_pooled(handle) < 32 { refill() }  // refilled in batches: one wake-up per 32 signatures
+        // Filled once the key signs (a key read from the store for a one-shot command may never),
+        // then refilled in batches: one wake-up per 32 signatures.
+        if acrypto_p256_pooled(handle) < 32 { refill() }
         return signature
     }
 
