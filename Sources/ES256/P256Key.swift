@@ -18,7 +18,8 @@ import Wire
 /// store can keep it with the account's other secrets; `description` shows the
 /// thumbprint alone.
 public final class P256Key: @unchecked Sendable, Equatable, CustomStringConvertible {
-    // @unchecked: the handle is immutable after init, and signing only reads it (see CryptoShim.h).
+    // @unchecked: the handle never changes after init; libcrypto only reads the key, and the
+    // nonce pool behind the handle has its own lock (see CryptoShim.h).
     #if canImport(CryptoShim)
     private let handle: UnsafeMutableRawPointer
     /// Whether a background refill of the precomputed nonces is under way.
