@@ -69,7 +69,10 @@ public struct Signature: Sendable, Equatable {
 public struct ProviderStatus: Sendable, Equatable {
     public let id: String
     public let displayName: String
-    public let flow: Flow
+    /// The provider's flows; the first is the default.
+    public let flows: [Flow]
+    public var flow: Flow { flows[0] }
+    /// What a login through the default flow asks for.
     public let fields: [LoginField]
     /// The account a request naming none would use; nil when logged out.
     public let session: LoggedIn?

@@ -51,6 +51,8 @@ public final class AuthService: Sendable {
         self.httpTimeout = httpTimeout
         self.storeStatus = storeStatus
         self.timing = config.refreshTiming
+        // The one place every request of the service (auth server and `fetch`) goes out through.
+        let transport = LoggingTransport.wrapping(transport, logger: logger)
         self.transport = transport
         self.clock = clock
         self.logger = logger
@@ -63,9 +65,17 @@ public final class AuthService: Sendable {
         for p in config.providers {
             let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery,
                                     lifetimeWarning: WarnOnce { logger.warn($0) }, nonces: nonces, tokenTypeWarning: WarnOnce { logger.warn($0) })
-            let provider = p.flow.descriptor.makeProvider(FlowContext(config: p, http: http, oauth: oauth, clock: clock,
-                                                                      revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher()))
-            let accounts = ProviderAccounts(config: p, provider: provider)
+            var logins: [Flow: LoginProvider] = [:]
+            for flow in p.flows {
+                // A flow with a client of its own talks to the server through an OAuthClient of its own.
+                let config = p.using(flow)
+                let client = config == p ? oauth : OAuthClient(config: config, http: http, clock: clock, discovery: discovery,
+                                                                lifetimeWarning: WarnOnce { logger.warn($0) }, nonces: nonces,
+                                                                tokenTypeWarning: WarnOnce { logger.warn($0) })
+                logins[flow] = flow.descriptor.makeProvider(FlowContext(config: config, http: http, oauth: client, clock: clock,
+                                                                        revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher()))
+            }
+            let accounts = ProviderAccounts(config: p, logins: logins)
             sync.load(accounts)
             providers[p.id] = accounts
         }
@@ -83,7 +93,9 @@ public final class AuthService: Sendable {
 
     private func accounts(_ id: String) throws(AuthError) -> ProviderAccounts {
         guard let p = providers[id] else {
-            throw AuthError(.unknownProvider, "No provider \"\(id)\" is configured; known: \(order.joined(separator: ", ")).", provider: id)
+            // An empty list is a first run: say how to start rather than "known: ."
+            let known = order.isEmpty ? "there is no configuration yet ('auth-agent config add' adds a provider)" : "known: \(order.joined(separator: ", "))"
+            throw AuthError(.unknownProvider, "No provider \"\(id)\" is configured; \(known).", provider: id)
         }
         return p
     }
@@ -104,37 +116,53 @@ public final class AuthService: Sendable {
 
     public func knows(_ provider: String) -> Bool { providers[provider] != nil }
 
+    /// Whether the account `choice` means has what a refresh needs (a refresh token, a refresh
+    /// endpoint…). The command line's `refresh` asks first: `refresh` without one treats the
+    /// current token as rejected and ends the session.
+    public func canRefresh(provider id: String, account choice: AccountChoice = AccountChoice()) throws(AuthError) -> Bool {
+        let c = try resolve(try accounts(id), choice)
+        guard let session = c.current else { throw notLoggedIn(c) }
+        return canRefresh(c, session)
+    }
+
     /// The account a request uses (see `AccountChoice`); looks at the store once
     /// before answering "not logged in", since another agent may have logged in.
     func resolve(_ p: ProviderAccounts, _ choice: AccountChoice) throws(AuthError) -> SessionCoordinator {
-        if let c = pick(p, choice) { return c }
+        if let c = try pick(p, choice) { return c }
         sync.catchUp(p)
-        if let c = pick(p, choice) { return c }
+        if let c = try pick(p, choice) { return c }
         throw notLoggedIn(p, account: choice.name(for: p.id))
     }
 
-    private func pick(_ p: ProviderAccounts, _ choice: AccountChoice) -> SessionCoordinator? {
+    /// The account `choice` means, by id or by a name its user logs in with (`ProviderAccounts.account(named:)`).
+    private func pick(_ p: ProviderAccounts, _ choice: AccountChoice) throws(AuthError) -> SessionCoordinator? {
         guard let name = choice.name(for: p.id) else { return p.defaultCoordinator }
-        return p.existing(name).flatMap { $0.isLoggedIn ? $0 : nil }
+        return try p.account(named: name)
     }
 
-    /// Throws unless the provider exists and `account` (when given) is logged in to it (for `selectAccount`).
-    public func checkAccount(provider: String, account: String?) throws(AuthError) {
+    /// The id of the logged-in account `account` names (for `selectAccount`, which keeps the id);
+    /// nil for nil. Throws unless the provider exists and the account is logged in to it.
+    @discardableResult
+    public func checkAccount(provider: String, account: String?) throws(AuthError) -> String? {
         let p = try accounts(provider)
-        if let account { _ = try resolve(p, AccountChoice(account: account)) }
+        guard let account else { return nil }
+        return try resolve(p, AccountChoice(account: account)).account
     }
 
-    /// The logged-in account of `provider` that `name` names: its id, or a name its
-    /// user goes by (`login`, `username`, `preferred_username`, `email`) — what git
-    /// sends as the username of `https://alice@host/…`. Nil when none does.
-    public func account(named name: String, provider: String) -> String? {
+    /// The logged-in account of `provider` that `name` names, as every request's
+    /// `account` is resolved — what git sends as the username of `https://alice@host/…`.
+    /// Nil when none does (or the provider is unknown); throws when several do.
+    public func account(named name: String, provider: String) throws(AuthError) -> String? {
         guard let p = providers[provider] else { return nil }
         sync.catchUp(p)
-        let accounts = p.loggedIn
-        if let c = accounts.first(where: { $0.account == name }) { return c.account }
-        return accounts.first { c in
-            ["login", "username", "preferred_username", "email"].contains { c.current?.user?[$0]?.stringValue == name }
-        }?.account
+        return try p.account(named: name)?.account
+    }
+
+    /// Whether a `login` of `provider` through `flow` (nil: its default) is ordered beside its
+    /// logged-in accounts' requests (`ProviderAccounts.interactiveLoginLeavesAccounts`).
+    func loginLeavesAccounts(provider id: String, flow: Flow?) -> Bool {
+        guard let p = providers[id] else { return false }
+        return p.interactiveLoginLeavesAccounts(flow ?? p.config.flow)
     }
 
     /// The provider a request to `url` goes to (`explicit` when given), for ordering
@@ -143,6 +171,14 @@ public final class AuthService: Sendable {
     public func provider(forURL url: String, explicit: String?) -> String? {
         if let explicit { return explicit }
         return (try? route(url: url, provider: nil))??.accounts.id
+    }
+
+    /// `sign`'s routing for callers that hand out the token itself (git's and kubectl's
+    /// helpers), so they cannot disagree with `sign` on who covers a URL or which shape
+    /// its origin asks for: the provider covering `url` (https or loopback only) and that
+    /// shape; nil when none covers it. `explicit` must cover the URL (else 1006).
+    public func coverage(url: String, provider explicit: String? = nil) throws(AuthError) -> (provider: String, shape: TokenShape)? {
+        try route(url: url, provider: explicit).map { ($0.accounts.id, $0.shape) }
     }
 
     /// A URL's origin, the provider covering it, if any, and the token shape configured there.
@@ -178,12 +214,12 @@ public final class AuthService: Sendable {
     public func status(providers filter: Set<String>? = nil, choice: AccountChoice = AccountChoice()) -> [ProviderStatus] {
         order.filter { filter?.contains($0) ?? true }.map { id in
             let p = providers[id]!
-            let used = pick(p, choice)
+            let used = (try? pick(p, choice)) ?? nil
             let defaultAccount = p.defaultCoordinator?.account
             let accounts = p.loggedIn.compactMap { c in
                 c.current.map { ProviderStatus.Account(id: c.account, user: $0.user ?? [:], expiresAt: $0.expiresAt, isDefault: c.account == defaultAccount) }
             }
-            return ProviderStatus(id: id, displayName: p.config.displayName, flow: p.config.flow, fields: p.config.flow.descriptor.fields,
+            return ProviderStatus(id: id, displayName: p.config.displayName, flows: p.config.flows, fields: p.config.flow.descriptor.fields,
                                   session: used?.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) },
                                   account: used?.account, accounts: accounts)
         }
@@ -191,16 +227,26 @@ public final class AuthService: Sendable {
 
     // MARK: login / logout / default account
 
-    /// Logs in; a different identity than the accounts already logged in adds an
-    /// account, the same identity replaces that account's session.
-    public func login(provider id: String, credentials: Credentials?, context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
+    /// Logs in through `flow` (nil: the provider's default); a different identity than the
+    /// accounts already logged in adds an account, the same identity replaces that account's
+    /// session — whichever of the provider's flows logged it in before.
+    public func login(provider id: String, flow: Flow? = nil, credentials: Credentials?, context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
         let p = try accounts(id)
-        var fresh = try await p.provider.login(credentials, context: context)
+        let chosen = flow ?? p.config.flow
+        guard let login = p.logins[chosen] else {
+            throw AuthError(.loginDenied, "\(p.config.displayName) has no \(chosen.rawValue) login; its flows: \(p.config.flowNames).", provider: id)
+        }
+        var fresh = try await login.login(credentials, context: context)
+        if p.config.flows.count > 1 { fresh.flow = chosen }
+        var typed: String?
+        if case .password(let username, _)? = credentials { typed = username }
+        fresh.user = AccountNames.user(fresh.user, typed: typed, previous: nil)
         let account = AccountIdentity.of(user: fresh.user)
         fresh.account = account
         let held = try await sync.lock(p.config)
         defer { held.unlock() }
         let c = p.coordinator(account)
+        fresh.user = AccountNames.user(fresh.user, typed: nil, previous: c.current?.user)
         // Saved first (under the store lock, which every writer holds), then installed:
         // a login that is not saved would be lost with this process, so it fails and installs nothing.
         let session = c.numbered(login: fresh, storedGeneration: sync.storedGeneration(c))
@@ -211,7 +257,7 @@ public final class AuthService: Sendable {
             throw AuthError.storeUnavailable(p.config, error)
         }
         c.install(login: session)
-        logger.info("logged in to \(id) as \(account)")
+        logger.info("logged in to \(id) as \(AccountNames.display(session.user, account: account)) (account \(account))")
         let user = session.user ?? [:]
         events(.loggedIn(provider: id, account: account, user: user, expiresAt: session.expiresAt))
         return LoginResult(provider: id, account: account, user: user, expiresAt: session.expiresAt)
@@ -225,7 +271,7 @@ public final class AuthService: Sendable {
         let held = try? await sync.lock(p.config)
         defer { held?.unlock() }
         if held != nil { sync.check(p, evenIfBusy: true) }
-        let targets = all ? p.loggedIn : pick(p, choice).map { [$0] } ?? []
+        let targets = try all ? p.loggedIn : pick(p, choice).map { [$0] } ?? []
         var ended: [(SessionCoordinator, Session)] = []
         for c in targets {
             guard let session = c.current else { continue }
@@ -239,23 +285,25 @@ public final class AuthService: Sendable {
         for (c, session) in ended {
             logger.info("logged out of \(id) (\(c.account))")
             events(.loggedOut(provider: id, account: c.account, reason: .logout))
-            if !(await p.provider.revoke(session)) { revoked = false }
+            if !(await p.renewer(of: session).revoke(session)) { revoked = false }
         }
         return revoked
     }
 
-    /// Makes `account` the provider's default, for every agent on the store.
-    public func setDefaultAccount(provider id: String, account: String) async throws(AuthError) {
+    /// Makes the account `account` names the provider's default, for every agent on the store; returns its id.
+    @discardableResult
+    public func setDefaultAccount(provider id: String, account name: String) async throws(AuthError) -> String {
         let p = try accounts(id)
         let held = try await sync.lock(p.config)
         defer { held.unlock() }
-        _ = try resolve(p, AccountChoice(account: account))
+        let account = try resolve(p, AccountChoice(account: name)).account
         do {
             try sync.updateIndex(p) { $0.defaultAccount = account }
         } catch {
             throw AuthError.storeUnavailable(p.config, error)
         }
         logger.info("\(account) is now the default account of \(id)")
+        return account
     }
 
     // MARK: sign / token / refresh
@@ -488,10 +536,8 @@ public final class AuthService: Sendable {
         if !current.sameTokens(as: stale) { return current }
         // A refresh that got the lock after shutdown began has sent nothing yet: it must not start now.
         guard !shuttingDown.current else { throw AuthError.unavailable(c.config, "auth-agent is shutting down") }
-        guard c.admitRefresh(shape: shape, now: clock.now()) else {
-            throw AuthError(.excessiveRefresh, "\(c.config.displayName) was refreshed \(SessionCoordinator.refreshLimit) times within \(Int(SessionCoordinator.refreshLimitWindow)) s; not calling the server again yet.", provider: id)
-        }
-        switch await c.provider.refresh(stale, shape: shape) {
+        try sync.admitRefresh(providers[c.id]!, c, shape: shape, now: clock.now())
+        switch await (providers[c.id]?.renewer(of: stale) ?? c.provider).refresh(stale, shape: shape) {
         case .refreshed(let fresh):
             // Persist before anything else: the server may already have retired the old refresh token.
             // If the store refuses, the fresh session is still installed (the old one may be dead at the
@@ -544,6 +590,7 @@ public final class AuthService: Sendable {
             merged.refreshToken = fresh.refreshToken ?? stale.refreshToken
         }
         merged.account = stale.account
+        merged.flow = stale.flow
         return merged
     }
 

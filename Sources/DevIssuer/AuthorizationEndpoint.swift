@@ -49,7 +49,7 @@ enum AuthorizationEndpoint {
                                                  state: authorization.state, to: authorization.redirectURI)
         case "approve":
             guard let user = context.state.user(username: fields["username"] ?? "", password: fields["password"] ?? "") else {
-                return form(authorization, error: "Invalid username or password.")
+                return form(authorization, error: "Invalid username or password.", username: fields["username"] ?? "")
             }
             return authorization.redirect(code: context.state.issueAuthorizationCode(authorization, user: user, now: context.now))
         default:
@@ -57,13 +57,15 @@ enum AuthorizationEndpoint {
         }
     }
 
-    private static func form(_ authorization: AuthorizationRequest, error: String?) -> HTTPResponse {
-        let scope = authorization.scope.map { "<p>Scope: <code>\(HTMLText.escape($0))</code></p>\n" } ?? ""
+    /// The sign-in and the consent in one form: who asks, for what, and the person's answer.
+    private static func form(_ authorization: AuthorizationRequest, error: String?, username: String = "") -> HTTPResponse {
+        let scopes = (authorization.scope ?? "").split(separator: " ").map { "<code>\(HTMLText.escape(String($0)))</code>" }
+        let asks = scopes.isEmpty ? "" : "<p class=\"muted\">It asks for: \(scopes.joined(separator: " "))</p>\n"
         let body = """
-            <p>Client <code>\(HTMLText.escape(authorization.clientID))</code> asks to act for you.</p>
-            \(scope)\(HTMLPage.errorParagraph(error))<form method="post" action="/authorize">
+            <p>The application <code>\(HTMLText.escape(authorization.clientID))</code> asks to act for you. Sign in to allow it.</p>
+            \(asks)\(HTMLPage.errorParagraph(error))<form method="post" action="/authorize">
             \(HTMLPage.hiddenInputs(authorization.formFields))
-            \(HTMLPage.credentialFields)
+            \(HTMLPage.credentialFields(username: username, approve: "Sign in and allow"))
             </form>
             """
         return HTMLPage.response(200, title: "Sign in", body: body)

@@ -28,29 +28,32 @@ enum DeviceVerificationPage {
             return page
         }
         guard let user = context.state.user(username: fields["username"] ?? "", password: fields["password"] ?? "") else {
-            return form(userCode: userCode, error: "Invalid username or password.")
+            return form(userCode: userCode, error: "Invalid username or password.", username: fields["username"] ?? "")
         }
         switch fields["action"] {
         case "approve":
             guard context.state.decideDevice(userCode: userCode, approvingFor: user.username, now: context.now) else {
                 return form(userCode: userCode, error: "Unknown, expired or already used code.")
             }
-            return HTMLPage.response(200, title: "Device approved", body: "<p>Device approved. You can return to your device.</p>")
+            return HTMLPage.response(200, title: "Device approved", ok: true,
+                                     body: "<p>Your device is signed in as \(HTMLText.escape(user.username)). You can return to it.</p>")
         case "deny":
             guard context.state.decideDevice(userCode: userCode, approvingFor: nil, now: context.now) else {
                 return form(userCode: userCode, error: "Unknown, expired or already used code.")
             }
-            return HTMLPage.response(200, title: "Device denied", body: "<p>Device denied. The device will not be signed in.</p>")
+            return HTMLPage.response(200, title: "Device denied", ok: false, body: "<p>The device will not be signed in.</p>")
         default:
             return HTMLPage.response(400, title: "Device login", body: "<p>action must be approve or deny.</p>")
         }
     }
 
-    private static func form(userCode: String, error: String?) -> HTTPResponse {
+    private static func form(userCode: String, error: String?, username: String = "") -> HTTPResponse {
         let body = """
+            <p>Enter the code your device shows, and sign in to let it act for you.</p>
             \(HTMLPage.errorParagraph(error))<form method="post" action="\(path)">
-            <p><label>Code <input name="user_code" value="\(HTMLText.escape(userCode))" autocomplete="off"></label></p>
-            \(HTMLPage.credentialFields)
+            <label for="user_code">Code</label>
+            <input id="user_code" class="code" name="user_code" value="\(HTMLText.escape(userCode))" autocomplete="off" required>
+            \(HTMLPage.credentialFields(username: username))
             </form>
             """
         return HTMLPage.response(200, title: "Device login", body: body)

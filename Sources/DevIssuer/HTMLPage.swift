@@ -1,18 +1,22 @@
 import Wire
 
 /// The few HTML pages the issuer shows a person (device verification, the
-/// authorization login form): deliberately plain, no scripts or external
-/// resources, so a test can drive them with bare HTTP and a human with any browser.
+/// authorization login form): no scripts or external resources, only an inline
+/// stylesheet (`PageStyle`), so a test can drive them with bare HTTP and a human
+/// with any browser, a phone's included.
 enum HTMLPage {
     /// A whole document around `body` (already HTML). Never cached or framed: the
     /// pages carry credentials forms and one-time codes.
-    static func response(_ status: Int, title: String, body: String) -> HTTPResponse {
+    /// - Parameter ok: a decision page's mark above the title (✓ or ✗), as on the agent's page.
+    static func response(_ status: Int, title: String, ok: Bool? = nil, body: String) -> HTTPResponse {
+        let mark = ok.map { "<p class=\"status \($0 ? "ok" : "failed")\" aria-hidden=\"true\">\($0 ? "✓" : "✗")</p>" } ?? ""
         let document = """
             <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8"><title>\(HTMLText.escape(title))</title></head>
-            <body><h1>\(HTMLText.escape(title))</h1>
+            <html lang="en"><head><meta charset="utf-8"><title>\(HTMLText.escape(title))</title>
+            \(PageStyle.head)</head>
+            <body><main>\(mark)<h1>\(HTMLText.escape(title))</h1>
             \(body)
-            </body></html>
+            </main></body></html>
 
             """
         return HTTPResponse(status: status,
@@ -32,10 +36,17 @@ enum HTMLPage {
     }
 
     /// Username and password fields and approve/deny buttons, shared by both login forms.
-    static let credentialFields = """
-        <p><label>Username <input name="username" autocomplete="username"></label></p>
-        <p><label>Password <input name="password" type="password" autocomplete="current-password"></label></p>
-        <p><button type="submit" name="action" value="approve">Approve</button>
-        <button type="submit" name="action" value="deny">Deny</button></p>
-        """
+    /// The username typed before a wrong password stays, and the cursor waits in the first
+    /// empty field (no script: `autofocus`). Approve comes first: Enter submits the first button.
+    static func credentialFields(username: String = "", approve: String = "Approve") -> String {
+        let focusUser = username.isEmpty ? " autofocus" : "", focusPassword = username.isEmpty ? "" : " autofocus"
+        return """
+            <label for="username">Username</label>
+            <input id="username" name="username" value="\(HTMLText.escape(username))" autocomplete="username" required\(focusUser)>
+            <label for="password">Password</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" required\(focusPassword)>
+            <div class="actions"><button type="submit" name="action" value="approve" class="primary">\(HTMLText.escape(approve))</button>
+            <button type="submit" name="action" value="deny" formnovalidate>Deny</button></div>
+            """
+    }
 }

@@ -13,6 +13,11 @@ public enum RequestOrdering: Sendable, Hashable {
     case uses(String)
     /// Changes `key`: waits for every earlier request of it, and later ones wait for it.
     case changes(String)
+    /// Adds to `key` something its readers do not depend on (an interactive login's
+    /// new account beside the ones they use): waits for every earlier request of it,
+    /// and later `changes` wait for it, but later `uses` do not — so a request that
+    /// can be answered now is not held back for as long as a person takes to approve.
+    case adds(String)
 }
 
 /// A one-shot signal: tasks wait until it opens; once open it stays open.
@@ -55,7 +60,7 @@ final class RequestScheduler: Sendable {
     private struct Lane {
         /// The latest `changes` request not yet answered.
         var lastChange: Gate?
-        /// `uses` requests admitted since then that are still waiting or working.
+        /// `uses` (and `adds`) requests admitted since then that are still waiting or working.
         var uses: [Gate] = []
     }
 
@@ -99,6 +104,17 @@ final class RequestScheduler: Sendable {
                 lanes[key] = lane
                 return Admission(waitFor: earlier.filter { !$0.opened }, mine: mine)
             }
+        case .adds(let key):
+            // Waited for like a `uses` (by later `changes` only), waiting like a `changes`.
+            return lanes.withLock { lanes -> Admission in
+                var lane = lanes[key] ?? Lane()
+                let earlier = (lane.lastChange.map { [$0] } ?? []) + lane.uses
+                let mine = Gate()
+                lane.uses.removeAll { $0.opened }
+                lane.uses.append(mine)
+                lanes[key] = lane
+                return Admission(waitFor: earlier.filter { !$0.opened }, mine: mine)
+            }
         }
     }
 
@@ -115,7 +131,7 @@ final class RequestScheduler: Sendable {
                 return !changes.isEmpty
             }
             return !pending || lanes.withLock { $0[key]?.lastChange?.opened ?? true }
-        case .changes: return false
+        case .changes, .adds: return false
         }
     }
 

@@ -31,14 +31,22 @@ enum Agent {
     }
 
     /// The configuration file, or none on a first run without one; exits 2 on an invalid file.
-    static func loadConfig(_ arguments: Arguments, logger: Logger) -> (AgentConfig, String) {
+    /// - Parameter hint: say on stderr, when there is no file, where it goes and how to start
+    ///   (the one-shot commands say it themselves, where it matters to them).
+    static func loadConfig(_ arguments: Arguments, logger: Logger, hint: Bool = true) -> (AgentConfig, String) {
         let environment = ProcessEnvironment.current()
         let path = AgentConfig.resolvePath(argument: arguments.configPath, environment: environment)
-        let explicit = arguments.configPath != nil || environment["AUTH_AGENT_CONFIG"] != nil
-        if !explicit && access(path, F_OK) != 0 {
-            // No configuration yet is a normal first run: serve no providers and say where the file goes.
-            logger.warn("no configuration at \(path); serving no providers (see 'auth-agent --help')")
-            return (AgentConfig(), path)
+        // Empty counts as unset, as in `resolvePath`.
+        let explicit = arguments.configPath != nil || environment["AUTH_AGENT_CONFIG"].map { !$0.isEmpty } == true
+        if access(path, F_OK) != 0 && errno == ENOENT {
+            // No configuration yet is a normal first run: serve no providers and say where the file goes and how to start.
+            // A file named explicitly must exist.
+            guard explicit else {
+                if hint { logger.warn(ConfigCommand.noConfiguration(path) + " Serving no providers.") }
+                return (AgentConfig(), path)
+            }
+            Logger.stderrSink("auth-agent: " + ConfigCommand.noConfiguration(path))
+            exit(2)
         }
         do {
             return (try AgentConfig.load(path: path), path)

@@ -2,7 +2,15 @@ import JSONRPC
 
 /// The command line, parsed by hand (no dependencies): a subcommand and options.
 struct Arguments {
-    enum Command: Equatable { case serve, demo, devIssuer, help, version, tool(ToolCommand) }
+    enum Command: Equatable {
+        case serve, demo, devIssuer, version, tool(ToolCommand)
+        /// `help [COMMAND] [--man]`, `--help`, `COMMAND --help`.
+        case help(topic: String?, man: Bool)
+        /// `completion bash|zsh|fish`.
+        case completion(shell: String)
+        /// `__complete-providers`: the configured provider ids, one a line, for the completion scripts.
+        case completeProviders
+    }
 
     var command: Command = .serve
     var configPath: String?
@@ -10,36 +18,7 @@ struct Arguments {
     var logLevel: Logger.Level = .warn
     var port: UInt16 = 0
 
-    static let version = "0.1.0"
-
-    static let usage = """
-        auth-agent \(version): delegate authentication to a long-lived process spoken to over
-        stdin/stdout with JSON-RPC 2.0, one message per line.
-
-        Usage:
-          auth-agent [serve] [options]     run the agent on stdin/stdout
-        \(ToolCommand.usage)
-          auth-agent demo [options]        run the agent against a built-in loopback dev issuer
-          auth-agent dev-issuer [--port N] run only the loopback dev issuer (for tests and clients): prints
-                                           {"issuer": URL} and serves until stdin closes or SIGTERM
-
-        Options:
-          --config PATH            configuration file (default: $AUTH_AGENT_CONFIG, else
-                                   $XDG_CONFIG_HOME/auth-agent/config.json)
-          --max-message-bytes N    longest accepted message line in bytes (default 1048576)
-          --log-level LEVEL        error, warn, info or debug; logs go to stderr (default warn)
-          --port N                 dev-issuer: port on 127.0.0.1 (default: any free port)
-          -h, --help               show this help
-          --version                print the version
-
-        Sessions are kept in $XDG_STATE_HOME/auth-agent (default ~/.local/state/auth-agent).
-        The protocol is described in schema/openrpc.json.
-
-        Exit codes: 0 ok; 1 the operation failed (the protocol error's reason, e.g. notLoggedIn or
-        sessionExpired, on stderr); 2 bad command line or configuration (also: a one-shot command with
-        store.kind "memory"); 3 the auth server or the store is unavailable, retry later; 22 fetch got HTTP >= 400;
-        130 interrupted (Ctrl-C during a login: nothing was saved).
-        """
+    static let version = CommandHelp.version
 
     struct UsageError: Error, CustomStringConvertible {
         let description: String
@@ -47,11 +26,45 @@ struct Arguments {
 
     static func parse(_ argv: [String]) throws -> Arguments {
         var a = Arguments()
-        // The one-shot subcommands (login, token, git-credential, …) parse their own options.
-        if let first = argv.first, ToolCommand.names.contains(first) {
-            let tool = try ToolCommand.parse(argv)
-            a.command = tool.help ? .help : .tool(tool)
+        // Global options may come before the command word: find it, skipping their values.
+        var at = 0
+        while at < argv.count, argv[at].hasPrefix("-") {
+            at += valueFlags.contains(argv[at]) ? 2 : 1
+        }
+        let leading = Array(argv[..<min(at, argv.count)])
+        let word = at < argv.count ? argv[at] : nil
+        let rest = at < argv.count ? Array(argv[(at + 1)...]) : []
+        switch word {
+        case let name? where ToolCommand.names.contains(name):
+            // The one-shot subcommands (login, token, git-credential, …) parse their own options,
+            // the global ones included wherever they stand.
+            if leading.contains("--version") { a.command = .version; return a }
+            let tool = try ToolCommand.parse([name] + rest + leading)
+            a.command = tool.help ? .help(topic: helpTopic(name, rest), man: false) : .tool(tool)
             return a
+        case "help"?:
+            let words = rest.filter { !$0.hasPrefix("-") }
+            for flag in rest where flag.hasPrefix("-") && flag != "--man" && flag != "--help" {
+                throw UsageError(description: "'help' does not take \(flag)")
+            }
+            let topic = words.isEmpty ? nil : words.joined(separator: " ")
+            if let topic, CommandHelp.lookup(topic).isEmpty { throw UsageError(description: "no command '\(topic)'") }
+            a.command = .help(topic: topic, man: rest.contains("--man"))
+            return a
+        case "completion"?:
+            if rest.contains("--help") || rest.contains("-h") { a.command = .help(topic: "completion", man: false); return a }
+            guard rest.count == 1, Completion.shells.contains(rest[0]) else {
+                throw UsageError(description: "'completion' needs one shell: \(Completion.shells.joined(separator: ", "))")
+            }
+            a.command = .completion(shell: rest[0])
+            return a
+        case "__complete-providers"?:
+            a.command = .completeProviders
+            let tool = try ToolCommand.parse(["status"] + rest + leading)
+            a.configPath = tool.configPath
+            return a
+        default:
+            break
         }
         var i = 0
         func value(_ flag: String) throws -> String {
@@ -73,7 +86,7 @@ struct Arguments {
                 return try value(flag)
             }
             switch flag {
-            case "-h", "--help": a.command = .help
+            case "-h", "--help": a.command = .help(topic: sawCommand ? word : nil, man: false)
             case "--version": a.command = .version
             case "--config": a.configPath = try take()
             case "--max-message-bytes":
@@ -93,9 +106,11 @@ struct Arguments {
                 guard let p = UInt16(v) else { throw UsageError(description: "--port must be a number from 0 to 65535, got '\(v)'") }
                 a.port = p
             case "serve", "demo", "dev-issuer":
-                guard !sawCommand, i == 0 else { throw UsageError(description: "'\(arg)' must come first, and only once") }
+                guard !sawCommand, i == at else { throw UsageError(description: "'\(arg)' must come first, and only once") }
                 sawCommand = true
-                if a.command != .help && a.command != .version {
+                if case .help = a.command {
+                    a.command = .help(topic: arg, man: false)
+                } else if a.command != .version {
                     a.command = arg == "serve" ? .serve : arg == "demo" ? .demo : .devIssuer
                 }
             default:
@@ -104,5 +119,14 @@ struct Arguments {
             i += 1
         }
         return a
+    }
+
+    /// The options that take a value as the next argument, wherever they stand.
+    static let valueFlags: Set<String> = ["--config", "--log-level", "--max-message-bytes", "--port"]
+
+    /// What `COMMAND --help` shows: the command, or its subcommand (`config add --help`).
+    static func helpTopic(_ name: String, _ rest: [String]) -> String {
+        if let sub = rest.first(where: { !$0.hasPrefix("-") }), !CommandHelp.lookup("\(name) \(sub)").isEmpty { return "\(name) \(sub)" }
+        return name
     }
 }

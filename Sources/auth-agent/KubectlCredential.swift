@@ -22,6 +22,9 @@ enum KubectlCredential {
     struct ExecInfo: Equatable {
         var apiVersion: String
         var interactive: Bool
+        /// The cluster's API server (`spec.cluster.server`), sent when the kubeconfig's exec
+        /// section sets `provideClusterInfo: true`; nil otherwise.
+        var server: String? = nil
     }
 
     static func execInfo(_ text: String?, stdinIsTerminal: Bool) throws(ToolFailure) -> ExecInfo {
@@ -31,7 +34,24 @@ enum KubectlCredential {
         guard let version = info["apiVersion"]?.stringValue, apiVersions.contains(version) else {
             throw ToolFailure(.usage, "KUBERNETES_EXEC_INFO asks for apiVersion \(info["apiVersion"]?.stringValue ?? "(none)"); supported: \(apiVersions.joined(separator: ", "))")
         }
-        return ExecInfo(apiVersion: version, interactive: info["spec"]?["interactive"] == true)
+        return ExecInfo(apiVersion: version, interactive: info["spec"]?["interactive"] == true,
+                        server: info["spec"]?["cluster"]?["server"]?.stringValue)
+    }
+
+    /// The token shape for the cluster kubectl names: the one its server's origin is configured
+    /// with, as `sign` would use. A server the provider does not cover (or not over https or
+    /// loopback) gets no token: a kubeconfig pointing at another cluster must not receive it.
+    /// Without cluster info there is nothing to check (nil: the provider's own token).
+    static func shape(for info: ExecInfo, provider: String, session: ToolSession) throws(ToolFailure) -> TokenShape? {
+        guard let server = info.server else { return nil }
+        do {
+            return try session.service.coverage(url: server, provider: provider)?.shape
+        } catch where error.code == .originNotAllowed {
+            throw ToolFailure(.failed, "originNotAllowed: \(provider) does not cover the cluster \(server); "
+                + "add its origin (https, or http on loopback) to the provider's origins to send it the token")
+        } catch {
+            throw ToolFailure(error)
+        }
     }
 
     /// The ExecCredential kubectl reads; it caches the token until `expirationTimestamp`.
@@ -43,8 +63,9 @@ enum KubectlCredential {
 
     static func run(_ provider: String, session: ToolSession, command: ToolCommand) throws(ToolFailure) -> String {
         let info = try execInfo(ProcessEnvironment.current()["KUBERNETES_EXEC_INFO"], stdinIsTerminal: isatty(0) == 1)
+        let shape = try shape(for: info, provider: provider, session: session)
         do {
-            let token = try session.token(provider)
+            let token = try session.token(provider, shape: shape)
             return execCredential(apiVersion: info.apiVersion, token: token.token, expiresAt: token.expiresAt)
         } catch where error.needsLogin {
             guard info.interactive else {
@@ -57,12 +78,12 @@ enum KubectlCredential {
         defer { lock?.unlock() }
         let fresh = try ToolSession.open(command)
         do {
-            let token = try fresh.token(provider)
+            let token = try fresh.token(provider, shape: shape)
             return execCredential(apiVersion: info.apiVersion, token: token.token, expiresAt: token.expiresAt)
         } catch where error.needsLogin {}
         let result = try TerminalLogin.run(fresh, provider: provider, options: .init(), locked: true)
         Logger.stderrSink(TerminalLogin.loggedIn(result, session: fresh))
-        let token = try fresh.token(provider)
+        let token = try fresh.token(provider, shape: shape)
         return execCredential(apiVersion: info.apiVersion, token: token.token, expiresAt: token.expiresAt)
     }
 }

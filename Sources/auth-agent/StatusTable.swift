@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import AuthCore
 import JSON
 
 /// `auth-agent status` for people: one row per account (or per provider with none) from the `status` result.
@@ -18,22 +19,16 @@ enum StatusTable {
             // One row per account; `*` marks the default.
             for a in accounts {
                 let name = (a["id"]?.stringValue ?? "?") + (a["default"] == true ? " *" : "")
-                rows.append([id, name, "loggedIn", userName(a["user"]) ?? "-", a["expiresAt"]?.stringValue ?? "never", store])
+                rows.append([id, name, "loggedIn", AccountNames.name(a["user"]) ?? "-", a["expiresAt"]?.stringValue ?? "never", store])
             }
         }
+        // Every cell may hold a server's text (the user's name): one line per row, nothing the terminal obeys.
+        rows = rows.map { $0.map(TerminalText.escaped) }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             zip(row, widths).enumerated().map { i, cell in
                 i == row.count - 1 ? cell.0 : cell.0 + String(repeating: " ", count: max(0, cell.1 - cell.0.count))
             }.joined(separator: "  ")
         }.joined(separator: "\n") + "\n"
-    }
-
-    /// The most readable name a provider gave for its user (OIDC claims first, then common API fields).
-    static func userName(_ user: JSONValue?) -> String? {
-        for key in ["preferred_username", "name", "email", "username", "login", "sub", "id"] {
-            if let s = user?[key]?.stringValue, !s.isEmpty { return s }
-        }
-        return nil
     }
 }

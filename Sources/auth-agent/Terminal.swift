@@ -72,6 +72,31 @@ struct Terminal {
     }
 }
 
+/// Text the command line shows people that others wrote (user names and ids from userinfo,
+/// device codes, server error descriptions): a control character in it could move the cursor,
+/// retitle the window, forge a row of `status` or hide what follows. C0 controls (newline
+/// included), DEL, C1 controls (U+009B is a CSI on its own) and the bidi controls that reorder
+/// text are shown as `\x1B` / `\u{202E}` instead. The one filter every printer of the command line uses.
+enum TerminalText {
+    static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            guard isControl(scalar) else { out.unicodeScalars.append(scalar); continue }
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            out += scalar.value < 0x80 ? "\\x" + (hex.count < 2 ? "0" : "") + hex : "\\u{" + hex + "}"
+        }
+        return out
+    }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E...0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
+    }
+}
+
 /// Ctrl-C during a one-shot command: give the terminal its echo back, cancel the work in flight
 /// (a login is abandoned; a session is only ever saved whole), say so, and exit 130.
 enum Interrupt {

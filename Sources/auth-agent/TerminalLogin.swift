@@ -30,14 +30,17 @@ enum TerminalLogin {
     /// - Parameter locked: the caller already holds the interactive-login lock.
     static func run(_ session: ToolSession, provider id: String, options: Options, locked: Bool = false) throws(ToolFailure) -> LoginResult {
         let provider = try session.provider(id)
-        try check(options, flow: provider.flow)
-        let credentials = try credentials(for: provider, options: options)
+        let flow = try flow(options, provider: provider)
+        let credentials = try credentials(for: provider, flow: flow, options: options)
         let lock = locked ? nil : try loginLock(session, provider: id)
         defer { lock?.unlock() }
-        let context = LoginContext(prompt: { show(prompt: $0, provider: provider) })
+        // The prompt's countdown line ends (cleared) before anything else is printed.
+        let live = LivePromptLine(environment: ProcessEnvironment.current())
+        defer { live.stop() }
+        let context = LoginContext(prompt: { show(prompt: $0, provider: provider, live: live) })
         let service = session.service
         return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
-            try await service.login(provider: id, credentials: credentials, context: context)
+            try await service.login(provider: id, flow: flow, credentials: credentials, context: context)
         }
     }
 
@@ -56,28 +59,35 @@ enum TerminalLogin {
         throw ToolFailure(.unavailable, "authServerUnavailable: another login to \(id) is still in progress")
     }
 
-    /// `--device`/`--browser`/`--…-stdin` must fit what the provider's flow can do (exit 2 otherwise).
-    static func check(_ options: Options, flow: Flow) throws(ToolFailure) {
+    /// The flow the options choose among the provider's: `--device` deviceCode, `--browser`
+    /// authorizationCode, `--password-stdin`/`--username` password (or session), `--token-stdin`
+    /// token; none of them, the provider's default. A flow the provider lacks is exit 2.
+    static func flow(_ options: Options, provider: ProviderConfig) throws(ToolFailure) -> Flow {
+        let flows = provider.flows
+        func pick(_ flag: String, _ wanted: [Flow]) throws(ToolFailure) -> Flow {
+            guard let flow = wanted.first(where: flows.contains) else {
+                let names = wanted.map(\.rawValue).joined(separator: " or ")
+                throw ToolFailure(.usage, "\(flag): \(provider.displayName) has no \(names) login; its flow\(flows.count > 1 ? "s" : ""): \(provider.flowNames)")
+            }
+            return flow
+        }
+        var asked: [(flag: String, flows: [Flow])] = []
         switch options.flow {
-        case .device? where flow != .deviceCode:
-            throw ToolFailure(.usage, "--device: the provider's flow is \(flow.rawValue), not deviceCode")
-        case .browser? where flow != .authorizationCode:
-            throw ToolFailure(.usage, "--browser: the provider's flow is \(flow.rawValue), not authorizationCode")
-        default: break
+        case .device?: asked.append(("--device", [.deviceCode]))
+        case .browser?: asked.append(("--browser", [.authorizationCode]))
+        case nil: break
         }
-        let passwordFlow = flow == .password || flow == .session
-        if (options.passwordStdin || options.username != nil) && !passwordFlow {
-            throw ToolFailure(.usage, "--password-stdin and --username need a password or session provider; this one's flow is \(flow.rawValue)")
-        }
-        if options.tokenStdin && flow != .token {
-            throw ToolFailure(.usage, "--token-stdin needs a token provider; this one's flow is \(flow.rawValue)")
-        }
+        if options.passwordStdin || options.username != nil { asked.append((options.passwordStdin ? "--password-stdin" : "--username", [.password, .session])) }
+        if options.tokenStdin { asked.append(("--token-stdin", [.token])) }
+        guard asked.count <= 1 else { throw ToolFailure(.usage, "\(asked[0].flag) and \(asked[1].flag) choose different ways to log in") }
+        guard let (flag, wanted) = asked.first else { return provider.flow }
+        return try pick(flag, wanted)
     }
 
     /// The provider's `fields` from stdin (scripts) or asked on the terminal (people); nil for
     /// flows that ask nothing here (device code, browser, client credentials).
-    static func credentials(for provider: ProviderConfig, options: Options) throws(ToolFailure) -> Credentials? {
-        switch provider.flow {
+    static func credentials(for provider: ProviderConfig, flow: Flow, options: Options) throws(ToolFailure) -> Credentials? {
+        switch flow {
         case .token:
             if options.tokenStdin { return .token(try secretFromStdin("--token-stdin")) }
             return .token(try terminal().ask("\(provider.displayName) token", secret: true))
@@ -110,31 +120,42 @@ enum TerminalLogin {
 
     /// The `loginPrompt` contents for the person: on stderr, and on the terminal too when stderr
     /// goes elsewhere (a tool that hides its helper's stderr must not hide the device code).
-    static func show(prompt: LoginPrompt, provider: ProviderConfig) {
+    /// On a terminal a live line follows (a countdown, and Enter opens the browser where one
+    /// can be); elsewhere the expiry is said once.
+    static func show(prompt: LoginPrompt, provider: ProviderConfig, live: LivePromptLine) {
         let text = promptText(prompt, displayName: provider.displayName)
-        Logger.stderrSink(text)
-        if isatty(2) == 0, let tty = Terminal.controlling() {
-            tty.show(text + "\n")
+        guard isatty(2) == 0 else {
+            Logger.stderrSink(text)
+            live.start(prompt, fd: 2) { url in BrowserLauncher().open(checked: url) }
+            return
+        }
+        let once = text + "\n" + LivePromptLine.onceText(prompt, now: Date())
+        Logger.stderrSink(once)
+        if let tty = Terminal.controlling() {
+            tty.show(once + "\n")
             close(tty.fd)
         }
     }
 
+    /// The code and addresses come from the authorization server: shown escaped (`TerminalText`).
     static func promptText(_ prompt: LoginPrompt, displayName: String) -> String {
+        let (e, name) = (TerminalText.escaped, TerminalText.escaped(displayName))
         switch prompt {
         case .deviceCode(let code, let uri, let complete, _):
-            var text = "To log in to \(displayName), open \(uri) and enter the code \(code)"
-            if let complete { text += "\n  (or open \(complete))" }
+            var text = "To log in to \(name), open \(e(uri)) and enter the code \(e(code))"
+            if let complete { text += "\n  (or open \(e(complete)))" }
             return text + "\nWaiting for the approval… (Ctrl-C cancels)"
         case .browser(let url, _):
-            return "To log in to \(displayName), open this URL in a browser:\n  \(url)\nWaiting for the browser… (Ctrl-C cancels)"
+            return "To log in to \(name), open this URL in a browser:\n  \(e(url))\nWaiting for the browser… (Ctrl-C cancels)"
         }
     }
 
-    /// `Logged in to Corp SSO as alice (until …).`
+    /// `Logged in to Corp SSO as alice (until …).`: the person's name, else the account's id
+    /// (nothing for the one account of a flow that learns nothing about its user).
     static func loggedIn(_ result: LoginResult, session: ToolSession) -> String {
         let name = session.config.providers.first { $0.id == result.provider }?.displayName ?? result.provider
         var text = "Logged in to \(name)"
-        if let user = StatusTable.userName(result.user) { text += " as \(user)" }
+        if let person = AccountNames.person(result.user, account: result.account) { text += " as \(TerminalText.escaped(person))" }
         if let until = result.expiresAt { text += " (token valid until \(RFC3339.format(until)))" }
         return text + "."
     }

@@ -27,21 +27,38 @@ enum Tool {
             opened?.service.finishRefreshes()
             exit(0)
         } catch {
-            Logger.stderrSink("auth-agent: \(error.message)")
+            Logger.stderrSink("auth-agent: \(TerminalText.escaped(advice(error, command: command, session: opened)))")
             exit(error.code.rawValue)
         }
     }
 
+    /// The failure's message with what to do next: how to start when nothing is configured, and
+    /// `run: auth-agent login P` when nobody is logged in (as git-credential and kubectl-credential say).
+    static func advice(_ failure: ToolFailure, command: ToolCommand, session: ToolSession?) -> String {
+        if failure.authCode == .unknownProvider, let session, session.config.providers.isEmpty {
+            return ConfigCommand.noConfiguration(session.configPath)
+        }
+        switch command.action {
+        case .token, .refresh, .header, .fetch:
+            if failure.needsLogin, let provider = failure.provider { return "\(failure.message) run: auth-agent login \(provider)" }
+        default: break
+        }
+        return failure.message
+    }
+
     /// What the command prints on stdout when it succeeds.
     static func perform(_ command: ToolCommand, opened: (ToolSession) -> Void = { _ in }) throws(ToolFailure) -> String {
+        // Configuration commands work on the file itself: no store to open, and a missing or broken file is their business.
+        if case .config(let action) = command.action { return try ConfigCommand.run(action, command: command) }
         let session = try ToolSession.open(command)
         opened(session)
         switch command.action {
         case .status(let json):
+            if session.config.providers.isEmpty { Logger.stderrSink("auth-agent: " + ConfigCommand.noConfiguration(session.configPath)) }
             let status = AuthMethods.statusResult(session.service.status(), store: session.service.storeStatus)
             return json ? JSONSerializer.string(status) + "\n" : StatusTable.render(status, store: session.service.storeStatus?.kind.rawValue ?? "-")
         case .token(let provider, let json):
-            let token = try session.token(provider)
+            let token = try session.token(provider, validFor: command.minValid)
             guard json else { return token.token + "\n" }
             return JSONSerializer.string(["accessToken": .string(token.token), "tokenType": .string(token.type),
                                           "expiresAt": token.expiresAt.map { .string($0) } ?? .null]) + "\n"
@@ -49,13 +66,24 @@ enum Tool {
             return try header(url, method: method, session)
         case .fetch(let options):
             return try FetchCommand.run(options, session: session)
+        case .refresh(let provider):
+            let result = try session.refresh(provider)
+            let until = result.expiresAt.map { " (token valid until \(RFC3339.format($0)))" } ?? ""
+            Logger.stderrSink("Refreshed the token of \(try session.provider(provider).displayName)\(until).")
+            return ""
         case .logout(let provider):
             let service = session.service
             let (choice, all) = (session.choice, command.all)
+            let name = try session.provider(provider).displayName
+            // Saying "logged out" when nobody was would hide a typo in --account, or a login made with another store.
+            if let status = service.status(providers: [provider], choice: choice).first, all ? status.accounts.isEmpty : status.session == nil {
+                Logger.stderrSink(command.account.map { "Account \($0) is not logged in to \(name)." } ?? "Nobody is logged in to \(name).")
+                return ""
+            }
             let revoked = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
                 try await service.logout(provider: provider, account: choice, all: all)
             }
-            let what = all ? "every account of \(provider)" : command.account.map { "\($0) of \(provider)" } ?? provider
+            let what = all ? "every account of \(name)" : command.account.map { "\($0) of \(name)" } ?? name
             Logger.stderrSink(revoked ? "Logged out of \(what); the server revoked the tokens." : "Logged out of \(what).")
             return ""
         case .login(let provider, let username, let passwordStdin, let tokenStdin, let flow):
@@ -66,6 +94,10 @@ enum Tool {
             return try GitCredential.run(operation, session: session)
         case .kubectlCredential(let provider):
             return try KubectlCredential.run(provider, session: session, command: command)
+        case .gitConfigure(let url):
+            return try GitConfigure.run(url: url, session: session)
+        case .config:
+            return ""  // handled before the session is opened
         }
     }
 

@@ -13,6 +13,28 @@ struct ToolCommand: Equatable {
         case gitCredential(operation: String)
         case kubectlCredential(provider: String)
         case fetch(FetchOptions)
+        case refresh(provider: String)
+        case config(ConfigAction)
+        /// `git-credential configure [URL]`: git's helper line for URL, or every provider's https origins.
+        case gitConfigure(url: String?)
+    }
+
+    /// `config path|check|add|remove`.
+    enum ConfigAction: Equatable {
+        case path, check, add(ProviderDraft), remove(id: String)
+    }
+
+    /// `config add`'s options: a provider to discover and write.
+    struct ProviderDraft: Equatable {
+        var id = ""
+        var issuer = ""
+        var clientId = ""
+        var origins: [String] = []
+        var displayName: String?
+        var flows: [String] = []
+        var scopes: [String] = []
+        /// `--client-secret-stdin`: the secret comes from stdin, never argv.
+        var clientSecretStdin = false
     }
 
     /// `fetch`'s curl-like options.
@@ -27,11 +49,11 @@ struct ToolCommand: Equatable {
         var url = ""
     }
 
-    /// `--device` / `--browser`: which interactive login the user expects; checked against the provider's flow.
+    /// `--device` / `--browser`: which interactive login the user wants, among the provider's flows.
     enum LoginFlow: String, Equatable { case device, browser }
 
     var action: Action
-    /// `--account`: the account to use (token, header, fetch, kubectl-credential) or log out.
+    /// `--account`: the account to use (token, header, fetch, kubectl-credential) or log out, by id or by name.
     var account: String?
     /// `--scope` (repeatable), `--audience`, `--resource`: a token shaped for one API.
     var scopes: [String] = []
@@ -39,6 +61,8 @@ struct ToolCommand: Equatable {
     var resource: String?
     /// `logout --all`: every account of the provider.
     var all = false
+    /// `token --min-valid SECONDS`: refresh first unless the token is valid at least that long.
+    var minValid: Int?
     var configPath: String?
     var logLevel: Logger.Level = .warn
     var help = false
@@ -51,37 +75,7 @@ struct ToolCommand: Equatable {
         }
     }
 
-    static let names: Set<String> = ["login", "logout", "status", "token", "header", "fetch", "git-credential", "kubectl-credential"]
-
-    static let usage = """
-          auth-agent login PROVIDER [--username U] [--password-stdin | --token-stdin] [--device | --browser]
-                                           log in at the terminal (secret fields without echo; device
-                                           codes and browser URLs on stderr); prints who is logged in
-          auth-agent logout PROVIDER [--account ID | --all]
-                                           log out the default account, one account or all of them
-                                           (revoking the tokens where configured)
-          auth-agent status [--json]       every provider and account: state, user, expiry, store
-          auth-agent token PROVIDER [--json]
-                                           the access token alone on stdout, refreshed first when needed
-          auth-agent header [-X METHOD] URL
-                                           the header line for URL's provider ("Authorization: Bearer …");
-                                           fails with nothing on stdout when nothing covers URL. Use it as
-                                           h=$(auth-agent header "$URL") && curl -H "$h" "$URL"; a DPoP
-                                           provider adds a "DPoP: …" proof line for METHOD (default GET):
-                                           auth-agent header -X POST "$URL" > h && curl -X POST -H @h "$URL"
-          auth-agent fetch [-X METHOD] [-H 'Name: value']… [-d BODY | --data-binary @FILE] [-i] URL
-                                           send the request signed, refreshing once after a 401; prints the
-                                           body (-i: status and headers first); exit 22 for HTTP ≥ 400
-          auth-agent git-credential get|store|erase
-                                           git credential helper: git config credential.helper '!auth-agent git-credential'
-          auth-agent kubectl-credential PROVIDER
-                                           kubectl exec credential plugin (ExecCredential v1 / v1beta1)
-
-        token, header, fetch and kubectl-credential also take
-          --account ID                     use this account of the provider instead of its default
-          --scope S (repeatable), --audience A, --resource URI
-                                           a token for those scopes / that API (RFC 8707), cached apart
-        """
+    static let names: Set<String> = ["login", "logout", "status", "token", "refresh", "header", "fetch", "git-credential", "kubectl-credential", "config"]
 
     /// Parses `argv` whose first element is one of `names`; options may follow in any order.
     static func parse(_ argv: [String]) throws(Arguments.UsageError) -> ToolCommand {
@@ -97,6 +91,8 @@ struct ToolCommand: Equatable {
         var scopes: [String] = []
         var audience: String?
         var resource: String?
+        var draft = ProviderDraft()
+        var minValid: Int?
         var i = 1
         func value(_ flag: String, _ inline: String?) throws(Arguments.UsageError) -> String {
             if let inline { return inline }
@@ -123,6 +119,18 @@ struct ToolCommand: Equatable {
                 }
                 logLevel = level
             case "--username" where name == "login": username = try value(flag, inline)
+            case "--min-valid" where name == "token":
+                let v = try value(flag, inline)
+                guard let n = Int(v), n >= 0, n <= 31_536_000 else {
+                    throw Arguments.UsageError(description: "--min-valid must be a number of seconds from 0 to 31536000 (a year), got '\(v)'")
+                }
+                minValid = n
+            case "--issuer" where name == "config": draft.issuer = try value(flag, inline)
+            case "--client-id" where name == "config": draft.clientId = try value(flag, inline)
+            case "--origin" where name == "config": draft.origins.append(try value(flag, inline))
+            case "--flow" where name == "config": draft.flows.append(try value(flag, inline))
+            case "--scope" where name == "config": draft.scopes.append(try value(flag, inline))
+            case "--display-name" where name == "config": draft.displayName = try value(flag, inline)
             case "--account" where Self.takesAccount.contains(name): account = try value(flag, inline)
             case "--scope" where Self.takesShape.contains(name): scopes.append(try value(flag, inline))
             case "--audience" where Self.takesShape.contains(name): audience = try value(flag, inline)
@@ -151,7 +159,7 @@ struct ToolCommand: Equatable {
             return positional[0]
         }
         var command = ToolCommand(action: .status(json: false), account: account, scopes: scopes, audience: audience, resource: resource,
-                                  all: flags.contains("--all"), configPath: configPath, logLevel: logLevel, help: help)
+                                  all: flags.contains("--all"), minValid: minValid, configPath: configPath, logLevel: logLevel, help: help)
         if help { return command }
         if command.all && account != nil { throw Arguments.UsageError(description: "--all and --account exclude each other") }
         if account?.isEmpty == true { throw Arguments.UsageError(description: "--account needs an account id") }
@@ -171,10 +179,17 @@ struct ToolCommand: Equatable {
             guard positional.isEmpty else { throw Arguments.UsageError(description: "'status' takes no arguments besides --json") }
             command.action = .status(json: flags.contains("--json"))
         case "token": command.action = .token(provider: try one("PROVIDER"), json: flags.contains("--json"))
+        case "refresh": command.action = .refresh(provider: try one("PROVIDER"))
+        case "config":
+            draft.clientSecretStdin = flags.contains("--client-secret-stdin")
+            command.action = .config(try configAction(positional, draft))
         case "header": command.action = .header(url: try one("URL"), method: fetch.method ?? "GET")
         case "fetch":
             fetch.url = try one("URL")
             command.action = .fetch(fetch)
+        case "git-credential" where positional.first == "configure":
+            guard positional.count <= 2 else { throw Arguments.UsageError(description: "'git-credential configure' takes at most one URL") }
+            command.action = .gitConfigure(url: positional.count == 2 ? positional[1] : nil)
         case "git-credential":
             let operation = try one("operation (get, store or erase)")
             // git may add operations in later versions; helpers must ignore the ones they do not know.
@@ -187,8 +202,32 @@ struct ToolCommand: Equatable {
 
     private static let flagsAllowed: [String: Set<String>] = [
         "login": ["--password-stdin", "--token-stdin", "--device", "--browser"],
-        "status": ["--json"], "token": ["--json"], "logout": ["--all"],
+        "status": ["--json"], "token": ["--json"], "logout": ["--all"], "config": ["--client-secret-stdin"],
     ]
-    private static let takesAccount: Set<String> = ["token", "header", "fetch", "logout", "kubectl-credential", "git-credential"]
+    private static let takesAccount: Set<String> = ["token", "refresh", "header", "fetch", "logout", "kubectl-credential", "git-credential"]
     private static let takesShape: Set<String> = ["token", "header", "fetch", "kubectl-credential"]
+
+    /// `config SUBCOMMAND …`: each subcommand with exactly its operands; `add` with its required options.
+    private static func configAction(_ positional: [String], _ draft: ProviderDraft) throws(Arguments.UsageError) -> ConfigAction {
+        let sub = positional.first ?? ""
+        let addOnly = draft.issuer.isEmpty && draft.clientId.isEmpty && draft.origins.isEmpty && draft.flows.isEmpty && draft.scopes.isEmpty
+            && draft.displayName == nil && !draft.clientSecretStdin
+        if sub != "add" && !addOnly { throw Arguments.UsageError(description: "only 'config add' takes provider options") }
+        switch (sub, positional.count) {
+        case ("path", 1): return .path
+        case ("check", 1): return .check
+        case ("remove", 2): return .remove(id: positional[1])
+        case ("add", 2):
+            var draft = draft
+            draft.id = positional[1]
+            for (value, flag) in [(draft.issuer, "--issuer"), (draft.clientId, "--client-id")] where value.isEmpty {
+                throw Arguments.UsageError(description: "'config add' needs \(flag)")
+            }
+            if draft.origins.isEmpty { throw Arguments.UsageError(description: "'config add' needs --origin (the origins the token may be sent to)") }
+            return .add(draft)
+        case ("path", _), ("check", _): throw Arguments.UsageError(description: "'config \(sub)' takes no arguments")
+        case ("remove", _), ("add", _): throw Arguments.UsageError(description: "'config \(sub)' needs exactly one provider ID")
+        default: throw Arguments.UsageError(description: "'config' needs a subcommand: path, check, add or remove")
+        }
+    }
 }

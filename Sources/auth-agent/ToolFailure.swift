@@ -16,11 +16,14 @@ struct ToolFailure: Error, Equatable {
     let message: String
     /// The protocol error behind the failure, if any, for callers that treat some differently.
     let authCode: AuthErrorCode?
+    /// The provider the protocol error is about, for the hint that names it.
+    let provider: String?
 
     init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
         authCode = nil
+        provider = nil
     }
 
     /// No session to use: the user has to log in (again).
@@ -37,5 +40,6 @@ struct ToolFailure: Error, Equatable {
         }
         message = "\(error.code.reason): \(error.message)"
         authCode = error.code
+        provider = error.provider
     }
 }

@@ -14,6 +14,8 @@ import Locking
 /// generations — a terminal, git, kubectl and editors share one login and one refresh token.
 struct ToolSession {
     let config: AgentConfig
+    /// Where the configuration was read from (or expected, when there is none).
+    let configPath: String
     let service: AuthService
     let store: SessionStore
     let logger: Logger
@@ -22,17 +24,19 @@ struct ToolSession {
     /// Loads the configuration and opens its store; a memory store cannot outlive this process,
     /// so a one-shot command refuses it (exit 2) rather than log in to nothing.
     static func open(_ command: ToolCommand) throws(ToolFailure) -> ToolSession {
-        let logger = Logger(level: command.logLevel)
+        _ = try shape(of: command)
+        // Log lines may quote servers (error descriptions, names): filtered like everything else shown.
+        let logger = Logger(level: command.logLevel, sink: { Logger.stderrSink(TerminalText.escaped($0)) })
         var arguments = Arguments()
         arguments.configPath = command.configPath
-        let (config, path) = Agent.loadConfig(arguments, logger: logger)
+        let (config, path) = Agent.loadConfig(arguments, logger: logger, hint: false)
         if case .memory = config.store {
             throw ToolFailure(.usage, "\(path) sets store.kind \"memory\": a one-shot command's session would end with the process; use the file store")
         }
         let (store, storeStatus) = Agent.openStore(config, logger: logger)
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(), logger: logger,
                                   lockTimeout: config.lockTimeoutSeconds, events: { _ in })
-        return ToolSession(config: config, service: service, store: store, logger: logger, command: command)
+        return ToolSession(config: config, configPath: path, service: service, store: store, logger: logger, command: command)
     }
 
     /// Runs one of the service's operations to its end, or gives up after `timeout` seconds (then 3, retry later).
@@ -67,6 +71,7 @@ struct ToolSession {
 
     func provider(_ id: String) throws(ToolFailure) -> ProviderConfig {
         guard let p = config.providers.first(where: { $0.id == id }) else {
+            if config.providers.isEmpty { throw ToolFailure(.usage, ConfigCommand.noConfiguration(configPath)) }
             throw ToolFailure(AuthError(.unknownProvider, "No provider \"\(id)\" is configured; known: \(config.providers.map(\.id).joined(separator: ", ")).", provider: id))
         }
         return p
@@ -74,20 +79,34 @@ struct ToolSession {
 
     /// The account and token shape the command line asked for (`--account`, `--scope`, `--audience`, `--resource`).
     var choice: AccountChoice { AccountChoice(account: command.account) }
-    var shape: TokenShape? {
-        command.scopes.isEmpty && command.audience == nil && command.resource == nil
-            ? nil : TokenShape(scopes: command.scopes, audience: command.audience, resource: command.resource)
+    var shape: TokenShape? { try? Self.shape(of: command) }
+
+    /// The shape `--scope`, `--audience` and `--resource` ask for, checked as the protocol checks
+    /// its `scopes`, `audience` and `resource` (exit 2 otherwise); nil when none is given.
+    static func shape(of command: ToolCommand) throws(ToolFailure) -> TokenShape? {
+        if command.scopes.isEmpty && command.audience == nil && command.resource == nil { return nil }
+        if let problem = TokenShape.problem(scopes: command.scopes, audience: command.audience, resource: command.resource, naming: { part in
+            switch part {
+            case .scope: return "--scope"
+            case .audience: return "--audience"
+            case .resource: return "--resource"
+            }
+        }) {
+            throw ToolFailure(.usage, problem)
+        }
+        return TokenShape(scopes: command.scopes, audience: command.audience, resource: command.resource)
     }
 
     /// `token`: the access token, expiry and type, refreshed first when needed. Refused for
     /// a DPoP provider (and a DPoP-bound token): the token is useless without a proof per
     /// request, which only `header`, `fetch` and `sign` make — git-credential and
     /// kubectl-credential, which come here too, fail loudly rather than hand it out.
-    func token(_ provider: String, account: AccountChoice? = nil) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
+    /// - Parameter shape: the shape the URL's origin is configured with (the helpers); the command line's wins.
+    func token(_ provider: String, account: AccountChoice? = nil, shape: TokenShape? = nil) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
         if try self.provider(provider).dpop { throw Self.boundToken(provider) }
         let service = self.service
         let choice = account ?? self.choice
-        let shape = self.shape ?? .none
+        let shape = self.shape ?? shape ?? .none
         var now: TokenResult?
         do { now = try service.tokenNow(provider: provider, account: choice, shape: shape) } catch { throw ToolFailure(error) }
         if now == nil {
@@ -96,6 +115,42 @@ struct ToolSession {
         let result = now!
         if result.tokenType == "DPoP" { throw Self.boundToken(provider) }
         return (result.accessToken, result.tokenType, result.expiresAt.map(RFC3339.format))
+    }
+
+    /// `token --min-valid`: the token, refreshed first unless it is valid `seconds` more (like
+    /// `oidc-token -t`). A token that is still too short-lived after the refresh is given anyway —
+    /// the server decides lifetimes — and stderr says so.
+    func token(_ provider: String, validFor seconds: Int?) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
+        let first = try token(provider)
+        guard let seconds, let until = first.expiresAt.flatMap(RFC3339.parse), until.timeIntervalSinceNow < Double(seconds) else { return first }
+        let name = try self.provider(provider).displayName
+        guard try canRefresh(provider) else {
+            Logger.stderrSink("auth-agent: the token of \(name) is valid for \(max(0, Int(until.timeIntervalSinceNow))) s, less than the \(seconds) s asked for, and this session cannot be refreshed")
+            return first
+        }
+        // Naming the token that is too short-lived: when another process already replaced it, nothing is sent.
+        _ = try refresh(provider, failedAuthorization: first.token)
+        let second = try token(provider)
+        if let after = second.expiresAt.flatMap(RFC3339.parse), after.timeIntervalSinceNow < Double(seconds) {
+            Logger.stderrSink("auth-agent: the token of \(name) is valid for \(max(0, Int(after.timeIntervalSinceNow))) s only, less than the \(seconds) s asked for, even after a refresh")
+        }
+        return second
+    }
+
+    /// `refresh`: a new token now (`failedAuthorization` nil), or only if `failedAuthorization` is still the current one.
+    func refresh(_ provider: String, failedAuthorization: String? = nil) throws(ToolFailure) -> RefreshResult {
+        guard try canRefresh(provider) else {
+            throw ToolFailure(.failed, "the session of \(try self.provider(provider).displayName) cannot be refreshed (no refresh token); for a new token run: auth-agent login \(provider)")
+        }
+        let service = self.service
+        let choice = self.choice
+        return try Self.wait(timeout: requestTimeout) { () async throws(AuthError) in
+            try await service.refresh(provider: provider, account: choice, failedAuthorization: failedAuthorization)
+        }
+    }
+
+    private func canRefresh(_ provider: String) throws(ToolFailure) -> Bool {
+        do { return try service.canRefresh(provider: provider, account: choice) } catch { throw ToolFailure(error) }
     }
 
     static func boundToken(_ provider: String) -> ToolFailure {

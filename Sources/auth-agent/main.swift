@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import AuthCore
 import JSONRPC
 
 // The process entry point: parse the command line, wire the layers, serve.
@@ -15,10 +16,17 @@ do {
 }
 
 switch arguments.command {
-case .help:
-    print(Arguments.usage)
+case .help(let topic, let man):
+    // `help --man` documents everything; `help COMMAND --man` is the same page.
+    print(man ? CommandHelp.manPage : topic.flatMap(CommandHelp.usage(of:)) ?? CommandHelp.usage, terminator: "")
 case .version:
     print("auth-agent \(Arguments.version)")
+case .completion(let shell):
+    print(Completion.script(shell) ?? "", terminator: "")
+case .completeProviders:
+    // Quietly nothing when there is no usable configuration: a completion must never print errors.
+    let path = AgentConfig.resolvePath(argument: arguments.configPath, environment: ProcessEnvironment.current())
+    for provider in (try? AgentConfig.load(path: path))?.providers ?? [] { print(provider.id) }
 case .serve, .demo:
     // Before the store watch and the demo's issuer start threads: see `holdTerminationSignals`.
     StdioServer.holdTerminationSignals()

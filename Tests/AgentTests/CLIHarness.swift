@@ -27,14 +27,15 @@ final class CLIHarness: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// `corp` (password grant, covering the issuer and `extraOrigins`), `device` (device code) and `pasted` (a token).
-    func writeConfig(refreshWindowSeconds: Int = 60, extraOrigins: [String] = [], memoryStore: Bool = false) throws {
+    /// `corp` (password grant, covering the issuer, `extraOrigins` and `shapedOrigins`: `{"origin": …, "audience": …}`
+    /// objects), `device` (device code) and `pasted` (a token).
+    func writeConfig(refreshWindowSeconds: Int = 60, extraOrigins: [String] = [], shapedOrigins: [JSONValue] = [], memoryStore: Bool = false) throws {
         let base = issuer.baseURL
         let store: JSONValue = memoryStore ? ["kind": "memory"] : ["kind": "file", "path": .string(directory.appendingPathComponent("store").path)]
         let config: JSONValue = [
             "refreshWindowSeconds": .int(Int64(refreshWindowSeconds)), "store": store,
             "providers": [
-                ["id": "corp", "displayName": "Corp SSO", "flow": "password", "origins": .array(([base] + extraOrigins).map { .string($0) }),
+                ["id": "corp", "displayName": "Corp SSO", "flow": "password", "origins": .array(([base] + extraOrigins).map { .string($0) } + shapedOrigins),
                  "tokenEndpoint": .string(base + "/token"), "revocationEndpoint": .string(base + "/revoke"), "clientId": "cli"],
                 ["id": "pasted-git", "flow": "token", "origins": ["https://git.pasted.example"], "gitUsername": "x-access-token"],
                 ["id": "device", "displayName": "Device Login", "flow": "deviceCode", "origins": ["https://device.example"],

@@ -83,6 +83,25 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try h.agent(["token", "corp"]).stdout, second.stdout, "the refreshed token was saved for the next process")
     }
 
+    /// Issue 19.7: each `git-credential` is a new process, so the refresh limit is counted in the
+    /// store: git's get/erase rounds on a token the server keeps refusing refresh 5 times in 30 s, not once each.
+    func testTheRefreshLimitHoldsAcrossHelperProcesses() throws {
+        let h = try CLIHarness()
+        try h.login()
+        let request = "protocol=http\nhost=127.0.0.1:\(h.issuer.port)\npath=repo.git\n"
+        h.issuer.resetCounts()
+        var refused: [String] = []
+        for _ in 0..<7 {
+            let get = try h.agent(["git-credential", "get"], stdin: request)
+            let password = get.stdout.split(separator: "\n").first { $0.hasPrefix("password=") } ?? ""
+            let erase = try h.agent(["git-credential", "erase"], stdin: request + password + "\n")
+            if erase.status != 0 { refused.append(erase.stderr) }
+        }
+        XCTAssertEqual(h.issuer.count("token.refresh_token"), 5)
+        XCTAssertEqual(refused.count, 2, "\(refused)")
+        XCTAssertTrue(refused.allSatisfy { $0.contains("refreshed 5 times within 30 s") }, "\(refused)")
+    }
+
     /// `auth-agent fetch`: the body on stdout, signed, one refresh and resend after a 401; curl's exit codes.
     func testFetchSignsRetriesOnceAndExitsLikeCurl() throws {
         let h = try CLIHarness()
@@ -131,6 +150,11 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try h.agent(["token", "nosuch"]).status, 2, "unknown provider")
         XCTAssertEqual(try h.agent(["token"]).status, 2, "missing provider")
         XCTAssertEqual(try h.agent(["status", "--bogus"]).status, 2)
+        for shape in [["--scope", "a b"], ["--audience", ""], ["--resource", "not-absolute"]] {
+            let r = try h.agent(["token", "corp"] + shape)
+            XCTAssertEqual(r.status, 2, "\(shape) is checked as the protocol checks it: \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(shape[0]), r.stderr)
+        }
         XCTAssertEqual(try h.agent(["login", "corp", "--token-stdin"], stdin: "x\n").status, 2, "--token-stdin on a password provider")
         XCTAssertEqual(try h.agent(["token", "corp"], environment: ["AUTH_AGENT_CONFIG": h.directory.appendingPathComponent("none.json").path]).status, 2)
         h.issuer.failNext(10, status: 503)
@@ -181,6 +205,75 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(covered.stdout, "sending with Authoriza\n")
     }
 
+    /// Issue 19 items 4 and 6: git's and kubectl's helpers give the token `sign` would give for the
+    /// URL — the shape its origin is configured with — and kubectl's only to a cluster the provider covers.
+    func testHelpersUseTheOriginsShapeAndCoverage() throws {
+        let h = try CLIHarness()
+        let port = h.issuer.port
+        let shaped = "http://localhost:\(port)"
+        try h.writeConfig(shapedOrigins: [["origin": .string(shaped), "audience": "api"]])
+        try h.login()
+        let full = try h.agent(["token", "corp"]).stdout.trimmingCharacters(in: .newlines)
+        let narrow = try h.agent(["token", "corp", "--audience", "api"]).stdout.trimmingCharacters(in: .newlines)
+        XCTAssertFalse(full.isEmpty || narrow.isEmpty)
+        XCTAssertNotEqual(full, narrow)
+        XCTAssertEqual(try h.agent(["header", shaped + "/repo.git"]).stdout, "Authorization: Bearer \(narrow)\n", "sign's rule")
+
+        func gitPassword(_ host: String) throws -> String? {
+            let r = try h.agent(["git-credential", "get"], stdin: "protocol=http\nhost=\(host)\n")
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return r.stdout.split(separator: "\n").first { $0.hasPrefix("password=") }.map { String($0.dropFirst(9)) }
+        }
+        XCTAssertEqual(try gitPassword("localhost:\(port)"), narrow, "the origin's shape, as header gives it")
+        XCTAssertEqual(try gitPassword("127.0.0.1:\(port)"), full, "an origin without a shape: the login's token")
+
+        func kubectl(_ info: JSONValue?, provider: String = "corp") throws -> CLIHarness.Finished {
+            try h.agent(["kubectl-credential", provider], environment: ["KUBERNETES_EXEC_INFO": info.map { JSONSerializer.string($0) } ?? ""])
+        }
+        func cluster(_ server: String) -> JSONValue {
+            ["kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1",
+             "spec": ["interactive": false, "cluster": ["server": .string(server), "certificate-authority-data": "eA=="]]]
+        }
+        func kubeToken(_ r: CLIHarness.Finished) throws -> String? {
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return try JSONParser.parse(r.stdout)["status"]?["token"]?.stringValue
+        }
+        XCTAssertEqual(try kubeToken(try kubectl(cluster(shaped))), narrow)
+        XCTAssertEqual(try kubeToken(try kubectl(cluster(h.issuer.baseURL + "/k8s"))), full)
+        XCTAssertEqual(try kubeToken(try kubectl(nil)), full, "no cluster info: the provider's token, as before")
+        for server in ["https://evil.example:6443", "http://k8s.example", "https://localhost:\(port)", "not a url"] {
+            let r = try kubectl(cluster(server))
+            XCTAssertEqual(r.status, 1, "\(server): \(r.stderr)")
+            XCTAssertEqual(r.stdout, "", server)
+            XCTAssertTrue(r.stderr.contains("corp does not cover the cluster"), r.stderr)
+        }
+        XCTAssertEqual(try kubectl(cluster(shaped), provider: "nosuch").status, 2, "unknown provider")
+    }
+
+    /// Issue 19 item 11: a configuration other users could have written is refused before anything
+    /// is done with it (exit 2, naming the file and the fix), by every command and the agent alike.
+    func testConfigurationOthersCanWriteIsRefused() throws {
+        let h = try CLIHarness()
+        let path = h.configPath.path
+        for mode in [0o664, 0o646, 0o666] {
+            XCTAssertEqual(chmod(path, mode_t(mode)), 0)
+            let r = try h.agent(["token", "corp"])
+            XCTAssertEqual(r.status, 2, "mode \(String(mode, radix: 8)): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(path) && r.stderr.contains("chmod go-w \(path)"), r.stderr)
+        }
+        let serve = try h.agent([], stdin: "")
+        XCTAssertEqual(serve.status, 2, serve.stderr)
+        for mode in [0o600, 0o644, 0o444] {
+            XCTAssertEqual(chmod(path, mode_t(mode)), 0)
+            XCTAssertEqual(try h.agent(["token", "corp"]).status, 1, "mode \(String(mode, radix: 8)) is fine: only 'not logged in'")
+        }
+        guard geteuid() == 0 else { return }  // only root can give a file away
+        XCTAssertEqual(chown(path, 4242, 4242), 0)
+        let theirs = try h.agent(["token", "corp"])
+        XCTAssertEqual(theirs.status, 2, theirs.stderr)
+        XCTAssertTrue(theirs.stderr.contains(path) && theirs.stderr.contains("belongs to another user"), theirs.stderr)
+    }
+
     func testGitCredentialProtocol() throws {
         let h = try CLIHarness()
         let port = h.issuer.port
@@ -199,6 +292,13 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(lines.last?.hasPrefix("password_expiry_utc=") ?? false, get.stdout)
         XCTAssertEqual(try h.agent(["git-credential", "get"], stdin: "protocol=https\nhost=other.example\n").stdout, "")
         XCTAssertEqual(try h.agent(["git-credential", "get"], stdin: "protocol=http\nhost=example.com\n").stdout, "", "plain http off loopback")
+        // Fields that would move the origin built from them get nothing (issue 19 item 13).
+        for fields in ["protocol=http\nhost=127.0.0.1:\(port)#@evil.example", "protocol=http\nhost=evil.example@127.0.0.1:\(port)",
+                       "protocol=http://127.0.0.1:\(port)/?\nhost=evil.example"] {
+            let r = try h.agent(["git-credential", "get"], stdin: fields + "\n")
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertEqual(r.stdout, "", fields)
+        }
         XCTAssertEqual(try h.agent(["git-credential", "store"], stdin: request + "username=oauth2\npassword=\(token)\n").stdout, "")
 
         // erase with a token that is not the current one changes nothing; with the current one it refreshes.

@@ -162,6 +162,7 @@ final class InteropTests: XCTestCase {
         XCTAssertEqual(try introspect(aliceToken)["username"]?.stringValue, "alice")
         XCTAssertEqual(try introspect(bobToken)["username"]?.stringValue, "bob")
         XCTAssertEqual(try token(), aliceToken, "no account named: the default")
+        XCTAssertEqual(try token(["account": "Bob"]), bobToken, "DOT's userinfo says only sub: the username typed at login names the account")
 
         XCTAssertEqual(try agent.result("selectAccount", ["provider": "dot-password", "account": .string(bobID)])["account"]?.stringValue, bobID)
         XCTAssertEqual(try token(), bobToken, "this connection selected bob")
@@ -175,6 +176,40 @@ final class InteropTests: XCTestCase {
         XCTAssertEqual(try introspect(bobRefreshed)["active"], false)
         XCTAssertEqual(try introspect(aliceToken)["active"], true, "logging bob out leaves alice logged in")
         XCTAssertEqual(try token(["account": .string(aliceID)]), aliceToken)
+    }
+
+    // MARK: One provider, several flows (issue 20)
+
+    /// DOT allows one grant per application, so the provider lists each flow with its own client.
+    /// alice by password and again by device code is one account; her name, typed at the password
+    /// login, still names it; the device session is refreshed by the device client (DOT refuses a
+    /// refresh token presented by another client).
+    func testOneProviderWithTwoFlowsAndAClientEach() throws {
+        let device = server.client("deviceCode").id
+        var provider = deviceProvider(id: "dot", origin: "https://dot.interop.test")
+        provider["clientId"] = nil
+        provider["flow"] = [["flow": "deviceCode", "clientId": .string(device)], ["flow": "password", "clientId": .string(server.client("password").id)]]
+        let agent = try spawn([.object(provider)])
+        let alice = server.users[0]
+        let byPassword = try agent.result("login", ["provider": "dot", "flow": "password",
+                                                    "credentials": ["username": .string(alice.username), "password": .string(alice.password)]])
+        let account = try XCTUnwrap(byPassword["account"]?.stringValue)
+        XCTAssertEqual(byPassword["user"]?["username"]?.stringValue, alice.username, "the username typed is kept: \(byPassword)")
+        let byDevice = try logInWithDevice(agent, provider: "dot")
+        XCTAssertEqual(byDevice["account"]?.stringValue, account, "the same person by another flow: the same account")
+        XCTAssertEqual(byDevice["user"]?["username"]?.stringValue, alice.username, "\(byDevice)")
+
+        func token() throws -> String {
+            try XCTUnwrap(try agent.result("token", ["provider": "dot", "account": .string(alice.username.uppercased())])["accessToken"]?.stringValue)
+        }
+        let first = try token()
+        XCTAssertEqual(try introspect(first)["client_id"]?.stringValue, device)
+        XCTAssertEqual(try agent.result("refresh", ["provider": "dot", "account": .string(alice.username)])["refreshed"], true)
+        let refreshed = try token()
+        XCTAssertNotEqual(refreshed, first)
+        let introspection = try introspect(refreshed)
+        XCTAssertEqual(introspection["client_id"]?.stringValue, device, "refreshed by the client that logged the session in")
+        XCTAssertEqual(introspection["username"]?.stringValue, alice.username)
     }
 
     /// A token for fewer scopes than the login's comes from the refresh_token grant with a

@@ -252,6 +252,7 @@ final class KeyringStoreTests: XCTestCase {
             usleep(UInt32.random(in: 0...40_000, using: &rng))
             kill(agent.process.processIdentifier, SIGKILL)
             _ = agent.waitForExit(timeout: 5)
+            try RefreshCount.forget(in: harness.storeDirectory)
             agent = try harness.spawn()
             let status = try agent.call("status", id: "status")
             let state = status["result"]?["providers"]?.arrayValue?.first?["state"]

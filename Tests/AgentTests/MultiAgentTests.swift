@@ -259,6 +259,7 @@ final class MultiAgentTests: XCTestCase {
             kill(agent.process.processIdentifier, SIGKILL)
             _ = agent.waitForExit(timeout: 5)
             let corrupt = try FileManager.default.contentsOfDirectory(atPath: harness.storeDirectory.path).filter { $0.contains("corrupt") }
+            try RefreshCount.forget(in: harness.storeDirectory)
             agent = try harness.spawn()
             let status = try agent.call("status", id: "status")
             let check = try agent.call("refresh", ["provider": "corp"], id: "check")

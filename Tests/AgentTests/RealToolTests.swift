@@ -65,6 +65,21 @@ final class RealToolTests: XCTestCase {
         for output in [clone, rejected, fetch] { XCTAssertFalse(output.stderr.contains(token)) }
     }
 
+    /// Issue 19 item 4: an origin configured with a token shape gets that shape through git too.
+    func testGitGetsTheTokenShapeOfItsOrigin() throws {
+        guard Self.which("git") != nil else { throw XCTSkip("git is not installed (.ci/run installs it)") }
+        let h = try CLIHarness()
+        let root = try bareRepository(h)
+        let server = try ScriptServer("git_server.py", [root.path, h.issuer.baseURL])
+        let origin = "http://localhost:\(server.port)"
+        try h.writeConfig(shapedOrigins: [["origin": .string(origin), "audience": "api"]])
+        try h.login()
+        h.issuer.resetCounts()
+        let r = try git(h, ["ls-remote", origin + "/repo.git"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(h.issuer.grantCounts["refresh_token:alice:audience=api"], 1, "\(h.issuer.grantCounts)")
+    }
+
     /// Issue 15: git's username (`https://bob@host/…`) picks the account it names; a username
     /// that names no account (`oauth2`, a typo) gets the default account, as no username does.
     func testGitUsesTheAccountItsURLNames() throws {
@@ -87,11 +102,11 @@ final class RealToolTests: XCTestCase {
         }
     }
 
-    /// kubectl runs the exec plugin once per command; 8 at once on an expired token must refresh it once.
-    func testParallelKubectlOnAnExpiredTokenRefreshOnce() throws {
+    /// A loopback https API server (kube_server.py) and a kubeconfig using `kubectl-credential corp`
+    /// for it; `version()` runs `kubectl get --raw /version`. The server lives as long as the returned value.
+    private func kubeCluster(_ h: CLIHarness, provideClusterInfo: Bool = false) throws -> (server: ScriptServer, version: @Sendable () throws -> CLIHarness.Finished) {
         guard let kubectl = Self.which("kubectl") else { throw XCTSkip("kubectl is not installed here; the exec-plugin test needs it") }
         guard let openssl = Self.which("openssl") else { throw XCTSkip("openssl is not installed (.ci/run installs it)") }
-        let h = try CLIHarness(refreshWindowSeconds: 1)
         let cert = h.directory.appendingPathComponent("server.crt"), key = h.directory.appendingPathComponent("server.key")
         let made = try CLIHarness.run(openssl, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
                                                 "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
@@ -104,14 +119,38 @@ final class RealToolTests: XCTestCase {
             "clusters": [["name": "test", "cluster": ["server": .string("https://127.0.0.1:\(server.port)"),
                                                       "certificate-authority-data": .string(try Data(contentsOf: cert).base64EncodedString())]]],
             "users": [["name": "alice", "user": ["exec": ["apiVersion": "client.authentication.k8s.io/v1", "command": .string(AgentProcess.binaryURL.path),
-                                                          "args": ["kubectl-credential", "corp"], "interactiveMode": "Never"]]]],
+                                                          "args": ["kubectl-credential", "corp"], "interactiveMode": "Never",
+                                                          "provideClusterInfo": .bool(provideClusterInfo)]]]],
             "contexts": [["name": "test", "context": ["cluster": "test", "user": "alice"]]],
         ]
         try Data(JSONSerializer.bytes(config)).write(to: kubeconfig)
         let env = h.environment.merging(["HOME": h.directory.path, "KUBECONFIG": kubeconfig.path]) { $1 }
-        @Sendable func version() throws -> CLIHarness.Finished {
-            try CLIHarness.run(kubectl, ["get", "--raw", "/version"], environment: env, timeout: 60)
-        }
+        return (server, { try CLIHarness.run(kubectl, ["get", "--raw", "/version"], environment: env, timeout: 60) })
+    }
+
+    /// Issue 19 item 6: with `provideClusterInfo: true` kubectl names the cluster, and the token goes
+    /// only to one the provider covers — in the shape configured for it.
+    func testKubectlGetsATokenOnlyForAClusterTheProviderCovers() throws {
+        let h = try CLIHarness()
+        let (server, version) = try kubeCluster(h, provideClusterInfo: true)
+        defer { withExtendedLifetime(server) {} }
+        try h.login()
+        let uncovered = try version()
+        XCTAssertNotEqual(uncovered.status, 0)
+        XCTAssertTrue(uncovered.stderr.contains("corp does not cover the cluster https://127.0.0.1:\(server.port)"), uncovered.stderr)
+        try h.writeConfig(shapedOrigins: [["origin": .string("https://127.0.0.1:\(server.port)"), "audience": "api"]])
+        h.issuer.resetCounts()
+        let covered = try version()
+        XCTAssertEqual(covered.status, 0, covered.stderr)
+        XCTAssertTrue(covered.stdout.contains("v1.32.0-fake"), covered.stdout)
+        XCTAssertEqual(h.issuer.grantCounts["refresh_token:alice:audience=api"], 1, "the origin's shape: \(h.issuer.grantCounts)")
+    }
+
+    /// kubectl runs the exec plugin once per command; 8 at once on an expired token must refresh it once.
+    func testParallelKubectlOnAnExpiredTokenRefreshOnce() throws {
+        let h = try CLIHarness(refreshWindowSeconds: 1)
+        let (server, version) = try kubeCluster(h)
+        defer { withExtendedLifetime(server) {} }
 
         let loggedOut = try version()
         XCTAssertNotEqual(loggedOut.status, 0)

@@ -53,6 +53,41 @@ final class ToolParsingTests: XCTestCase {
         XCTAssertNil(GitCredential.answer(username: "oauth2", token: "t\nhost=evil.example", expiresAt: nil), "no smuggled keys")
     }
 
+    /// Issue 19 item 13: the origin is built from `protocol` and `host`, so each must be only what
+    /// git puts there; anything that would move the origin elsewhere gets no credential.
+    func testGitCredentialFieldsCannotShiftTheOrigin() {
+        for (scheme, host) in [("https", "git.example.com#@evil.example"), ("https", "git.example.com/@evil.example"),
+                               ("https", "git.example.com?@evil.example"), ("https", "evil.example@git.example.com"),
+                               ("https://git.example.com/?", "evil.example"), ("https://git.example.com#", "evil.example"),
+                               ("https", "git.example.com:443@evil.example"), ("https", "git.example.com:"), ("https", "git.example.com:0x1bb"),
+                               ("https", "a:b:443"), ("https", "git.example.com "), ("https", "[::1"), ("https", "[::1]x"), ("https", "[v1.x]"),
+                               ("https", ""), ("", "git.example.com"), ("1https", "git.example.com"), ("ht tps", "git.example.com")] {
+            XCTAssertNil(GitCredential.origin(["protocol": scheme, "host": host]), "protocol=\(scheme) host=\(host)")
+        }
+        XCTAssertEqual(GitCredential.origin(["protocol": "HTTPS", "host": "Git.Example.com:8443"])?.description, "https://git.example.com:8443")
+        XCTAssertEqual(GitCredential.origin(["protocol": "http", "host": "[::1]:8080"])?.description, "http://[::1]:8080")
+        XCTAssertEqual(GitCredential.origin(["protocol": "https", "host": "[2001:db8::1]"])?.description, "https://[2001:db8::1]")
+        XCTAssertEqual(GitCredential.origin(["protocol": "https", "host": "my_host.example"])?.description, "https://my_host.example")
+    }
+
+    /// The command line's `--scope`, `--audience` and `--resource` are checked as the protocol's params are (exit 2).
+    func testShapeFlagsAreCheckedLikeTheProtocol() throws {
+        func shape(_ argv: [String]) throws -> TokenShape? { try ToolSession.shape(of: try ToolCommand.parse(argv)) }
+        XCTAssertNil(try shape(["token", "p"]))
+        XCTAssertEqual(try shape(["token", "p", "--scope", "b", "--scope=a", "--audience", "api", "--resource", "https://api.example/"]),
+                       TokenShape(scopes: ["a", "b"], audience: "api", resource: "https://api.example/"))
+        for (argv, flag) in [(["token", "p", "--scope", "a b"], "--scope"), (["header", "u", "--scope", ""], "--scope"),
+                             (["fetch", "u", "--scope", "caf\u{E9}"], "--scope"), (["token", "p", "--scope", "a\u{1B}"], "--scope"),
+                             (["token", "p", "--audience", ""], "--audience"), (["token", "p", "--resource", "relative/path"], "--resource"),
+                             (["token", "p", "--resource", "https://api.example/#frag"], "--resource")] {
+            XCTAssertThrowsError(try shape(argv), "\(argv)") { error in
+                let failure = error as? ToolFailure
+                XCTAssertEqual(failure?.code, .usage, "\(argv)")
+                XCTAssertTrue(failure?.message.hasPrefix(flag) ?? false, failure?.message ?? "")
+            }
+        }
+    }
+
     func testKubectlExecInfoAndCredential() throws {
         let v1beta1 = try KubectlCredential.execInfo(#"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":true}}"#, stdinIsTerminal: false)
         XCTAssertEqual(v1beta1, .init(apiVersion: "client.authentication.k8s.io/v1beta1", interactive: true))
@@ -61,6 +96,9 @@ final class ToolParsingTests: XCTestCase {
         XCTAssertEqual(try KubectlCredential.execInfo(nil, stdinIsTerminal: true), .init(apiVersion: "client.authentication.k8s.io/v1", interactive: true))
         XCTAssertThrowsError(try KubectlCredential.execInfo(#"{"apiVersion":"client.authentication.k8s.io/v2"}"#, stdinIsTerminal: false))
         XCTAssertThrowsError(try KubectlCredential.execInfo("{", stdinIsTerminal: false))
+        XCTAssertNil(v1.server, "no cluster info unless the kubeconfig sets provideClusterInfo")
+        let withCluster = try KubectlCredential.execInfo(#"{"apiVersion":"client.authentication.k8s.io/v1","spec":{"interactive":false,"cluster":{"server":"https://k8s.example:6443","certificate-authority-data":"eA=="}}}"#, stdinIsTerminal: false)
+        XCTAssertEqual(withCluster.server, "https://k8s.example:6443")
         let out = try JSONParser.parse(KubectlCredential.execCredential(apiVersion: "client.authentication.k8s.io/v1", token: "t", expiresAt: "2030-01-01T00:00:00Z"))
         XCTAssertEqual(out, ["apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
                              "status": ["token": "t", "expirationTimestamp": "2030-01-01T00:00:00Z"]])
@@ -86,5 +124,28 @@ final class ToolParsingTests: XCTestCase {
         let device = TerminalLogin.promptText(.deviceCode(userCode: "ABCD-EFGH", verificationURI: "https://x/device", verificationURIComplete: nil, expiresAt: Date()), displayName: "X")
         XCTAssertTrue(device.contains("open https://x/device and enter the code ABCD-EFGH"), device)
         XCTAssertTrue(TerminalLogin.promptText(.browser(url: "https://x/authorize?a=b", expiresAt: Date()), displayName: "X").contains("https://x/authorize?a=b"))
+    }
+
+    /// Issue 19 item 12: a server's text reaches the terminal with its control characters escaped —
+    /// a newline in `sub` adds no row, OSC/CSI sequences (7-bit and the C1 CSI U+009B) and bidi overrides do nothing.
+    func testServerTextIsEscapedOnTheTerminal() {
+        XCTAssertEqual(TerminalText.escaped("alice"), "alice")
+        XCTAssertEqual(TerminalText.escaped("é ü 日本"), "é ü 日本", "printable text is kept")
+        XCTAssertEqual(TerminalText.escaped("a\u{1B}]0;owned\u{07}b\nc\td\u{7F}\u{9B}2J\u{202E}x"),
+                       "a\\x1B]0;owned\\x07b\\x0Ac\\x09d\\x7F\\u{9B}2J\\u{202E}x")
+        let status: JSONValue = ["providers": [
+            ["id": "corp", "state": "loggedIn", "accounts": [
+                ["id": "e\nvil", "user": ["sub": "e\nvil", "name": "\u{1B}[2J\u{1B}]0;title\u{07}Mallory\ncorp      forged   loggedIn"],
+                 "expiresAt": "2030-01-01T00:00:00Z", "default": true],
+            ]],
+        ]]
+        let table = StatusTable.render(status, store: "file")
+        XCTAssertEqual(table.split(separator: "\n").count, 2, table)
+        XCTAssertFalse(table.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, table)
+        let device = TerminalLogin.promptText(.deviceCode(userCode: "AB\u{1B}]8;;https://evil\u{07}CD", verificationURI: "https://x/device\u{9B}1A",
+                                                          verificationURIComplete: "https://x/d?c=1\n\u{202E}", expiresAt: Date()), displayName: "X")
+        XCTAssertEqual(device.split(separator: "\n").count, 3, device)
+        XCTAssertFalse(device.unicodeScalars.contains { TerminalText.isControl($0) && $0 != "\n" }, device)
+        XCTAssertTrue(device.contains("enter the code AB\\x1B]8;;https://evil\\x07CD"), device)
     }
 }

@@ -20,6 +20,14 @@ final class AccountsServiceTests: XCTestCase {
         /// Grants per "user|scope|resource".
         private(set) var grants: [String: Int] = [:]
         var lifetime = 3600
+        /// Users whose userinfo says only this `sub`, as django-oauth-toolkit's does (`{"sub": "1"}`).
+        var subjects: [String: String] = [:]
+        /// Who approves the next device login.
+        var deviceUser = "alice"
+        /// Live refresh token → the client it was issued to; a refresh by another client is `invalid_grant`.
+        private var issuedTo: [String: String] = [:]
+        /// The client of each grant, in order.
+        private(set) var clients: [String] = []
         /// Seconds each token request takes (to let callers pile up).
         var latency: UInt64 = 0
 
@@ -35,7 +43,11 @@ final class AccountsServiceTests: XCTestCase {
             if path == "/userinfo" {
                 let token = request.headers.first { $0.0 == "Authorization" }?.1 ?? ""
                 let user = token.split(separator: ".").dropFirst().first.map(String.init) ?? "?"
+                if let sub = lock.withLock({ subjects[user] }) { return Self.json(200, "{\"sub\":\"\(sub)\"}") }
                 return Self.json(200, "{\"sub\":\"\(user)\",\"preferred_username\":\"\(user)\"}")
+            }
+            if path == "/device_authorization" {
+                return Self.json(200, #"{"device_code":"dc","user_code":"UC","verification_uri":"https://idp.example.com/device","interval":1,"expires_in":600}"#)
             }
             let form = Dictionary(String(decoding: request.body ?? [], as: UTF8.self).split(separator: "&").map { pair -> (String, String) in
                 let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
@@ -51,8 +63,11 @@ final class AccountsServiceTests: XCTestCase {
             switch form["grant_type"] {
             case "password":
                 user = form["username"] ?? "?"
+            case "urn:ietf:params:oauth:grant-type:device_code":
+                user = deviceUser
             case "refresh_token":
-                guard let owner = refreshTokens.removeValue(forKey: form["refresh_token"] ?? "") else {
+                guard issuedTo[form["refresh_token"] ?? ""] == form["client_id"],
+                      let owner = refreshTokens.removeValue(forKey: form["refresh_token"] ?? "") else {
                     return Self.json(400, #"{"error":"invalid_grant"}"#)
                 }
                 user = owner
@@ -73,6 +88,8 @@ final class AccountsServiceTests: XCTestCase {
             grants["\(user)|\(scope)|\(resource)", default: 0] += 1
             let refresh = "rt.\(user).\(serial)"
             refreshTokens[refresh] = user
+            issuedTo[refresh] = form["client_id"]
+            clients.append(form["client_id"] ?? "")
             return Self.json(200, "{\"access_token\":\"at.\(user).\(serial)\",\"token_type\":\"Bearer\",\"expires_in\":\(lifetime),\"refresh_token\":\"\(refresh)\"}")
         }
 
@@ -95,11 +112,14 @@ final class AccountsServiceTests: XCTestCase {
     static let read = TokenShape(scopes: ["read"])
     static let known = TokenShape(resource: "https://known.example.com/api")
 
-    func service(origins: [Origin: TokenShape] = [:]) -> AuthService {
+    func service(origins: [Origin: TokenShape] = [:], flows: [Flow] = [.password], flowClients: [Flow: ProviderConfig.FlowClient] = [:]) -> AuthService {
         var corp = ProviderConfig(id: "corp", displayName: "Corp SSO", flow: .password,
                                   origins: [Origin(url: "https://corp.example.com")!, Origin(url: "https://files.example.com")!],
-                                  tokenEndpoint: "https://idp.example.com/token", userinfoEndpoint: "https://idp.example.com/userinfo", clientId: "cli")
+                                  tokenEndpoint: "https://idp.example.com/token", userinfoEndpoint: "https://idp.example.com/userinfo", clientId: "cli",
+                                  deviceAuthorizationEndpoint: "https://idp.example.com/device_authorization")
         corp.originShapes = origins
+        corp.flows = flows
+        corp.flowClients = flowClients
         let events = self.events
         return AuthService(config: AgentConfig(refreshWindowSeconds: 60, store: .memory, providers: [corp]), store: store, transport: server,
                            clock: clock, logger: Logger(level: .error, sink: { _ in }), httpTimeout: 2, lockTimeout: 2,
@@ -155,6 +175,114 @@ final class AccountsServiceTests: XCTestCase {
             XCTAssertEqual(error.code, .notLoggedIn)
             XCTAssertEqual(error.message, "Account carol is not logged in to Corp SSO.")
         }
+    }
+
+    // MARK: People, not ids (issue 20 item 2)
+
+    /// A server whose userinfo says only `sub: "1"`: the account is `1`, but the person is
+    /// shown by the username typed at login, and every request may name the account by it.
+    func testAnAccountIsShownAndNamedByTheNameItsUserLogsInWith() async throws {
+        server.subjects = ["alice": "1", "bob": "2"]
+        let service = service()
+        let alice = try await login(service, "alice")
+        XCTAssertEqual(alice.account, "1")
+        XCTAssertEqual(alice.user, ["sub": "1", "username": "alice"], "the username typed is kept in the session's user")
+        XCTAssertEqual(AccountNames.display(alice.user, account: alice.account), "alice")
+        try await login(service, "bob")
+        let bob = try await token(service, "bob")
+        XCTAssertTrue(bob.hasPrefix("at.bob."), "named by the username typed")
+        let shouted = try await token(service, "BOB")
+        XCTAssertTrue(shouted.hasPrefix("at.bob."), "compared case-insensitively")
+        let byID = try await token(service, "2")
+        XCTAssertTrue(byID.hasPrefix("at.bob."), "and by id")
+        XCTAssertEqual(try service.account(named: "Alice", provider: "corp"), "1", "git-credential's username resolves the same way")
+        XCTAssertNil(try service.account(named: "oauth2", provider: "corp"))
+        XCTAssertEqual(try service.checkAccount(provider: "corp", account: "bob"), "2", "selectAccount keeps the id")
+        let madeDefault = try await service.setDefaultAccount(provider: "corp", account: "BOB")
+        XCTAssertEqual(madeDefault, "2")
+        XCTAssertEqual(try store.loadIndex("corp"), AccountIndex(accounts: ["1", "2"], defaultAccount: "2"))
+        _ = try await service.logout(provider: "corp", account: AccountChoice(account: "alice"))
+        XCTAssertEqual(service.status().first?.accounts.map(\.id), ["2"], "logout by name ended alice's account")
+        XCTAssertEqual(service.status().first?.accounts.map { AccountNames.display($0.user, account: $0.id) }, ["bob"])
+    }
+
+    /// A name that fits several accounts is refused, listing them; an id always wins over a name.
+    func testANameSeveralAccountsGoByIsRefusedListingThem() async throws {
+        server.subjects = ["carol": "3", "Carol": "4", "x": "carol"]
+        let service = service()
+        try await login(service, "carol")
+        try await login(service, "Carol")
+        do {
+            _ = try await token(service, "CAROL")
+            XCTFail("ambiguous")
+        } catch let error as AuthError {
+            XCTAssertEqual(error.code, .notLoggedIn)
+            XCTAssertEqual(error.message, #""CAROL" names several accounts of Corp SSO: 3 (carol), 4 (Carol); name one by its id."#)
+        }
+        XCTAssertThrowsError(try service.account(named: "carol", provider: "corp"), "git-credential is refused too")
+        try await login(service, "x")  // account id "carol"
+        let exact = try await token(service, "carol")
+        XCTAssertTrue(exact.hasPrefix("at.x."), "the account whose id it is")
+        XCTAssertEqual(try service.account(named: "4", provider: "corp"), "4")
+    }
+
+    // MARK: One provider, several flows (issue 20 item 3)
+
+    /// Whichever flow logs a person in, the account is the provider's: the same person by
+    /// another flow replaces their session (keeping the username typed before), another
+    /// person adds an account, and the refresh-token grant renews a device login as any other.
+    func testEveryFlowOfAProviderLogsIntoTheSameAccounts() async throws {
+        server.subjects = ["alice": "1", "bob": "2"]
+        let service = service(flows: [.password, .deviceCode])
+        try await login(service, "alice")
+        // A device login beside a logged-in account leaves its requests running (the login's
+        // ordering): by the flow the login names, not the provider's default.
+        XCTAssertFalse(service.loginLeavesAccounts(provider: "corp", flow: nil))
+        XCTAssertTrue(service.loginLeavesAccounts(provider: "corp", flow: .deviceCode))
+        let again = try await service.login(provider: "corp", flow: .deviceCode, credentials: nil)
+        XCTAssertEqual(again.account, "1", "the same person, by another flow: the same account")
+        XCTAssertEqual(again.user, ["sub": "1", "username": "alice"], "the name typed at the password login stays")
+        server.deviceUser = "bob"
+        let bob = try await service.login(provider: "corp", flow: .deviceCode, credentials: nil)
+        XCTAssertEqual(bob.account, "2")
+        XCTAssertNil(AccountNames.name(bob.user), "nobody typed bob's name")
+        let status = try XCTUnwrap(service.status().first)
+        XCTAssertEqual(status.flows, [.password, .deviceCode])
+        XCTAssertEqual(status.flow, .password, "the default is the first")
+        XCTAssertEqual(status.accounts.map(\.id), ["1", "2"])
+        XCTAssertEqual(try store.loadIndex("corp"), AccountIndex(accounts: ["1", "2"], defaultAccount: "1"))
+        let first = try await token(service, "2")
+        clock.advance(3600)
+        let renewed = try await token(service, "2")
+        XCTAssertNotEqual(renewed, first)
+        XCTAssertEqual(server.count("bob"), 2, "the device grant, then one refresh_token grant")
+        do {
+            _ = try await service.login(provider: "corp", flow: .authorizationCode, credentials: nil)
+            XCTFail("not one of its flows")
+        } catch {
+            XCTAssertEqual(error.message, "Corp SSO has no authorizationCode login; its flows: password, deviceCode.")
+        }
+    }
+
+    /// A server that allows one grant per client (django-oauth-toolkit) gets a client per flow:
+    /// each session is refreshed by the client that logged it in — here and in another agent
+    /// that reads it from the store — since a refresh token works only for its own client.
+    func testASessionIsRenewedByTheClientOfTheFlowThatLoggedItIn() async throws {
+        let clients: [Flow: ProviderConfig.FlowClient] = [.deviceCode: .init(clientId: "dev")]
+        let service = service(flows: [.password, .deviceCode], flowClients: clients)
+        try await login(service, "alice")
+        server.deviceUser = "bob"
+        _ = try await service.login(provider: "corp", flow: .deviceCode, credentials: nil)
+        clock.advance(3600)
+        _ = try await token(service, "alice")
+        _ = try await token(service, "bob")
+        XCTAssertEqual(server.clients, ["cli", "dev", "cli", "dev"], "each login and its refresh by one client")
+        clock.advance(3600)
+        let other = self.service(flows: [.password, .deviceCode], flowClients: clients)  // another agent on the store
+        let bob = try await token(other, "bob")
+        XCTAssertTrue(bob.hasPrefix("at.bob."))
+        XCTAssertEqual(server.clients.last, "dev", "the store kept which flow logged bob in")
+        XCTAssertEqual(try store.load(StoreKeys.account("bob", of: "corp"))?.flow, .deviceCode)
     }
 
     func testTheDefaultIsKeptInTheStoreAndMovesOnWhenItsAccountLogsOut() async throws {
@@ -313,5 +441,37 @@ final class AccountsServiceTests: XCTestCase {
         let again68 = try await token(service)
         XCTAssertEqual(again68, own, "only the rejected token was replaced")
         XCTAssertEqual(server.count("alice", scope: "read"), 2)
+    }
+
+    /// Issue 19.7: the account list counts the refreshes of each account's tokens within the
+    /// window — 5 per token, 20 per account over all its shapes — keeps them through its file
+    /// format, drops times a clock set back left in the future, and a broken count never makes
+    /// the list unreadable.
+    func testTheAccountListCountsRecentRefreshesPerTokenAndAccount() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000.25)
+        let read = TokenShape(scopes: ["read"])
+        var index = AccountIndex(accounts: ["alice", "bob"], defaultAccount: "alice")
+        func admit(_ account: String, _ shape: TokenShape = .none, at time: Date? = nil) -> RefreshLimit.Exceeded? {
+            index.admitRefresh(of: account, shape: shape, at: time ?? now)
+        }
+        XCTAssertNil(admit("alice", at: now.addingTimeInterval(-30)))
+        for _ in 0..<5 { XCTAssertNil(admit("alice"), "the one 30 s ago is out of the window") }
+        XCTAssertEqual(admit("alice"), .token)
+        XCTAssertEqual(index.refreshes["alice"]?[""]?.count, 5, "a refused refresh is not counted")
+        XCTAssertNil(admit("alice", read), "each token has its own count")
+        XCTAssertEqual(index.refreshes["alice"]?["scope=read"], [now])
+        for i in 0..<14 { XCTAssertNil(admit("alice", TokenShape(audience: "api://\(i / 4)"))) }
+        XCTAssertEqual(admit("alice", TokenShape(audience: "api://new")), .account, "20 of one account's tokens in all")
+        XCTAssertNil(admit("bob", read), "each account has its own")
+        XCTAssertEqual(try AccountIndex.decode(index.encoded()), index)
+
+        index.refreshes["bob"] = ["": Array(repeating: now.addingTimeInterval(3600), count: 5)]
+        XCTAssertNil(admit("bob"))
+        XCTAssertEqual(index.refreshes["bob"], ["": [now]])
+        index.remove("bob")
+        XCTAssertNil(index.refreshes["bob"])
+
+        let odd = try AccountIndex.decode(Array(#"{"version":1,"accounts":["alice"],"refreshes":{"alice":"soon","bob":{"":[1,"x"]}}}"#.utf8))
+        XCTAssertEqual(odd, AccountIndex(accounts: ["alice"], refreshes: ["bob": ["": [Date(timeIntervalSince1970: 0.001)]]]))
     }
 }

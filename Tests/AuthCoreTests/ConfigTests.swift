@@ -104,6 +104,84 @@ final class ConfigTests: XCTestCase {
         }
     }
 
+    /// Issue 20 item 3: one identity provider, several ways to log in. A list of flows is one
+    /// provider (its origins claimed once); the first is the default; every flow's keys are
+    /// allowed and every flow's requirements apply; a string stays valid.
+    func testSeveralFlowsShareOneProvider() throws {
+        let config = try parse("""
+        {"providers": [
+          {"id": "dot", "flow": ["authorizationCode", "deviceCode", "password"], "origins": ["https://git.example.com"],
+           "issuer": "https://sso.example.com", "clientId": "cli", "redirectPort": 8765, "openBrowser": true},
+          {"id": "pat", "flow": "token", "origins": ["https://pat.example.com"]}
+        ]}
+        """)
+        let dot = config.providers[0]
+        XCTAssertEqual(dot.flows, [.authorizationCode, .deviceCode, .password])
+        XCTAssertEqual(dot.flow, .authorizationCode, "the first is the default")
+        XCTAssertEqual(dot.redirectPort, 8765)
+        XCTAssertEqual(config.providers[1].flows, [.token])
+        XCTAssertEqual(config.originMatcher.provider(for: "https://git.example.com/x"), "dot")
+        let explicit = try parse(#"{"providers": [{"id": "p", "flow": ["password", "deviceCode"], "origins": ["https://a.com"], "clientId": "x", "tokenEndpoint": "https://a.com/token", "deviceAuthorizationEndpoint": "https://a.com/device"}]}"#)
+        XCTAssertEqual(explicit.providers[0].flows, [.password, .deviceCode])
+        XCTAssertEqual(explicit.providers[0].flowClients, [:])
+    }
+
+    /// A server that allows one grant per client (django-oauth-toolkit): a flow may name its own client;
+    /// the provider-wide clientId is then needed only by the flows without one.
+    func testAFlowMayHaveAClientOfItsOwn() throws {
+        let config = try parse("""
+        {"providers": [{"id": "dot", "flow": [{"flow": "password", "clientId": "pw"}, {"flow": "deviceCode", "clientId": "dev", "clientSecret": "s3cret"}],
+                        "origins": ["https://a.com"], "issuer": "https://sso.a.com"}]}
+        """)
+        let dot = config.providers[0]
+        XCTAssertEqual(dot.flows, [.password, .deviceCode])
+        XCTAssertNil(dot.clientId)
+        XCTAssertEqual(dot.using(.password).clientId, "pw")
+        XCTAssertEqual(dot.using(.deviceCode).clientId, "dev")
+        XCTAssertEqual(dot.using(.deviceCode).clientSecret, "s3cret")
+        XCTAssertFalse("\(dot.flowClients)".contains("s3cret"), "a flow's secret stays out of descriptions")
+        let mixed = try parse(#"{"providers": [{"id": "dot", "flow": ["password", {"flow": "deviceCode", "clientId": "dev"}], "clientId": "pw", "origins": ["https://a.com"], "issuer": "https://sso.a.com"}]}"#)
+        XCTAssertEqual(mixed.providers[0].using(.password).clientId, "pw")
+        XCTAssertEqual(mixed.providers[0].using(.deviceCode).clientId, "dev")
+    }
+
+    func testFlowsThatCannotShareAProviderAreRefused() {
+        let oauth = #""origins": ["https://a.com"], "clientId": "x", "issuer": "https://a.com""#
+        let cases: [(String, String, String)] = [
+            (#"{"providers": [{"id": "p", "flow": ["password", "session"], \#(oauth)}]}"#, "$.providers[0].flow[1]",
+             #"flow "session" cannot share a provider with other flows: only password, deviceCode, authorizationCode can be listed together"#),
+            (#"{"providers": [{"id": "p", "flow": ["clientCredentials", "deviceCode"], \#(oauth)}]}"#, "$.providers[0].flow[0]",
+             #"flow "clientCredentials" cannot share a provider"#),
+            (#"{"providers": [{"id": "p", "flow": ["deviceCode", "token"], \#(oauth)}]}"#, "$.providers[0].flow[1]", #"flow "token" cannot share"#),
+            (#"{"providers": [{"id": "p", "flow": ["password", "password"], \#(oauth)}]}"#, "$.providers[0].flow[1]", #"flow "password" is listed twice"#),
+            (#"{"providers": [{"id": "p", "flow": [], \#(oauth)}]}"#, "$.providers[0].flow", "list at least one flow"),
+            (#"{"providers": [{"id": "p", "flow": ["password", 3], \#(oauth)}]}"#, "$.providers[0].flow[1]", "expected a string, got a number"),
+            (#"{"providers": [{"id": "p", "flow": ["password", "devicecode"], \#(oauth)}]}"#, "$.providers[0].flow[1]", #"did you mean "deviceCode"?"#),
+            (#"{"providers": [{"id": "p", "flow": 3, \#(oauth)}]}"#, "$.providers[0].flow", "expected a flow's name or a list of them, got a number"),
+            (#"{"providers": [{"id": "p", "flow": ["password", {"flow": "deviceCode"}], \#(oauth)}]}"#, "$.providers[0].flow[1]", #"missing required key "clientId""#),
+            (#"{"providers": [{"id": "p", "flow": [{"flow": "deviceCode", "clientID": "d"}], \#(oauth)}]}"#, "$.providers[0].flow[0].clientID", #"did you mean "clientId"?"#),
+            (#"{"providers": [{"id": "p", "flow": [{"flow": "deviceCode", "clientId": "d"}, "password"], "origins": ["https://a.com"], "issuer": "https://a.com"}]}"#,
+             "$.providers[0]", #"flow "password" requires "clientId""#),
+            // Each flow's requirements apply, and a key none of the flows uses is refused naming them all.
+            (#"{"providers": [{"id": "p", "flow": ["password", "deviceCode"], "origins": ["https://a.com"], "clientId": "x", "tokenEndpoint": "https://a.com/t"}]}"#,
+             "$.providers[0]", #"flow "deviceCode" requires "deviceAuthorizationEndpoint" and "tokenEndpoint", or "issuer""#),
+            (#"{"providers": [{"id": "p", "flow": ["password", "deviceCode"], \#(oauth), "redirectPort": 80}]}"#,
+             "$.providers[0].redirectPort", #""redirectPort" is not used by flows "password", "deviceCode""#),
+            // Two providers for one server stay refused: the answer is one provider with both flows.
+            (#"{"providers": [{"id": "p", "flow": "password", \#(oauth)}, {"id": "d", "flow": "deviceCode", \#(oauth)}]}"#,
+             "$.providers[1].origins[0]", #"already claimed by provider "p""#),
+        ]
+        for (text, path, problem) in cases {
+            do {
+                _ = try parse(text)
+                XCTFail("accepted: \(text)")
+            } catch {
+                XCTAssertEqual(error.path, path, "\(text)\n\(error)")
+                XCTAssertTrue(error.problem.contains(problem), "\(error.problem) should contain \(problem)")
+            }
+        }
+    }
+
     func testInvalidConfigs() {
         let cases: [(String, String, String)] = [
             ("{\"providers\": [}", "$", "not valid JSON: unexpected character at line 1, column 16"),

@@ -238,6 +238,51 @@ final class SessionCoordinatorTests: XCTestCase {
         XCTAssertEqual(endpoint.refreshes, 5)
     }
 
+    /// Issue 19.7: the limit counts a token's refreshes in the store, so it holds across agent
+    /// processes (two services on one store here; a `git-credential` per request in life).
+    /// Each token shape has its own count, as it has its own expiry.
+    func testTheRefreshLimitCountsTheRefreshesOfEveryAgent() async throws {
+        let a = makeService(), b = makeService()
+        try await login(a)
+        for service in [a, b, a, b, a] {
+            service.checkStore()  // what the watch does: each refresh starts from the latest session
+            _ = try await service.refresh(provider: "corp", failedAuthorization: nil)
+        }
+        XCTAssertEqual(endpoint.refreshes, 5)
+        for service in [b, a] {
+            service.checkStore()
+            do {
+                _ = try await service.refresh(provider: "corp", failedAuthorization: nil)
+                XCTFail("a sixth refresh within 30 s")
+            } catch {
+                XCTAssertEqual(error.code, .excessiveRefresh)
+            }
+        }
+        XCTAssertEqual(endpoint.refreshes, 5)
+        b.checkStore()
+        _ = try await b.token(provider: "corp", shape: TokenShape(scopes: ["read"]))
+        XCTAssertEqual(endpoint.refreshes, 6, "another shape is another token")
+        clock.advance(30)
+        a.checkStore()
+        _ = try await a.refresh(provider: "corp", failedAuthorization: nil)
+        XCTAssertEqual(endpoint.refreshes, 7, "the window has passed")
+    }
+
+    /// Issue 19.7: a caller asking for ever new token shapes, each a first grant, is stopped too.
+    func testTheRefreshLimitStopsEverNewShapesOfOneAccount() async throws {
+        let service = makeService()
+        try await login(service)
+        for i in 0..<20 { _ = try await service.token(provider: "corp", shape: TokenShape(audience: "api://\(i)")) }
+        do {
+            _ = try await service.token(provider: "corp", shape: TokenShape(audience: "api://20"))
+            XCTFail("a 21st refresh of the account within 30 s")
+        } catch {
+            XCTAssertEqual(error.code, .excessiveRefresh)
+            XCTAssertTrue(error.message.contains("(alice) was refreshed 20 times within 30 s, counting all its token shapes"), error.message)
+        }
+        XCTAssertEqual(endpoint.refreshes, 20)
+    }
+
     // MARK: Changes during a refresh, shutdown
 
     func testALogoutDuringARefreshIsNotUndoneByIt() async throws {

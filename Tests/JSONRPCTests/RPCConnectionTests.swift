@@ -42,6 +42,13 @@ final class RPCConnectionTests: XCTestCase {
                 }
             }
             registry.register(MethodDescriptor("other", summary: "", result: nil), ordering: { _ in .uses("other") }) { _ in .result("other") }
+            // `add` waits like an interactive login beside logged-in accounts.
+            registry.register(MethodDescriptor("add", summary: "", result: nil), ordering: { _ in .adds("k") }) { [gate] _ in
+                .later {
+                    await withCheckedContinuation { c in gate.withLock { $0.append(c) } }
+                    return "added"
+                }
+            }
             registry.register(MethodDescriptor("fails", summary: "", result: nil)) { _ in
                 throw RPCError(code: 1001, message: "Not logged in.", data: ["reason": "notLoggedIn"])
             }
@@ -107,6 +114,29 @@ final class RPCConnectionTests: XCTestCase {
                        "the change's answer first")
         h.send(#"{"jsonrpc":"2.0","method":"use","id":4}"#)
         XCTAssertEqual(h.waitFor(count: 4).last, ["jsonrpc": "2.0", "id": 4, "result": "used"], "nothing pending: answered at once")
+    }
+
+    func testUsesGoPastAPendingAddWhileChangesWaitForIt() {
+        let h = Harness()
+        h.send(#"{"jsonrpc":"2.0","method":"slowUse","id":1}"#)
+        h.waitForSlowStarted(1)
+        h.send(#"{"jsonrpc":"2.0","method":"add","id":2}"#)
+        usleep(50_000)
+        XCTAssertEqual(h.gate.current.count, 1, "the add waits for the earlier use")
+        h.releaseSlow()
+        XCTAssertEqual(h.waitFor(count: 1), [["jsonrpc": "2.0", "id": 1, "result": "slowly used"]])
+        h.waitForSlowStarted(1)  // the add is waiting (for a person)
+        h.send(#"{"jsonrpc":"2.0","method":"use","id":3}"#)
+        XCTAssertEqual(h.waitFor(count: 2).last, ["jsonrpc": "2.0", "id": 3, "result": "used"], "a use does not wait for the add")
+        h.send(#"{"jsonrpc":"2.0","method":"change","id":4}"#)
+        h.send(#"{"jsonrpc":"2.0","method":"use","id":5}"#)
+        usleep(50_000)
+        XCTAssertEqual(h.messages.count, 2, "the change waits for the add, and the use behind it for the change")
+        h.releaseSlow()
+        h.waitForSlowStarted(1)
+        h.releaseSlow()
+        let ids = h.waitFor(count: 5).compactMap { $0["id"]?.intValue }
+        XCTAssertEqual(ids, [1, 3, 2, 4, 5])
     }
 
     func testAChangeWaitsForEarlierUsesWhichRunBesideEachOther() {

@@ -428,18 +428,27 @@ auth_agent_curl() {
   return "$rc"
 }
 
-# auth_agent_login PROVIDER: ask for the fields the provider's login needs
-# (from status) on stderr, reading answers from stdin, secrets without echo;
-# then log in and print the result. Values reach jq through a pipe, never
-# through argv, where other users could see them in ps.
+# auth_agent_login PROVIDER [FLOW]: ask for the fields the provider's login
+# needs (from status; with FLOW, one of the provider's flows, that flow's) on
+# stderr, reading answers from stdin, secrets without echo; then log in and
+# print the result. Values reach jq through a pipe, never through argv, where
+# other users could see them in ps.
 auth_agent_login() {
   _auth_agent_need_jq || return
-  local provider=${1:?auth_agent_login PROVIDER} status fields
-  status=$(auth_agent_call status '{}') || return
-  fields=$(jq -c --arg p "$provider" '.providers[] | select(.id == $p) | .fields' <<<"$status")
+  local provider=${1:?auth_agent_login PROVIDER [FLOW]} flow=${2:-} status fields
+  # status lists the default flow's fields; another flow asks what its kind asks.
+  case $flow in
+    '') status=$(auth_agent_call status '{}') || return
+        fields=$(jq -c --arg p "$provider" '.providers[] | select(.id == $p) | .fields' <<<"$status") ;;
+    password|session) fields='[{"name":"username","label":"Username","secret":false},{"name":"password","label":"Password","secret":true}]' ;;
+    token) fields='[{"name":"token","label":"Token","secret":true}]' ;;
+    *) fields='[]' ;;
+  esac
+  local base
+  base=$(jq -cn --arg p "$provider" --arg f "$flow" '{provider: $p} + (if $f == "" then {} else {flow: $f} end)')
   # Unknown providers (the agent says so) and flows that ask nothing.
   if [[ -z $fields || $fields == "[]" ]]; then
-    auth_agent_call login "$(jq -cn --arg p "$provider" '{provider: $p}')"
+    auth_agent_call login "$base"
     return
   fi
   local -a prompts values=()
@@ -452,8 +461,8 @@ auth_agent_login() {
     [[ -t 0 && -n ${secret[*]} ]] && echo >&2
     values+=("$value")
   done
-  params=$(printf '%s\n' "${values[@]}" | jq -Rnc --arg p "$provider" --argjson fields "$fields" \
-    '[inputs] as $v | {provider: $p, credentials: ([$fields, $v] | transpose | map({key: .[0].name, value: .[1]}) | from_entries)}')
+  params=$(printf '%s\n' "${values[@]}" | jq -Rnc --argjson base "$base" --argjson fields "$fields" \
+    '[inputs] as $v | $base + {credentials: ([$fields, $v] | transpose | map({key: .[0].name, value: .[1]}) | from_entries)}')
   auth_agent_call login "$params"
 }
 

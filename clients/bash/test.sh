@@ -214,6 +214,12 @@ check "status lists both accounts, the first logged in the default" \
   test "$(jq -c '[.providers[0].accounts[] | [.id, .default]] | sort' <<<"$status")" = '[["alice",true],["bob",false]]'
 me=$(AUTH_AGENT_ACCOUNT=bob auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
 check "AUTH_AGENT_ACCOUNT picks auth_agent_curl's account" test "$(jq -r .sub <<<"$me")" = bob
+me=$(AUTH_AGENT_ACCOUNT=Bob auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
+check "an account is named by its user's name, whatever its case" test "$(jq -r .sub <<<"$me")" = bob
+login=$(printf 'bob\nbuilder\n' | auth_agent_login corp password 2>>"$errlog")
+check "auth_agent_login PROVIDER FLOW logs in through that flow" test "$(jq -r .account <<<"$login")" = bob
+check "status names the default flow and lists the flows" \
+  test "$(jq -c '.providers[0] | [.flow, .flows]' <<<"$status")" = '["password",["password"]]'
 me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
 check "without it, the default account" test "$(jq -r .sub <<<"$me")" = alice
 admin fault '{"rejectApi":1}'
@@ -302,6 +308,8 @@ check "the trap keeps the script's exit status" test "$rc" -eq 5
 
 echo "# the README's first example, as written, against auth-agent demo"
 example=$(awk '/^```bash$/ {inside = 1; next} inside && /^```$/ {exit} inside' "$here/README.md")
+# The README's clone is ~/src/auth-agent; this one is $root (ClientInstallTests runs it from a real ~).
+example=${example//'~/src/auth-agent'/$root}
 out=$(cd "$root" && printf 'alice\nwonderland\n' |
   env -u AUTH_AGENT_CONFIG AUTH_AGENT_ON_NOTIFICATION= timeout 30 "$BASH" -c "$example" 2>"$tmp/example-err"); rc=$?
 check "it runs and exits 0" test "$rc" -eq 0

@@ -64,7 +64,9 @@ export interface AccountStatus { id: string; user: User; expiresAt: Expiry; defa
 export interface ProviderStatus {
   id: string;
   displayName: string;
+  /** The default flow; `flows` lists every one `login({flow})` may name. */
   flow: Flow;
+  flows: Flow[];
   fields: Field[];
   /** `state`, `user`, `expiresAt` and `account` describe the account this connection would use. */
   state: 'loggedIn' | 'loggedOut';
@@ -228,7 +230,7 @@ export declare class AuthAgent extends EventEmitter {
   initialize(params?: { clientInfo?: { name: string; version: string } }, options?: CallOptions): Promise<InitializeResult>;
   ping(options?: CallOptions): Promise<Record<string, never>>;
   status(options?: CallOptions): Promise<StatusResult>;
-  login(params: { provider: string; credentials?: Credentials; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
+  login(params: { provider: string; flow?: Flow; credentials?: Credentials; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
   /** Without `account`, the account this connection would use; `all: true`, every account of the provider. */
   logout(params: { provider: string; account?: string; all?: boolean }, options?: CallOptions): Promise<LogoutResult>;
   /** This connection's account for `provider` (never another program's); `null` or none: the provider's default. */

@@ -1,5 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Digest
 import JSON
+import Wire
 
 /// A provider's accounts as the store keeps them: which are logged in (in
 /// login order) and which one is the default. One small record per provider,
@@ -8,10 +14,16 @@ public struct AccountIndex: Sendable, Equatable {
     public var accounts: [String]
     /// The account used when a request names none and its connection selected none.
     public var defaultAccount: String?
+    /// When the recent refreshes of each account's tokens (by `tokenKey`) were sent, by any
+    /// agent process: the refresh limit counts them here, under the provider's lock, because
+    /// a helper such as `git-credential` is a new process per request and would otherwise
+    /// count from zero every time. Pruned to the limit's window at every refresh.
+    public var refreshes: [String: [String: [Date]]]
 
-    public init(accounts: [String] = [], defaultAccount: String? = nil) {
+    public init(accounts: [String] = [], defaultAccount: String? = nil, refreshes: [String: [String: [Date]]] = [:]) {
         self.accounts = accounts
         self.defaultAccount = defaultAccount
+        self.refreshes = refreshes
     }
 
     /// Adds `account` if new; the first account becomes the default.
@@ -23,14 +35,53 @@ public struct AccountIndex: Sendable, Equatable {
     /// Removes `account`; if it was the default, the earliest remaining one is.
     mutating func remove(_ account: String) {
         accounts.removeAll { $0 == account }
+        refreshes[account] = nil
         if defaultAccount == account || defaultAccount.map({ !accounts.contains($0) }) == true { defaultAccount = accounts.first }
     }
+
+    /// Counts a refresh of `account`'s token of `shape` about to be sent at `now`, or says which
+    /// `RefreshLimit` it would exceed (and counts nothing). The whole history is pruned to the
+    /// window; times over a second in the future (a clock set back) are dropped, so they cannot
+    /// block refreshes until the clock catches up.
+    mutating func admitRefresh(of account: String, shape: TokenShape, at now: Date) -> RefreshLimit.Exceeded? {
+        refreshes = refreshes.compactMapValues { tokens in
+            let kept = tokens.compactMapValues { times in
+                let recent = times.filter { time in
+                    let age = now.timeIntervalSince(time)
+                    return age > -1 && age < RefreshLimit.window
+                }
+                return recent.isEmpty ? nil : recent
+            }
+            return kept.isEmpty ? nil : kept
+        }
+        let token = Self.tokenKey(shape)
+        let mine = refreshes[account] ?? [:]
+        if mine[token]?.count ?? 0 >= RefreshLimit.perToken { return .token }
+        if mine.values.reduce(0, { $0 + $1.count }) >= RefreshLimit.perAccount { return .account }
+        refreshes[account, default: [:]][token, default: []].append(now)
+        return nil
+    }
+
+    /// How a token is named in `refreshes`: `""` for the account's own, else its shape's
+    /// form parameters (`scope=read&audience=…`), which tell shapes apart as the server does.
+    static func tokenKey(_ shape: TokenShape) -> String { FormEncoding.queryString(shape.formPairs) }
 
     static let version: Int64 = 1
 
     func encoded() -> [UInt8] {
         var o: JSONObject = ["version": .int(Self.version), "accounts": .array(accounts.map { .string($0) })]
         if let defaultAccount { o["default"] = .string(defaultAccount) }
+        if !refreshes.isEmpty {
+            var accounts = JSONObject()
+            for (account, tokens) in refreshes.sorted(by: { $0.key < $1.key }) {
+                var times = JSONObject()
+                for (token, dates) in tokens.sorted(by: { $0.key < $1.key }) {
+                    times[token] = .array(dates.map { .int(Int64(($0.timeIntervalSince1970 * 1000).rounded())) })
+                }
+                accounts[account] = .object(times)
+            }
+            o["refreshes"] = .object(accounts)
+        }
         return JSONSerializer.bytes(.object(o)) + [UInt8(ascii: "\n")]
     }
 
@@ -40,7 +91,48 @@ public struct AccountIndex: Sendable, Equatable {
         guard case .array(let items)? = o["accounts"] else { throw SessionFormatError("\"accounts\" is not an array") }
         let accounts = items.compactMap(\.stringValue)
         guard accounts.count == items.count else { throw SessionFormatError("\"accounts\" holds something other than strings") }
-        return AccountIndex(accounts: accounts, defaultAccount: o["default"]?.stringValue)
+        return AccountIndex(accounts: accounts, defaultAccount: o["default"]?.stringValue, refreshes: refreshes(in: o["refreshes"]))
+    }
+
+    /// The refresh times in milliseconds since 1970, per account and token; anything else there
+    /// is ignored rather than setting the account list aside: it is bookkeeping, written again
+    /// at the next refresh.
+    private static func refreshes(in value: JSONValue?) -> [String: [String: [Date]]] {
+        var refreshes: [String: [String: [Date]]] = [:]
+        for (account, tokens) in value?.objectValue?.members ?? JSONObject().members {
+            for (token, list) in tokens.objectValue?.members ?? JSONObject().members {
+                let times = (list.arrayValue ?? []).compactMap { item -> Date? in
+                    guard case .int(let ms) = item else { return nil }
+                    return Date(timeIntervalSince1970: Double(ms) / 1000)
+                }
+                if !times.isEmpty { refreshes[account, default: [:]][token] = times }
+            }
+        }
+        return refreshes
+    }
+}
+
+/// How often a token may be refreshed, by all agent processes on the store together: a
+/// guard against refresh storms (a host or helper retrying a token the server keeps
+/// refusing), each of which would spend and rotate the refresh token. Per token, so that
+/// every shape gets its own budget; per account too, so that a caller asking for ever new
+/// shapes cannot go round it.
+enum RefreshLimit {
+    static let perToken = 5
+    static let perAccount = 20
+    static let window: TimeInterval = 30
+
+    enum Exceeded {
+        case token, account
+
+        func message(_ displayName: String, account: String) -> String {
+            switch self {
+            case .token:
+                return "\(displayName) was refreshed \(perToken) times within \(Int(window)) s; not calling the server again yet."
+            case .account:
+                return "\(displayName) (\(account)) was refreshed \(perAccount) times within \(Int(window)) s, counting all its token shapes; not calling the server again yet."
+            }
+        }
     }
 }
 

@@ -49,7 +49,9 @@ struct BrowserURL: Sendable, Equatable {
 /// `--` ("unexpected option") and macOS `open` does not document it.
 /// `BrowserURL` is what makes this safe: it always starts with `http`, so an
 /// opener never reads it as an option.
-struct BrowserLauncher: Sendable {
+public struct BrowserLauncher: Sendable {
+    public init() {}
+
     var command: String = {
         #if os(macOS)
         return "open"
@@ -57,6 +59,12 @@ struct BrowserLauncher: Sendable {
         return "xdg-open"
         #endif
     }()
+
+    /// Opens `text` if it passes `BrowserURL`'s check (the command line's `Press Enter to open
+    /// the browser`, for a URL it got in a prompt); anything else is ignored.
+    public func open(checked text: String) {
+        if let url = BrowserURL(text) { open(url) }
+    }
 
     func open(_ url: BrowserURL) {
         var actions = posix_spawn_file_actions_t()

@@ -223,10 +223,15 @@ final class LoopbackRedirectListener: @unchecked Sendable {
         LoopbackSocket.closeDescriptor(fd)
     }
 
+    /// What the browser shows when it comes back: how the login ended, in the look of the
+    /// issuer's pages (`PageStyle`, inline); a failure is an alert, so screen readers say it.
     static func page(ok: Bool, _ message: String) -> String {
         let escaped = HTMLText.escape(message)
         let title = ok ? "Login finished" : "Login not finished"
-        return "<!doctype html><meta charset=utf-8><title>\(title)</title><body style=\"font-family:sans-serif;margin:3em\"><h1>\(title)</h1><p>\(escaped)</p></body>"
+        let mark = "<p class=\"status \(ok ? "ok" : "failed")\" aria-hidden=\"true\">\(ok ? "✓" : "✗")</p>"
+        let text = ok ? "<p>\(escaped)</p>" : "<p class=\"error\" role=\"alert\">\(escaped)</p>"
+        return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>\(title)</title>\n\(PageStyle.head)</head>\n"
+            + "<body><main>\(mark)<h1>\(title)</h1>\(text)</main></body></html>\n"
     }
 
     /// The browser's connection for the callback: answered exactly once, and

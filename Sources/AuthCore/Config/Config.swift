@@ -90,11 +90,12 @@ public struct AgentConfig: Sendable, Equatable {
         return config
     }
 
-    /// Reads and parses the file at `path`.
+    /// Reads and parses the file at `path`, refused when others could have written it (`checkAccess`).
     public static func load(path: String) throws(ConfigError) -> AgentConfig {
         let fd = POSIX.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ConfigError(file: path, path: "$", problem: "cannot read the file: \(POSIX.errorText())") }
         defer { POSIX.close(fd) }
+        try checkAccess(fd, path: path)
         guard let bytes = POSIX.readAll(fd, limit: maxFileBytes) else {
             let reason = errno == EFBIG ? "larger than 1 MiB" : POSIX.errorText()
             throw ConfigError(file: path, path: "$", problem: "cannot read the file: \(reason)")

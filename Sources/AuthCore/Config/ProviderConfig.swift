@@ -11,7 +11,15 @@ import JSON
 public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var id: String
     public var displayName: String
-    public var flow: Flow
+    /// The ways to log in, never empty; the first is the default (`flow`). Several only
+    /// when every one `sharesAccounts`: the accounts are the provider's, whichever flow logged them in.
+    public var flows: [Flow]
+    /// The default flow: the one `login` uses when it names none.
+    public var flow: Flow { flows[0] }
+    /// The OAuth clients of flows listed as `{"flow", "clientId", "clientSecret"?}`, for
+    /// servers that allow one grant per client (django-oauth-toolkit): such a flow logs in,
+    /// and renews and revokes the sessions it logged in, as its own client.
+    public var flowClients: [Flow: FlowClient] = [:]
     /// Where this provider's token may be attached; compared exactly by `OriginMatcher`.
     public var origins: [Origin]
     /// The token shape of origins configured as `{origin, scopes?, audience?, resource?}`.
@@ -57,7 +65,7 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
                 redirectPort: Int? = nil, openBrowser: Bool = false) {
         self.id = id
         self.displayName = displayName ?? id
-        self.flow = flow
+        self.flows = [flow]
         self.origins = origins
         self.loginEndpoint = loginEndpoint
         self.loginBody = loginBody
@@ -83,7 +91,19 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     static let commonKeys = ["id", "displayName", "flow", "origins", "gitUsername"]
 
     /// The keys a provider object may have with a given flow.
-    static func keys(for flow: Flow) -> [String] { commonKeys + flow.descriptor.keys }
+    static func keys(for flow: Flow) -> [String] { keys(for: [flow]) }
+
+    /// The keys a provider object may have with these flows: what any of them uses.
+    static func keys(for flows: [Flow]) -> [String] {
+        var all = commonKeys
+        for flow in flows {
+            for key in flow.descriptor.keys where !all.contains(key) { all.append(key) }
+        }
+        return all
+    }
+
+    /// `deviceCode, password`: the flows, for messages.
+    public var flowNames: String { flows.map(\.rawValue).joined(separator: ", ") }
 
     /// Every key any provider may have; what the JSON schema must list.
     static var knownKeys: [String] {
@@ -119,18 +139,15 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         guard id.utf8.count <= 64, id.utf8.allSatisfy(isIDByte) else {
             throw r.error("id", "a provider id must match [a-z0-9._-]+ (at most 64 characters)")
         }
-        let flowName = try r.requiredString("flow")
-        guard let flow = Flow(rawValue: flowName) else {
-            let names = Flow.allCases.map(\.rawValue)
-            var problem = "unknown flow \(JSONSerializer.string(.string(flowName))); expected one of \(names.joined(separator: ", "))"
-            if let suggestion = KeySuggestion.closest(to: flowName, among: names) { problem += "; did you mean \"\(suggestion)\"?" }
-            throw r.error("flow", problem)
-        }
-        let allowed = keys(for: flow)
+        let (flows, clients) = try parseFlows(r)
+        let allowed = keys(for: flows)
         for key in r.object.keys where !allowed.contains(key) {
-            throw r.error(key, "\"\(key)\" is not used by flow \"\(flow.rawValue)\"")
+            let names = flows.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            throw r.error(key, "\"\(key)\" is not used by flow\(flows.count > 1 ? "s" : "") \(names)")
         }
-        var p = ProviderConfig(id: id, displayName: try r.string("displayName"), flow: flow)
+        var p = ProviderConfig(id: id, displayName: try r.string("displayName"), flow: flows[0])
+        p.flows = flows
+        p.flowClients = clients
 
         guard let origins = try r.array("origins") else { throw r.error(nil, "missing required key \"origins\"") }
         guard !origins.isEmpty else { throw r.error("origins", "list at least one origin the token may be sent to") }
@@ -194,17 +211,20 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         return p
     }
 
-    /// The flow's required keys; an OAuth flow's endpoints may be discovered from `issuer` instead.
+    /// Each flow's required keys; an OAuth flow's endpoints may be discovered from `issuer` instead.
     private static func checkRequirements(_ p: ProviderConfig, _ r: ConfigReader) throws(ConfigError) {
-        let flow = p.flow.descriptor
-        for key in flow.required where !r.has(key) {
-            throw r.error(nil, "flow \"\(p.flow.rawValue)\" requires \"\(key)\"")
-        }
-        guard let specific = flow.discoverable, !r.has("issuer") else { return }
-        let needed = specific + ["tokenEndpoint"]
-        guard needed.allSatisfy(r.has) else {
-            let names = needed.map { "\"\($0)\"" }.joined(separator: " and ")
-            throw r.error(nil, "flow \"\(p.flow.rawValue)\" requires \(names), or \"issuer\" to discover \(needed.count == 1 ? "it" : "them")")
+        for name in p.flows {
+            let flow = name.descriptor
+            // A flow with a client of its own needs no provider-wide one.
+            for key in flow.required where !r.has(key) && !(key == "clientId" && p.flowClients[name] != nil) {
+                throw r.error(nil, "flow \"\(name.rawValue)\" requires \"\(key)\"")
+            }
+            guard let specific = flow.discoverable, !r.has("issuer") else { continue }
+            let needed = specific + ["tokenEndpoint"]
+            guard needed.allSatisfy(r.has) else {
+                let names = needed.map { "\"\($0)\"" }.joined(separator: " and ")
+                throw r.error(nil, "flow \"\(name.rawValue)\" requires \(names), or \"issuer\" to discover \(needed.count == 1 ? "it" : "them")")
+            }
         }
     }
 
@@ -255,13 +275,13 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     // MARK: Description
 
     public var description: String {
-        "ProviderConfig(id: \(id), flow: \(flow.rawValue), origins: [\(origins.map(\.description).joined(separator: ", "))])"
+        "ProviderConfig(id: \(id), flow: \(flows.count == 1 ? flow.rawValue : "[\(flowNames)]"), origins: [\(origins.map(\.description).joined(separator: ", "))])"
     }
 
     public var debugDescription: String { description }
 
     public var customMirror: Mirror {
-        Mirror(self, children: ["id": id, "displayName": displayName, "flow": flow, "origins": origins,
+        Mirror(self, children: ["id": id, "displayName": displayName, "flows": flows, "origins": origins,
                                 "clientId": clientId as Any, "hasClientSecret": clientSecret != nil],
                displayStyle: .struct)
     }

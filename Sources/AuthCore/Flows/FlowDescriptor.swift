@@ -14,6 +14,12 @@ struct FlowDescriptor: Sendable {
     let discoverable: [String]?
     /// What a login asks the user for, in order (the `fields` of `status`).
     let fields: [LoginField]
+    /// Whether the flow may be one of several of one provider, sharing its accounts: true
+    /// for the flows that log a person in and whose sessions the OAuth refresh-token grant
+    /// renews and RFC 7009 revokes, whichever of them logged the session in. The others
+    /// renew their own way (a session API's endpoint, the client credentials grant again)
+    /// or not at all (a pasted token, which a revocation must not touch).
+    var sharesAccounts = false
     /// Whether `session` can be renewed without the user.
     let canRefresh: @Sendable (ProviderConfig, Session) -> Bool
     let makeProvider: @Sendable (FlowContext) -> LoginProvider

@@ -10,7 +10,7 @@ import JSON
 struct PasswordProvider: OAuthLoginProvider {
     static let descriptor = FlowDescriptor(
         keys: FlowDescriptor.oauthKeys, required: ["clientId"], discoverable: [], fields: [.username, .password],
-        canRefresh: FlowDescriptor.hasRefreshToken,
+        sharesAccounts: true, canRefresh: FlowDescriptor.hasRefreshToken,
         makeProvider: { PasswordProvider(config: $0.config, oauth: $0.oauth, revokeTimeout: $0.revokeTimeout) })
 
     let config: ProviderConfig

@@ -96,21 +96,25 @@ struct OAuthClient: Sendable {
                        obtainedAt: now, generation: 0, dpopKey: token.dpopKey ?? previous?.dpopKey)
     }
 
-    /// Who logged in: userinfo when there is an endpoint, else the ID token's
-    /// display claims (decoded for display, not trusted for authorization), else `fallback`.
+    /// Who logged in: userinfo when there is an endpoint, with the ID token's display
+    /// claims it lacks (decoded for display, not trusted for authorization) when both
+    /// name the same `sub` — a server whose userinfo says only `sub` may name the person
+    /// in its ID token; else those claims alone, else `fallback`.
     func user(accessToken: String, tokenType: String, idToken: String?, key: DPoPKey?, fallback: JSONValue) async -> JSONValue {
+        var claims = JSONObject()
+        if let idToken, let token = JWT.claims(of: idToken) {
+            for key in ["sub", "name", "email", "preferred_username"] { if let v = token[key] { claims[key] = v } }
+        }
         if let endpoint = try? await endpoints().userinfo,
            let response = try? await userinfo(endpoint, accessToken: accessToken, tokenType: tokenType, key: key),
-           response.status == 200, let info = try? JSONParser.parse(response.body), case .object = info
+           response.status == 200, let info = try? JSONParser.parse(response.body), case .object(var user) = info
         {
-            return info
+            if claims["sub"] != nil, claims["sub"] == user["sub"] {
+                for (key, value) in claims.members where user[key] == nil { user[key] = value }
+            }
+            return .object(user)
         }
-        if let idToken, let claims = JWT.claims(of: idToken) {
-            var user = JSONObject()
-            for key in ["sub", "name", "email", "preferred_username"] { if let v = claims[key] { user[key] = v } }
-            if !user.isEmpty { return .object(user) }
-        }
-        return fallback
+        return claims.isEmpty ? fallback : .object(claims)
     }
 
     func scopePairs() -> [(String, String)] {

@@ -23,6 +23,21 @@ public struct TokenShape: Hashable, Sendable, CustomStringConvertible {
         self.resource = resource?.isEmpty == false ? resource : nil
     }
 
+    /// A part of a requested shape, for `problem` to name as its caller does (the
+    /// protocol's `'scopes[1]'`, the command line's `--scope`).
+    public enum Part { case scope(Int), audience, resource }
+
+    /// Why a shape cannot be asked for, nil when it can: the one check of the
+    /// protocol's `scopes`/`audience`/`resource` and the command line's flags.
+    public static func problem(scopes: [String], audience: String?, resource: String?, naming name: (Part) -> String) -> String? {
+        for (i, scope) in scopes.enumerated() where scope.isEmpty || scope.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value > 0x7E }) {
+            return "\(name(.scope(i))) must be a scope token: visible ASCII without spaces (RFC 6749 §3.3)"
+        }
+        if audience?.isEmpty == true { return "\(name(.audience)) must not be empty" }
+        if let resource, let problem = ProviderConfig.resourceProblem(resource) { return "\(name(.resource)): \(problem)" }
+        return nil
+    }
+
     /// The token request's parameters for this shape, in this order: `scope`
     /// (space-separated, RFC 6749 §3.3), `resource`, `audience`; none for `.none`.
     var formPairs: [(String, String)] {

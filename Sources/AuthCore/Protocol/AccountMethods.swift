@@ -25,13 +25,15 @@ enum SelectAccountMethod: AuthMethod {
         case .string(let s) where !s.isEmpty: account = s
         default: throw .invalidParams("'account' must be a non-empty string or null")
         }
+        // The selection keeps the id the name resolves to: a name is looked up once, here.
+        let id: String?
         do {
-            try context.service.checkAccount(provider: provider, account: account)
+            id = try context.service.checkAccount(provider: provider, account: account)
         } catch {
             throw error.rpcError
         }
-        context.selections.select(account, provider: provider, on: call.connection)
-        return .result(["provider": .string(provider), "account": account.map { .string($0) } ?? .null])
+        context.selections.select(id, provider: provider, on: call.connection)
+        return .result(["provider": .string(provider), "account": id.map { .string($0) } ?? .null])
     }
 }
 
@@ -53,7 +55,7 @@ enum SetDefaultAccountMethod: AuthMethod {
         let service = context.service
         return AuthMethods.later({ () async throws(AuthError) in
             try await service.setDefaultAccount(provider: provider, account: account)
-        }, encode: { ["provider": .string(provider), "account": .string(account)] })
+        }, encode: { ["provider": .string(provider), "account": .string($0)] })
     }
 }
 
@@ -86,11 +88,15 @@ extension AuthMethods {
         let audience = try params.optionalString("audience")
         let resource = try params.optionalString("resource")
         guard scopes != nil || audience != nil || resource != nil else { return nil }
-        for (i, scope) in (scopes ?? []).enumerated() where scope.isEmpty || scope.contains(" ") || scope.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value > 0x7E }) {
-            throw .invalidParams("'scopes[\(i)]' must be a scope token: visible ASCII without spaces (RFC 6749 §3.3)")
+        if let problem = TokenShape.problem(scopes: scopes ?? [], audience: audience, resource: resource, naming: { part in
+            switch part {
+            case .scope(let i): return "'scopes[\(i)]'"
+            case .audience: return "'audience'"
+            case .resource: return "'resource'"
+            }
+        }) {
+            throw .invalidParams(problem)
         }
-        if audience?.isEmpty == true { throw .invalidParams("'audience' must not be empty") }
-        if let resource, let problem = ProviderConfig.resourceProblem(resource) { throw .invalidParams("'resource': \(problem)") }
         return TokenShape(scopes: scopes ?? [], audience: audience, resource: resource)
     }
 }

@@ -2,27 +2,47 @@ import JSON
 import JSONRPC
 
 /// `login`: changes its provider, so it waits for that provider's earlier
-/// requests and later ones wait for its answer.
+/// requests and later ones wait for its answer — except that an interactive login
+/// beside logged-in accounts holds back only later logins and logouts: requests for
+/// those accounts need nothing it brings, and must not wait for a person to approve.
 enum LoginMethod: AuthMethod {
     static let descriptor = MethodDescriptor(
         "login", summary: "Log in through a provider; emits userLoggedIn. Device-code and browser logins send loginPrompt and wait.",
-        params: [.init("provider", required: true), .init("credentials"), .init("openBrowser")], result: "LoginResult",
+        params: [.init("provider", required: true), .init("flow"), .init("credentials"), .init("openBrowser")], result: "LoginResult",
         errors: [1002, 1003, 1005, 1008, 1009, 1010])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
-        AuthMethods.provider(params, RequestOrdering.changes)
+        // The flow named (a bad name is refused by `handle`; ordered as the default meanwhile).
+        let flow = params["flow"]?.stringValue.flatMap(Flow.init(rawValue:))
+        return AuthMethods.provider(params) { id in context.service.loginLeavesAccounts(provider: id, flow: flow) ? .adds(id) : .changes(id) }
     }
 
     struct Params {
         let provider: String
+        /// One of the provider's flows; nil: its default (the first configured).
+        let flow: Flow?
         let credentials: Credentials?
         let openBrowser: Bool?
 
-        init(_ p: RPCParams) throws(RPCError) {
+        init(_ p: RPCParams, config: AgentConfig) throws(RPCError) {
             try p.rejectUnknown(allowed: descriptor.paramNames)
-            provider = try p.string("provider")
+            let id = try p.string("provider")
+            provider = id
+            flow = try Self.flow(p.optionalString("flow"), provider: config.providers.first { $0.id == id })
             credentials = try Self.credentials(p.optionalObject("credentials"))
             openBrowser = try p.optionalBool("openBrowser")
+        }
+
+        /// A flow the provider has; an unknown provider is the service's to refuse (1002).
+        static func flow(_ name: String?, provider: ProviderConfig?) throws(RPCError) -> Flow? {
+            guard let name else { return nil }
+            guard let flow = Flow(rawValue: name) else {
+                throw .invalidParams("'flow' must be one of \(Flow.allCases.map(\.rawValue).joined(separator: ", ")), got \(JSONSerializer.string(.string(name)))")
+            }
+            if let provider, !provider.flows.contains(flow) {
+                throw .invalidParams("'flow': \(provider.displayName) has no \(name) login; its flows: \(provider.flowNames)")
+            }
+            return flow
         }
 
         /// `{username, password}` or `{token}`, naming the offending field on error.
@@ -39,14 +59,14 @@ enum LoginMethod: AuthMethod {
     }
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
-        let params = try Params(call.params)
+        let params = try Params(call.params, config: context.service.config)
         let requestId = call.id ?? .null
         let login = LoginContext(openBrowser: params.openBrowser, prompt: { [connection = call.connection] prompt in
             connection.notify(AuthMethods.loginPrompt, Self.prompt(prompt, provider: params.provider, requestId: requestId))
         })
         let service = context.service
         return AuthMethods.later({ () async throws(AuthError) in
-            try await service.login(provider: params.provider, credentials: params.credentials, context: login)
+            try await service.login(provider: params.provider, flow: params.flow, credentials: params.credentials, context: login)
         }, encode: result)
     }
 

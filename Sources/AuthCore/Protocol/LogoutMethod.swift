@@ -1,11 +1,12 @@
 import JSON
 import JSONRPC
 
-/// `logout`: changes its provider, ordered like `login`.
+/// `logout`: changes its provider, ordered like `login`. An account that is not logged in is
+/// nothing to do (`revoked: false`); a name that fits several accounts is 1001, never a guess.
 enum LogoutMethod: AuthMethod {
     static let descriptor = MethodDescriptor(
         "logout", summary: "Log out of an account of a provider (or all of them), revoking its tokens at the server when configured; emits userLoggedOut.",
-        params: [.init("provider", required: true), .init("account"), .init("all")], result: "LogoutResult", errors: [1002])
+        params: [.init("provider", required: true), .init("account"), .init("all")], result: "LogoutResult", errors: [1001, 1002])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
         AuthMethods.provider(params, RequestOrdering.changes)

@@ -29,6 +29,7 @@ enum StatusMethod: AuthMethod {
     static func json(_ p: ProviderStatus) -> JSONValue {
         var entry: JSONObject = [
             "id": .string(p.id), "displayName": .string(p.displayName), "flow": .string(p.flow.rawValue),
+            "flows": .array(p.flows.map { .string($0.rawValue) }),
             "fields": .array(p.fields.map { ["name": .string($0.name), "label": .string($0.label), "secret": .bool($0.secret)] }),
         ]
         if let session = p.session {

@@ -33,6 +33,10 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
     /// `dpop` provider: a secret kept with the refresh token (the keyring item,
     /// or the 0600 file), which the server wants to see proven on every refresh.
     public var dpopKey: DPoPKey?
+    /// The flow that logged this session in, recorded when its provider has several
+    /// (a flow may have a client of its own, which must renew and revoke what it issued);
+    /// nil: the provider's default flow.
+    public var flow: Flow?
 
     public init(accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
                 idToken: String? = nil, user: JSONValue? = nil, obtainedAt: Date, generation: Int = 0,
@@ -66,6 +70,7 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         if let account { o["account"] = .string(account) }
         if !shaped.isEmpty { o["shaped"] = .array(shaped.map { $0.toJSON() }) }
         if let dpopKey { o["dpopKey"] = .string(dpopKey.storedForm) }
+        if let flow { o["flow"] = .string(flow.rawValue) }
         return .object(o)
     }
 
@@ -88,6 +93,7 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
             guard let key = DPoPKey(storedForm: text) else { throw SessionFormatError("\"dpopKey\" is not a P-256 private key") }
             return key
         }
+        flow = try Session.optionalString(o, "flow").flatMap(Flow.init(rawValue:))  // one this agent does not know: the default
         shaped = []
         if let list = o["shaped"], !list.isNull {
             guard case .array(let items) = list else { throw SessionFormatError("\"shaped\" is \(list.kindName), not an array") }

@@ -8,7 +8,7 @@ import Locking
 
 /// The live state of one account of a provider as one value behind one lock —
 /// the current session and its `Authorization` value, the refreshes in flight
-/// (one per token shape), the recent refreshes, the background-refresh backoff —
+/// (one per token shape), the background-refresh backoff —
 /// in the shape of Alamofire's `AuthenticationInterceptor`.
 ///
 /// Single flight, per shape: however many callers find a token stale at once, one
@@ -33,14 +33,10 @@ final class SessionCoordinator: @unchecked Sendable {
     /// `session` with its `Authorization` value, built once per session.
     private var snapshotted: Snapshot?
     private var inFlight: [TokenShape: (generation: Int, task: Task<Session, Error>)] = [:]
-    private var recentRefreshes: [TokenShape: [Date]] = [:]
     /// When a failed background refresh of a shape may be tried again.
     private var backoff: [TokenShape: RefreshBackoff] = [:]
     /// Shapes whose background refresh has been claimed and has not ended: at most one each.
     private var backgroundRefreshing: Set<TokenShape> = []
-
-    static let refreshLimit = 5
-    static let refreshLimitWindow: TimeInterval = 30
 
     init(config: ProviderConfig, provider: LoginProvider, account: String, session: Session?) {
         self.config = config
@@ -181,20 +177,6 @@ final class SessionCoordinator: @unchecked Sendable {
         }
         inFlight[shape] = (generation, task)
         return .started(task)
-    }
-
-    /// Counts a refresh about to be sent to the server; false when there were
-    /// already `refreshLimit` within the window (refreshes another agent did,
-    /// and this one merely picked up, do not count).
-    func admitRefresh(shape: TokenShape = .none, now: Date) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        var recent = recentRefreshes[shape, default: []]
-        recent.removeAll { now.timeIntervalSince($0) >= Self.refreshLimitWindow }
-        guard recent.count < Self.refreshLimit else { return false }
-        recent.append(now)
-        recentRefreshes[shape] = recent
-        return true
     }
 
     /// Claims the one background refresh of `stale`, if it should start now: it is

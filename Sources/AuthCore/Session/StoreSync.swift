@@ -192,9 +192,23 @@ final class StoreSync: Sendable {
         do { stored = try store.loadIndex(p.id) } catch { stored = p.index }
         var index = stored ?? AccountIndex()
         change(&index)
-        try store.saveIndex(index, for: p.id)
+        if index != stored { try store.saveIndex(index, for: p.id) }
         p.index = index
         stamps.withLock { $0[StoreKeys.index(of: p.id)] = store.indexStamp(p.id) }
+    }
+
+    /// Counts a refresh of `c`'s token of `shape` about to be sent (call holding the provider's
+    /// lock) in the stored account list, where every agent process on the store counts its own;
+    /// 1007 when it would exceed the `RefreshLimit`. A list that cannot be written is logged and
+    /// does not stop the refresh.
+    func admitRefresh(_ p: ProviderAccounts, _ c: SessionCoordinator, shape: TokenShape, now: Date) throws(AuthError) {
+        var exceeded: RefreshLimit.Exceeded?
+        do {
+            try updateIndex(p) { exceeded = $0.admitRefresh(of: c.account, shape: shape, at: now) }
+        } catch {
+            logger.warn("could not count the refresh of \(c.id) (\(c.account)) in the store: \(error)")
+        }
+        if let exceeded { throw AuthError(.excessiveRefresh, exceeded.message(c.config.displayName, account: c.account), provider: c.id) }
     }
 
     /// Call holding the store lock.

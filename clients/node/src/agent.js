@@ -165,11 +165,12 @@ export class AuthAgent extends EventEmitter {
   }
 
   /**
-   * Log in: `{provider, credentials?: {username, password} | {token}, openBrowser?}`.
+   * Log in: `{provider, flow?, credentials?: {username, password} | {token}, openBrowser?}`;
+   * `flow` picks one of the provider's `flows` (status), default its first.
    * Device-code and browser logins wait for the user; listen for `loginPrompt`.
    */
-  login({ provider, credentials, openBrowser }, options) {
-    return this.request('login', { provider, credentials, openBrowser }, options);
+  login({ provider, flow, credentials, openBrowser }, options) {
+    return this.request('login', { provider, flow, credentials, openBrowser }, options);
   }
 
   /**

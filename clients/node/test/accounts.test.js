@@ -98,6 +98,15 @@ describe('accounts and shaped tokens with the real agent', { skip: SKIP }, () =>
     assert.equal(await issuer.count('token.refresh_token'), 1);
   });
 
+  test('login takes a flow; an account is named by its user\'s name, whatever its case', async () => {
+    const agent = await start();
+    await agent.login({ provider: PROVIDER, flow: 'password', credentials: BOB });
+    const status = await providerStatus(agent);
+    assert.deepEqual([status.flow, status.flows], ['password', ['password']]);
+    assert.equal(await who((url, init) => agent.fetch(url, init), { account: BOB.username.toUpperCase() }), BOB.username);
+    assert.deepEqual(await agent.selectAccount({ provider: PROVIDER, account: 'Bob' }), { provider: PROVIDER, account: BOB.username });
+  });
+
   test('selectAccount is this connection\'s choice until cleared', async () => {
     const agent = await twoAccounts();
     const fetch = (url, init) => agent.fetch(url, init);

@@ -20,6 +20,7 @@ def login(
     password: Optional[str],
     token: Optional[str],
     open_browser: Optional[bool] = None,
+    flow: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Only the credentials given are sent, so the agent can say which is missing."""
     credentials = {
@@ -28,6 +29,8 @@ def login(
         if value is not None
     }
     params: Dict[str, Any] = {"provider": provider}
+    if flow is not None:
+        params["flow"] = flow
     if credentials:
         params["credentials"] = credentials
     if open_browser is not None:

@@ -235,11 +235,13 @@ class AuthAgent:
         password: Optional[str] = None,
         token: Optional[str] = None,
         open_browser: Optional[bool] = None,
+        flow: Optional[str] = None,
         timeout: Optional[float] = None,
     ) -> LoginResult:
         """Log in through ``provider`` with the credentials its flow needs
-        (username and password, or token); emits userLoggedIn."""
-        params = _params.login(provider, username, password, token, open_browser)
+        (username and password, or token); emits userLoggedIn. ``flow`` picks one
+        of the provider's ``flows`` (status), default its first."""
+        params = _params.login(provider, username, password, token, open_browser, flow)
         return cast(LoginResult, with_datetimes(self.call("login", params, timeout=timeout)))
 
     def logout(

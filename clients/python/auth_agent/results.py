@@ -46,7 +46,9 @@ class AccountStatus(TypedDict):
 class _ProviderStatusRequired(TypedDict):
     id: str
     displayName: str
+    #: The default flow; ``flows`` lists every one ``login(flow=...)`` may name.
     flow: str
+    flows: List[str]
     fields: List[Field]
     state: str
     #: Every logged-in account; empty when logged out.

@@ -80,6 +80,14 @@ class AccountsTest(AccountsTestCase):
         self.assertEqual(self.who(agent, account=BOB), BOB)
         self.assertEqual(self.issuer.count("token.refresh_token"), 1)
 
+    def test_login_takes_a_flow_and_an_account_is_named_by_its_user_s_name(self) -> None:
+        agent = self.start()
+        agent.login(PROVIDER, username=BOB, password=BOB_PASSWORD, flow="password")
+        status = self.provider_status(agent)
+        self.assertEqual((status["flow"], status["flows"]), ("password", ["password"]))
+        self.assertEqual(self.who(agent, account=BOB.upper()), BOB)
+        self.assertEqual(agent.select_account(PROVIDER, "Bob"), {"provider": PROVIDER, "account": BOB})
+
     def test_select_account_is_this_connection_s_choice_until_cleared(self) -> None:
         agent = self.two_accounts()
         self.assertEqual(agent.select_account(PROVIDER, BOB), {"provider": PROVIDER, "account": BOB})

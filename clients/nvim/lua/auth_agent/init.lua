@@ -198,21 +198,23 @@ function M.status(callback)
   end)
 end
 
-function M.login(provider_id, credentials, callback)
-  return M.request("login", { provider = provider_id, credentials = credentials }, function(err, result)
-    ui.close_login_prompt(provider_id)
-    if callback then
-      callback(err, result)
-    end
-  end)
-end
-
 -- A provider id, or a table that names one with more params: the table.
 local function as_table(provider_or_req)
   if type(provider_or_req) == "table" then
     return provider_or_req
   end
   return { provider = provider_or_req }
+end
+
+--- target: a provider id or { provider, flow? } (flow: one of the provider's flows, default its first).
+function M.login(target, credentials, callback)
+  local t = as_table(target)
+  return M.request("login", { provider = t.provider, flow = t.flow, credentials = credentials }, function(err, result)
+    ui.close_login_prompt(t.provider)
+    if callback then
+      callback(err, result)
+    end
+  end)
 end
 
 --- Logs out: target is a provider id, or { provider, account?, all? }

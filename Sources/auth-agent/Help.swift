@@ -1,0 +1,245 @@
+/// Every command's documentation in one table, the single source of `--help`, `help COMMAND`,
+/// `COMMAND --help`, the man page (`help --man`) and the shell completions, so none of them can
+/// say something the others do not.
+struct CommandHelp: Sendable {
+    enum Section: String, CaseIterable, Sendable {
+        case agent = "The agent"
+        case tools = "Logins, tokens and credential helpers"
+        case setup = "Configuration and the shell"
+        case development = "Trying it and developing against it"
+    }
+
+    /// What the command's positional argument is, for completion.
+    enum Operand: Sendable, Equatable { case none, provider, words([String]) }
+
+    struct Option: Sendable {
+        let flag: String
+        let text: String
+        /// The flags as typed (`-X`, `--request`), for completion.
+        var names: [String] { flag.split(separator: ",").compactMap { $0.split(separator: " ").first.map(String.init) }.filter { $0.hasPrefix("-") } }
+    }
+
+    let name: String
+    let synopsis: String
+    let summary: String
+    var options: [Option] = []
+    let section: Section
+    var operand: Operand = .none
+
+    static let version = "0.1.0"
+
+    static let globalOptions = [
+        Option(flag: "--config PATH", text: "configuration file (default: $AUTH_AGENT_CONFIG, else $XDG_CONFIG_HOME/auth-agent/config.json, else ~/.config/auth-agent/config.json)"),
+        Option(flag: "--log-level LEVEL", text: "error, warn, info or debug; logs go to stderr (default warn); debug logs each request to an auth server or by fetch (method, URL without query, status, milliseconds; never a secret)"),
+        Option(flag: "-h, --help", text: "show this help, or one command's"),
+        Option(flag: "--version", text: "print the version"),
+    ]
+
+    private static let account = Option(flag: "--account ID", text: "use this account of the provider instead of its default (an account id, or a name its user logs in with)")
+    private static let shape = [
+        Option(flag: "--scope S", text: "a token for these scopes (repeatable), cached apart from the login's token"),
+        Option(flag: "--audience A", text: "a token for this audience"),
+        Option(flag: "--resource URI", text: "a token for this API (RFC 8707)"),
+    ]
+
+    static let commands: [CommandHelp] = [
+        CommandHelp(name: "serve", synopsis: "[--max-message-bytes N]",
+                    summary: "Run the agent on stdin/stdout (also without a command): JSON-RPC 2.0, one message per line (the protocol is described in schema/openrpc.json).",
+                    options: [Option(flag: "--max-message-bytes N", text: "longest accepted message line in bytes (default 1048576)")], section: .agent),
+        CommandHelp(name: "login", synopsis: "PROVIDER [--username U] [--password-stdin | --token-stdin] [--device | --browser]",
+                    summary: "Log in at the terminal: secret fields are asked without echo, device codes and browser URLs are shown on stderr. Prints who is logged in. For a provider with several flows, --device, --browser, --password-stdin and --token-stdin choose one (default: its first).",
+                    options: [Option(flag: "--username U", text: "the username (with --password-stdin, for scripts)"),
+                              Option(flag: "--password-stdin", text: "read the password from the first line of stdin"),
+                              Option(flag: "--token-stdin", text: "read a token to paste from the first line of stdin"),
+                              Option(flag: "--device", text: "log in with a device code (the provider's deviceCode flow)"),
+                              Option(flag: "--browser", text: "log in in a browser (the provider's authorizationCode flow)")],
+                    section: .tools, operand: .provider),
+        CommandHelp(name: "logout", synopsis: "PROVIDER [--account ID | --all]",
+                    summary: "Log out the default account, one account or all of them, revoking the tokens where the provider is configured to.",
+                    options: [account, Option(flag: "--all", text: "every account of the provider")], section: .tools, operand: .provider),
+        CommandHelp(name: "status", synopsis: "[--json]", summary: "Every provider and account: state, user, expiry and the store in use.",
+                    options: [Option(flag: "--json", text: "the protocol's status result")], section: .tools),
+        CommandHelp(name: "token", synopsis: "PROVIDER [--json] [--min-valid SECONDS]",
+                    summary: "The access token alone on stdout, refreshed first when needed.",
+                    options: [Option(flag: "--json", text: "print {accessToken, tokenType, expiresAt}"),
+                              Option(flag: "--min-valid SECONDS", text: "refresh first unless the token is valid that long; when even the new one is not, it is printed and stderr says so"),
+                              account] + shape,
+                    section: .tools, operand: .provider),
+        CommandHelp(name: "refresh", synopsis: "PROVIDER [--account ID]",
+                    summary: "Refresh the provider's token now, and say until when the new one is valid.",
+                    options: [account], section: .tools, operand: .provider),
+        CommandHelp(name: "header", synopsis: "[-X METHOD] URL",
+                    summary: "The header line for the provider covering URL (\"Authorization: Bearer …\"); fails with nothing on stdout when nothing covers URL or nobody is logged in. Use it as h=$(auth-agent header \"$URL\") && curl -H \"$h\" \"$URL\". A DPoP provider adds a \"DPoP: …\" proof line for METHOD and URL: auth-agent header -X POST \"$URL\" > h && curl -X POST -H @h \"$URL\".",
+                    options: [Option(flag: "-X, --request METHOD", text: "the method the DPoP proof is made for (default GET)"), account] + shape,
+                    section: .tools),
+        CommandHelp(name: "fetch", synopsis: "[-X METHOD] [-H 'Name: value']… [-d BODY | --data-binary @FILE] [-i] URL",
+                    summary: "Send the request signed by the provider covering URL (unsigned when none does), refreshing and resending once after a 401; prints the body. Exit 22 for HTTP ≥ 400.",
+                    options: [Option(flag: "-X, --request METHOD", text: "the method (default GET, or POST with a body)"),
+                              Option(flag: "-H, --header 'Name: value'", text: "a request header (repeatable)"),
+                              Option(flag: "-d, --data BODY", text: "the body; @FILE reads a file without its line breaks, @- stdin"),
+                              Option(flag: "--data-binary @FILE", text: "the file as is"),
+                              Option(flag: "-i, --include", text: "print the status line and headers first"),
+                              account] + shape,
+                    section: .tools),
+        CommandHelp(name: "git-credential", synopsis: "get|store|erase",
+                    summary: "git's credential helper: git config --global credential.https://git.example.com.helper '!auth-agent git-credential' (or run 'git-credential configure').",
+                    options: [Option(flag: "--account ID", text: "use this account instead of the one git's username names, or the default")],
+                    section: .tools, operand: .words(["get", "store", "erase", "configure"])),
+        CommandHelp(name: "git-credential configure", synopsis: "[URL]",
+                    summary: "Make git use the agent for URL, or without one for every https origin of every provider: writes git's credential.URL.helper line to ~/.gitconfig, once.",
+                    section: .setup),
+        CommandHelp(name: "kubectl-credential", synopsis: "PROVIDER",
+                    summary: "A kubectl exec credential plugin (ExecCredential v1 / v1beta1); logs in at the terminal first when kubectl allows it.",
+                    options: [account] + shape, section: .tools, operand: .provider),
+        CommandHelp(name: "config path", synopsis: "", summary: "Print where the configuration file is expected.", section: .setup),
+        CommandHelp(name: "config check", synopsis: "", summary: "Validate the configuration file; exit 2 with the problem when it is invalid.", section: .setup),
+        CommandHelp(name: "config add", synopsis: "ID --issuer URL --client-id ID --origin URL… [--client-secret-stdin] [--flow F]… [--scope S]… [--display-name NAME]",
+                    summary: "Add an OAuth provider: fetch the issuer's discovery document, show and check the endpoints found, and write the provider into the configuration file (created 0600 when absent; other providers and keys are kept).",
+                    options: [Option(flag: "--issuer URL", text: "the OpenID Connect / OAuth issuer"),
+                              Option(flag: "--client-id ID", text: "the OAuth client id"),
+                              Option(flag: "--origin URL", text: "an origin the token may be sent to (repeatable)"),
+                              Option(flag: "--client-secret-stdin", text: "read the client secret from the first line of stdin (kept in the file)"),
+                              Option(flag: "--flow F", text: "authorizationCode, deviceCode, password or clientCredentials (repeatable; default the first of authorizationCode, deviceCode the issuer supports)"),
+                              Option(flag: "--scope S", text: "a scope to ask for at login (repeatable)"),
+                              Option(flag: "--display-name NAME", text: "the name people see")],
+                    section: .setup),
+        CommandHelp(name: "config remove", synopsis: "ID", summary: "Remove the provider from the configuration file (its logins stay in the store until 'logout').",
+                    section: .setup, operand: .provider),
+        CommandHelp(name: "completion", synopsis: "bash|zsh|fish",
+                    summary: "Print a completion script: eval \"$(auth-agent completion bash)\" in ~/.bashrc; zsh: ~/.zshrc; fish: auth-agent completion fish > ~/.config/fish/completions/auth-agent.fish.",
+                    section: .setup, operand: .words(["bash", "zsh", "fish"])),
+        CommandHelp(name: "help", synopsis: "[COMMAND] [--man]",
+                    summary: "This help, or one command's; --man prints the manual page as roff (install -D -m 0644 to ~/.local/share/man/man1/auth-agent.1).",
+                    options: [Option(flag: "--man", text: "the manual page, as roff")], section: .setup),
+        CommandHelp(name: "demo", synopsis: "",
+                    summary: "Run the agent against a built-in loopback dev issuer with three providers and a memory store; prints what to type on stderr.",
+                    section: .development),
+        CommandHelp(name: "dev-issuer", synopsis: "[--port N]",
+                    summary: "Run only the loopback dev issuer (for tests and clients): prints {\"issuer\": URL} and serves until stdin closes or SIGTERM.",
+                    options: [Option(flag: "--port N", text: "port on 127.0.0.1 (default: any free port)")], section: .development),
+    ]
+
+    static let exitCodes = """
+        0 ok; 1 the operation failed (the protocol error's reason, e.g. notLoggedIn or sessionExpired, on stderr); \
+        2 bad command line or configuration (also: a one-shot command with store.kind "memory"); \
+        3 the auth server or the store is unavailable, retry later; 22 fetch got HTTP >= 400; \
+        130 interrupted (Ctrl-C during a login: nothing was saved).
+        """
+
+    static let files = """
+        Sessions are kept in $XDG_STATE_HOME/auth-agent (default ~/.local/state/auth-agent), or in the OS keyring.
+        """
+
+    /// The commands `help TOPIC` shows: the one named and its subcommands (`help config`, `help git-credential`).
+    static func lookup(_ topic: String) -> [CommandHelp] {
+        commands.filter { $0.name == topic || $0.name.hasPrefix(topic + " ") }
+    }
+
+    /// The top-level words the command line knows, for completion.
+    static var topLevelWords: [String] {
+        var words: [String] = []
+        for c in commands {
+            let word = String(c.name.split(separator: " ")[0])
+            if !words.contains(word) { words.append(word) }
+        }
+        return words
+    }
+
+    var usageLine: String { "auth-agent \(name)" + (synopsis.isEmpty ? "" : " \(synopsis)") }
+
+    // MARK: Text
+
+    /// `auth-agent --help`.
+    static var usage: String {
+        var text = """
+            auth-agent \(version): delegate authentication to a long-lived process spoken to over
+            stdin/stdout with JSON-RPC 2.0, one message per line; and log in, get tokens and feed git,
+            kubectl and scripts from the shell.
+
+            """
+        for section in Section.allCases {
+            text += "\n\(section.rawValue):\n"
+            for c in commands where c.section == section {
+                text += "  \(c.usageLine)\n" + wrap(c.summary, indent: 6)
+            }
+        }
+        text += "\nGlobal options (anywhere on the line):\n" + optionLines(globalOptions)
+        text += "\n'auth-agent help COMMAND' or 'auth-agent COMMAND --help' shows a command's options.\n"
+        text += "\(files)\n\nExit codes:\n" + wrap(exitCodes, indent: 2)
+        return text
+    }
+
+    /// `auth-agent help COMMAND`, `auth-agent COMMAND --help`: that command's usage and options only.
+    static func usage(of topic: String) -> String? {
+        let found = lookup(topic)
+        guard !found.isEmpty else { return nil }
+        return found.map { c in
+            var text = "Usage: \(c.usageLine)\n\n" + wrap(c.summary, indent: 2)
+            if !c.options.isEmpty { text += "\nOptions:\n" + optionLines(c.options) }
+            return text
+        }.joined(separator: "\n") + "\nGlobal options: --config PATH, --log-level LEVEL (see 'auth-agent --help').\n"
+    }
+
+    private static func optionLines(_ options: [Option]) -> String {
+        options.map { o in
+            let head = "  " + o.flag
+            let body = wrap(o.text, indent: 26)
+            return head.count < 25 ? head + String(repeating: " ", count: 26 - head.count) + String(body.dropFirst(26)) : head + "\n" + body
+        }.joined()
+    }
+
+    /// `text` broken into lines of at most 100 columns, each indented.
+    static func wrap(_ text: String, indent: Int) -> String {
+        let pad = String(repeating: " ", count: indent)
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty && pad.count + line.count + 1 + word.count > 100 {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines.map { pad + $0 + "\n" }.joined()
+    }
+
+    // MARK: Manual page
+
+    /// The manual page in roff (man(7) macros), from the same table as `--help`.
+    static var manPage: String {
+        var roff = """
+            .TH AUTH-AGENT 1 "" "auth-agent \(version)" "User Commands"
+            .SH NAME
+            auth-agent \\- delegate authentication to a long-lived agent process, and use its logins from the shell
+            .SH SYNOPSIS
+            .B auth-agent
+            [\\fICOMMAND\\fR] [\\fIOPTIONS\\fR]
+            .SH DESCRIPTION
+            Without a command, auth-agent runs the agent: a process that programs spawn and talk to over stdin/stdout with
+            JSON-RPC 2.0, one message per line (schema/openrpc.json). The other commands are one-shot processes on the same
+            session store, so a terminal, git, kubectl and editors share one login.
+
+            """
+        for section in Section.allCases {
+            roff += ".SH \(escape(section.rawValue.uppercased()))\n"
+            for c in commands where c.section == section {
+                roff += ".TP\n.B \(escape(c.usageLine))\n\(escape(c.summary))\n"
+                if !c.options.isEmpty {
+                    roff += ".RS\n" + c.options.map { ".TP\n.B \(escape($0.flag))\n\(escape($0.text))\n" }.joined() + ".RE\n"
+                }
+            }
+        }
+        roff += ".SH GLOBAL OPTIONS\nThese may appear anywhere on the command line.\n"
+        roff += globalOptions.map { ".TP\n.B \(escape($0.flag))\n\(escape($0.text))\n" }.joined()
+        roff += ".SH EXIT STATUS\n\(escape(exitCodes))\n.SH FILES\n\(escape(files))\n"
+        return roff
+    }
+
+    /// Text as roff reads it literally: backslashes and hyphens escaped, no line starting a request.
+    static func escape(_ text: String) -> String {
+        var out = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
+        if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
+        return out.replacing("\n.", with: "\n\\&.").replacing("\n'", with: "\n\\&'")
+    }
+}
