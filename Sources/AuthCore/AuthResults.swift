@@ -79,6 +79,14 @@ public struct ProviderStatus: Sendable, Equatable {
     public let account: String?
     /// Every logged-in account, in login order.
     public let accounts: [Account]
+    /// Accounts whose stored session this agent cannot read (a locked keyring, or
+    /// one this process cannot reach) and why: their requests answer 1010.
+    public var unreadable: [Unreadable] = []
+
+    public struct Unreadable: Sendable, Equatable {
+        public let account: String
+        public let reason: String
+    }
 
     public struct LoggedIn: Sendable, Equatable {
         public let user: JSONValue

@@ -22,8 +22,10 @@ public final class AuthService: Sendable {
     private let providers: [String: ProviderAccounts]
     private let order: [String]
     private let sync: StoreSync
-    /// Which store is in effect, for `status`; nil when the embedder did not say.
-    public let storeStatus: StoreStatus?
+    /// Which store is in effect, for `status`: what an `auto` store's records say
+    /// (its choice is made per login), else what the embedder said (nil: nothing).
+    public var storeStatus: StoreStatus? { (sync.store as? StoreStatusReporting)?.storeStatus ?? givenStoreStatus }
+    private let givenStoreStatus: StoreStatus?
     /// For `fetch`'s API calls; auth-server calls go through `HTTPCalls`.
     let transport: HTTPTransport
     let clock: Clock
@@ -49,7 +51,7 @@ public final class AuthService: Sendable {
     {
         self.config = config
         self.httpTimeout = httpTimeout
-        self.storeStatus = storeStatus
+        self.givenStoreStatus = storeStatus
         self.timing = config.refreshTiming
         // The one place every request of the service (auth server and `fetch`) goes out through.
         let transport = LoggingTransport.wrapping(transport, logger: logger)
@@ -219,9 +221,11 @@ public final class AuthService: Sendable {
             let accounts = p.loggedIn.compactMap { c in
                 c.current.map { ProviderStatus.Account(id: c.account, user: $0.user ?? [:], expiresAt: $0.expiresAt, isDefault: c.account == defaultAccount) }
             }
-            return ProviderStatus(id: id, displayName: p.config.displayName, flows: p.config.flows, fields: p.config.flow.descriptor.fields,
-                                  session: used?.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) },
-                                  account: used?.account, accounts: accounts)
+            var status = ProviderStatus(id: id, displayName: p.config.displayName, flows: p.config.flows, fields: p.config.flow.descriptor.fields,
+                                        session: used?.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) },
+                                        account: used?.account, accounts: accounts)
+            status.unreadable = p.all.compactMap { c in sync.trouble(c).map { ProviderStatus.Unreadable(account: c.account, reason: $0) } }
+            return status
         }
     }
 
@@ -583,7 +587,7 @@ public final class AuthService: Sendable {
         var merged: Session
         if shape.isNone {
             merged = fresh
-            merged.shaped = stale.shaped
+            merged.shaped = stale.pruningShapes(at: fresh.obtainedAt).shaped
         } else {
             merged = stale.replacing(ShapedToken(shape: shape, accessToken: fresh.accessToken, tokenType: fresh.tokenType,
                                                  expiresAt: fresh.expiresAt, obtainedAt: fresh.obtainedAt))

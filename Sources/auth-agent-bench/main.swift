@@ -26,7 +26,9 @@ if args.first == "--help" || args.first == "-h" {
         cold start and RSS, beside an echo baseline and an empty Foundation program
         (auth-agent-empty). Build with --static-swift-stdlib to measure the static builds.
         --helpers measures only the start-up of `auth-agent token P` and `git-credential get`
-        (median of 30 whole-process runs each) beside the empty program.
+        (median of 30 whole-process runs each) beside the empty program, with `store.kind: file`
+        and with the default configuration (no `store` key); run it without
+        DBUS_SESSION_BUS_ADDRESS to measure a machine without a Secret Service.
         --stores measures a session read and write in the file store and, where a Secret Service
         answers on the session bus, in the keyring store (median of 200 each).
         --dpop measures only sign for a DPoP provider beside sign for the same flow without DPoP.

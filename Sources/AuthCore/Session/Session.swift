@@ -110,11 +110,27 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
     /// The token cached for `shape`, if any.
     public func token(for shape: TokenShape) -> ShapedToken? { shaped.first { $0.shape == shape } }
 
-    /// This session with `token` in place of any earlier one of its shape.
+    /// How many shaped tokens a session keeps. They are stored inside the account's
+    /// record, which a reader refuses past 1 MiB: without a cap, a host asking for
+    /// many audiences would grow it until the account was logged out.
+    static let shapedLimit = 32
+
+    /// This session with `token` in place of any earlier one of its shape, last in
+    /// the list, without the tokens expired at `token.obtainedAt`, and, past
+    /// `shapedLimit`, without the least recently obtained (a shape in use is
+    /// obtained again as it expires, so it moves back to the end).
     func replacing(_ token: ShapedToken) -> Session {
-        var copy = self
+        var copy = pruningShapes(at: token.obtainedAt)
         copy.shaped.removeAll { $0.shape == token.shape }
         copy.shaped.append(token)
+        copy.shaped.removeFirst(max(0, copy.shaped.count - Self.shapedLimit))
+        return copy
+    }
+
+    /// This session without the shaped tokens expired at `now` (they would only be obtained again).
+    func pruningShapes(at now: Date) -> Session {
+        var copy = self
+        copy.shaped.removeAll { $0.expiresAt.map { $0 <= now } ?? false }
         return copy
     }
 
