@@ -52,11 +52,14 @@ public struct Signature: Sendable, Equatable {
     public let expiresAt: Date?
     /// The session's generation: the same generation and authorization mean the same answer.
     public let generation: Int
+    /// The `DPoP` header value for a DPoP-bound token (RFC 9449): a proof for this one request, so never reused.
+    public let proof: String?
 
-    init(provider: String, account: String, shape: TokenShape, credential: Credential) {
+    init(provider: String, account: String, shape: TokenShape, credential: Credential, proof: String? = nil) {
         self.provider = provider
         self.account = account
         self.shape = shape
+        self.proof = proof
         authorization = credential.authorization
         expiresAt = credential.expiresAt
         generation = credential.generation

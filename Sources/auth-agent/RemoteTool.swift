@@ -46,12 +46,12 @@ enum RemoteTool {
             let token = try token(provider, shape, minValid: command.minValid, link: link)
             guard json else { return (token["accessToken"]?.stringValue ?? "") + "\n" }
             return JSONSerializer.string(token) + "\n"
-        case .header(let url):
-            let signed = try sign(url, shape, link: link)
+        case .header(let url, let method):
+            let signed = try sign(url, shape, method: method, link: link)
             guard let authorization = signed.authorization else {
                 throw ToolFailure(.failed, "notCovered: no configured provider covers \(Origin(url: url)?.description ?? url) over https or loopback")
             }
-            return "Authorization: \(authorization)\n"
+            return "Authorization: \(authorization)\n" + (signed.proof.map { "DPoP: \($0)\n" } ?? "")
         case .fetch(let options):
             return try fetch(options, shape, link: link)
         case .logout(let provider):
@@ -123,13 +123,15 @@ enum RemoteTool {
         return params
     }
 
-    /// `sign` of a GET to `url`: the provider that covers it and its `Authorization`, if any.
-    private static func sign(_ url: String, _ params: JSONObject, link: AgentLink) throws(ToolFailure)
-        -> (provider: String?, authorization: String?, expiresAt: String?)
+    /// `sign` of a request to `url`: the provider that covers it, its `Authorization` and, for a
+    /// DPoP provider, the proof (bound to `method` and `url`), if any.
+    private static func sign(_ url: String, _ params: JSONObject, method: String = "GET", link: AgentLink) throws(ToolFailure)
+        -> (provider: String?, authorization: String?, proof: String?, expiresAt: String?)
     {
-        let result = try link.call("sign", params.merging(["request": ["method": "GET", "url": .string(url)]]), timeout: requestTimeout)
-        guard result["signed"] == true else { return (nil, nil, nil) }
-        return (result["provider"]?.stringValue, result["headers"]?["Authorization"]?.stringValue, result["expiresAt"]?.stringValue)
+        let result = try link.call("sign", params.merging(["request": ["method": .string(method), "url": .string(url)]]), timeout: requestTimeout)
+        guard result["signed"] == true else { return (nil, nil, nil, nil) }
+        return (result["provider"]?.stringValue, result["headers"]?["Authorization"]?.stringValue, result["headers"]?["DPoP"]?.stringValue,
+                result["expiresAt"]?.stringValue)
     }
 
     /// The token inside a `Bearer` authorization (git and kubectl take the bare token).

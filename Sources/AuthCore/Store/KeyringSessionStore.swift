@@ -33,7 +33,7 @@ public final class KeyringSessionStore: SessionStore, StoreStatusReporting {
     private let warnedOfFiles = Locked(false)
 
     /// The members of `Session.toJSON()` that go to the keyring.
-    static let secretKeys = ["accessToken", "refreshToken", "idToken", "shaped"]
+    static let secretKeys = ["accessToken", "refreshToken", "idToken", "shaped", "dpopKey"]
 
     /// A `keyring` store: every secret in `secrets`.
     /// - Parameter labels: display names by provider id, for the items' labels.
