@@ -85,8 +85,10 @@ final class GlewlwydDPoPTests: XCTestCase {
         let (refreshed, jktAfterRefresh) = try boundToken(first)
         XCTAssertNotEqual(refreshed["accessToken"], login["accessToken"], "a new access token")
         XCTAssertEqual(jktAfterRefresh, jkt, "bound to the same key")
+        first.agent.closeInput()
+        XCTAssertEqual(first.agent.waitForExit(timeout: 5), 0, "the first agent has ended")
 
-        // Another agent process on the same store: the key comes from the store, and
+        // A new agent process on the same store: the key comes from the store, and
         // Glewlwyd accepts its proof for the refresh (it refuses one by another key).
         let restarted = try spawn([provider("password")])
         XCTAssertEqual(try restarted.result("refresh", ["provider": "glewlwyd"])["refreshed"], true)
@@ -94,6 +96,33 @@ final class GlewlwydDPoPTests: XCTestCase {
         XCTAssertEqual(jktAfterRestart, jkt, "bound to the same key after a restart")
         XCTAssertEqual(try thumbprint(ofProofFrom: restarted, for: userinfoEndpoint), jkt)
         XCTAssertEqual(try userinfoWithSign(restarted).status, 200)
+    }
+
+    // MARK: The command line
+
+    /// The README's recipe with the real curl: `auth-agent header URL > h && curl -H @h URL`,
+    /// and `auth-agent fetch URL`, on the store an agent logged in to.
+    func testHeaderWithCurlAndFetchFromTheCommandLine() throws {
+        guard let curl = CLIHarness.which("curl") else { throw XCTSkip("curl is not installed") }
+        let config = try writeConfig([provider("password")])
+        let agent = try AgentConversation(arguments: ["--config", config.path], environment: ["XDG_STATE_HOME": directory.path])
+        try logIn(agent, flow: "password")
+        let environment = ["AUTH_AGENT_CONFIG": config.path, "XDG_STATE_HOME": directory.path]
+
+        let header = try CLIHarness.run(AgentProcess.binaryURL.path, ["header", userinfoEndpoint], environment: environment)
+        XCTAssertEqual(header.status, 0, header.stderr)
+        let lines = header.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2, header.stdout)
+        XCTAssertEqual(lines.first?.hasPrefix("Authorization: DPoP "), true)
+        XCTAssertEqual(lines.last?.hasPrefix("DPoP: "), true)
+        let file = directory.appendingPathComponent("h")
+        try Data(header.stdout.utf8).write(to: file)
+        let curled = try CLIHarness.run(curl, ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "@" + file.path, userinfoEndpoint])
+        XCTAssertEqual(curled.stdout, "200", "Glewlwyd's userinfo takes what header printed: \(curled.stderr)")
+
+        let fetched = try CLIHarness.run(AgentProcess.binaryURL.path, ["fetch", userinfoEndpoint], environment: environment)
+        XCTAssertEqual(fetched.status, 0, fetched.stderr)
+        XCTAssertTrue(fetched.stdout.contains("\"sub\""), fetched.stdout)
     }
 
     // MARK: The clock
@@ -192,6 +221,8 @@ final class GlewlwydDPoPTests: XCTestCase {
         XCTAssertNotEqual(refreshed["accessToken"], token["accessToken"], "\(provider)", file: file, line: line)
         XCTAssertEqual(jktAfter, jkt, "\(provider): the refreshed token is bound to the same key", file: file, line: line)
         XCTAssertEqual(try userinfoWithSign(agent).status, 200, "\(provider): after the refresh", file: file, line: line)
+        let fetched = try agent.result("fetch", ["request": ["method": "GET", "url": .string(userinfoEndpoint)]])
+        XCTAssertEqual(fetched["status"], 200, "\(provider): fetch proves the key too: \(fetched)", file: file, line: line)
     }
 
     /// The RPC `token` answer and the `cnf.jkt` of its access token (a JWT at Glewlwyd).
@@ -350,11 +381,15 @@ final class GlewlwydDPoPTests: XCTestCase {
     }
 
     private func spawn(_ providers: [JSONValue], store: String = "store") throws -> AgentConversation {
+        try AgentConversation(arguments: ["--config", try writeConfig(providers, store: store).path], environment: ["XDG_STATE_HOME": directory.path])
+    }
+
+    private func writeConfig(_ providers: [JSONValue], store: String = "store") throws -> URL {
         let config: JSONValue = ["store": ["kind": "file", "path": .string(directory.appendingPathComponent(store).path)],
                                  "providers": .array(providers)]
         let path = directory.appendingPathComponent("config-\(UUID().uuidString).json")
         try Data(JSONSerializer.bytes(config)).write(to: path, options: .atomic)
-        return try AgentConversation(arguments: ["--config", path.path], environment: ["XDG_STATE_HOME": directory.path])
+        return path
     }
 
     /// The one Glewlwyd of the class, started by the first test that needs it; a failure
