@@ -144,6 +144,27 @@ final class GlewlwydDPoPTests: XCTestCase {
         }
     }
 
+    // MARK: A token Glewlwyd no longer takes
+
+    /// The access token revoked at Glewlwyd behind the agent's back: `fetch` gets a 401
+    /// that is not about the proof, refreshes (proving the key) and resends once.
+    func testFetchRefreshesAfterTheServerRevokedTheToken() throws {
+        let agent = try spawn([provider("password")])
+        try logIn(agent, flow: "password")
+        let (token, jkt) = try boundToken(agent)
+        let access = try XCTUnwrap(token["accessToken"]?.stringValue)
+        let revoked = try confidentialClientPost(endpoint("revocationEndpoint", "plain"), [("token", access), ("token_type_hint", "access_token")])
+        XCTAssertEqual(revoked.status, 200, revoked.body)
+        XCTAssertEqual(try introspect(access)["active"], false)
+
+        let fetched = try agent.result("fetch", ["request": ["method": "GET", "url": .string(userinfoEndpoint)]])
+        XCTAssertEqual(fetched["status"], 200, "\(fetched)")
+        XCTAssertEqual(fetched["retried"], true, "refreshed and resent: \(fetched)")
+        let (after, jktAfter) = try boundToken(agent)
+        XCTAssertNotEqual(after["accessToken"], token["accessToken"])
+        XCTAssertEqual(jktAfter, jkt)
+    }
+
     // MARK: Logout
 
     /// RFC 7009 at Glewlwyd: the agent revokes the refresh token of a bound session (no
@@ -271,12 +292,16 @@ final class GlewlwydDPoPTests: XCTestCase {
 
     /// RFC 7662 introspection of `token`, authenticated as the confidential client.
     private func introspect(_ token: String) throws -> JSONValue {
-        let client = server.info["clients"]?["confidential"]
-        let basic = Data("\(client?["clientId"]?.stringValue ?? ""):\(client?["clientSecret"]?.stringValue ?? "")".utf8).base64EncodedString()
-        let answer = try Browser(timeout: 10).fetch("POST", try XCTUnwrap(URL(string: endpoint("introspectionEndpoint", "plain"))),
-                                                    form: [("token", token)], headers: [("Authorization", "Basic " + basic)])
+        let answer = try confidentialClientPost(endpoint("introspectionEndpoint", "plain"), [("token", token)])
         XCTAssertEqual(answer.status, 200, answer.body)
         return try JSONParser.parse(Array(answer.body.utf8))
+    }
+
+    /// A form POST authenticated as the confidential client (HTTP Basic).
+    private func confidentialClientPost(_ url: String, _ form: [(String, String)]) throws -> Browser.Response {
+        let client = server.info["clients"]?["confidential"]
+        let basic = Data("\(client?["clientId"]?.stringValue ?? ""):\(client?["clientSecret"]?.stringValue ?? "")".utf8).base64EncodedString()
+        return try Browser(timeout: 10).fetch("POST", try XCTUnwrap(URL(string: url)), form: form, headers: [("Authorization", "Basic " + basic)])
     }
 
     private static func jwtPart(_ jwt: String, _ index: Int) throws -> JSONValue {
