@@ -227,23 +227,23 @@ final class GlewlwydDPoPTests: XCTestCase {
     /// The Done-when checks for a logged-in agent: `cnf.jkt` = the thumbprint of the key in
     /// `sign`'s proof, userinfo 200 to `sign`'s headers and 401 to the token as Bearer, and
     /// a refresh (with a proof) that keeps the key.
-    private func checkBinding(_ agent: AgentConversation, flow provider: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    private func checkBinding(_ agent: AgentConversation, flow: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let (token, jkt) = try boundToken(agent)
-        XCTAssertEqual(token["tokenType"], "DPoP", "\(provider): \(token)", file: file, line: line)
-        XCTAssertEqual(jkt, try thumbprint(ofProofFrom: agent, for: userinfoEndpoint), "\(provider): cnf.jkt is the agent's key", file: file, line: line)
+        XCTAssertEqual(token["tokenType"], "DPoP", "\(flow): \(token)", file: file, line: line)
+        XCTAssertEqual(jkt, try thumbprint(ofProofFrom: agent, for: userinfoEndpoint), "\(flow): cnf.jkt is the agent's key", file: file, line: line)
         let proven = try userinfoWithSign(agent)
-        XCTAssertEqual(proven.status, 200, "\(provider): userinfo takes what sign returned: \(proven.body)", file: file, line: line)
+        XCTAssertEqual(proven.status, 200, "\(flow): userinfo takes what sign returned: \(proven.body)", file: file, line: line)
         let access = try XCTUnwrap(token["accessToken"]?.stringValue)
         let bearer = try Browser(timeout: 10).fetch("GET", try XCTUnwrap(URL(string: userinfoEndpoint)), form: nil, headers: [("Authorization", "Bearer " + access)])
-        XCTAssertEqual(bearer.status, 401, "\(provider): the bound token is refused as Bearer", file: file, line: line)
+        XCTAssertEqual(bearer.status, 401, "\(flow): the bound token is refused as Bearer", file: file, line: line)
 
-        XCTAssertEqual(try agent.result("refresh", ["provider": "glewlwyd"])["refreshed"], true, "\(provider): refresh with a proof", file: file, line: line)
+        XCTAssertEqual(try agent.result("refresh", ["provider": "glewlwyd"])["refreshed"], true, "\(flow): refresh with a proof", file: file, line: line)
         let (refreshed, jktAfter) = try boundToken(agent)
-        XCTAssertNotEqual(refreshed["accessToken"], token["accessToken"], "\(provider)", file: file, line: line)
-        XCTAssertEqual(jktAfter, jkt, "\(provider): the refreshed token is bound to the same key", file: file, line: line)
-        XCTAssertEqual(try userinfoWithSign(agent).status, 200, "\(provider): after the refresh", file: file, line: line)
+        XCTAssertNotEqual(refreshed["accessToken"], token["accessToken"], "\(flow)", file: file, line: line)
+        XCTAssertEqual(jktAfter, jkt, "\(flow): the refreshed token is bound to the same key", file: file, line: line)
+        XCTAssertEqual(try userinfoWithSign(agent).status, 200, "\(flow): after the refresh", file: file, line: line)
         let fetched = try agent.result("fetch", ["request": ["method": "GET", "url": .string(userinfoEndpoint)]])
-        XCTAssertEqual(fetched["status"], 200, "\(provider): fetch proves the key too: \(fetched)", file: file, line: line)
+        XCTAssertEqual(fetched["status"], 200, "\(flow): fetch proves the key too: \(fetched)", file: file, line: line)
     }
 
     /// The RPC `token` answer and the `cnf.jkt` of its access token (a JWT at Glewlwyd).
