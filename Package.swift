@@ -59,6 +59,6 @@ let package = Package(
         .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON", "Wire", "ES256", "Digest", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON", "ES256", "Wire", "Digest"], swiftSettings: strict),
         // Golden transcripts, schema checks and fuzzing against the built binary.
-        .testTarget(name: "AgentTests", dependencies: ["TestSupport", "JSON", "JSONRPC", "Locking", "AuthCore", "DevIssuer", "ES256", "Wire", "auth-agent"], swiftSettings: strict),
+        .testTarget(name: "AgentTests", dependencies: ["TestSupport", "JSON", "JSONRPC", "Locking", "AuthCore", "DevIssuer", "ES256", "Wire", "Digest", "auth-agent"], swiftSettings: strict),
     ]
 )

@@ -29,7 +29,7 @@ final class DPoPTests: XCTestCase {
         let claims = try decode(parts[1])
         XCTAssertEqual(claims["htm"], "POST")
         XCTAssertEqual(claims["htu"], "https://api.example.com/items", "no query, no fragment")
-        XCTAssertEqual(claims["iat"], .int(1_800_000_000), "the current second, rounded down: never in the future")
+        XCTAssertEqual(claims["iat"], .int(1_799_999_999), "the second before the current one: never in the future, even to a coarse clock")
         XCTAssertEqual(claims["ath"]?.stringValue, Base64URL.encode(SHA256.hash("the-token")))
         XCTAssertEqual(claims["nonce"], "n-1")
         XCTAssertEqual(claims["jti"]?.stringValue?.count, 27)
@@ -37,6 +37,11 @@ final class DPoPTests: XCTestCase {
         let verifier = try XCTUnwrap(P256Key(x: key.key.x, y: key.key.y))
         XCTAssertTrue(verifier.verify(signature, of: Array("\(parts[0]).\(parts[1])".utf8)))
         XCTAssertFalse(verifier.verify(signature, of: Array("\(parts[0]).e30".utf8)))
+
+        // Glewlwyd compares iat with time(), which still reads the previous second for a few
+        // milliseconds after a second begins (its coarse clock lags): a proof made then must not be ahead of it.
+        let justAfter = try key.proof(method: "GET", url: "https://api.example.com/", at: Date(timeIntervalSince1970: 1_800_000_000.001))
+        XCTAssertEqual(try decode(justAfter.split(separator: ".")[1])["iat"], .int(1_799_999_999))
 
         let token = try key.proof(method: "GET", url: "https://as.example.com/token", at: Date(timeIntervalSince1970: 5))
         let tokenClaims = try decode(token.split(separator: ".")[1])

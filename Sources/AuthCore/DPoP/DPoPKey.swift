@@ -53,9 +53,13 @@ public final class DPoPKey: Sendable, Equatable, CustomStringConvertible, Custom
     public var thumbprint: String { key.thumbprint }
 
     /// A proof for one request (RFC 9449 §4.2): a fresh `jti`, `htm`, `htu` (the
-    /// URL without query and fragment), `iat` the current whole second (rounded
-    /// down: servers refuse a proof from the future), `ath` when the request
-    /// carries `accessToken`, `nonce` when the server gave one.
+    /// URL without query and fragment), `iat` the second before the current one,
+    /// `ath` when the request carries `accessToken`, `nonce` when the server gave one.
+    /// Servers refuse a proof from the future, and "now" at the server may be behind
+    /// ours: Glewlwyd reads it with `time()`, a coarse clock that still says the
+    /// previous second for a few milliseconds after each second begins, so a proof
+    /// dated with the current second was refused there now and then. A second of
+    /// margin covers that and sub-second skew; every server's window is far wider.
     func proof(method: String, url: String, at now: Date, accessToken: String? = nil, nonce: String? = nil) throws(P256Key.Unavailable) -> String {
         // Written directly rather than through a JSONObject: this runs on every `sign`.
         var claims: [UInt8] = []
@@ -65,7 +69,7 @@ public final class DPoPKey: Sendable, Equatable, CustomStringConvertible, Custom
         claims += Array(#","htu":"#.utf8)
         JSONSerializer.writeString(Self.htu(url), to: &claims)
         claims += Array(#","iat":"#.utf8)
-        JSONSerializer.writeInt(Int64(now.timeIntervalSince1970.rounded(.down)), to: &claims)
+        JSONSerializer.writeInt(Int64(now.timeIntervalSince1970.rounded(.down)) - 1, to: &claims)
         if let accessToken { claims += Array(#","ath":""#.utf8) + Array(ath(accessToken).utf8) + [UInt8(ascii: "\"")] }
         if let nonce {
             claims += Array(#","nonce":"#.utf8)
