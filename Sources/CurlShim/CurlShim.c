@@ -20,6 +20,7 @@ struct curl_msg {
 #define CURLE_FAILED_INIT 2
 #define CURLOPT_WRITEDATA 10001
 #define CURLOPT_URL 10002
+#define CURLOPT_PROXY 10004
 #define CURLOPT_WRITEFUNCTION 20011
 #define CURLOPT_POSTFIELDS 10015
 #define CURLOPT_HTTPHEADER 10023
@@ -101,6 +102,7 @@ typedef struct {
     acurl_response *out;
     size_t max;
     int too_large;
+    int headers_too_large;
     const volatile int *cancel;
 } exchange;
 
@@ -127,8 +129,8 @@ static size_t on_body(char *data, size_t size, size_t count, void *context) {
 static size_t on_header(char *data, size_t size, size_t count, void *context) {
     exchange *x = context;
     size_t n = size * count;
-    if (x->out->headers_len + n > 65536) {
-        x->too_large = 1;
+    if (x->out->headers_len + n > ACURL_MAX_HEADER_BYTES) {
+        x->headers_too_large = 1;
         return 0;
     }
     return append((unsigned char **)&x->out->headers, &x->out->headers_len, data, n) ? n : 0;
@@ -179,13 +181,13 @@ static int run(CURL *handle, const volatile int *cancel) {
 int acurl_perform(const char *method, const char *url,
                   const char *const *headers, size_t header_count,
                   const unsigned char *body, size_t body_len, int has_body,
-                  long timeout_ms, size_t max_response,
+                  long timeout_ms, size_t max_response, int no_proxy,
                   const volatile int *cancel, acurl_response *out) {
     memset(out, 0, sizeof *out);
     if (!acurl_load()) return ACURL_UNAVAILABLE;
     CURL *handle = api.easy_init();
     if (!handle) return ACURL_FAILED;
-    exchange x = {out, max_response, 0, cancel};
+    exchange x = {out, max_response, 0, 0, cancel};
     struct curl_slist *list = NULL;
     for (size_t i = 0; i < header_count; i++) list = api.slist_append(list, headers[i]);
     // No "Expect: 100-continue" round trip before a body.
@@ -204,6 +206,8 @@ int acurl_perform(const char *method, const char *url,
     api.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
     api.easy_setopt(handle, CURLOPT_XFERINFODATA, &x);
     api.easy_setopt(handle, CURLOPT_HTTPHEADER, list);
+    // An empty proxy disables the environment's proxy variables for this transfer (curl's documented way).
+    if (no_proxy) api.easy_setopt(handle, CURLOPT_PROXY, "");
     if (has_body) {
         api.easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, (long long)body_len);
         api.easy_setopt(handle, CURLOPT_POSTFIELDS, body_len ? (const char *)body : "");
@@ -221,6 +225,7 @@ int acurl_perform(const char *method, const char *url,
 
     if (code == 0) return ACURL_OK;
     if (x.too_large) return ACURL_TOO_LARGE;
+    if (x.headers_too_large) return ACURL_HEADERS_TOO_LARGE;
     if (cancel && *cancel) return ACURL_CANCELLED;
     switch (code) {
     case 28: return ACURL_TIMEOUT;                  // CURLE_OPERATION_TIMEDOUT

@@ -25,6 +25,21 @@ final class ToolParsingTests: XCTestCase {
         XCTAssertEqual(try Arguments.parse(["status"]).command, .tool(try ToolCommand.parse(["status"])))
     }
 
+    /// `auth-agent fetch -H` refuses what the RPC's `fetch` refuses, with exit 2: fields that frame
+    /// or route the request (a `Host` on a signed request could send the token to another tenant),
+    /// names that are not tokens, values with CR/LF. Before, all of these were sent as given.
+    func testFetchHeadersAreCheckedAsTheRPCChecksThem() throws {
+        func request(_ headers: [String]) throws(ToolFailure) -> FetchRequest {
+            try FetchCommand.request(ToolCommand.FetchOptions(headers: headers, url: "https://api.example.com/x"))
+        }
+        for bad in ["Host: evil.example", "host: evil.example", "Content-Length: 0", "Transfer-Encoding: chunked", "Connection: close",
+                    "TE: trailers", "Upgrade: h2c", "Proxy-Authorization: Basic x", "X Y: 1", "X(: 1", "X-A: a\rb", "X-A: a\nB: c", ": v"] {
+            XCTAssertThrowsError(try request([bad]), bad) { XCTAssertEqual(($0 as? ToolFailure)?.code, .usage, bad) }
+        }
+        XCTAssertEqual(try request(["Accept: text/plain", "X-Trace-Id: 1"]).headers.map { "\($0.0)=\($0.1)" },
+                       ["Accept=text/plain", "X-Trace-Id=1"])
+    }
+
     func testExitCodesFollowTheErrorNumber() {
         XCTAssertEqual(ToolFailure(AuthError(.authServerUnavailable, "down")).code, .unavailable)
         XCTAssertEqual(ToolFailure(AuthError(.unknownProvider, "no")).code, .usage)

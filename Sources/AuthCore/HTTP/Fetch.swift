@@ -19,6 +19,8 @@ public struct FetchRequest: Sendable {
     public var maxResponseBytes: Int
 
     public static let defaultTimeout = 30.0
+    /// One millisecond, the transport's resolution: a shorter timeout cannot be honoured.
+    public static let minimumTimeout = 0.001
     public static let defaultMaxResponseBytes = 10 << 20
     /// Same-origin redirects followed before the last response is returned as is.
     static let maxRedirects = 5
@@ -31,6 +33,31 @@ public struct FetchRequest: Sendable {
         self.body = body
         self.timeout = timeout
         self.maxResponseBytes = maxResponseBytes
+    }
+}
+
+/// The checks on a host's header fields, shared by the RPC's `fetch` and `auth-agent fetch -H`.
+extension FetchRequest {
+    public enum HeaderRefusal: Sendable, Equatable {
+        /// The name is not an RFC 9110 token.
+        case notAToken
+        /// The value contains CR, LF or NUL, which would end the header line.
+        case unsafeValue
+        /// A field that frames or routes the request (`reservedHeaderNames`, `Proxy-*`): the agent's
+        /// HTTP client sets those. A host's `Host` on a signed request could route the token to
+        /// another tenant of a shared ingress; `Transfer-Encoding` or `Content-Length` could
+        /// smuggle a second request behind the first.
+        case reserved
+    }
+
+    public static let reservedHeaderNames: Set<String> = ["host", "content-length", "transfer-encoding", "connection", "te", "upgrade"]
+    private static let separators = Set("\"(),/:;<=>?@[\\]{}".utf8)
+
+    public static func refusal(name: String, value: String) -> HeaderRefusal? {
+        guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && !separators.contains($0) }) else { return .notAToken }
+        let lowered = name.lowercased()
+        if reservedHeaderNames.contains(lowered) || lowered.hasPrefix("proxy-") { return .reserved }
+        return HTTPRequestChecks.isHeaderSafe(value) ? nil : .unsafeValue
     }
 }
 
@@ -114,7 +141,8 @@ extension AuthService {
             let response: HTTPResponse
             do {
                 response = try await transport.send(HTTPRequest(method: method, url: url, headers: headers, body: body,
-                                                                 timeout: request.timeout, maxResponseBytes: request.maxResponseBytes))
+                                                                 timeout: request.timeout, maxResponseBytes: request.maxResponseBytes,
+                                                                 lane: .resource))
             } catch let error as HTTPTransportError {
                 throw Self.fetchError(error, url: url, limit: request.maxResponseBytes)
             } catch {
@@ -132,6 +160,8 @@ extension AuthService {
     static func fetchError(_ error: HTTPTransportError, url: String, limit: Int) -> AuthError {
         switch error {
         case .responseTooLarge: return AuthError(.responseTooLarge, "The response is larger than \(limit) bytes.")
+        case .headersTooLarge(let headerLimit):
+            return AuthError(.responseTooLarge, "The response headers are larger than \(headerLimit) bytes.")
         case .invalidURL: return AuthError(.requestFailed, "The request cannot be sent: \(error).")
         default: return AuthError(.requestFailed, "The request was not completed: \(HTTPCalls.describe(error, url: url)).")
         }

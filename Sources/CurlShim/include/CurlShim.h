@@ -20,8 +20,12 @@ enum {
     ACURL_CONNECT_FAILED = 5,
     ACURL_RESOLVE_FAILED = 6,
     ACURL_TLS_FAILED = 7,
-    ACURL_FAILED = 8         // anything else (reset, empty reply, ...)
+    ACURL_FAILED = 8,        // anything else (reset, empty reply, ...)
+    ACURL_HEADERS_TOO_LARGE = 9  // the response's headers exceeded ACURL_MAX_HEADER_BYTES
 };
+
+/// The most header bytes accepted, over every response of an exchange (a 100 Continue's too).
+#define ACURL_MAX_HEADER_BYTES 65536
 
 typedef struct {
     long status;
@@ -36,10 +40,11 @@ int acurl_load(void);
 
 /// Performs one HTTP exchange, blocking. Redirects are never followed; only
 /// http and https are allowed. `cancel` is polled during the transfer.
+/// `no_proxy`: connect directly whatever proxy the environment names.
 int acurl_perform(const char *method, const char *url,
                   const char *const *headers, size_t header_count,
                   const unsigned char *body, size_t body_len, int has_body,
-                  long timeout_ms, size_t max_response,
+                  long timeout_ms, size_t max_response, int no_proxy,
                   const volatile int *cancel, acurl_response *out);
 
 void acurl_response_free(acurl_response *response);
