@@ -1,0 +1,151 @@
+import JSON
+import Wire
+
+extension MCPBridge {
+    /// The most bytes of a JSON answer (or of a refused request's body) read.
+    static let maxJSONBytes = 16 << 20
+
+    /// POSTs one host message and hands on what comes back; every request in it ends answered.
+    func post(_ message: MCPMessage, body: [UInt8]) async {
+        let ids = message.requestIds
+        let stream: HTTPStream
+        do {
+            stream = try await exchange(method: "POST", headers: headers(for: message), body: body, timeout: options.timeout)
+        } catch let error as AuthError {
+            fail(ids, error)
+            if message.kind == .notification { log("auth-agent mcp: \(message.method ?? "a notification") dropped: \(error.message)") }
+            return
+        } catch {
+            fail(ids, "The request to the MCP server failed: \(error)", data: ["reason": "requestFailed"])
+            return
+        }
+        let contentType = (stream.headers["content-type"] ?? "").lowercased()
+        switch stream.status {
+        case 200..<300:
+            if message.method == "initialize" || message.statedProtocolVersion != nil { adopt(stream.headers) }
+            if contentType.hasPrefix("text/event-stream") {
+                await readEvents(stream, answering: ids)
+            } else if contentType.hasPrefix("application/json") {
+                await readJSON(stream, answering: ids)
+            } else {
+                await drain(stream)
+                if !ids.isEmpty, stream.status != 202 {
+                    fail(ids, "The MCP server answered HTTP \(stream.status) with \(contentType.isEmpty ? "no content type" : contentType), not JSON or an event stream",
+                         data: ["reason": "requestFailed", "status": .int(Int64(stream.status))])
+                }
+            }
+            if message.method == "initialize" { startListening() }
+        case 404 where lock.withLock({ sessionId }) != nil && message.method != "initialize":
+            await drain(stream)
+            let ended = lock.withLock { () -> Bool in
+                defer { sessionId = nil; listener?.cancel(); listener = nil }
+                return sessionId != nil
+            }
+            if ended { log("auth-agent mcp: the server ended the MCP session (404); the host must initialize again") }
+            fail(ids, "The MCP session ended: the server no longer knows it; initialize again",
+                 data: ["reason": "sessionEnded", "status": 404])
+        default:
+            // A refusal may carry the JSON-RPC error the server means (a 400 for a bad request).
+            let bytes = await collect(stream, limit: 64 << 10)
+            if let bytes, let value = try? JSONParser.parse(bytes), value["id"].map({ id in ids.contains(id) }) == true, value["error"] != nil {
+                forward(value, raw: bytes)
+            }
+            fail(ids, "The MCP server answered HTTP \(stream.status)", data: ["reason": "requestFailed", "status": .int(Int64(stream.status))])
+        }
+        if !ids.isEmpty {
+            fail(ids, "The MCP server ended its answer without a response to this request", data: ["reason": "requestFailed"])
+        }
+    }
+
+    /// The headers for `message`: the negotiated revision's, and the stateless revision's routing headers.
+    func headers(for message: MCPMessage) -> [(String, String)] {
+        var headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
+        let (session, negotiated) = lock.withLock { (sessionId, protocolVersion) }
+        if message.method != "initialize" {
+            if let version = message.statedProtocolVersion ?? negotiated { headers.append(("MCP-Protocol-Version", version)) }
+            if let session { headers.append(("Mcp-Session-Id", session)) }
+        }
+        if let version = message.statedProtocolVersion ?? negotiated, version >= MCPMessage.statelessRevision {
+            headers += message.routingHeaders()
+        }
+        return headers
+    }
+
+    /// Keeps the session id the server gave (on `initialize`'s answer).
+    func adopt(_ headers: [String: String]) {
+        guard let id = headers["mcp-session-id"] else { return }
+        lock.withLock { sessionId = id }
+    }
+
+    /// Sends with the agent's authorization: after a 401 for a token sent, one refresh and one resend;
+    /// after a 401 to an unsigned request, a login (the waiting messages wait for it) and one resend.
+    func exchange(method: String, headers: [(String, String)], body: [UInt8]?, timeout: Double) async throws -> HTTPStream {
+        var authorization = try await authorizer.authorization(for: url)
+        for attempt in 0..<2 {
+            var signed = headers
+            if let authorization { signed.append(("Authorization", authorization)) }
+            let stream: HTTPStream
+            do {
+                stream = try await transport.open(HTTPRequest(method: method, url: url, headers: signed, body: body, timeout: timeout))
+            } catch let error as HTTPTransportError {
+                throw AuthError(.requestFailed, "The MCP server could not be reached: \(HTTPCalls.describe(error, url: url)).")
+            }
+            guard stream.status == 401, attempt == 0 else { return stream }
+            await drain(stream)
+            if let sent = authorization {
+                authorization = try await authorizer.renewed(after: sent, url: url)
+            } else if try await authorizer.logIn(url: url, challenge: stream.headers["www-authenticate"]) {
+                authorization = try await authorizer.authorization(for: url)
+            } else {
+                throw AuthError(.notLoggedIn, "The MCP server wants a login (HTTP 401) and no provider covers \(Origin(url: url)?.description ?? url)")
+            }
+        }
+        preconditionFailure("unreachable: the loop returns or throws")
+    }
+
+    /// Each event of an SSE answer goes to the host as it arrives.
+    func readEvents(_ stream: HTTPStream, answering ids: [JSONValue]) async {
+        var parser = SSEParser()
+        do {
+            for try await piece in stream.body {
+                for event in try parser.feed(piece) where event.event == "message" && !event.data.isEmpty {
+                    guard let value = try? JSONParser.parse(event.data) else {
+                        fail(ids, "The MCP server's event stream carried an event that is not JSON", data: ["reason": "requestFailed"])
+                        continue
+                    }
+                    forward(value, raw: event.data)
+                }
+            }
+        } catch let malformed as SSEParser.Malformed {
+            fail(ids, "The MCP server's event stream is malformed: \(malformed)", data: ["reason": "requestFailed"])
+        } catch {
+            fail(ids, "The MCP server's event stream broke off: \(error)", data: ["reason": "requestFailed"])
+        }
+    }
+
+    func readJSON(_ stream: HTTPStream, answering ids: [JSONValue]) async {
+        guard let bytes = await collect(stream, limit: Self.maxJSONBytes) else {
+            fail(ids, "The MCP server's JSON answer was cut off or larger than \(Self.maxJSONBytes) bytes", data: ["reason": "requestFailed"])
+            return
+        }
+        guard let value = try? JSONParser.parse(bytes) else {
+            fail(ids, "The MCP server's answer is not JSON (application/json that does not parse)", data: ["reason": "requestFailed"])
+            return
+        }
+        for message in value.arrayValue ?? [value] { forward(message, raw: value.arrayValue == nil ? bytes : nil) }
+    }
+
+    /// The whole body, or nil when it broke off or exceeds `limit`.
+    func collect(_ stream: HTTPStream, limit: Int) async -> [UInt8]? {
+        var bytes: [UInt8] = []
+        do {
+            for try await piece in stream.body {
+                bytes += piece
+                if bytes.count > limit { return nil }
+            }
+        } catch { return nil }
+        return bytes
+    }
+
+    func drain(_ stream: HTTPStream) async { _ = await collect(stream, limit: 64 << 10) }
+}
