@@ -36,6 +36,8 @@ public final class MCPBridge: @unchecked Sendable {
     var inFlight: [Int: Task<Void, Never>] = [:]
     var nextTask = 0
     var listener: Task<Void, Never>?
+    /// The latest `initialize` exchange, which the messages after it wait for.
+    var initializing: Task<Void, Never>?
     var closing = false
 
     public init(url: String, transport: any HTTPStreamingTransport, authorizer: any MCPAuthorizer, options: Options = Options(),
@@ -67,13 +69,19 @@ public final class MCPBridge: @unchecked Sendable {
             for id in message.requestIds { pending.insert(id) }
             let key = nextTask
             nextTask += 1
-            inFlight[key] = Task { [self] in
+            // What follows `initialize` waits for its answer: the session id and revision go on every later request.
+            let isInitialize = message.method == "initialize"
+            let gate = isInitialize ? nil : initializing
+            let task = Task { [self] in
+                await gate?.value
                 await post(message, body: line)
                 _ = lock.withLock { inFlight.removeValue(forKey: key) }
             }
+            inFlight[key] = task
+            if isInitialize { initializing = task }
             return true
         }
-        if !started { log("auth-agent mcp: input after the end of the session dropped") }
+        if !started { log("mcp: input after the end of the session dropped") }
     }
 
     /// The end of input: the last requests get `grace` seconds to be answered, then the session is
@@ -103,7 +111,7 @@ public final class MCPBridge: @unchecked Sendable {
             if let authorization { headers.append(("Authorization", authorization)) }
             _ = try await transport.send(HTTPRequest(method: "DELETE", url: url, headers: headers, timeout: 0.4))
         } catch {
-            log("auth-agent mcp: the session could not be ended: \(error)")
+            log("mcp: the session could not be ended: \(error)")
         }
     }
 
@@ -127,7 +135,7 @@ public final class MCPBridge: @unchecked Sendable {
         if value["method"] == nil, let id = value["id"] {
             let owed = lock.withLock { pending.remove(id) != nil }
             guard owed else {
-                log("auth-agent mcp: an answer from the server to no pending request (id \(JSONSerializer.string(id))) dropped")
+                log("mcp: an answer from the server to no pending request (id \(JSONSerializer.string(id))) dropped")
                 return
             }
             // `initialize`'s answer names the revision every later request states in MCP-Protocol-Version.

@@ -13,7 +13,7 @@ extension MCPBridge {
             stream = try await exchange(method: "POST", headers: headers(for: message), body: body, timeout: options.timeout)
         } catch let error as AuthError {
             fail(ids, error)
-            if message.kind == .notification { log("auth-agent mcp: \(message.method ?? "a notification") dropped: \(error.message)") }
+            if message.kind == .notification { log("mcp: \(message.method ?? "a notification") dropped: \(error.message)") }
             return
         } catch {
             fail(ids, "The request to the MCP server failed: \(error)", data: ["reason": "requestFailed"])
@@ -41,7 +41,7 @@ extension MCPBridge {
                 defer { sessionId = nil; listener?.cancel(); listener = nil }
                 return sessionId != nil
             }
-            if ended { log("auth-agent mcp: the server ended the MCP session (404); the host must initialize again") }
+            if ended { log("mcp: the server ended the MCP session (404); the host must initialize again") }
             fail(ids, "The MCP session ended: the server no longer knows it; initialize again",
                  data: ["reason": "sessionEnded", "status": 404])
         default:
@@ -88,7 +88,7 @@ extension MCPBridge {
             do {
                 stream = try await transport.open(HTTPRequest(method: method, url: url, headers: signed, body: body, timeout: timeout))
             } catch let error as HTTPTransportError {
-                throw AuthError(.requestFailed, "The MCP server could not be reached: \(HTTPCalls.describe(error, url: url)).")
+                throw AuthError(.requestFailed, "The MCP request was not completed: \(HTTPCalls.describe(error, url: url)).")
             }
             guard stream.status == 401, attempt == 0 else { return stream }
             await drain(stream)

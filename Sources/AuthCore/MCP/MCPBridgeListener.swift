@@ -26,7 +26,7 @@ extension MCPBridge {
                 let stream = try await exchange(method: "GET", headers: headers, body: nil, timeout: 86_400)
                 guard stream.status == 200, (stream.headers["content-type"] ?? "").lowercased().hasPrefix("text/event-stream") else {
                     await drain(stream)
-                    if stream.status != 405 { log("auth-agent mcp: the server's GET stream answered HTTP \(stream.status); not listening") }
+                    if stream.status != 405 { log("mcp: the server's GET stream answered HTTP \(stream.status); not listening") }
                     return
                 }
                 failures = 0
@@ -37,20 +37,20 @@ extension MCPBridge {
                             if let value = try? JSONParser.parse(event.data) {
                                 forward(value, raw: event.data)
                             } else {
-                                log("auth-agent mcp: an event of the server's GET stream is not JSON; dropped")
+                                log("mcp: an event of the server's GET stream is not JSON; dropped")
                             }
                         }
                     }
                 } catch {
                     if Task.isCancelled { return }
-                    log("auth-agent mcp: the server's GET stream broke off (\(error)); opening it again")
+                    log("mcp: the server's GET stream broke off (\(error)); opening it again")
                 }
                 lastEventId = parser.lastEventId ?? lastEventId
                 if let ms = parser.retryMilliseconds { retry = Double(ms) / 1000 }
             } catch {
                 if Task.isCancelled { return }
                 failures += 1
-                log("auth-agent mcp: the server's GET stream could not be opened: \(error)")
+                log("mcp: the server's GET stream could not be opened: \(error)")
                 if failures >= 3 { return }
             }
             try? await Task.sleep(nanoseconds: UInt64(max(0.05, min(retry, 60)) * 1e9))
