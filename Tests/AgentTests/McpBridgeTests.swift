@@ -258,4 +258,23 @@ final class McpBridgeTests: XCTestCase {
         XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
         XCTAssertNil(agent.nextLine(timeout: 0.1), "exactly one answer")
     }
+
+    func testA401WithNoProviderAnswersEachRequestWithTheReasonAndDropsNotifications() throws {
+        let server = try fault()
+        let agent = try bridge(server.url("/401"))
+        try agent.send(request(1, "tools/list"))
+        try agent.send(#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        try agent.send(request(2, "tools/list"))
+        var ids: [JSONValue] = []
+        for _ in 0..<2 {
+            let answer = try next(agent)
+            ids.append(answer["id"]!)
+            XCTAssertEqual(answer["error"]?["data"]?["reason"], "notLoggedIn", "\(answer)")
+        }
+        XCTAssertEqual(Set(ids), [1, 2])
+        agent.closeInput()
+        XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
+        XCTAssertNil(agent.nextLine(timeout: 0.1), "a notification gets no answer")
+        XCTAssertTrue(agent.stderr.contains("notifications/initialized dropped"), agent.stderr)
+    }
 }

@@ -12,6 +12,7 @@ stdin closes (the test runner holds the other end).
   /badsse   200 text/event-stream whose event data is not JSON
   /cut      an SSE stream with a notification that ends without the response
   /hang     answers nothing for 30 s
+  /401      401 with a Bearer challenge to everything (no provider covers it)
   /_log     GET: every request so far ({method, path, headers}) as a JSON array
 """
 import json
@@ -66,6 +67,8 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path
         if path == "/5xx":
             return self.send(503, b"busy", "text/plain")
+        if path == "/401":
+            return self.send(401, b"", extra={"WWW-Authenticate": 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"'})
         if path == "/hang":
             time.sleep(30)
             return self.send(503)
