@@ -15,6 +15,7 @@ enum McpCommand {
         var url = ""
         var account: String?
         var scopes: [String] = []
+        var audience: String?
         var resource: String?
         var device = false
         var timeout = 300.0
@@ -48,6 +49,7 @@ enum McpCommand {
                 options.logLevel = level
             case "--account": options.account = try value(flag, inline)
             case "--scope": options.scopes.append(try value(flag, inline))
+            case "--audience": options.audience = try value(flag, inline)
             case "--resource": options.resource = try value(flag, inline)
             case "--device": options.device = true
             case "--timeout":
@@ -73,7 +75,7 @@ enum McpCommand {
         StdioServer.holdTerminationSignals()
         signal(SIGPIPE, SIG_IGN)
         var command = ToolCommand(action: .header(url: options.url))
-        (command.account, command.scopes, command.resource) = (options.account, options.scopes, options.resource)
+        (command.account, command.scopes, command.audience, command.resource) = (options.account, options.scopes, options.audience, options.resource)
         (command.configPath, command.logLevel) = (options.configPath, options.logLevel)
         let session: ToolSession
         do { session = try ToolSession.open(command) } catch {

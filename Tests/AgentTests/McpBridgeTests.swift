@@ -1,3 +1,4 @@
+@testable import auth_agent
 import Foundation
 import JSON
 import XCTest
@@ -87,6 +88,25 @@ final class McpBridgeTests: XCTestCase {
 
     private func request(_ id: Int, _ method: String, _ params: String = "{}") -> String {
         #"{"jsonrpc":"2.0","id":\#(id),"method":"\#(method)","params":\#(params)}"#
+    }
+
+    // MARK: Command line
+
+    func testTheCommandLine() throws {
+        let parsed = try Arguments.parse(["--config", "/c.json", "mcp", "https://mcp.example.com/mcp", "--account", "bob", "--scope", "a",
+                                          "--scope", "b", "--resource", "https://mcp.example.com", "--device", "--timeout=5"])
+        guard case .mcp(let options) = parsed.command else { return XCTFail("\(parsed.command)") }
+        XCTAssertEqual(options.url, "https://mcp.example.com/mcp")
+        XCTAssertEqual(options.configPath, "/c.json")
+        XCTAssertEqual(options.account, "bob")
+        XCTAssertEqual(options.scopes, ["a", "b"])
+        XCTAssertEqual(options.resource, "https://mcp.example.com")
+        XCTAssertTrue(options.device)
+        XCTAssertEqual(options.timeout, 5)
+        XCTAssertEqual(try Arguments.parse(["mcp", "--help"]).command, .help(topic: "mcp", man: false))
+        for wrong in [["mcp"], ["mcp", "http://example.com/mcp"], ["mcp", "https://a.example", "https://b.example"], ["mcp", "https://a.example", "--bogus"]] {
+            XCTAssertThrowsError(try Arguments.parse(wrong), "\(wrong)")
+        }
     }
 
     // MARK: Transport
