@@ -169,6 +169,23 @@ final class McpBridgeTests: XCTestCase {
         XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
     }
 
+    func testTheGETStreamCarriesServerMessagesAndIsResumedFromTheLastEventId() throws {
+        let server = try fault()
+        let agent = try bridge(server.url("/listen"))
+        try agent.send(Self.initialize)
+        XCTAssertEqual(try next(agent)["id"], 1)
+        XCTAssertEqual(try next(agent)["params"]?["data"], 1)
+        XCTAssertEqual(try next(agent)["params"]?["data"], 2, "the stream that ended was opened again")
+        let gets = try server.log().filter { $0["method"] == "GET" && $0["path"] == "/listen" }
+        XCTAssertEqual(gets.first?["headers"]?["accept"], "text/event-stream")
+        XCTAssertEqual(gets.first?["headers"]?["mcp-session-id"], "s-1")
+        XCTAssertEqual(gets.dropFirst().first?["headers"]?["last-event-id"], "e1")
+        let closed = Date()
+        agent.closeInput()
+        XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
+        XCTAssertLessThan(Date().timeIntervalSince(closed), 1.0, "an open GET stream does not hold the exit")
+    }
+
     func testSIGTERMEndsTheBridgeAtOnce() throws {
         let server = try fault()
         let agent = try bridge(server.url("/json"))

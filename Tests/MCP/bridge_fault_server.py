@@ -12,6 +12,8 @@ stdin closes (the test runner holds the other end).
   /badsse   200 text/event-stream whose event data is not JSON
   /cut      an SSE stream with a notification that ends without the response
   /hang     answers nothing for 30 s
+  /listen   /json, plus a GET stream: the first ends after event e1, the one resumed from e1
+            (Last-Event-ID) sends e2 and stays open, a later one gets 405
   /401      401 with a Bearer challenge to everything (no provider covers it)
   /_log     GET: every request so far ({method, path, headers}) as a JSON array
 """
@@ -54,7 +56,18 @@ class Handler(BaseHTTPRequestHandler):
                 body = json.dumps(LOG).encode()
             return self.send(200, body)
         self.record()
-        self.send(405)
+        if self.path != "/listen" or self.headers["last-event-id"] == "e2":
+            return self.send(405)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        n = 2 if self.headers["last-event-id"] == "e1" else 1
+        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": n}}
+        self.wfile.write(f"retry: 100\nid: e{n}\ndata: {json.dumps(note)}\n\n".encode())
+        self.wfile.flush()
+        if n == 2:
+            time.sleep(30)
 
     def do_DELETE(self):
         self.record()
@@ -86,7 +99,7 @@ class Handler(BaseHTTPRequestHandler):
             result = {"method": message["method"], "headers": seen}
             extra = {}
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-        if path in ("/json", "/gone"):
+        if path in ("/json", "/gone", "/listen"):
             return self.send(200, json.dumps(answer).encode(), extra=extra)
         # Event streams: written as they happen, the connection closed at the end.
         self.send_response(200)
