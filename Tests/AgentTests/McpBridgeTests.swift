@@ -186,6 +186,20 @@ final class McpBridgeTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(closed), 1.0, "an open GET stream does not hold the exit")
     }
 
+    func testAnAnswerStreamThatEndsAfterNumberedEventsIsResumedWithGET() throws {
+        let server = try fault()
+        let agent = try bridge(server.url("/resume"))
+        try agent.send(request(9, "tools/call", #"{"name":"x"}"#))
+        XCTAssertEqual(try next(agent)["method"], "notifications/progress")
+        XCTAssertEqual(try next(agent)["method"], "notifications/progress")
+        let answer = try next(agent)
+        XCTAssertEqual(answer["id"], 9)
+        XCTAssertEqual(answer["result"]?["resumed"], true, "\(answer)")
+        XCTAssertTrue(try server.log().contains { $0["method"] == "GET" && $0["headers"]?["last-event-id"] == "r1" })
+        agent.closeInput()
+        XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
+    }
+
     func testSIGTERMEndsTheBridgeAtOnce() throws {
         let server = try fault()
         let agent = try bridge(server.url("/json"))

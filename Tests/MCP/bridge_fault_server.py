@@ -14,6 +14,8 @@ stdin closes (the test runner holds the other end).
   /hang     answers nothing for 30 s
   /listen   /json, plus a GET stream: the first ends after event e1, the one resumed from e1
             (Last-Event-ID) sends e2 and stays open, a later one gets 405
+  /resume   an SSE stream that ends after event r1 without the response; a GET with
+            Last-Event-ID r1 gets the rest (the response)
   /401      401 with a Bearer challenge to everything (no provider covers it)
   /_log     GET: every request so far ({method, path, headers}) as a JSON array
 """
@@ -24,6 +26,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOG = []
+RESUMABLE = []  # ids of requests whose answer /resume's GET gives
 LOCK = threading.Lock()
 HEADERS = ["mcp-protocol-version", "mcp-session-id", "mcp-method", "mcp-name", "accept", "content-type",
            "authorization", "last-event-id"]
@@ -56,6 +59,14 @@ class Handler(BaseHTTPRequestHandler):
                 body = json.dumps(LOG).encode()
             return self.send(200, body)
         self.record()
+        if self.path == "/resume" and self.headers["last-event-id"] == "r1":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            answer = {"jsonrpc": "2.0", "id": RESUMABLE[-1], "result": {"resumed": True}}
+            self.wfile.write(f"id: r2\ndata: {json.dumps(answer)}\n\n".encode())
+            return
         if self.path != "/listen" or self.headers["last-event-id"] == "e2":
             return self.send(405)
         self.send_response(200)
@@ -115,6 +126,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"id: 1\r\nevent: message\r\ndata: " + json.dumps(progress).encode() + b"\r\n\r\n")
         self.wfile.flush()
         if path == "/cut":
+            return
+        if path == "/resume":
+            RESUMABLE.append(message["id"])
+            self.wfile.write(b"id: r1\ndata: " + json.dumps(progress).encode() + b"\n\n")
             return
         time.sleep(float((message.get("params") or {}).get("delay", 0)))
         # Split across writes, a multi-line data field, and a comment, as real servers do.

@@ -24,7 +24,12 @@ extension MCPBridge {
         case 200..<300:
             if message.method == "initialize" || message.statedProtocolVersion != nil { adopt(stream.headers) }
             if contentType.hasPrefix("text/event-stream") {
-                await readEvents(stream, answering: ids)
+                var lastEventId = await readEvents(stream, answering: ids)
+                // A stream that ended before the answer, after numbered events: resumed with GET (2025-06-18 resumability).
+                for _ in 0..<2 {
+                    guard let after = lastEventId, lock.withLock({ ids.contains { pending.contains($0) } }) else { break }
+                    lastEventId = await resume(after: after, answering: ids)
+                }
             } else if contentType.hasPrefix("application/json") {
                 await readJSON(stream, answering: ids)
             } else {
@@ -103,8 +108,10 @@ extension MCPBridge {
         preconditionFailure("unreachable: the loop returns or throws")
     }
 
-    /// Each event of an SSE answer goes to the host as it arrives.
-    func readEvents(_ stream: HTTPStream, answering ids: [JSONValue]) async {
+    /// Each event of an SSE answer goes to the host as it arrives. Returns the last event id when the
+    /// stream ended (or broke) cleanly enough to be resumed from it.
+    @discardableResult
+    func readEvents(_ stream: HTTPStream, answering ids: [JSONValue]) async -> String? {
         var parser = SSEParser()
         do {
             for try await piece in stream.body {
@@ -118,9 +125,29 @@ extension MCPBridge {
             }
         } catch let malformed as SSEParser.Malformed {
             fail(ids, "The MCP server's event stream is malformed: \(malformed)", data: ["reason": "requestFailed"])
+            return nil
         } catch {
+            if parser.lastEventId != nil, !Task.isCancelled { return parser.lastEventId }
             fail(ids, "The MCP server's event stream broke off: \(error)", data: ["reason": "requestFailed"])
+            return nil
         }
+        return parser.lastEventId
+    }
+
+    /// The rest of a POST's event stream, asked for with `GET` and `Last-Event-ID`; nil when the
+    /// server does not resume (then the request is answered with the error the caller gives).
+    func resume(after lastEventId: String, answering ids: [JSONValue]) async -> String? {
+        var headers = [("Accept", "text/event-stream"), ("Last-Event-ID", lastEventId)]
+        let (session, version) = lock.withLock { (sessionId, protocolVersion) }
+        if let session { headers.append(("Mcp-Session-Id", session)) }
+        if let version { headers.append(("MCP-Protocol-Version", version)) }
+        guard let stream = try? await exchange(method: "GET", headers: headers, body: nil, timeout: options.timeout) else { return nil }
+        guard stream.status == 200, (stream.headers["content-type"] ?? "").lowercased().hasPrefix("text/event-stream") else {
+            await drain(stream)
+            return nil
+        }
+        let next = await readEvents(stream, answering: ids)
+        return next == lastEventId ? nil : next
     }
 
     func readJSON(_ stream: HTTPStream, answering ids: [JSONValue]) async {
