@@ -34,6 +34,8 @@ public final class MCPBridge: @unchecked Sendable {
     /// Requests of the host still owed an answer.
     var pending: Set<JSONValue> = []
     var inFlight: [Int: Task<Void, Never>] = [:]
+    /// The task carrying each pending request, so a cancellation can end its exchange.
+    var requestTasks: [JSONValue: Int] = [:]
     var nextTask = 0
     var listener: Task<Void, Never>?
     /// The latest `initialize` exchange, which the messages after it wait for.
@@ -64,9 +66,10 @@ public final class MCPBridge: @unchecked Sendable {
             write(MCPMessage.error(id: value["id"] ?? .null, code: -32600, message: "Invalid Request: not a JSON-RPC message"))
             return
         }
+        if abandons(message) { return }
         let started: Bool = lock.withLock {
             guard !closing else { return false }
-            for id in message.requestIds { pending.insert(id) }
+            for id in message.requestIds { pending.insert(id); requestTasks[id] = nextTask }
             let key = nextTask
             nextTask += 1
             // What follows `initialize` waits for its answer: the session id and revision go on every later request.
@@ -75,13 +78,28 @@ public final class MCPBridge: @unchecked Sendable {
             let task = Task { [self] in
                 await gate?.value
                 await post(message, body: line)
-                _ = lock.withLock { inFlight.removeValue(forKey: key) }
+                lock.withLock {
+                    inFlight[key] = nil
+                    for id in message.requestIds where requestTasks[id] == key { requestTasks[id] = nil }
+                }
             }
             inFlight[key] = task
             if isInitialize { initializing = task }
             return true
         }
         if !started { log("mcp: input after the end of the session dropped") }
+    }
+
+    /// The stateless revision has no client-to-server notifications on HTTP: a host's
+    /// `notifications/cancelled` there means closing that request's stream, which is the signal the
+    /// server gets. The host abandoned the request, so it gets no answer. True when handled here.
+    private func abandons(_ message: MCPMessage) -> Bool {
+        guard message.method == "notifications/cancelled", let target = message.value["params"]?["requestId"] else { return false }
+        return lock.withLock {
+            guard let version = message.statedProtocolVersion ?? protocolVersion, version >= MCPMessage.statelessRevision else { return false }
+            if let key = requestTasks[target], pending.remove(target) != nil { inFlight[key]?.cancel() }
+            return true
+        }
     }
 
     /// The end of input: the last requests get `grace` seconds to be answered, then the session is
