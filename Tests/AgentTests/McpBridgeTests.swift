@@ -1,4 +1,5 @@
 @testable import auth_agent
+import DevIssuer
 import Foundation
 import JSON
 import XCTest
@@ -227,6 +228,43 @@ final class McpBridgeTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(sent), 1.0)
     }
 
+    // MARK: Logins
+
+    func testNobodyLoggedInRunsOneDeviceLoginWhileTheMessagesWait() throws {
+        let server = try fault()
+        let issuer = DevIssuer(options: DevIssuerOptions(deviceInterval: 1))
+        _ = try issuer.start(port: 0)
+        defer { issuer.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-mcp-login-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config: JSONValue = [
+            "store": ["kind": "file", "path": .string(directory.appendingPathComponent("store").path)],
+            "providers": [["id": "api", "displayName": "The API", "flow": ["authorizationCode", "deviceCode"], "issuer": .string(issuer.baseURL),
+                           "clientId": "cli", "origins": .string(server.url("")).arrayWrapped]],
+        ]
+        let path = directory.appendingPathComponent("config.json").path
+        _ = FileManager.default.createFile(atPath: path, contents: Data(JSONSerializer.bytes(config)), attributes: [.posixPermissions: 0o600])
+        let agent = try AgentProcess(arguments: ["mcp", server.url("/json"), "--config", path, "--device"])
+        try agent.send(request(1, "tools/list"))
+        try agent.send(request(2, "tools/list"))
+        var approved = false
+        for _ in 0..<200 where !approved {
+            if let range = agent.stderr.range(of: "enter the code ") {
+                let code = agent.stderr[range.upperBound...].prefix { !$0.isWhitespace }
+                approved = issuer.approveDevice(userCode: String(code), username: "alice")
+            }
+            usleep(50_000)
+        }
+        XCTAssertTrue(approved, agent.stderr)
+        XCTAssertEqual(Set([try next(agent)["id"], try next(agent)["id"]]), [1, 2])
+        agent.closeInput()
+        XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
+        XCTAssertEqual(issuer.count("token.device_code"), 1, "one login for both messages")
+        let posts = try server.log().filter { $0["method"] == "POST" && $0["path"] == "/json" }.suffix(2)
+        XCTAssertTrue(posts.allSatisfy { $0["headers"]?["authorization"]?.stringValue?.hasPrefix("Bearer ") == true }, "\(posts)")
+    }
+
     // MARK: Faults (issue 23 item 3)
 
     func testANonJSONLineGetsTheParseErrorAndTheBridgeServesOn() throws {
@@ -344,4 +382,8 @@ final class McpBridgeTests: XCTestCase {
         XCTAssertNil(agent.nextLine(timeout: 0.1), "a notification gets no answer")
         XCTAssertTrue(agent.stderr.contains("notifications/initialized dropped"), agent.stderr)
     }
+}
+
+private extension JSONValue {
+    var arrayWrapped: JSONValue { .array([self]) }
 }
