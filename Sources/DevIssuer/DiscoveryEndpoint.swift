@@ -19,6 +19,7 @@ enum DiscoveryEndpoint {
             "scopes_supported": ["openid", "profile", "email", "offline_access"],
             "token_endpoint_auth_methods_supported": authMethods,
             "revocation_endpoint_auth_methods_supported": authMethods,
+            "dpop_signing_alg_values_supported": ["ES256"],
         ]
         return .json(200, metadata)
     }

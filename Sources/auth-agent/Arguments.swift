@@ -12,6 +12,8 @@ struct Arguments {
         case completeProviders
         /// `mcp URL`: the stdio ⇄ Streamable HTTP bridge.
         case mcp(McpCommand.Options)
+        /// `connect`: relay stdin/stdout to the socket agent, or serve on them when none answers.
+        case connect
     }
 
     var command: Command = .serve
@@ -19,6 +21,10 @@ struct Arguments {
     var maxMessageBytes = 1 << 20
     var logLevel: Logger.Level = .warn
     var port: UInt16 = 0
+    /// `serve --socket`: listen on a Unix-domain socket instead of stdin/stdout.
+    var socket: SocketOptions?
+    /// `serve --stop`: end the socket agent `AUTH_AGENT_SOCK` names.
+    var stop = false
 
     static let version = CommandHelp.version
 
@@ -79,6 +85,9 @@ struct Arguments {
             return argv[i]
         }
         var sawCommand = false
+        var daemon = false
+        var forwardPath: String?
+        var forwardProviders: [String]?
         while i < argv.count {
             let arg = argv[i]
             var flag = arg
@@ -107,10 +116,34 @@ struct Arguments {
                     throw UsageError(description: "--log-level must be one of error, warn, info, debug, got '\(v)'")
                 }
                 a.logLevel = level
+            case "--socket":
+                // The path is optional: `--socket` alone is the default path.
+                var path = inline
+                if path == nil, i + 1 < argv.count, !argv[i + 1].hasPrefix("-") {
+                    i += 1
+                    path = argv[i]
+                }
+                a.socket = a.socket ?? SocketOptions()
+                a.socket!.path = path
+            case "--daemon": daemon = true
+            case "--stop": a.stop = true
+            case "--forward-socket": forwardPath = try take()
+            case "--forward-providers":
+                forwardProviders = try take().split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
+                guard !forwardProviders!.contains(where: \.isEmpty) else { throw UsageError(description: "--forward-providers takes provider ids separated by commas") }
             case "--port":
                 let v = try take()
                 guard let p = UInt16(v) else { throw UsageError(description: "--port must be a number from 0 to 65535, got '\(v)'") }
                 a.port = p
+            case "connect":
+                // After the options too: hosts put their --config first and append what they are given.
+                guard !sawCommand else { throw UsageError(description: "'connect' must come only once, without another command") }
+                sawCommand = true
+                if case .help = a.command {
+                    a.command = .help(topic: arg, man: false)
+                } else if a.command != .version {
+                    a.command = .connect
+                }
             case "serve", "demo", "dev-issuer":
                 guard !sawCommand, i == at else { throw UsageError(description: "'\(arg)' must come first, and only once") }
                 sawCommand = true
@@ -124,6 +157,7 @@ struct Arguments {
             }
             i += 1
         }
+        try a.checkSocketOptions(daemon: daemon, forwardPath: forwardPath, forwardProviders: forwardProviders)
         return a
     }
 

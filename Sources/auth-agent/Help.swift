@@ -43,9 +43,17 @@ struct CommandHelp: Sendable {
     ]
 
     static let commands: [CommandHelp] = [
-        CommandHelp(name: "serve", synopsis: "[--max-message-bytes N]",
-                    summary: "Run the agent on stdin/stdout (also without a command): JSON-RPC 2.0, one message per line (the protocol is described in schema/openrpc.json).",
-                    options: [Option(flag: "--max-message-bytes N", text: "longest accepted message line in bytes (default 1048576)")], section: .agent),
+        CommandHelp(name: "serve", synopsis: "[--max-message-bytes N] [--socket [PATH] [--daemon] [--forward-socket PATH --forward-providers A,B] | --stop]",
+                    summary: "Run the agent on stdin/stdout (also without a command): JSON-RPC 2.0, one message per line (the protocol is described in schema/openrpc.json). With --socket, on a Unix-domain socket instead: one agent for every tool of a session, each connection a session of its own.",
+                    options: [Option(flag: "--max-message-bytes N", text: "longest accepted message line in bytes (default 1048576)"),
+                              Option(flag: "--socket [PATH]", text: "listen on a Unix-domain socket (default $XDG_RUNTIME_DIR/auth-agent/agent.sock, else /tmp/auth-agent-$UID/agent.sock); only this user may connect"),
+                              Option(flag: "--daemon", text: "with --socket: go to the background, printing shell lines that set AUTH_AGENT_SOCK and AUTH_AGENT_PID (eval \"$(auth-agent serve --socket --daemon)\")"),
+                              Option(flag: "--forward-socket PATH", text: "with --socket: a second socket, for ssh -R, on which only --forward-providers exist"),
+                              Option(flag: "--forward-providers A,B", text: "the providers the forward socket serves"),
+                              Option(flag: "--stop", text: "end the socket agent AUTH_AGENT_SOCK names")], section: .agent),
+        CommandHelp(name: "connect", synopsis: "[--socket PATH]",
+                    summary: "For hosts that spawn an agent: relay stdin/stdout to the socket agent (PATH, else AUTH_AGENT_SOCK, else the default path); where none answers within 1 s, serve on stdin/stdout as 'serve' does.",
+                    options: [Option(flag: "--socket PATH", text: "the socket agent to relay to")], section: .agent),
         CommandHelp(name: "login", synopsis: "PROVIDER [--username U] [--password-stdin | --token-stdin] [--device | --browser]",
                     summary: "Log in at the terminal: secret fields are asked without echo, device codes and browser URLs are shown on stderr. Prints who is logged in. For a provider with several flows, --device, --browser, --password-stdin and --token-stdin choose one (default: its first).",
                     options: [Option(flag: "--username U", text: "the username (with --password-stdin, for scripts)"),
@@ -68,9 +76,10 @@ struct CommandHelp: Sendable {
         CommandHelp(name: "refresh", synopsis: "PROVIDER [--account ID]",
                     summary: "Refresh the provider's token now, and say until when the new one is valid.",
                     options: [account], section: .tools, operand: .provider),
-        CommandHelp(name: "header", synopsis: "URL",
-                    summary: "The header line for the provider covering URL (\"Authorization: Bearer …\"); fails with nothing on stdout when nothing covers URL or nobody is logged in. Use it as h=$(auth-agent header \"$URL\") && curl -H \"$h\" \"$URL\".",
-                    options: [account] + shape, section: .tools),
+        CommandHelp(name: "header", synopsis: "[-X METHOD] URL",
+                    summary: "The header line for the provider covering URL (\"Authorization: Bearer …\"); fails with nothing on stdout when nothing covers URL or nobody is logged in. Use it as h=$(auth-agent header \"$URL\") && curl -H \"$h\" \"$URL\". A DPoP provider adds a \"DPoP: …\" proof line for METHOD and URL: auth-agent header -X POST \"$URL\" > h && curl -X POST -H @h \"$URL\".",
+                    options: [Option(flag: "-X, --request METHOD", text: "the method the DPoP proof is made for (default GET)"), account] + shape,
+                    section: .tools),
         CommandHelp(name: "fetch", synopsis: "[-X METHOD] [-H 'Name: value']… [-d BODY | --data-binary @FILE] [-i] URL",
                     summary: "Send the request signed by the provider covering URL (unsigned when none does), refreshing and resending once after a 401; prints the body. Exit 22 for HTTP ≥ 400.",
                     options: [Option(flag: "-X, --request METHOD", text: "the method (default GET, or POST with a body)"),
@@ -126,7 +135,7 @@ struct CommandHelp: Sendable {
 
     static let exitCodes = """
         0 ok; 1 the operation failed (the protocol error's reason, e.g. notLoggedIn or sessionExpired, on stderr); \
-        2 bad command line or configuration (also: a one-shot command with store.kind "memory"); \
+        2 bad command line or configuration (also: a one-shot command with store.kind "memory" and no socket agent); \
         3 the auth server or the store is unavailable, retry later; 22 fetch got HTTP >= 400; \
         130 interrupted (Ctrl-C during a login: nothing was saved).
         """

@@ -8,7 +8,8 @@ struct ToolCommand: Equatable {
         case logout(provider: String)
         case status(json: Bool)
         case token(provider: String, json: Bool)
-        case header(url: String)
+        /// `-X METHOD` (default GET): what a DPoP proof is made for.
+        case header(url: String, method: String = "GET")
         case gitCredential(operation: String)
         case kubectlCredential(provider: String)
         case fetch(FetchOptions)
@@ -134,7 +135,8 @@ struct ToolCommand: Equatable {
             case "--scope" where Self.takesShape.contains(name): scopes.append(try value(flag, inline))
             case "--audience" where Self.takesShape.contains(name): audience = try value(flag, inline)
             case "--resource" where Self.takesShape.contains(name): resource = try value(flag, inline)
-            case "-X" where name == "fetch", "--request" where name == "fetch": fetch.method = try value(flag, inline)
+            case "-X" where name == "fetch" || name == "header", "--request" where name == "fetch" || name == "header":
+                fetch.method = try value(flag, inline)
             case "-H" where name == "fetch", "--header" where name == "fetch": fetch.headers.append(try value(flag, inline))
             case "-d" where name == "fetch", "--data" where name == "fetch", "--data-binary" where name == "fetch":
                 guard fetch.data == nil else { throw Arguments.UsageError(description: "'fetch' takes one body (-d or --data-binary)") }
@@ -181,7 +183,7 @@ struct ToolCommand: Equatable {
         case "config":
             draft.clientSecretStdin = flags.contains("--client-secret-stdin")
             command.action = .config(try configAction(positional, draft))
-        case "header": command.action = .header(url: try one("URL"))
+        case "header": command.action = .header(url: try one("URL"), method: fetch.method ?? "GET")
         case "fetch":
             fetch.url = try one("URL")
             command.action = .fetch(fetch)

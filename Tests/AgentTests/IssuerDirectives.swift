@@ -37,6 +37,10 @@ struct IssuerDirectives {
             case "device-interval": issuer.setDeviceInterval(n)
             case "expire-devices": issuer.expireDeviceCodes()
             case "require-nonce": issuer.setRequireNonce(true)
+            case "dpop-nonce": issuer.setDPoPNonceRequired(true)
+            case "dpop-rotate-nonce": issuer.rotateDPoPNonce()
+            case "dpop-bearer": issuer.answerBearerToDPoPNext(n)
+            case "dpop-refuse": issuer.refuseDPoPProofsNext(n)
             default: throw Failure(description: "unknown issuer action \(action)")
             }
         case .issuerAnswer(let endpoint, let status, let body):

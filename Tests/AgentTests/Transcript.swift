@@ -15,7 +15,8 @@ struct Transcript {
         case sleep(Double)
         case signal(Int32)
         /// Drives the dev issuer: `lifetime N`, `fail N`, `drop N`, `latency MS`, `revoke-all`, `reset`,
-        /// `slow-down N`, `device-interval N`, `expire-devices`, `require-nonce`.
+        /// `slow-down N`, `device-interval N`, `expire-devices`, `require-nonce`, `dpop-nonce`, `dpop-rotate-nonce`,
+        /// `dpop-bearer N`, `dpop-refuse N`.
         case issuer(String, Int)
         /// `!issuer auto-approve USER` (a username) or `!issuer auto-approve-off` (nil).
         case issuerAutoApprove(String?)

@@ -99,7 +99,9 @@ final class SystemHTTPTransportTests: XCTestCase {
         let hang = HTTPRequest(url: url("/hang"), timeout: 30, lane: .resource)
         let parked = (0..<2).map { _ in Task { try await transport.send(hang) } }
         defer { parked.forEach { $0.cancel() } }
-        while server.paths.count < 2 { try await Task.sleep(nanoseconds: 20_000_000) }
+        let parking = Date()
+        while server.paths.count < 2, Date().timeIntervalSince(parking) < 10 { try await Task.sleep(nanoseconds: 20_000_000) }
+        XCTAssertEqual(server.paths, ["/hang", "/hang"])
 
         var start = Date()
         do {
@@ -312,6 +314,10 @@ final class LoopbackServer: @unchecked Sendable {
                 let client = accept(listener, nil, nil)
                 if client < 0 {
                     if errno == EINTR { continue }
+                    // Closed here, once nothing waits on it: closed by stop() while this thread was
+                    // between two accepts, the number could go to the next test's listener, and this
+                    // stale server would answer (and count) that test's requests.
+                    close(listener)
                     return
                 }
                 Thread { [self] in self.serve(client) }.start()
@@ -319,9 +325,9 @@ final class LoopbackServer: @unchecked Sendable {
         }.start()
     }
 
+    /// Ends the accept loop (a shut-down listening socket fails every accept); the loop closes it.
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 
     /// A port on which nothing listens (bound, then closed).

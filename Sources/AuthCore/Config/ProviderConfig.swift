@@ -53,6 +53,8 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     public var openBrowser: Bool
     /// The username `auth-agent git-credential` sends beside the token; nil means `oauth2`.
     public var gitUsername: String?
+    /// RFC 9449: bind the tokens to a key made at login, and prove it on every request (OAuth flows).
+    public var dpop = false
 
     public init(id: String, displayName: String? = nil, flow: Flow, origins: [Origin] = [],
                 loginEndpoint: String? = nil, loginBody: JSONValue? = nil, tokenPointer: JSONPointer? = nil,
@@ -203,6 +205,7 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         p.redirectPort = try r.int("redirectPort", in: 1...65535)
         p.openBrowser = try r.bool("openBrowser") ?? false
         p.gitUsername = try r.string("gitUsername")
+        p.dpop = try r.bool("dpop") ?? false
 
         try checkRequirements(p, r)
         return p

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSON
+import ES256
 import Wire
 
 /// `fetch`: the request adapter and the retrier of the practice this project
@@ -114,37 +115,51 @@ extension AuthService {
     /// one resend after a 401 for the token that was sent.
     public func fetch(_ request: FetchRequest, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil) async throws(AuthError) -> FetchResponse {
         guard let (p, originShape) = try route(url: request.url, provider: provider) else {
-            let response = try await exchange(request, authorization: nil)
+            let response = try await exchange(request, credential: nil)
             return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: nil, signed: false, retried: false)
         }
         let c = try resolve(p, account)
         let shape = shape ?? originShape
         let credential = try await usableCredential(c, shape)
-        var response = try await exchange(request, authorization: credential.authorization)
+        var response = try await exchange(request, credential: credential)
         var retried = false
-        if response.status == 401 {
+        // A refused DPoP proof is not a dead token: it comes back as is, and no refresh is spent on it.
+        if response.status == 401, credential.dpopKey == nil || !DPoPErrors.refusals.contains(DPoPErrors.code(of: response) ?? "") {
             let (renewed, _) = try await credentialAfterRejection(c, shape, failedAuthorization: credential.authorization)
-            response = try await exchange(request, authorization: renewed.authorization)
+            response = try await exchange(request, credential: renewed)
             retried = true
         }
         return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: p.id, signed: true, retried: retried)
     }
 
-    /// Sends `request` (with `authorization` when given), following same-origin redirects.
-    private func exchange(_ request: FetchRequest, authorization: String?) async throws(AuthError) -> HTTPResponse {
+    /// Sends `request` (authorized by `credential` when given, with a fresh DPoP proof
+    /// for every hop when the token is bound), following same-origin redirects.
+    private func exchange(_ request: FetchRequest, credential: Credential?) async throws(AuthError) -> HTTPResponse {
         var method = request.method
         var url = request.url
         var body = request.body
         for _ in 0...FetchRequest.maxRedirects {
-            var headers = request.headers.filter { $0.0.lowercased() != "authorization" || authorization == nil }
-            if let authorization { headers.append(("Authorization", authorization)) }
+            let replaced: Set<String> = credential == nil ? [] : ["authorization", "dpop"]
+            var headers = request.headers.filter { !replaced.contains($0.0.lowercased()) }
+            if let credential { headers.append(("Authorization", credential.authorization)) }
             let response: HTTPResponse
             do {
-                response = try await transport.send(HTTPRequest(method: method, url: url, headers: headers, body: body,
-                                                                 timeout: request.timeout, maxResponseBytes: request.maxResponseBytes,
-                                                                 lane: .resource))
+                let (hopMethod, hopURL, hopBody, hopHeaders) = (method, url, body, headers)
+                let send = { [transport] (proof: String?) async throws -> HTTPResponse in
+                    try await transport.send(HTTPRequest(method: hopMethod, url: hopURL, headers: hopHeaders + (proof.map { [("DPoP", $0)] } ?? []),
+                                                         body: hopBody, timeout: request.timeout, maxResponseBytes: request.maxResponseBytes,
+                                                         lane: .resource))
+                }
+                if let credential, let key = credential.dpopKey {
+                    response = try await DPoPExchange.send(method: method, url: url, accessToken: credential.accessToken, key: key,
+                                                           nonces: nonces, clock: clock) { try await send($0) }
+                } else {
+                    response = try await send(nil)
+                }
             } catch let error as HTTPTransportError {
                 throw Self.fetchError(error, url: url, limit: request.maxResponseBytes)
+            } catch let error as P256Key.Unavailable {
+                throw AuthError(.requestFailed, "The request was not sent: \(error.description).")
             } catch {
                 throw AuthError(.requestFailed, "The request was not completed: \(HTTPCalls.describe(error, url: url)).")
             }

@@ -64,7 +64,7 @@ enum FetchMethod: AuthMethod {
             guard let seconds = value.doubleValue, seconds > 0, seconds <= 600 else {
                 throw .invalidParams("'timeoutSeconds' must be a number of seconds above 0 and at most 600")
             }
-            // Below a millisecond the transport would round to its "no timeout" (curl's 0).
+            // Below a millisecond, the transport's resolution, a timeout cannot be kept (it once became curl's 0, "no timeout").
             guard seconds >= FetchRequest.minimumTimeout else { throw .invalidParams("'timeoutSeconds' must be at least 0.001 (one millisecond)") }
             request.timeout = seconds
         }

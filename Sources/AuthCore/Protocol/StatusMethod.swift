@@ -43,6 +43,10 @@ enum StatusMethod: AuthMethod {
         entry["accounts"] = .array(p.accounts.map { a in
             ["id": .string(a.id), "user": a.user, "expiresAt": RFC3339.json(a.expiresAt), "default": .bool(a.isDefault)]
         })
+        if let gitUsername = p.gitUsername { entry["gitUsername"] = .string(gitUsername) }
+        if !p.unreadable.isEmpty {
+            entry["unreadable"] = .array(p.unreadable.map { ["account": .string($0.account), "reason": .string($0.reason)] })
+        }
         return .object(entry)
     }
 }
