@@ -18,20 +18,20 @@ final class McpLogins: MCPAuthorizer {
         self.device = device
     }
 
-    func authorization(for url: String) async throws(AuthError) -> String? {
+    func headers(for url: String, method: String) async throws(AuthError) -> [(String, String)] {
         do {
-            return try await sign(url)
+            return try await sign(url, method)
         } catch where error.code == .notLoggedIn || error.code == .sessionExpired {
             guard let provider = error.provider ?? session.service.provider(forURL: url, explicit: nil) else { throw error }
             try await logIn(provider: provider)
-            return try await sign(url)
+            return try await sign(url, method)
         }
     }
 
-    func renewed(after failed: String, url: String) async throws(AuthError) -> String? {
-        guard let provider = session.service.provider(forURL: url, explicit: nil) else { return nil }
+    func renewed(after failed: String, url: String, method: String) async throws(AuthError) -> [(String, String)] {
+        guard let provider = session.service.provider(forURL: url, explicit: nil) else { return [] }
         _ = try await session.service.refresh(provider: provider, account: session.choice, failedAuthorization: failed)
-        return try await sign(url)
+        return try await sign(url, method)
     }
 
     /// An unsigned request got a 401: nothing configured covers the URL. Learning the provider from
@@ -40,10 +40,11 @@ final class McpLogins: MCPAuthorizer {
         false
     }
 
-    private func sign(_ url: String) async throws(AuthError) -> String? {
-        switch try await session.service.sign(url: url, provider: nil, account: session.choice, shape: session.shape) {
-        case .unsigned: return nil
-        case .signed(let signature): return signature.authorization
+    /// `Authorization`, and for a DPoP-bound token the proof for this method and URL.
+    private func sign(_ url: String, _ method: String) async throws(AuthError) -> [(String, String)] {
+        switch try await session.service.sign(url: url, provider: nil, account: session.choice, shape: session.shape, method: method) {
+        case .unsigned: return []
+        case .signed(let signature): return [("Authorization", signature.authorization)] + (signature.proof.map { [("DPoP", $0)] } ?? [])
         }
     }
 

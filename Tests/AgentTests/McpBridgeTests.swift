@@ -265,6 +265,29 @@ final class McpBridgeTests: XCTestCase {
         XCTAssertTrue(posts.allSatisfy { $0["headers"]?["authorization"]?.stringValue?.hasPrefix("Bearer ") == true }, "\(posts)")
     }
 
+    func testADPoPProviderSignsEachRequestWithAProofOfItsOwn() throws {
+        let server = try fault()
+        let h = try CLIHarness()
+        let config: JSONValue = [
+            "store": ["kind": "file", "path": .string(h.directory.appendingPathComponent("store").path)],
+            "providers": [["id": "corp", "displayName": "Corp SSO", "flow": "password", "origins": [.string(h.issuer.baseURL), .string(server.url(""))],
+                           "tokenEndpoint": .string(h.issuer.baseURL + "/token"), "clientId": "cli", "dpop": true]],
+        ]
+        try Data(JSONSerializer.bytes(config)).write(to: h.configPath)
+        try h.login()
+        let agent = try AgentProcess(arguments: ["mcp", server.url("/json"), "--config", h.configPath.path])
+        try agent.send(request(1, "tools/list"))
+        try agent.send(request(2, "tools/list"))
+        _ = try next(agent)
+        _ = try next(agent)
+        agent.closeInput()
+        XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
+        let posts = try server.log().filter { $0["method"] == "POST" && $0["path"] == "/json" }.suffix(2)
+        XCTAssertTrue(posts.allSatisfy { $0["headers"]?["authorization"]?.stringValue?.hasPrefix("DPoP ") == true }, "\(posts)")
+        let proofs = posts.compactMap { $0["headers"]?["dpop"]?.stringValue }
+        XCTAssertEqual(Set(proofs).count, 2, "a proof per request: \(posts)")
+    }
+
     // MARK: Faults (issue 23 item 3)
 
     func testANonJSONLineGetsTheParseErrorAndTheBridgeServesOn() throws {

@@ -31,12 +31,14 @@ final class MCPBridgeAuthTests: XCTestCase {
             self.loginError = loginError
         }
 
-        func authorization(for url: String) async throws(AuthError) -> String? { token.with { $0 }.map { "Bearer " + $0 } }
+        func headers(for url: String, method: String) async throws(AuthError) -> [(String, String)] {
+            token.with { $0 }.map { [("Authorization", "Bearer " + $0)] } ?? []
+        }
 
-        func renewed(after failed: String, url: String) async throws(AuthError) -> String? {
+        func renewed(after failed: String, url: String, method: String) async throws(AuthError) -> [(String, String)] {
             renewals.with { $0 += 1 }
             token.with { $0 = "fresh" }
-            return "Bearer fresh"
+            return [("Authorization", "Bearer fresh")]
         }
 
         func logIn(url: String, challenge: String?) async throws(AuthError) -> Bool {

@@ -29,7 +29,7 @@ LOG = []
 RESUMABLE = []  # ids of requests whose answer /resume's GET gives
 LOCK = threading.Lock()
 HEADERS = ["mcp-protocol-version", "mcp-session-id", "mcp-method", "mcp-name", "accept", "content-type",
-           "authorization", "last-event-id"]
+           "authorization", "dpop", "last-event-id"]
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -102,7 +102,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(404, b"no such session", "text/plain")
         if path == "/notjson":
             return self.send(200, b"<html>not json</html>")
-        seen = {h: self.headers[h] for h in HEADERS if self.headers[h] is not None and h != "authorization"}
+        seen = {h: self.headers[h] for h in HEADERS if self.headers[h] is not None and h not in ("authorization", "dpop")}
         if message["method"] == "initialize":
             result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "fault", "version": "1"}}
             extra = {"Mcp-Session-Id": "s-1"}

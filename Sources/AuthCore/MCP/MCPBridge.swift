@@ -125,8 +125,7 @@ public final class MCPBridge: @unchecked Sendable {
         var headers = [("Mcp-Session-Id", id)]
         if let version = lock.withLock({ protocolVersion }) { headers.append(("MCP-Protocol-Version", version)) }
         do {
-            let authorization = try? await authorizer.authorization(for: url)
-            if let authorization { headers.append(("Authorization", authorization)) }
+            headers += (try? await authorizer.headers(for: url, method: "DELETE")) ?? []
             _ = try await transport.send(HTTPRequest(method: "DELETE", url: url, headers: headers, timeout: 0.4))
         } catch {
             log("mcp: the session could not be ended: \(error)")

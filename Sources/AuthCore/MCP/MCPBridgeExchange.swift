@@ -85,22 +85,20 @@ extension MCPBridge {
     /// Sends with the agent's authorization: after a 401 for a token sent, one refresh and one resend;
     /// after a 401 to an unsigned request, a login (the waiting messages wait for it) and one resend.
     func exchange(method: String, headers: [(String, String)], body: [UInt8]?, timeout: Double) async throws -> HTTPStream {
-        var authorization = try await authorizer.authorization(for: url)
+        var signing = try await authorizer.headers(for: url, method: method)
         for attempt in 0..<2 {
-            var signed = headers
-            if let authorization { signed.append(("Authorization", authorization)) }
             let stream: HTTPStream
             do {
-                stream = try await transport.open(HTTPRequest(method: method, url: url, headers: signed, body: body, timeout: timeout))
+                stream = try await transport.open(HTTPRequest(method: method, url: url, headers: headers + signing, body: body, timeout: timeout))
             } catch let error as HTTPTransportError {
                 throw AuthError(.requestFailed, "The MCP request was not completed: \(HTTPCalls.describe(error, url: url)).")
             }
             guard stream.status == 401, attempt == 0 else { return stream }
             await drain(stream)
-            if let sent = authorization {
-                authorization = try await authorizer.renewed(after: sent, url: url)
+            if let sent = signing.first(where: { $0.0.lowercased() == "authorization" })?.1 {
+                signing = try await authorizer.renewed(after: sent, url: url, method: method)
             } else if try await authorizer.logIn(url: url, challenge: stream.headers["www-authenticate"]) {
-                authorization = try await authorizer.authorization(for: url)
+                signing = try await authorizer.headers(for: url, method: method)
             } else {
                 throw AuthError(.notLoggedIn, "The MCP server wants a login (HTTP 401) and no provider covers \(Origin(url: url)?.description ?? url)")
             }
