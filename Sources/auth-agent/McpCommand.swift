@@ -85,9 +85,11 @@ enum McpCommand {
         // Logins and refreshes by other bridges and agents on the store are seen within the usual 250 ms.
         session.service.watchStore(every: 0.25)
         let logger = session.logger
+        let warn: @Sendable (String) -> Void = { logger.warn(TerminalText.escaped($0)) }
+        let everyExchange: @Sendable (String) -> Void = { logger.debug(TerminalText.escaped($0)) }
+        let debug = logger.level >= .debug ? everyExchange : nil
         let bridge = MCPBridge(url: options.url, transport: SystemHTTPTransport(), authorizer: McpLogins(session: session, device: options.device),
-                               options: MCPBridge.Options(timeout: options.timeout), output: LineWriter.standardOutput.write,
-                               log: { logger.warn(TerminalText.escaped($0)) })
+                               options: MCPBridge.Options(timeout: options.timeout), output: LineWriter.standardOutput.write, log: warn, debug: debug)
         let ending = Ending()
         let done = DispatchSemaphore(value: 0)
         let end: @Sendable () -> Void = {

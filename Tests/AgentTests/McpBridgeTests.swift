@@ -217,6 +217,17 @@ final class McpBridgeTests: XCTestCase {
         XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
     }
 
+    func testDebugLogsEachExchangeWithoutTheQueryOrAnyHeader() throws {
+        let server = try fault()
+        let agent = try bridge(server.url("/json?key=hidden"), ["--log-level", "debug"])
+        try agent.send(request(1, "tools/list"))
+        _ = try next(agent)
+        agent.closeInput()
+        XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
+        XCTAssertTrue(agent.stderr.contains("debug: POST \(server.url("/json")) → 200 ("), agent.stderr)
+        XCTAssertFalse(agent.stderr.contains("hidden"), agent.stderr)
+    }
+
     func testSIGTERMEndsTheBridgeAtOnce() throws {
         let server = try fault()
         let agent = try bridge(server.url("/json"))

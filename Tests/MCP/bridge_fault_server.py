@@ -88,7 +88,7 @@ class Handler(BaseHTTPRequestHandler):
         self.record()
         length = int(self.headers.get("Content-Length", "0"))
         message = json.loads(self.rfile.read(length) or b"null")
-        path = self.path
+        path = self.path.split("?")[0]
         if path == "/5xx":
             return self.send(503, b"busy", "text/plain")
         if path == "/401":

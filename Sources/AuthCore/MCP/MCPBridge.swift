@@ -27,6 +27,8 @@ public final class MCPBridge: @unchecked Sendable {
     /// Writes one line (the message without its newline); serialized by the caller.
     let output: @Sendable ([UInt8]) -> Void
     let log: @Sendable (String) -> Void
+    /// `--log-level debug`: a line per HTTP exchange (method, URL without its query, status, milliseconds).
+    let debug: (@Sendable (String) -> Void)?
 
     let lock = Lock()
     var sessionId: String?
@@ -43,13 +45,15 @@ public final class MCPBridge: @unchecked Sendable {
     var closing = false
 
     public init(url: String, transport: any HTTPStreamingTransport, authorizer: any MCPAuthorizer, options: Options = Options(),
-                output: @escaping @Sendable ([UInt8]) -> Void, log: @escaping @Sendable (String) -> Void) {
+                output: @escaping @Sendable ([UInt8]) -> Void, log: @escaping @Sendable (String) -> Void,
+                debug: (@Sendable (String) -> Void)? = nil) {
         self.url = url
         self.transport = transport
         self.authorizer = authorizer
         self.options = options
         self.output = output
         self.log = log
+        self.debug = debug
     }
 
     /// One line from the host: answered at once when it is not a message, else sent on its own task.

@@ -88,11 +88,15 @@ extension MCPBridge {
         var signing = try await authorizer.headers(for: url, method: method)
         for attempt in 0..<2 {
             let stream: HTTPStream
+            let request = HTTPRequest(method: method, url: url, headers: headers + signing, body: body, timeout: timeout)
+            let started = Self.now()
             do {
-                stream = try await transport.open(HTTPRequest(method: method, url: url, headers: headers + signing, body: body, timeout: timeout))
+                stream = try await transport.open(request)
             } catch let error as HTTPTransportError {
+                debug?("\(request) → \(error) (\(Int((Self.now() - started) * 1000)) ms)")
                 throw AuthError(.requestFailed, "The MCP request was not completed: \(HTTPCalls.describe(error, url: url)).")
             }
+            debug?("\(request) → \(stream.status) (\(Int((Self.now() - started) * 1000)) ms to the head)")
             guard stream.status == 401, attempt == 0 else { return stream }
             await drain(stream)
             if let sent = signing.first(where: { $0.0.lowercased() == "authorization" })?.1 {
