@@ -22,7 +22,7 @@ extension MCPBridge {
         let contentType = (stream.headers["content-type"] ?? "").lowercased()
         switch stream.status {
         case 200..<300:
-            if message.method == "initialize" || message.statedProtocolVersion != nil { adopt(stream.headers) }
+            if message.method == "initialize" { adopt(stream.headers) }
             if contentType.hasPrefix("text/event-stream") {
                 var lastEventId = await readEvents(stream, answering: ids)
                 // A stream that ended before the answer, after numbered events: resumed with GET (2025-06-18 resumability).
@@ -55,6 +55,7 @@ extension MCPBridge {
             if let bytes, let value = try? JSONParser.parse(bytes), value["id"].map({ id in ids.contains(id) }) == true, value["error"] != nil {
                 forward(value, raw: bytes)
             }
+            if ids.isEmpty { log("mcp: \(message.method ?? "an answer to the server") refused: HTTP \(stream.status)") }
             fail(ids, "The MCP server answered HTTP \(stream.status)", data: ["reason": "requestFailed", "status": .int(Int64(stream.status))])
         }
         if !ids.isEmpty {
