@@ -10,7 +10,7 @@ import Locking
 final class McpLogins: MCPAuthorizer {
     let session: ToolSession
     let device: Bool
-    /// The login under way in this bridge, by provider: later messages wait for it.
+    /// The login under way in this bridge, by provider (or URL being learned): later messages wait for it.
     private let logins = Locked<[String: Task<Void, Error>]>([:])
 
     init(session: ToolSession, device: Bool) {
@@ -50,15 +50,20 @@ final class McpLogins: MCPAuthorizer {
 
     /// One terminal login for `provider`, shared by every message waiting in this bridge.
     private func logIn(provider: String) async throws(AuthError) {
+        try await once(provider) { [session, device] in try await Self.terminalLogin(session, provider: provider, device: device) }
+    }
+
+    /// Runs `login` unless one under `key` is under way in this bridge, then waits for that one.
+    private func once(_ key: String, _ login: @escaping @Sendable () async throws -> Void) async throws(AuthError) {
         let task = logins.withLock { running -> Task<Void, Error> in
-            if let task = running[provider] { return task }
-            let task = Task { [session, device] in try await Self.terminalLogin(session, provider: provider, device: device) }
-            running[provider] = task
+            if let task = running[key] { return task }
+            let task = Task { try await login() }
+            running[key] = task
             return task
         }
-        defer { logins.withLock { if $0[provider] == task { $0[provider] = nil } } }
+        defer { logins.withLock { if $0[key] == task { $0[key] = nil } } }
         do { try await task.value } catch let error as AuthError { throw error } catch {
-            throw AuthError(.loginDenied, "The login to \(provider) failed: \(error)", provider: provider)
+            throw AuthError(.loginDenied, "The login failed: \(error)")
         }
     }
 
