@@ -40,7 +40,7 @@ final class McpFastMCPTests: XCTestCase {
         try Self.python(arguments, bin: directory.appendingPathComponent("bin").path, timeout: timeout)
     }
 
-    private static func python(_ arguments: [String], bin: String, timeout: Double) throws -> JSONValue {
+    static func python(_ arguments: [String], bin: String, timeout: Double, environment extra: [String: String] = [:]) throws -> JSONValue {
         let venv = ProcessInfo.processInfo.environment["FASTMCP_VENV"] ?? "/tmp/auth-agent-fastmcp-venv"
         let script = FastMCPServer.script.deletingLastPathComponent().appendingPathComponent("bridge_host.py")
         let process = Process()
@@ -48,6 +48,7 @@ final class McpFastMCPTests: XCTestCase {
         process.arguments = [script.path] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = bin + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment.merge(extra) { $1 }
         process.environment = environment
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
@@ -118,7 +119,9 @@ final class McpFastMCPTests: XCTestCase {
     }
 
     func testThreeBridgesStartedTogetherMakeOneLoginAndOneRefreshPerExpiry() throws {
-        try server.setAccessTokenLifetime(3)
+        // Long enough that three bridges starting on a loaded machine all find the login's token fresh.
+        try server.setAccessTokenLifetime(8)
+        let loggedIn = Date()
         let arguments = ["--bridge", AgentProcess.binaryURL.path, "--url", server.mcpURL, "--config", config, "--mode", "legacy", "--quick"]
         let bin = directory.appendingPathComponent("bin").path
         func three() throws -> [JSONValue] {
@@ -132,7 +135,9 @@ final class McpFastMCPTests: XCTestCase {
         for result in try three() { XCTAssertEqual(result["echo"], "hi") }
         XCTAssertEqual(server.count("/authorize"), 1, "one interactive login between three bridges: \(server.requests())")
         XCTAssertEqual(server.count("/token", method: "POST"), 1)
-        sleep(4)  // every token has expired
+        // The refreshed token lives long: a bridge that starts late (a loaded machine) must not find it stale again.
+        try server.setAccessTokenLifetime(3600)
+        usleep(useconds_t(max(0, 9 - Date().timeIntervalSince(loggedIn)) * 1e6))  // the login's token has expired
         server.resetRequestLog()
         for result in try three() { XCTAssertEqual(result["echo"], "hi") }
         XCTAssertEqual(server.count("/authorize"), 0)
