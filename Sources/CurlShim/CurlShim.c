@@ -104,6 +104,9 @@ typedef struct {
     int too_large;
     int headers_too_large;
     const volatile int *cancel;
+    acurl_chunk_fn on_chunk;  // streaming: each body piece goes here instead of into `out->body`
+    void *chunk_context;
+    int stopped;              // `on_chunk` asked to end the transfer
 } exchange;
 
 static int append(unsigned char **buffer, size_t *length, const char *data, size_t n) {
@@ -119,6 +122,11 @@ static int append(unsigned char **buffer, size_t *length, const char *data, size
 static size_t on_body(char *data, size_t size, size_t count, void *context) {
     exchange *x = context;
     size_t n = size * count;
+    if (x->on_chunk) {
+        if (x->on_chunk(x->chunk_context, x->out->headers, x->out->headers_len, (const unsigned char *)data, n)) return n;
+        x->stopped = 1;
+        return 0;
+    }
     if (x->out->body_len + n > x->max) {
         x->too_large = 1;
         return 0;
@@ -178,16 +186,17 @@ static int run(CURL *handle, const volatile int *cancel) {
     return code;
 }
 
-int acurl_perform(const char *method, const char *url,
-                  const char *const *headers, size_t header_count,
-                  const unsigned char *body, size_t body_len, int has_body,
-                  long timeout_ms, size_t max_response, int no_proxy,
-                  const volatile int *cancel, acurl_response *out) {
+static int perform(const char *method, const char *url,
+                   const char *const *headers, size_t header_count,
+                   const unsigned char *body, size_t body_len, int has_body,
+                   long timeout_ms, size_t max_response, int no_proxy,
+                   const volatile int *cancel, acurl_response *out,
+                   acurl_chunk_fn on_chunk, void *chunk_context) {
     memset(out, 0, sizeof *out);
     if (!acurl_load()) return ACURL_UNAVAILABLE;
     CURL *handle = api.easy_init();
     if (!handle) return ACURL_FAILED;
-    exchange x = {out, max_response, 0, 0, cancel};
+    exchange x = {out, max_response, 0, 0, cancel, on_chunk, chunk_context, 0};
     struct curl_slist *list = NULL;
     for (size_t i = 0; i < header_count; i++) list = api.slist_append(list, headers[i]);
     // No "Expect: 100-continue" round trip before a body.
@@ -226,7 +235,7 @@ int acurl_perform(const char *method, const char *url,
     if (code == 0) return ACURL_OK;
     if (x.too_large) return ACURL_TOO_LARGE;
     if (x.headers_too_large) return ACURL_HEADERS_TOO_LARGE;
-    if (cancel && *cancel) return ACURL_CANCELLED;
+    if ((cancel && *cancel) || x.stopped) return ACURL_CANCELLED;
     switch (code) {
     case 28: return ACURL_TIMEOUT;                  // CURLE_OPERATION_TIMEDOUT
     case 7: return ACURL_CONNECT_FAILED;            // CURLE_COULDNT_CONNECT
@@ -235,6 +244,24 @@ int acurl_perform(const char *method, const char *url,
         return ACURL_TLS_FAILED;                    // handshake, peer verification, CA problems
     default: return ACURL_FAILED;
     }
+}
+
+int acurl_perform(const char *method, const char *url,
+                  const char *const *headers, size_t header_count,
+                  const unsigned char *body, size_t body_len, int has_body,
+                  long timeout_ms, size_t max_response, int no_proxy,
+                  const volatile int *cancel, acurl_response *out) {
+    return perform(method, url, headers, header_count, body, body_len, has_body, timeout_ms, max_response, no_proxy,
+                   cancel, out, NULL, NULL);
+}
+
+int acurl_stream(const char *method, const char *url,
+                 const char *const *headers, size_t header_count,
+                 const unsigned char *body, size_t body_len, int has_body,
+                 long timeout_ms, int no_proxy, const volatile int *cancel, acurl_response *out,
+                 acurl_chunk_fn on_chunk, void *context) {
+    return perform(method, url, headers, header_count, body, body_len, has_body, timeout_ms, (size_t)-1, no_proxy,
+                   cancel, out, on_chunk, context);
 }
 
 void acurl_response_free(acurl_response *response) {

@@ -19,6 +19,22 @@ if args.first == "--stores" {
     exit(0)
 }
 if args.first == "--echo" { Echo.run() }
+if args.first == "--mcp" {
+    // --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N]
+    func value(_ flag: String) -> String? { args.firstIndex(of: flag).flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil } }
+    guard args.count > 1, let config = value("--config"), let provider = value("--provider") else {
+        FileHandle.standardError.write(Data("auth-agent-bench --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N]\n".utf8))
+        exit(2)
+    }
+    let selfDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    let agent = value("--agent") ?? selfDirectory.appendingPathComponent("auth-agent").path
+    let report = Report()
+    report.header(agentPath: agent)
+    McpScenario.run(report: report, agentPath: agent, url: args[1], config: config, provider: provider,
+                    iterations: value("--iterations").flatMap(Int.init) ?? 200)
+    report.footer()
+    exit(0)
+}
 if args.first == "--help" || args.first == "-h" {
     print("""
         Usage: swift run -c release auth-agent-bench [--quick | --helpers | --stores | --dpop] [--agent PATH] [--empty PATH]
@@ -31,6 +47,9 @@ if args.first == "--help" || args.first == "-h" {
         DBUS_SESSION_BUS_ADDRESS to measure a machine without a Secret Service.
         --stores measures a session read and write in the file store and, where a Secret Service
         answers on the session bus, in the keyring store (median of 200 each).
+        --mcp URL --config PATH --provider ID measures `auth-agent mcp URL` against a running MCP
+        server (a tools/call round trip beside a direct POST with the token, median of 200; start-up
+        to the first answer; idle RSS). Log in to the provider first.
         --dpop measures only sign for a DPoP provider beside sign for the same flow without DPoP.
         """)
     exit(0)

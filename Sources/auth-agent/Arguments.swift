@@ -10,6 +10,8 @@ struct Arguments {
         case completion(shell: String)
         /// `__complete-providers`: the configured provider ids, one a line, for the completion scripts.
         case completeProviders
+        /// `mcp URL`: the stdio ⇄ Streamable HTTP bridge.
+        case mcp(McpCommand.Options)
         /// `connect`: relay stdin/stdout to the socket agent, or serve on them when none answers.
         case connect
     }
@@ -47,6 +49,10 @@ struct Arguments {
             if leading.contains("--version") { a.command = .version; return a }
             let tool = try ToolCommand.parse([name] + rest + leading)
             a.command = tool.help ? .help(topic: helpTopic(name, rest), man: false) : .tool(tool)
+            return a
+        case "mcp"?:
+            let options = try McpCommand.parse(rest + leading)
+            a.command = options.help ? .help(topic: "mcp", man: false) : .mcp(options)
             return a
         case "help"?:
             let words = rest.filter { !$0.hasPrefix("-") }

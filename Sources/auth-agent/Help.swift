@@ -99,6 +99,12 @@ struct CommandHelp: Sendable {
         CommandHelp(name: "kubectl-credential", synopsis: "PROVIDER",
                     summary: "A kubectl exec credential plugin (ExecCredential v1 / v1beta1); logs in at the terminal first when kubectl allows it.",
                     options: [account] + shape, section: .tools, operand: .provider),
+        CommandHelp(name: "mcp", synopsis: "URL [--account ID] [--scope S]… [--resource URI] [--device] [--timeout SECONDS]",
+                    summary: "Be an MCP host's stdio server for the remote MCP server at URL (Streamable HTTP), every request signed with the agent's login for URL: logs in at the terminal when nobody is, refreshes once after a 401, ends the session at the end of input.",
+                    options: [account] + shape + [
+                        Option(flag: "--device", text: "log in with the device flow rather than the browser when a login is needed"),
+                        Option(flag: "--timeout SECONDS", text: "the most one request may take, its streamed answer included (default 300)"),
+                    ], section: .tools),
         CommandHelp(name: "config path", synopsis: "", summary: "Print where the configuration file is expected.", section: .setup),
         CommandHelp(name: "config check", synopsis: "", summary: "Validate the configuration file; exit 2 with the problem when it is invalid.", section: .setup),
         CommandHelp(name: "config add", synopsis: "ID --issuer URL --client-id ID --origin URL… [--client-secret-stdin] [--flow F]… [--scope S]… [--display-name NAME]",

@@ -33,6 +33,8 @@ case .serve, .demo, .connect:
     Agent.run(arguments)
 case .devIssuer:
     Agent.run(arguments)
+case .mcp(let options):
+    McpCommand.run(options)
 case .tool(let command):
     Tool.run(command)
 }

@@ -137,7 +137,8 @@ final class InteropServer: @unchecked Sendable {
 
     /// posix_spawn with POSIX_SPAWN_SETPGROUP (Foundation's Process cannot make a
     /// new process group), stdin from /dev/null and stdout+stderr to `log`.
-    private static func spawnInOwnGroup(_ arguments: [String], environment: [String: String], log: String) throws -> pid_t {
+    /// Also starts FastMCPServer's script.
+    static func spawnInOwnGroup(_ arguments: [String], environment: [String: String], log: String) throws -> pid_t {
         #if canImport(Darwin)
         var attributes: posix_spawnattr_t? = nil
         var actions: posix_spawn_file_actions_t? = nil
