@@ -1,4 +1,5 @@
 import AuthCore
+import DevIssuer
 import Foundation
 import XCTest
 @testable import auth_agent
@@ -60,6 +61,21 @@ final class CommandLineParsingTests: XCTestCase {
         XCTAssertFalse(man.split(separator: "\n").contains { $0.hasPrefix(".") && !$0.hasPrefix(".TH") && !$0.hasPrefix(".SH") && !$0.hasPrefix(".B")
             && ![".TP", ".RS", ".RE"].contains(String($0)) }, "no text line read as a roff request")
         XCTAssertEqual(CommandHelp.escape(".x -y \\z"), "\\&.x \\-y \\ez")
+        // `man -l` in a C locale (a fresh account, cron, `env -i`) renders with groff's ASCII
+        // device, which has no glyph for U+2026 and warned "can't find special character 'u2026'".
+        XCTAssertFalse(man.contains("…"), "no ellipsis character in the roff")
+        XCTAssertEqual(CommandHelp.escape("URL…"), "URL...")
+    }
+
+    /// A newcomer writing a configuration against `auth-agent dev-issuer` learns its clients and
+    /// users from the help, as `demo` prints its users (they were in no help text nor the README).
+    func testDevIssuerHelpNamesItsClientsAndUsers() throws {
+        let summary = try XCTUnwrap(CommandHelp.lookup("dev-issuer").first).summary
+        let defaults = DevIssuerOptions()
+        for (user, password) in defaults.users { XCTAssertTrue(summary.contains("\(user)/\(password)"), summary) }
+        for (client, secret) in defaults.clients where client != "demo" {
+            XCTAssertTrue(summary.contains(secret.map { "\(client) (secret \($0))" } ?? "\(client) (public)"), summary)
+        }
     }
 
     func testNewCommands() throws {
