@@ -115,6 +115,10 @@ extension AuthService {
     /// one resend after a 401 for the token that was sent.
     public func fetch(_ request: FetchRequest, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil) async throws(AuthError) -> FetchResponse {
         guard let (p, originShape) = try route(url: request.url, provider: provider) else {
+            guard config.fetchesUncoveredURLs else {
+                throw AuthError(.originNotAllowed, "No provider served here covers \(Origin(url: request.url)?.description ?? request.url); "
+                                + "this socket fetches only URLs its providers cover.")
+            }
             let response = try await exchange(request, credential: nil)
             return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: nil, signed: false, retried: false)
         }
