@@ -67,6 +67,17 @@ final class CommandLineParsingTests: XCTestCase {
         XCTAssertEqual(CommandHelp.escape("URL…"), "URL...")
     }
 
+    /// A mistyped command gets the command it was probably meant to be, as git and gh answer.
+    func testMistypedCommandGetsASuggestion() {
+        for (argv, message) in [(["logn", "corp"], "unknown command 'logn'; did you mean 'login'?"),
+                                (["--config", "/c.json", "stauts"], "unknown command 'stauts'; did you mean 'status'?"),
+                                (["help", "tokne"], "no command 'tokne'; did you mean 'token'?"),
+                                (["frobnicate"], "unknown command 'frobnicate'"),
+                                (["serve", "extra"], "unknown argument 'extra'")] {
+            XCTAssertThrowsError(try Arguments.parse(argv), "\(argv)") { XCTAssertEqual("\($0)", message) }
+        }
+    }
+
     /// A newcomer writing a configuration against `auth-agent dev-issuer` learns its clients and
     /// users from the help, as `demo` prints its users (they were in no help text nor the README).
     func testDevIssuerHelpNamesItsClientsAndUsers() throws {
