@@ -140,6 +140,9 @@ final class CommandLineParsingTests: XCTestCase {
         XCTAssertEqual(try complete(["auth-agent", "token", "corp", ""]), [], "one operand")
         XCTAssertEqual(try complete(["auth-agent", "--log-level", "d"]), ["debug"])
         XCTAssertEqual(try complete(["auth-agent", "git-credential", ""]), ["configure", "erase", "get", "store"])
+        // `help <Tab>` completes the commands, as gh's does.
+        XCTAssertEqual(try complete(["auth-agent", "help", "lo"]), ["login", "logout"])
+        XCTAssertEqual(try complete(["auth-agent", "help", "con"]), ["config", "connect"])
         XCTAssertTrue(Completion.script("zsh")?.contains("bashcompinit") ?? false)
         let fish = try XCTUnwrap(Completion.script("fish"))
         XCTAssertTrue(fish.contains("complete -c auth-agent -n '__fish_seen_subcommand_from token' -l min-valid"), fish)
@@ -160,11 +163,11 @@ final class CommandLineParsingTests: XCTestCase {
         }
         if let fish = CLIHarness.which("fish") {
             let script = "function auth-agent; printf 'corp\\ndev\\n'; end\n" + Completion.script("fish")! + """
-                complete -C 'auth-agent token '; complete -C 'auth-agent token --min'; complete -C 'auth-agent config rem'
+                complete -C 'auth-agent token '; complete -C 'auth-agent token --min'; complete -C 'auth-agent config rem'; complete -C 'auth-agent help logo'
                 """
             let r = try CLIHarness.run(fish, ["--no-config", "-c", script])
             let lines = r.stdout.split(separator: "\n").map { String($0.prefix { $0 != "\t" }) }
-            XCTAssertEqual(lines, ["corp", "dev", "--min-valid", "remove"], r.stdout + r.stderr)
+            XCTAssertEqual(lines, ["corp", "dev", "--min-valid", "remove", "logout"], r.stdout + r.stderr)
         }
         if CLIHarness.which("zsh") == nil || CLIHarness.which("fish") == nil { throw XCTSkip("zsh or fish is not installed: only the shells present were tried") }
     }
