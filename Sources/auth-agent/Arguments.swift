@@ -1,3 +1,4 @@
+import AuthCore
 import JSONRPC
 
 /// The command line, parsed by hand (no dependencies): a subcommand and options.
@@ -60,7 +61,7 @@ struct Arguments {
                 throw UsageError(description: "'help' does not take \(flag)")
             }
             let topic = words.isEmpty ? nil : words.joined(separator: " ")
-            if let topic, CommandHelp.lookup(topic).isEmpty { throw UsageError(description: "no command '\(topic)'") }
+            if let topic, CommandHelp.lookup(topic).isEmpty { throw unknownCommand(topic, "no command", among: CommandHelp.commands.map(\.name)) }
             a.command = .help(topic: topic, man: rest.contains("--man"))
             return a
         case "completion"?:
@@ -153,12 +154,22 @@ struct Arguments {
                     a.command = arg == "serve" ? .serve : arg == "demo" ? .demo : .devIssuer
                 }
             default:
+                if i == at && !sawCommand && !arg.hasPrefix("-") {
+                    throw unknownCommand(arg, "unknown command", among: CommandHelp.commands.map { String($0.name.prefix { $0 != " " }) })
+                }
                 throw UsageError(description: "unknown argument '\(arg)'")
             }
             i += 1
         }
         try a.checkSocketOptions(daemon: daemon, forwardPath: forwardPath, forwardProviders: forwardProviders)
         return a
+    }
+
+    /// "unknown command 'logn'; did you mean 'login'?": a typo names what it was probably meant
+    /// to be, as git and gh do, rather than sending a newcomer through the whole help.
+    static func unknownCommand(_ word: String, _ problem: String, among names: [String]) -> UsageError {
+        let suggestion = KeySuggestion.closest(to: word, among: Array(Set(names)).sorted()).map { "; did you mean '\($0)'?" } ?? ""
+        return UsageError(description: "\(problem) '\(word)'\(suggestion)")
     }
 
     /// The options that take a value as the next argument, wherever they stand.

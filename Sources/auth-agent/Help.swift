@@ -129,7 +129,7 @@ struct CommandHelp: Sendable {
                     summary: "Run the agent against a built-in loopback dev issuer with three providers and a memory store; prints what to type on stderr.",
                     section: .development),
         CommandHelp(name: "dev-issuer", synopsis: "[--port N]",
-                    summary: "Run only the loopback dev issuer (for tests and clients): prints {\"issuer\": URL} and serves until stdin closes or SIGTERM.",
+                    summary: "Run only the loopback dev issuer (for tests and clients): prints {\"issuer\": URL} and serves until stdin closes or SIGTERM. Its OAuth clients: cli (public) and svc (secret svc-secret); its users: alice/wonderland and bob/builder.",
                     options: [Option(flag: "--port N", text: "port on 127.0.0.1 (default: any free port)")], section: .development),
     ]
 
@@ -250,9 +250,10 @@ struct CommandHelp: Sendable {
         return roff
     }
 
-    /// Text as roff reads it literally: backslashes and hyphens escaped, no line starting a request.
+    /// Text as roff reads it literally: backslashes and hyphens escaped, no line starting a request;
+    /// `…` spelled `...`, since groff's ASCII device (`man` in a C locale) has no glyph for it.
     static func escape(_ text: String) -> String {
-        var out = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
+        var out = text.replacing("\\", with: "\\e").replacing("-", with: "\\-").replacing("…", with: "...")
         if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
         return out.replacing("\n.", with: "\n\\&.").replacing("\n'", with: "\n\\&'")
     }

@@ -37,6 +37,7 @@ enum SocketAgent {
             // at all (1002, absent from `status`), and sessions are the same ones.
             var subset = config
             subset.providers = config.providers.filter { options.forwardProviders.contains($0.id) }
+            subset.fetchesUncoveredURLs = false
             servers.append(server(forwardPath, forward, subset, store, storeStatus, arguments, logger))
         }
         for s in servers where !s.server.start() {

@@ -1,3 +1,4 @@
+import AuthCore
 import JSONRPC
 
 /// A one-shot subcommand (`login`, `token`, `git-credential`, …) and its options, parsed by hand.
@@ -136,7 +137,11 @@ struct ToolCommand: Equatable {
             case "--audience" where Self.takesShape.contains(name): audience = try value(flag, inline)
             case "--resource" where Self.takesShape.contains(name): resource = try value(flag, inline)
             case "-X" where name == "fetch" || name == "header", "--request" where name == "fetch" || name == "header":
-                fetch.method = try value(flag, inline)
+                let method = try value(flag, inline)
+                guard FetchRequest.isMethod(method) else {
+                    throw Arguments.UsageError(description: "-X must be an HTTP method such as GET or POST, got \(method.debugDescription)")
+                }
+                fetch.method = method
             case "-H" where name == "fetch", "--header" where name == "fetch": fetch.headers.append(try value(flag, inline))
             case "-d" where name == "fetch", "--data" where name == "fetch", "--data-binary" where name == "fetch":
                 guard fetch.data == nil else { throw Arguments.UsageError(description: "'fetch' takes one body (-d or --data-binary)") }

@@ -190,5 +190,16 @@ final class SocketAgentTests: XCTestCase {
         XCTAssertEqual(remote.call("login", Self.bob, id: 4)?["error"]?["code"], 1002)
         let signed = remote.call("sign", ["request": ["method": "GET", "url": .string(harness.issuer.baseURL + "/api/me")]], id: 5)
         XCTAssertEqual(signed?["result"]?["signed"], false, "\(String(describing: signed))")
+
+        // Nor does it lend the remote host this machine's network: a URL no forwarded provider
+        // covers (here a loopback service of the laptop) is refused unsent, where the main socket
+        // fetches it. Before, the remote side read the laptop's loopback services.
+        let me: JSONValue = ["request": ["method": "GET", "url": .string(harness.issuer.baseURL + "/api/me")]]
+        harness.issuer.resetCounts()
+        let refused = remote.call("fetch", me, id: 6)
+        XCTAssertEqual(refused?["error"]?["code"], 1006, "\(String(describing: refused))")
+        XCTAssertEqual(harness.issuer.count("api"), 0, "nothing sent")
+        XCTAssertNotNil(local.call("fetch", me, id: 3)?["result"]?["status"], "the main socket fetches it (signed by corp, which covers it there)")
+        XCTAssertEqual(harness.issuer.count("api"), 1)
     }
 }

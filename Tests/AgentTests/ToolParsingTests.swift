@@ -40,6 +40,20 @@ final class ToolParsingTests: XCTestCase {
                        ["Accept=text/plain", "X-Trace-Id=1"])
     }
 
+    /// `-X` is checked as the RPC's `fetch` checks `request.method`: exit 2 with a message. Before,
+    /// `fetch -X 'G ET'` failed at the transport (exit 1, "not a valid http or https request") and
+    /// `header -X ''` printed a DPoP proof for an empty method.
+    func testMethodIsCheckedAsTheRPCChecksIt() throws {
+        for command in ["fetch", "header"] {
+            for bad in ["", "G ET", "GET\r\nX: y", "GET:", "G\u{7F}"] {
+                XCTAssertThrowsError(try ToolCommand.parse([command, "-X", bad, "https://api.example.com/x"]), "\(command) \(bad)") {
+                    XCTAssertTrue("\($0)".contains("-X must be an HTTP method"), "\($0)")
+                }
+            }
+            XCTAssertNoThrow(try ToolCommand.parse([command, "--request=PATCH", "https://api.example.com/x"]))
+        }
+    }
+
     func testExitCodesFollowTheErrorNumber() {
         XCTAssertEqual(ToolFailure(AuthError(.authServerUnavailable, "down")).code, .unavailable)
         XCTAssertEqual(ToolFailure(AuthError(.unknownProvider, "no")).code, .usage)

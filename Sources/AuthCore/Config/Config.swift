@@ -27,6 +27,10 @@ public struct AgentConfig: Sendable, Equatable {
     public var lockTimeoutSeconds: Double = 15
     public var store: StoreConfig
     public var providers: [ProviderConfig]
+    /// Whether `fetch` sends a request no provider covers (unsigned). Not a file key: a socket
+    /// forwarded to another host (`--forward-socket`) sets it false, so the remote side gets the
+    /// listed providers' tokens but not this machine's network (its loopback services, the intranet).
+    public var fetchesUncoveredURLs = true
 
     public init(refreshWindowSeconds: Int = 60, store: StoreConfig = .auto(path: nil), providers: [ProviderConfig] = []) {
         self.refreshWindowSeconds = refreshWindowSeconds

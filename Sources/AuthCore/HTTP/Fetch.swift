@@ -54,6 +54,12 @@ extension FetchRequest {
     public static let reservedHeaderNames: Set<String> = ["host", "content-length", "transfer-encoding", "connection", "te", "upgrade"]
     private static let separators = Set("\"(),/:;<=>?@[\\]{}".utf8)
 
+    /// Whether `method` can be a request's method: an RFC 9110 token, as the RPC's `fetch` and the
+    /// command line's `-X` both require (a DPoP proof names it, a request line carries it).
+    public static func isMethod(_ method: String) -> Bool {
+        !method.isEmpty && method.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !separators.contains($0) }
+    }
+
     public static func refusal(name: String, value: String) -> HeaderRefusal? {
         guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && !separators.contains($0) }) else { return .notAToken }
         let lowered = name.lowercased()
@@ -115,6 +121,10 @@ extension AuthService {
     /// one resend after a 401 for the token that was sent.
     public func fetch(_ request: FetchRequest, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil) async throws(AuthError) -> FetchResponse {
         guard let (p, originShape) = try route(url: request.url, provider: provider) else {
+            guard config.fetchesUncoveredURLs else {
+                throw AuthError(.originNotAllowed, "No provider served here covers \(Origin(url: request.url)?.description ?? request.url); "
+                                + "this socket fetches only URLs its providers cover.")
+            }
             let response = try await exchange(request, credential: nil)
             return FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: nil, signed: false, retried: false)
         }

@@ -36,7 +36,7 @@ enum FetchMethod: AuthMethod {
         let r = RPCParams(object)
         try r.rejectUnknown(allowed: ["method", "url", "headers", "body", "bodyBase64"])
         var request = FetchRequest(method: try r.string("method"), url: try r.string("url"))
-        guard !request.method.isEmpty, request.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
+        guard FetchRequest.isMethod(request.method) else {
             throw .invalidParams("'request.method' must be an HTTP method such as GET")
         }
         guard Origin(url: request.url) != nil else { throw .invalidParams("'request.url' must be an absolute http or https URL") }

@@ -27,6 +27,8 @@ enum SignMethod: AuthMethod {
             let request = RPCParams(try p.object("request"))
             try request.rejectUnknown(allowed: ["method", "url", "headers"])
             method = try request.string("method")
+            // It goes into a DPoP proof's htm and the request line the host sends: a token, as for fetch.
+            guard FetchRequest.isMethod(method) else { throw .invalidParams("'request.method' must be an HTTP method such as GET") }
             url = try request.string("url")
             _ = try request.optionalObject("headers")
             provider = try p.optionalString("provider")
@@ -74,7 +76,8 @@ enum SignMethod: AuthMethod {
 
     /// `{"request": {"method": M, "url": U}, "provider"?: P}` in any order, all
     /// strings, and nothing else: params `Params` reads the same way, with
-    /// nothing to refuse. Anything more (headers, a new param) is not plain.
+    /// nothing to refuse. Anything more (headers, a new param), or a method `Params`
+    /// would refuse, is not plain.
     struct PlainParams {
         let method: String
         let url: String
@@ -100,7 +103,7 @@ enum SignMethod: AuthMethod {
                 default: return false
                 }
                 return true
-            }), let method, let url else { return nil }
+            }), let method, let url, FetchRequest.isMethod(method.string) else { return nil }
             self.method = method.string
             self.url = url.string
             self.provider = provider?.string
