@@ -33,11 +33,16 @@ let package = Package(
         .target(name: "CurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // libsecret (the freedesktop Secret Service) loaded with dlopen when a keyring store is used (Linux).
         .target(name: "SecretShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
-        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Locking", "Digest", "Wire", .target(name: "CurlShim", condition: .when(platforms: [.linux])),
+        // libcrypto (OpenSSL) loaded with dlopen on the first ES256 key, for DPoP (Linux; CryptoKit on Apple platforms).
+        .target(name: "CryptoShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // P-256 keys, ES256 signatures and RFC 7638 thumbprints over CryptoShim or CryptoKit: DPoP proofs and their checks.
+        .target(name: "ES256", dependencies: ["Digest", "Wire", "Locking", .target(name: "CryptoShim", condition: .when(platforms: [.linux]))],
+                swiftSettings: strict),
+        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Locking", "Digest", "Wire", "ES256", .target(name: "CurlShim", condition: .when(platforms: [.linux])),
                                                  .target(name: "SecretShim", condition: .when(platforms: [.linux]))],
                 swiftSettings: strict),
         // A loopback-only OAuth 2.0 / session-API issuer for the demo and the tests.
-        .target(name: "DevIssuer", dependencies: ["JSON", "Locking", "Digest", "Wire"], swiftSettings: strict),
+        .target(name: "DevIssuer", dependencies: ["JSON", "Locking", "Digest", "Wire", "ES256"], swiftSettings: strict),
         // The thin executable that wires the layers to stdin/stdout.
         .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "AuthCore", "DevIssuer"], swiftSettings: strict),
         // Drives the built agent over pipes beside an echo baseline; prints ratios.
@@ -51,9 +56,9 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: strict),
         .testTarget(name: "LockingTests", dependencies: ["Locking"], swiftSettings: strict),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "Locking"], swiftSettings: strict),
-        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON", "Wire", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON"], swiftSettings: strict),
+        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON", "Wire", "ES256", "Digest", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON", "ES256", "Wire", "Digest"], swiftSettings: strict),
         // Golden transcripts, schema checks and fuzzing against the built binary.
-        .testTarget(name: "AgentTests", dependencies: ["TestSupport", "JSON", "JSONRPC", "Locking", "AuthCore", "DevIssuer", "auth-agent"], swiftSettings: strict),
+        .testTarget(name: "AgentTests", dependencies: ["TestSupport", "JSON", "JSONRPC", "Locking", "AuthCore", "DevIssuer", "ES256", "Wire", "Digest", "auth-agent"], swiftSettings: strict),
     ]
 )

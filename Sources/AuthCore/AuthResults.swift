@@ -52,11 +52,14 @@ public struct Signature: Sendable, Equatable {
     public let expiresAt: Date?
     /// The session's generation: the same generation and authorization mean the same answer.
     public let generation: Int
+    /// The `DPoP` header value for a DPoP-bound token (RFC 9449): a proof for this one request, so never reused.
+    public let proof: String?
 
-    init(provider: String, account: String, shape: TokenShape, credential: Credential) {
+    init(provider: String, account: String, shape: TokenShape, credential: Credential, proof: String? = nil) {
         self.provider = provider
         self.account = account
         self.shape = shape
+        self.proof = proof
         authorization = credential.authorization
         expiresAt = credential.expiresAt
         generation = credential.generation
@@ -78,6 +81,17 @@ public struct ProviderStatus: Sendable, Equatable {
     public let accounts: [Account]
     /// For a provider learned from an API's 401: its resource and issuer (`status` shows `learned: true`).
     public var learned: LearnedResource?
+    /// The username git sends with the token, when configured: the command line's
+    /// `git-credential` reads it here when it works through a socket agent.
+    public var gitUsername: String?
+    /// Accounts whose stored session this agent cannot read (a locked keyring, or
+    /// one this process cannot reach) and why: their requests answer 1010.
+    public var unreadable: [Unreadable] = []
+
+    public struct Unreadable: Sendable, Equatable {
+        public let account: String
+        public let reason: String
+    }
 
     public struct LoggedIn: Sendable, Equatable {
         public let user: JSONValue

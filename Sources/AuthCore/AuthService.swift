@@ -24,8 +24,10 @@ public final class AuthService: Sendable {
     private var providers: [String: ProviderAccounts] { registry.providers }
     private var order: [String] { registry.order }
     let sync: StoreSync
-    /// Which store is in effect, for `status`; nil when the embedder did not say.
-    public let storeStatus: StoreStatus?
+    /// Which store is in effect, for `status`: what an `auto` store's records say
+    /// (its choice is made per login), else what the embedder said (nil: nothing).
+    public var storeStatus: StoreStatus? { (sync.store as? StoreStatusReporting)?.storeStatus ?? givenStoreStatus }
+    private let givenStoreStatus: StoreStatus?
     /// For `fetch`'s API calls; auth-server calls go through `HTTPCalls`.
     let transport: HTTPTransport
     let clock: Clock
@@ -40,6 +42,8 @@ public final class AuthService: Sendable {
     private let shuttingDown = Locked(false)
     /// Where the origins of recently signed URLs go.
     private let routes: OriginCache<Route>
+    /// The DPoP nonces servers gave, by origin: one memory for token requests, `sign` and `fetch`.
+    let nonces = DPoPNonces()
 
     /// Seconds a logout may spend telling the server; the local session is gone either way.
     static let revokeTimeout = 5.0
@@ -52,7 +56,7 @@ public final class AuthService: Sendable {
     {
         self.config = config
         self.httpTimeout = httpTimeout
-        self.storeStatus = storeStatus
+        self.givenStoreStatus = storeStatus
         self.timing = config.refreshTiming
         // The one place every request of the service (auth server and `fetch`) goes out through.
         let transport = LoggingTransport.wrapping(transport, logger: logger)
@@ -66,7 +70,8 @@ public final class AuthService: Sendable {
         let discovery = Discovery(http: http)
         self.http = http
         self.discovery = discovery
-        let configured = config.providers.map { Self.makeAccounts($0, http: http, discovery: discovery, clock: clock, logger: logger) }
+        let nonces = nonces
+        let configured = config.providers.map { Self.makeAccounts($0, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces) }
         configured.forEach(sync.load)
         self.registry = ProviderRegistry(configured)
         let providers = registry.providers
@@ -80,15 +85,17 @@ public final class AuthService: Sendable {
     }
 
     /// A provider's accounts with a login for each of its flows.
-    static func makeAccounts(_ p: ProviderConfig, http: HTTPCalls, discovery: Discovery, clock: Clock, logger: Logger) -> ProviderAccounts {
+    static func makeAccounts(_ p: ProviderConfig, http: HTTPCalls, discovery: Discovery, clock: Clock, logger: Logger,
+                             nonces: DPoPNonces) -> ProviderAccounts {
         let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery,
-                                lifetimeWarning: WarnOnce { logger.warn($0) })
+                                lifetimeWarning: WarnOnce { logger.warn($0) }, nonces: nonces, tokenTypeWarning: WarnOnce { logger.warn($0) })
         var logins: [Flow: LoginProvider] = [:]
         for flow in p.flows {
             // A flow with a client of its own talks to the server through an OAuthClient of its own.
             let config = p.using(flow)
             let client = config == p ? oauth : OAuthClient(config: config, http: http, clock: clock, discovery: discovery,
-                                                            lifetimeWarning: WarnOnce { logger.warn($0) })
+                                                            lifetimeWarning: WarnOnce { logger.warn($0) }, nonces: nonces,
+                                                            tokenTypeWarning: WarnOnce { logger.warn($0) })
             logins[flow] = flow.descriptor.makeProvider(FlowContext(config: config, http: http, oauth: client, clock: clock,
                                                                     revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher()))
         }
@@ -234,6 +241,8 @@ public final class AuthService: Sendable {
                                         session: used?.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) },
                                         account: used?.account, accounts: accounts)
             status.learned = p.config.learned
+            status.unreadable = p.all.compactMap { c in sync.trouble(c).map { ProviderStatus.Unreadable(account: c.account, reason: $0) } }
+            status.gitUsername = p.config.gitUsername
             return status
         }
     }
@@ -335,7 +344,7 @@ public final class AuthService: Sendable {
     /// caller that routed nothing yet learns it from this one lookup, and false
     /// makes the answer nil without touching the session.
     public func signNow(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
-                        runsNow: (String) -> Bool = { _ in true }) throws(AuthError) -> SignDecision? {
+                        method: String = "GET", runsNow: (String) -> Bool = { _ in true }) throws(AuthError) -> SignDecision? {
         let routed: (accounts: ProviderAccounts, shape: TokenShape)?
         do {
             routed = try route(url: url, provider: provider)
@@ -349,7 +358,7 @@ public final class AuthService: Sendable {
         let c = try resolve(p, account)
         let shape = shape ?? originShape
         guard let credential = try credentialNow(c, shape) else { return nil }
-        return .signed(Signature(provider: p.id, account: c.account, shape: shape, credential: credential))
+        return .signed(try signature(p, c, shape, credential, method: method, url: url))
     }
 
     /// `token` from memory, like `signNow`: nil when the token must be obtained first (then `token`).
@@ -377,15 +386,30 @@ public final class AuthService: Sendable {
         case .stale: refreshInBackground(c, session, shape)
         case .expired: return nil
         }
-        return Credential(token, generation: session.generation)
+        return Credential(token, of: session)
     }
 
     /// `sign`, waiting for a token when one must be obtained first.
-    public func sign(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil) async throws(AuthError) -> SignDecision {
+    public func sign(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
+                     method: String = "GET") async throws(AuthError) -> SignDecision {
         guard let (p, originShape) = try route(url: url, provider: provider) else { return .unsigned }
         let c = try resolve(p, account)
         let shape = shape ?? originShape
-        return .signed(Signature(provider: p.id, account: c.account, shape: shape, credential: try await usableCredential(c, shape)))
+        return .signed(try signature(p, c, shape, try await usableCredential(c, shape), method: method, url: url))
+    }
+
+    /// A `sign` answer; a DPoP-bound token gets a fresh proof for this method and URL (never cached).
+    private func signature(_ p: ProviderAccounts, _ c: SessionCoordinator, _ shape: TokenShape, _ credential: Credential,
+                           method: String, url: String) throws(AuthError) -> Signature {
+        var proof: String?
+        if let key = credential.dpopKey {
+            do {
+                proof = try key.proof(method: method, url: url, at: clock.now(), accessToken: credential.accessToken, nonce: nonces.nonce(for: url))
+            } catch {
+                throw AuthError.unavailable(c.config, error.description)
+            }
+        }
+        return Signature(provider: p.id, account: c.account, shape: shape, credential: credential, proof: proof)
     }
 
     /// The access token of `shape`, obtained or refreshed first when needed.
@@ -408,7 +432,7 @@ public final class AuthService: Sendable {
     /// whether a refresh happened. Nothing is sent when that token was already replaced.
     func credentialAfterRejection(_ c: SessionCoordinator, _ shape: TokenShape, failedAuthorization: String?) async throws(AuthError) -> (Credential, Bool) {
         guard let session = c.current else { throw notLoggedIn(c) }
-        let held = shape.isNone ? Credential(session, authorization: session.authorization) : session.token(for: shape).map { Credential($0, generation: session.generation) }
+        let held = shape.isNone ? Credential(session, authorization: session.authorization) : session.token(for: shape).map { Credential($0, of: session) }
         if let held, let failed = failedAuthorization, failed != held.authorization, failed != held.accessToken {
             return (held, false)
         }
@@ -424,7 +448,7 @@ public final class AuthService: Sendable {
 
     private static func credential(in session: Session, _ shape: TokenShape) -> Credential? {
         if shape.isNone { return Credential(session, authorization: session.authorization) }
-        return session.token(for: shape).map { Credential($0, generation: session.generation) }
+        return session.token(for: shape).map { Credential($0, of: session) }
     }
 
     private func canRefresh(_ c: SessionCoordinator, _ session: Session) -> Bool {
@@ -592,7 +616,7 @@ public final class AuthService: Sendable {
         var merged: Session
         if shape.isNone {
             merged = fresh
-            merged.shaped = stale.shaped
+            merged.shaped = stale.pruningShapes(at: fresh.obtainedAt).shaped
         } else {
             merged = stale.replacing(ShapedToken(shape: shape, accessToken: fresh.accessToken, tokenType: fresh.tokenType,
                                                  expiresAt: fresh.expiresAt, obtainedAt: fresh.obtainedAt))

@@ -20,6 +20,7 @@ struct curl_msg {
 #define CURLE_FAILED_INIT 2
 #define CURLOPT_WRITEDATA 10001
 #define CURLOPT_URL 10002
+#define CURLOPT_PROXY 10004
 #define CURLOPT_WRITEFUNCTION 20011
 #define CURLOPT_POSTFIELDS 10015
 #define CURLOPT_HTTPHEADER 10023
@@ -101,7 +102,11 @@ typedef struct {
     acurl_response *out;
     size_t max;
     int too_large;
+    int headers_too_large;
     const volatile int *cancel;
+    acurl_chunk_fn on_chunk;  // streaming: each body piece goes here instead of into `out->body`
+    void *chunk_context;
+    int stopped;              // `on_chunk` asked to end the transfer
 } exchange;
 
 static int append(unsigned char **buffer, size_t *length, const char *data, size_t n) {
@@ -117,6 +122,11 @@ static int append(unsigned char **buffer, size_t *length, const char *data, size
 static size_t on_body(char *data, size_t size, size_t count, void *context) {
     exchange *x = context;
     size_t n = size * count;
+    if (x->on_chunk) {
+        if (x->on_chunk(x->chunk_context, x->out->headers, x->out->headers_len, (const unsigned char *)data, n)) return n;
+        x->stopped = 1;
+        return 0;
+    }
     if (x->out->body_len + n > x->max) {
         x->too_large = 1;
         return 0;
@@ -127,8 +137,8 @@ static size_t on_body(char *data, size_t size, size_t count, void *context) {
 static size_t on_header(char *data, size_t size, size_t count, void *context) {
     exchange *x = context;
     size_t n = size * count;
-    if (x->out->headers_len + n > 65536) {
-        x->too_large = 1;
+    if (x->out->headers_len + n > ACURL_MAX_HEADER_BYTES) {
+        x->headers_too_large = 1;
         return 0;
     }
     return append((unsigned char **)&x->out->headers, &x->out->headers_len, data, n) ? n : 0;
@@ -176,16 +186,17 @@ static int run(CURL *handle, const volatile int *cancel) {
     return code;
 }
 
-int acurl_perform(const char *method, const char *url,
-                  const char *const *headers, size_t header_count,
-                  const unsigned char *body, size_t body_len, int has_body,
-                  long timeout_ms, size_t max_response,
-                  const volatile int *cancel, acurl_response *out) {
+static int perform(const char *method, const char *url,
+                   const char *const *headers, size_t header_count,
+                   const unsigned char *body, size_t body_len, int has_body,
+                   long timeout_ms, size_t max_response, int no_proxy,
+                   const volatile int *cancel, acurl_response *out,
+                   acurl_chunk_fn on_chunk, void *chunk_context) {
     memset(out, 0, sizeof *out);
     if (!acurl_load()) return ACURL_UNAVAILABLE;
     CURL *handle = api.easy_init();
     if (!handle) return ACURL_FAILED;
-    exchange x = {out, max_response, 0, cancel};
+    exchange x = {out, max_response, 0, 0, cancel, on_chunk, chunk_context, 0};
     struct curl_slist *list = NULL;
     for (size_t i = 0; i < header_count; i++) list = api.slist_append(list, headers[i]);
     // No "Expect: 100-continue" round trip before a body.
@@ -204,6 +215,8 @@ int acurl_perform(const char *method, const char *url,
     api.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
     api.easy_setopt(handle, CURLOPT_XFERINFODATA, &x);
     api.easy_setopt(handle, CURLOPT_HTTPHEADER, list);
+    // An empty proxy disables the environment's proxy variables for this transfer (curl's documented way).
+    if (no_proxy) api.easy_setopt(handle, CURLOPT_PROXY, "");
     if (has_body) {
         api.easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, (long long)body_len);
         api.easy_setopt(handle, CURLOPT_POSTFIELDS, body_len ? (const char *)body : "");
@@ -221,7 +234,8 @@ int acurl_perform(const char *method, const char *url,
 
     if (code == 0) return ACURL_OK;
     if (x.too_large) return ACURL_TOO_LARGE;
-    if (cancel && *cancel) return ACURL_CANCELLED;
+    if (x.headers_too_large) return ACURL_HEADERS_TOO_LARGE;
+    if ((cancel && *cancel) || x.stopped) return ACURL_CANCELLED;
     switch (code) {
     case 28: return ACURL_TIMEOUT;                  // CURLE_OPERATION_TIMEDOUT
     case 7: return ACURL_CONNECT_FAILED;            // CURLE_COULDNT_CONNECT
@@ -230,6 +244,24 @@ int acurl_perform(const char *method, const char *url,
         return ACURL_TLS_FAILED;                    // handshake, peer verification, CA problems
     default: return ACURL_FAILED;
     }
+}
+
+int acurl_perform(const char *method, const char *url,
+                  const char *const *headers, size_t header_count,
+                  const unsigned char *body, size_t body_len, int has_body,
+                  long timeout_ms, size_t max_response, int no_proxy,
+                  const volatile int *cancel, acurl_response *out) {
+    return perform(method, url, headers, header_count, body, body_len, has_body, timeout_ms, max_response, no_proxy,
+                   cancel, out, NULL, NULL);
+}
+
+int acurl_stream(const char *method, const char *url,
+                 const char *const *headers, size_t header_count,
+                 const unsigned char *body, size_t body_len, int has_body,
+                 long timeout_ms, int no_proxy, const volatile int *cancel, acurl_response *out,
+                 acurl_chunk_fn on_chunk, void *context) {
+    return perform(method, url, headers, header_count, body, body_len, has_body, timeout_ms, (size_t)-1, no_proxy,
+                   cancel, out, on_chunk, context);
 }
 
 void acurl_response_free(acurl_response *response) {

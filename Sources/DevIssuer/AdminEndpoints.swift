@@ -26,8 +26,10 @@ enum AdminEndpoints {
     /// `POST /_admin/fault` with any of `latencyMs`, `fail` (+ `status`), `drop`, `rejectApi`,
     /// `revokeAll`, `accessTokenLifetime`, `slowDown`, `deviceInterval`,
     /// `expireDevices`, `autoApprove` (a username, or null for off), `requireNonce`,
-    /// `verificationUri` (a string, or null for the real page) and `discovery` (a
-    /// `DiscoveryFault` name or an array of them to turn on, null to turn all off) → `{}`.
+    /// `verificationUri` (a string, or null for the real page), `discovery` (a `DiscoveryFault`
+    /// name or an array of them to turn on, null to turn all off), and for DPoP `dpopNonce`
+    /// (mandatory nonces on or off), `dpopRotateNonce`, `dpopBearer` (the next N proven
+    /// token requests get Bearer tokens) and `dpopRefuse` (the next N proofs are refused) → `{}`.
     /// Unknown or mistyped fields are a 400, so a typo in a test does not silently inject nothing.
     static func fault(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         let body: JSONObject
@@ -38,13 +40,14 @@ enum AdminEndpoints {
         } else {
             return .error(400, "invalid_request", "expected a JSON object")
         }
-        let integers = ["latencyMs", "fail", "status", "drop", "rejectApi", "accessTokenLifetime", "slowDown", "deviceInterval"]
+        let integers = ["latencyMs", "fail", "status", "drop", "rejectApi", "accessTokenLifetime", "slowDown", "deviceInterval",
+                        "dpopBearer", "dpopRefuse"]
         for (key, value) in body.members {
             if integers.contains(key) {
                 guard let number = value.intValue, abs(number) <= Int64(Int32.max) else {
                     return .error(400, "invalid_request", "\(key) must be an integer")
                 }
-            } else if key == "revokeAll" || key == "expireDevices" || key == "requireNonce" {
+            } else if ["revokeAll", "expireDevices", "requireNonce", "dpopNonce", "dpopRotateNonce"].contains(key) {
                 guard value.boolValue != nil else { return .error(400, "invalid_request", "\(key) must be a boolean") }
             } else if key == "discovery" {
                 let names = value.arrayValue ?? (value.isNull ? [] : [value])
@@ -83,6 +86,10 @@ enum AdminEndpoints {
                 if let fault = name.stringValue.flatMap(DiscoveryFault.init(rawValue:)) { state.setDiscoveryFault(fault, on: true) }
             }
         }
+        if let required = body["dpopNonce"]?.boolValue { state.dpop.setNonceRequired(required) }
+        if body["dpopRotateNonce"]?.boolValue == true { state.dpop.rotateNonce() }
+        if let count = integer("dpopBearer") { state.dpop.answerBearerNext(count) }
+        if let count = integer("dpopRefuse") { state.dpop.refuseProofsNext(count) }
         return .json(200, [:])
     }
 

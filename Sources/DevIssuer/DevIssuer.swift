@@ -96,6 +96,26 @@ public final class DevIssuer: Sendable {
         state.answerNext(endpoint, status: status, body: Array(body.utf8))
     }
 
+    /// DPoP (RFC 9449): whether proofs must carry the issuer's current nonce (`use_dpop_nonce` otherwise).
+    public func setDPoPNonceRequired(_ required: Bool) {
+        state.dpop.setNonceRequired(required)
+    }
+
+    /// A new mandatory nonce: clients holding the old one are asked (`use_dpop_nonce`) once more.
+    public func rotateDPoPNonce() {
+        state.dpop.rotateNonce()
+    }
+
+    /// The next `count` token requests with a valid proof get unbound `Bearer` tokens, as a server without DPoP would answer.
+    public func answerBearerToDPoPNext(_ count: Int) {
+        state.dpop.answerBearerNext(count)
+    }
+
+    /// The next `count` DPoP proofs are refused (`invalid_dpop_proof`), whatever they say.
+    public func refuseDPoPProofsNext(_ count: Int) {
+        state.dpop.refuseProofsNext(count)
+    }
+
     /// Invalidates every session, access and refresh token issued so far.
     public func revokeAll() {
         state.revokeAll()

@@ -49,6 +49,7 @@ enum DiscoveryEndpoint {
             "token_endpoint_auth_methods_supported": authMethods,
             "revocation_endpoint_auth_methods_supported": authMethods,
             "authorization_response_iss_parameter_supported": true,
+            "dpop_signing_alg_values_supported": ["ES256"],
         ]
         if !faults.contains(.noRegistrationEndpoint) { metadata["registration_endpoint"] = .string(base + "/register") }
         if !faults.contains(.noClientMetadataDocuments) { metadata["client_id_metadata_document_supported"] = true }

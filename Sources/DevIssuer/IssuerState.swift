@@ -29,6 +29,8 @@ final class IssuerState: Sendable {
     /// Registered clients, published metadata documents and discovery faults
     /// (IssuerState+Learning.swift): apart from `store`, since no operation spans both.
     let learning = Locked(LearningState())
+    /// Replay memory, mandatory nonces and faults for DPoP proofs.
+    let dpop = DPoPState()
 
     init(options: DevIssuerOptions) {
         var users: [String: UserProfile] = [:]
@@ -196,6 +198,12 @@ final class IssuerState: Sendable {
             return ValidAccessToken(subject: subject, clientID: record.clientID, scope: record.scope, target: record.target)
         }
     }
+
+    /// The RFC 7638 thumbprint an access token is bound to (`cnf.jkt`); nil for a bearer or unknown token.
+    func dpopBinding(ofAccessToken token: String) -> String? { store.withLock { $0.accessTokens[token]?.jkt } }
+
+    /// The key a refresh token is bound to: its grant was proven with it, and so must its refreshes be.
+    func dpopBinding(ofRefreshToken token: String) -> String? { store.withLock { $0.refreshTokens[token]?.jkt } }
 
     /// Whom `token` speaks for, if it is known, unrevoked and unexpired.
     func subject(ofAccessToken token: String, now: Double) -> TokenSubject? {
@@ -391,6 +399,7 @@ final class IssuerState: Sendable {
             $0.requireNonce = defaultRequireNonce
         }
         learning.withLock { $0.faults = [] }
+        dpop.reset()
     }
 
     // MARK: Counters
@@ -434,6 +443,8 @@ private struct Store {
         var scope: String? = nil
         var target = TokenTarget.unbound
         var revoked = false
+        /// RFC 9449 `cnf.jkt`: the key whose proof must come with the token.
+        var jkt: String? = nil
     }
 
     struct RefreshTokenRecord {
@@ -444,6 +455,7 @@ private struct Store {
         var revoked = false
         var usedAt: Double? = nil
         var successor: TokenGrant? = nil
+        var jkt: String? = nil
     }
 
     var accessTokens: [String: AccessTokenRecord] = [:]
@@ -508,6 +520,7 @@ private struct Store {
     mutating func mintGrant(user: UserProfile?, clientID: String, scope: String?, refreshScope: String?, target: TokenTarget,
                             family: Int, refreshable: Bool, issuer: String, now: Double, nonce: String? = nil) -> TokenGrant {
         let times = lifetime(from: now)
+        let jkt = DPoPBinding.jkt
         var claims: JSONObject = [
             "iss": .string(issuer),
             "sub": .string(user?.username ?? clientID),
@@ -518,15 +531,16 @@ private struct Store {
         claims["iat"] = .int(times.iat)
         claims["exp"] = .int(times.exp)
         claims["jti"] = .string(SecureRandom.token(bytes: 12))
+        if let jkt { claims["cnf"] = ["jkt": .string(jkt)] }
         let accessToken = DevJWT.mint(claims: claims)
         accessTokens[accessToken] = AccessTokenRecord(kind: .access, username: user?.username, clientID: clientID,
-                                                      family: family, expiresAt: times.expiresAt, scope: scope, target: target)
+                                                      family: family, expiresAt: times.expiresAt, scope: scope, target: target, jkt: jkt)
 
         var refreshToken: String? = nil
         if refreshable {
             let token = SecureRandom.token(bytes: 32)
             refreshTokens[token] = RefreshTokenRecord(clientID: clientID, username: user?.username,
-                                                      scope: refreshScope, family: family)
+                                                      scope: refreshScope, family: family, jkt: jkt)
             refreshToken = token
         }
 
@@ -541,7 +555,7 @@ private struct Store {
             idToken = DevJWT.mint(claims: idClaims)
         }
         return TokenGrant(accessToken: accessToken, expiresIn: max(0, accessTokenLifetime),
-                          refreshToken: refreshToken, scope: scope, idToken: idToken)
+                          refreshToken: refreshToken, scope: scope, idToken: idToken, dpopBound: jkt != nil)
     }
 }
 

@@ -11,7 +11,7 @@ import Wire
 /// - `POST /api/echo`: the method, content type and body it received (never the token).
 /// - `GET /api/redirect?to=URL`: `302` to `URL` (a path stays on this origin).
 /// - `GET /api/bytes?n=N`: N bytes of `application/octet-stream`.
-/// All but `/api/redirect` need a valid bearer token.
+/// All but `/api/redirect` need a valid access token: bearer, or DPoP-bound with a proof.
 enum ProtectedAPI {
     /// Counted as `api` (and faulted) like every public endpoint.
     static let routes: [Route] = [
@@ -63,11 +63,14 @@ enum ProtectedAPI {
         FormEncoding.uniqueParameters(Array((request.query ?? "").utf8))?[name]
     }
 
-    /// Runs `body` for a valid, unrevoked, unexpired bearer token, unless a `rejectAPI`
+    /// Runs `body` for a valid, unrevoked, unexpired access token (a bearer token, or a
+    /// DPoP-bound one with its proof: `DPoPChecks`), unless a `rejectAPI`
     /// fault says to refuse it anyway (a resource server that disagrees with the issuer).
     private static func authorized(_ request: HTTPRequest, _ context: RouteContext, _ body: (ValidAccessToken) -> HTTPResponse) -> HTTPResponse {
-        guard let token = request.bearerToken else {
-            return .error(401, "invalid_request", "missing bearer token", headers: [("WWW-Authenticate", "Bearer")])
+        let token: String
+        switch DPoPChecks.accessToken(request, context) {
+        case .failure(let refusal): return refusal
+        case .success(let presented): token = presented
         }
         guard !context.state.takeAPIRejection(), let valid = context.state.describe(accessToken: token, now: context.now) else {
             return .error(401, "invalid_token", "the access token is invalid, expired or revoked",

@@ -40,12 +40,20 @@ enum TokenEndpoint {
         case .invalid(let description): return OAuthRequest.error(400, "invalid_target", description)
         case .valid(let valid): target = valid
         }
-        switch grantType {
-        case "password": return password(oauth, target, context)
-        case "client_credentials": return clientCredentials(oauth, target, context)
-        case "refresh_token": return refreshToken(oauth, target, context)
-        case AuthorizationCodeGrant.type: return AuthorizationCodeGrant.handle(oauth, target, context)
-        default: return DeviceCodeGrant.handle(oauth, target, context)  // the last of `supportedGrants`
+        // RFC 9449: a valid proof binds whatever this grant mints to the proof's key.
+        let proven: String?
+        switch DPoPChecks.tokenRequest(request, context, refreshToken: grantType == "refresh_token" ? oauth.parameters["refresh_token"] : nil) {
+        case .failure(let refusal): return refusal
+        case .success(let jkt): proven = jkt
+        }
+        return DPoPBinding.$jkt.withValue(proven) {
+            switch grantType {
+            case "password": return password(oauth, target, context)
+            case "client_credentials": return clientCredentials(oauth, target, context)
+            case "refresh_token": return refreshToken(oauth, target, context)
+            case AuthorizationCodeGrant.type: return AuthorizationCodeGrant.handle(oauth, target, context)
+            default: return DeviceCodeGrant.handle(oauth, target, context)  // the last of `supportedGrants`
+            }
         }
     }
 

@@ -8,12 +8,14 @@ struct TokenGrant: Sendable {
     let refreshToken: String?
     let scope: String?
     let idToken: String?
+    /// Bound to the key of a DPoP proof (RFC 9449): `token_type` is then `DPoP`.
+    var dpopBound = false
 
     /// The RFC 6749 §5.1 response body.
     var json: JSONValue {
         var object: JSONObject = [
             "access_token": .string(accessToken),
-            "token_type": "Bearer",
+            "token_type": dpopBound ? "DPoP" : "Bearer",
             "expires_in": .int(Int64(expiresIn)),
         ]
         if let refreshToken { object["refresh_token"] = .string(refreshToken) }

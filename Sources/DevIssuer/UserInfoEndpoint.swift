@@ -1,8 +1,10 @@
-/// `GET /userinfo` (OIDC Core §5.3): the user behind a bearer access token.
+/// `GET /userinfo` (OIDC Core §5.3): the user behind an access token (bearer, or DPoP with its proof).
 enum UserInfoEndpoint {
     static func handle(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
-        guard let token = request.bearerToken else {
-            return .error(401, "invalid_request", "missing bearer token", headers: [("WWW-Authenticate", "Bearer")])
+        let token: String
+        switch DPoPChecks.accessToken(request, context) {
+        case .failure(let refusal): return refusal
+        case .success(let presented): token = presented
         }
         switch context.state.subject(ofAccessToken: token, now: context.now) {
         case nil:

@@ -65,4 +65,14 @@ final class InFlightRequests: @unchecked Sendable {
         entry?.task?.cancel()
         return entry?.deliver
     }
+
+    /// Removes and cancels every request in flight; returns their ids and where each cancellation goes.
+    func cancelAll() -> [(JSONValue, Deliver)] {
+        lock.lock()
+        let entries = byID
+        byID.removeAll()
+        lock.unlock()
+        for entry in entries.values { entry.task?.cancel() }
+        return entries.map { ($0.key, $0.value.deliver) }
+    }
 }

@@ -92,6 +92,15 @@ public final class OutputSink: @unchecked Sendable {
         return done.wait(timeout: deadline) == .success
     }
 
+    /// Drops whatever is queued or sent from now on: the descriptor is about to be closed, and
+    /// its number may be reused by another connection that must never see these answers.
+    public func close() {
+        lock.lock()
+        closed = true
+        buffer.removeAll()
+        lock.unlock()
+    }
+
     private func flushLocked() {
         guard !buffer.isEmpty else { return }
         if closed {

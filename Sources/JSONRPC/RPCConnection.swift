@@ -150,6 +150,13 @@ public final class RPCConnection: @unchecked Sendable {
         onExit(0)
     }
 
+    /// Cancels every request still in flight once `finish` has given them their grace: a
+    /// socket connection that closed leaves the agent running, and a login nobody waits for
+    /// any more must not hold its provider's lock (stdio's `finish` ends the process instead).
+    public func cancelInFlight() {
+        for (id, deliver) in inFlight.cancelAll() { deliver(RPCResponse(id: id, error: .requestCancelled)) }
+    }
+
     // MARK: Dispatch
 
     private enum Reply {

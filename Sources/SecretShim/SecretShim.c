@@ -30,6 +30,7 @@ typedef struct {
 static const SecretSchema schema = {
     "io.github.auth-agent.Session", 0,
     {{"application", SECRET_SCHEMA_ATTRIBUTE_STRING}, {"provider", SECRET_SCHEMA_ATTRIBUTE_STRING},
+     {"account", SECRET_SCHEMA_ATTRIBUTE_STRING}, {"record", SECRET_SCHEMA_ATTRIBUTE_STRING},
      {"store", SECRET_SCHEMA_ATTRIBUTE_STRING}, {"item", SECRET_SCHEMA_ATTRIBUTE_STRING}, {NULL, 0}},
     0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
@@ -218,7 +219,7 @@ static int delete_once(const char *const *attributes, char **error) {
     return status;
 }
 
-static int list_once(const char *const *attributes, const char *name, char **values, char **error) {
+static int list_once(const char *const *attributes, const char *name, const char *unless, char **values, char **error) {
     int status;
     GList *items = search(attributes, &status, error);
     size_t length = 0;
@@ -226,6 +227,7 @@ static int list_once(const char *const *attributes, const char *name, char **val
     for (GList *i = items; i && out; i = i->next) {
         GHashTable *found = api.item_get_attributes(i->data);
         const char *value = found ? api.hash_table_lookup(found, name) : NULL;
+        if (value && unless && api.hash_table_lookup(found, unless)) value = NULL;
         if (value) {
             size_t n = strlen(value);
             char *grown = realloc(out, length + n + 2);
@@ -271,6 +273,6 @@ int asecret_delete(const char *const *attributes, char **error) {
     RUN(delete_once(attributes, error));
 }
 
-int asecret_list(const char *const *attributes, const char *name, char **values, char **error) {
-    RUN(list_once(attributes, name, values, error));
+int asecret_list(const char *const *attributes, const char *name, const char *unless, char **values, char **error) {
+    RUN(list_once(attributes, name, unless, values, error));
 }

@@ -2,36 +2,47 @@ import Foundation
 
 /// Start-up of the one-shot helpers, which run once per git or kubectl command: `token` and
 /// `git-credential get` with a fresh token already in the store, whole process, beside the empty
-/// program measured in the same run.
+/// program measured in the same run, in turns. Each runs twice: with `store.kind: file`, and with
+/// the default configuration (no `store` key: `auto`), whose login chose files when no Secret
+/// Service answered — run the bench without `DBUS_SESSION_BUS_ADDRESS` to measure that machine.
 enum HelperStart {
     static func run(report: Report, agentPath: String, empty: Measure.Program, runs: Int) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-bench-helpers-\(getpid())")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let config = directory.appendingPathComponent("config.json")
-        let text = """
-            {"store": {"kind": "file", "path": "\(directory.appendingPathComponent("store").path)"},
-             "providers": [{"id": "bench", "flow": "token", "origins": ["https://git.example.com"]}]}
-            """
-        try? Data(text.utf8).write(to: config)
-        let args = ["--config", config.path]
-        // Log in once through the command line itself, so the store holds what a user's would.
-        let login = ChildProcess(agentPath, ["login", "bench", "--token-stdin"] + args)
-        login.write(Array("bench-token-0123456789\n".utf8))
-        login.closeInput()
-        guard login.wait().0 == 0 else {
-            report.row("helpers", agent: "login failed", baseline: "", ratio: "")
-            return
+        let provider = #"[{"id": "bench", "flow": "token", "origins": ["https://git.example.com"]}]"#
+        let file = directory.appendingPathComponent("file.json")
+        try? Data(#"{"store": {"kind": "file", "path": "\#(directory.appendingPathComponent("store").path)"}, "providers": \#(provider)}"#.utf8)
+            .write(to: file)
+        // The default store lives under $XDG_STATE_HOME, here the bench's own directory.
+        let defaults = directory.appendingPathComponent("default.json")
+        try? Data(#"{"providers": \#(provider)}"#.utf8).write(to: defaults)
+        let environment = ["XDG_STATE_HOME": directory.appendingPathComponent("state").path]
+        let bus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil ? "no bus" : "bus set"
+        let stores = [("file", ["--config", file.path]), ("default, \(bus)", ["--config", defaults.path])]
+        for (_, args) in stores {
+            // Log in once through the command line itself, so the store holds what a user's would.
+            let login = ChildProcess(agentPath, ["login", "bench", "--token-stdin"] + args, environment: environment)
+            login.write(Array("bench-token-0123456789\n".utf8))
+            login.closeInput()
+            guard login.wait().0 == 0 else {
+                report.row("helpers", agent: "login failed", baseline: "", ratio: "")
+                return
+            }
         }
-        let token = Measure.coldStarts([Measure.Program(path: agentPath, arguments: ["token", "bench"] + args, line: []), empty],
-                                       runs: runs)
-        report.row("start: token P", agent: Report.millis(token[0].millis), baseline: Report.millis(token[1].millis) + " (empty)",
-                   ratio: String(format: "%.2f× empty", token[0].millis / token[1].millis))
+        var baseline = empty
+        baseline.environment = environment
         // The request ends with a blank line, so the helper answers before its stdin closes.
         let request = Array("protocol=https\nhost=git.example.com\npath=repo.git\n\n".utf8)
-        let git = Measure.coldStarts([Measure.Program(path: agentPath, arguments: ["git-credential", "get"] + args, line: request), empty],
-                                     runs: runs)
-        report.row("start: git-credential", agent: Report.millis(git[0].millis), baseline: Report.millis(git[1].millis) + " (empty)",
-                   ratio: String(format: "%.2f× empty", git[0].millis / git[1].millis))
+        for (name, command, line) in [("token P", ["token", "bench"], [UInt8]()), ("git-credential", ["git-credential", "get"], request)] {
+            let programs = stores.map { Measure.Program(path: agentPath, arguments: command + $0.1, line: line, environment: environment) }
+            let starts = Measure.coldStarts(programs + [baseline], runs: runs)
+            let emptyMillis = starts[stores.count].millis
+            for (i, store) in stores.enumerated() {
+                report.row("start: \(name) (\(store.0))", agent: Report.millis(starts[i].millis), baseline: Report.millis(emptyMillis) + " (empty)",
+                           ratio: String(format: "%.2f× empty", starts[i].millis / emptyMillis))
+            }
+        }
+        SocketScenario.run(report: report, agentPath: agentPath, config: file.path, directory: directory, empty: baseline, runs: runs)
     }
 }

@@ -72,6 +72,8 @@ enum Measure {
         let path: String
         let arguments: [String]
         let line: [UInt8]
+        /// Added to (or replacing in) the bench's own environment.
+        var environment: [String: String] = [:]
     }
 
     struct Start {
@@ -93,7 +95,7 @@ enum Measure {
         for run in 0..<runs {
             for (i, program) in programs.enumerated() {
                 let t0 = monotonicNanos()
-                let child = ChildProcess(program.path, program.arguments)
+                let child = ChildProcess(program.path, program.arguments, environment: program.environment)
                 if !program.line.isEmpty { child.write(program.line) }
                 _ = child.readLines(1)
                 let r0 = monotonicNanos()

@@ -19,16 +19,38 @@ if args.first == "--stores" {
     exit(0)
 }
 if args.first == "--echo" { Echo.run() }
+if args.first == "--mcp" {
+    // --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N]
+    func value(_ flag: String) -> String? { args.firstIndex(of: flag).flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil } }
+    guard args.count > 1, let config = value("--config"), let provider = value("--provider") else {
+        FileHandle.standardError.write(Data("auth-agent-bench --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N]\n".utf8))
+        exit(2)
+    }
+    let selfDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    let agent = value("--agent") ?? selfDirectory.appendingPathComponent("auth-agent").path
+    let report = Report()
+    report.header(agentPath: agent)
+    McpScenario.run(report: report, agentPath: agent, url: args[1], config: config, provider: provider,
+                    iterations: value("--iterations").flatMap(Int.init) ?? 200)
+    report.footer()
+    exit(0)
+}
 if args.first == "--help" || args.first == "-h" {
     print("""
-        Usage: swift run -c release auth-agent-bench [--quick | --helpers | --stores] [--agent PATH] [--empty PATH]
+        Usage: swift run -c release auth-agent-bench [--quick | --helpers | --stores | --dpop] [--agent PATH] [--empty PATH]
         Measures the agent built beside this binary: pipelined throughput, ping-pong round trip,
         cold start and RSS, beside an echo baseline and an empty Foundation program
         (auth-agent-empty). Build with --static-swift-stdlib to measure the static builds.
         --helpers measures only the start-up of `auth-agent token P` and `git-credential get`
-        (median of 30 whole-process runs each) beside the empty program.
+        (median of 30 whole-process runs each) beside the empty program, with `store.kind: file`
+        and with the default configuration (no `store` key); run it without
+        DBUS_SESSION_BUS_ADDRESS to measure a machine without a Secret Service.
         --stores measures a session read and write in the file store and, where a Secret Service
         answers on the session bus, in the keyring store (median of 200 each).
+        --mcp URL --config PATH --provider ID measures `auth-agent mcp URL` against a running MCP
+        server (a tools/call round trip beside a direct POST with the token, median of 200; start-up
+        to the first answer; idle RSS). Log in to the provider first.
+        --dpop measures only sign for a DPoP provider beside sign for the same flow without DPoP.
         """)
     exit(0)
 }
@@ -57,6 +79,12 @@ report.header(agentPath: agentPath)
 let ping = Array(#"{"jsonrpc":"2.0","method":"ping","id":1}"#.utf8) + [0x0A]
 // The start-up baseline: the empty program answering one line.
 let empty = Measure.Program(path: emptyPath, arguments: [], line: ping)
+
+if args.contains("--dpop") {
+    DPoPScenario.run(report: report, agentPath: agentPath, scale: scale)
+    report.footer()
+    exit(0)
+}
 
 if args.contains("--helpers") {
     HelperStart.run(report: report, agentPath: agentPath, empty: empty, runs: 30)
@@ -92,4 +120,5 @@ Scenarios.runSign(report: report, agentPath: agentPath, selfPath: selfPath, scal
                   echoP50: echoRT.p50, empty: empty)
 HelperStart.run(report: report, agentPath: agentPath, empty: empty, runs: 30)
 RefreshScenario.run(report: report, agentPath: agentPath)
+DPoPScenario.run(report: report, agentPath: agentPath, scale: scale)
 report.footer()

@@ -21,10 +21,12 @@ enum Agent {
         let logger = Logger(level: arguments.logLevel)
         switch arguments.command {
         case .devIssuer: runDevIssuer(arguments, logger: logger)
+        case .connect: Relay.run(arguments, logger: logger)
         case .demo:
             let (config, issuer) = Demo.start(logger: logger)
             withExtendedLifetime(issuer) { serve(arguments, config: config, configFile: "(demo)", logger: logger) }
         default:
+            if arguments.stop { SocketAgent.stop(logger: logger) }
             let (config, path) = loadConfig(arguments, logger: logger)
             serve(arguments, config: config, configFile: path, logger: logger)
         }
@@ -57,15 +59,12 @@ enum Agent {
     }
 
     static func serve(_ arguments: Arguments, config: AgentConfig, configFile: String, logger: Logger) -> Never {
+        if let socket = arguments.socket { SocketAgent.serve(socket, arguments, config: config, configFile: configFile, logger: logger) }
         let (store, storeStatus) = openStore(config, logger: logger)
         let subscriptions = Subscriptions()
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(),
                                   logger: logger, lockTimeout: config.lockTimeoutSeconds, events: { subscriptions.deliver($0) })
-        var registry = MethodRegistry()
-        AuthMethods.register(into: &registry, service: service, subscriptions: subscriptions)
-        var options = RPCConnection.Options()
-        options.serverVersion = Arguments.version
-        options.capabilities = AuthMethods.capabilities
+        let (registry, options, _) = methods(service, subscriptions)
         // Before exiting, a refresh the server may already have answered is waited for and persisted.
         // Once: a closed stdout and the end of input can both end the process, and exit(3) must not
         // run on two threads at once.
@@ -84,6 +83,19 @@ enum Agent {
         // a tenth of a cold start) waits until then: a process answering one request never makes it.
         let watch = StdioServer.Deferred(after: 0.25) { service.watchStore(every: 0.25) }
         StdioServer.run(connection, maxLineBytes: arguments.maxMessageBytes, deferred: watch)
+    }
+
+    /// The protocol over `service`: the registry, the engine's options, and what frees a closed
+    /// connection's state (a socket agent's; a stdio agent's one connection ends with the process).
+    static func methods(_ service: AuthService, _ subscriptions: Subscriptions)
+        -> (MethodRegistry, RPCConnection.Options, @Sendable (RPCConnection) -> Void)
+    {
+        var registry = MethodRegistry()
+        let release = AuthMethods.register(into: &registry, service: service, subscriptions: subscriptions)
+        var options = RPCConnection.Options()
+        options.serverVersion = Arguments.version
+        options.capabilities = AuthMethods.capabilities
+        return (registry, options, release)
     }
 
     /// The configured session store, shared by the long-lived agent and the one-shot subcommands,

@@ -1,3 +1,4 @@
+import AuthCore
 import JSONRPC
 
 /// The command line, parsed by hand (no dependencies): a subcommand and options.
@@ -10,6 +11,10 @@ struct Arguments {
         case completion(shell: String)
         /// `__complete-providers`: the configured provider ids, one a line, for the completion scripts.
         case completeProviders
+        /// `mcp URL`: the stdio ⇄ Streamable HTTP bridge.
+        case mcp(McpCommand.Options)
+        /// `connect`: relay stdin/stdout to the socket agent, or serve on them when none answers.
+        case connect
     }
 
     var command: Command = .serve
@@ -17,6 +22,10 @@ struct Arguments {
     var maxMessageBytes = 1 << 20
     var logLevel: Logger.Level = .warn
     var port: UInt16 = 0
+    /// `serve --socket`: listen on a Unix-domain socket instead of stdin/stdout.
+    var socket: SocketOptions?
+    /// `serve --stop`: end the socket agent `AUTH_AGENT_SOCK` names.
+    var stop = false
 
     static let version = CommandHelp.version
 
@@ -42,13 +51,17 @@ struct Arguments {
             let tool = try ToolCommand.parse([name] + rest + leading)
             a.command = tool.help ? .help(topic: helpTopic(name, rest), man: false) : .tool(tool)
             return a
+        case "mcp"?:
+            let options = try McpCommand.parse(rest + leading)
+            a.command = options.help ? .help(topic: "mcp", man: false) : .mcp(options)
+            return a
         case "help"?:
             let words = rest.filter { !$0.hasPrefix("-") }
             for flag in rest where flag.hasPrefix("-") && flag != "--man" && flag != "--help" {
                 throw UsageError(description: "'help' does not take \(flag)")
             }
             let topic = words.isEmpty ? nil : words.joined(separator: " ")
-            if let topic, CommandHelp.lookup(topic).isEmpty { throw UsageError(description: "no command '\(topic)'") }
+            if let topic, CommandHelp.lookup(topic).isEmpty { throw unknownCommand(topic, "no command", among: CommandHelp.commands.map(\.name)) }
             a.command = .help(topic: topic, man: rest.contains("--man"))
             return a
         case "completion"?:
@@ -73,6 +86,9 @@ struct Arguments {
             return argv[i]
         }
         var sawCommand = false
+        var daemon = false
+        var forwardPath: String?
+        var forwardProviders: [String]?
         while i < argv.count {
             let arg = argv[i]
             var flag = arg
@@ -101,10 +117,34 @@ struct Arguments {
                     throw UsageError(description: "--log-level must be one of error, warn, info, debug, got '\(v)'")
                 }
                 a.logLevel = level
+            case "--socket":
+                // The path is optional: `--socket` alone is the default path.
+                var path = inline
+                if path == nil, i + 1 < argv.count, !argv[i + 1].hasPrefix("-") {
+                    i += 1
+                    path = argv[i]
+                }
+                a.socket = a.socket ?? SocketOptions()
+                a.socket!.path = path
+            case "--daemon": daemon = true
+            case "--stop": a.stop = true
+            case "--forward-socket": forwardPath = try take()
+            case "--forward-providers":
+                forwardProviders = try take().split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
+                guard !forwardProviders!.contains(where: \.isEmpty) else { throw UsageError(description: "--forward-providers takes provider ids separated by commas") }
             case "--port":
                 let v = try take()
                 guard let p = UInt16(v) else { throw UsageError(description: "--port must be a number from 0 to 65535, got '\(v)'") }
                 a.port = p
+            case "connect":
+                // After the options too: hosts put their --config first and append what they are given.
+                guard !sawCommand else { throw UsageError(description: "'connect' must come only once, without another command") }
+                sawCommand = true
+                if case .help = a.command {
+                    a.command = .help(topic: arg, man: false)
+                } else if a.command != .version {
+                    a.command = .connect
+                }
             case "serve", "demo", "dev-issuer":
                 guard !sawCommand, i == at else { throw UsageError(description: "'\(arg)' must come first, and only once") }
                 sawCommand = true
@@ -114,11 +154,22 @@ struct Arguments {
                     a.command = arg == "serve" ? .serve : arg == "demo" ? .demo : .devIssuer
                 }
             default:
+                if i == at && !sawCommand && !arg.hasPrefix("-") {
+                    throw unknownCommand(arg, "unknown command", among: CommandHelp.commands.map { String($0.name.prefix { $0 != " " }) })
+                }
                 throw UsageError(description: "unknown argument '\(arg)'")
             }
             i += 1
         }
+        try a.checkSocketOptions(daemon: daemon, forwardPath: forwardPath, forwardProviders: forwardProviders)
         return a
+    }
+
+    /// "unknown command 'logn'; did you mean 'login'?": a typo names what it was probably meant
+    /// to be, as git and gh do, rather than sending a newcomer through the whole help.
+    static func unknownCommand(_ word: String, _ problem: String, among names: [String]) -> UsageError {
+        let suggestion = KeySuggestion.closest(to: word, among: Array(Set(names)).sorted()).map { "; did you mean '\($0)'?" } ?? ""
+        return UsageError(description: "\(problem) '\(word)'\(suggestion)")
     }
 
     /// The options that take a value as the next argument, wherever they stand.

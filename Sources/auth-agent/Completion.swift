@@ -20,12 +20,17 @@ enum Completion {
         for word in CommandHelp.topLevelWords {
             let exact = CommandHelp.commands.first { $0.name == word }
             let subcommands = CommandHelp.commands.filter { $0.name.hasPrefix(word + " ") }
-            var operand = exact?.operand ?? .none
+            var operand = exact.map(operand) ?? .none
             if exact == nil, !subcommands.isEmpty { operand = .words(subcommands.map { String($0.name.dropFirst(word.count + 1)) }) }
             result.append((word, exact?.options.flatMap(\.names) ?? [], operand))
             for sub in subcommands { result.append((sub.name, sub.options.flatMap(\.names), sub.operand)) }
         }
         return result
+    }
+
+    /// What a command's operand completes to; `help`'s are the commands, as gh's `help <Tab>` is.
+    private static func operand(_ c: CommandHelp) -> CommandHelp.Operand {
+        c.name == "help" ? .words(CommandHelp.topLevelWords.filter { $0 != "help" }) : c.operand
     }
 
     private static let globalFlags = ["--config", "--log-level", "--help"]
@@ -113,7 +118,7 @@ enum Completion {
                     lines.append("complete -c auth-agent -n \(quoted(condition)) \(flag) -d \(quoted(short(option.text)))")
                 }
             }
-            switch c.operand {
+            switch operand(c) {
             case .none: break
             case .provider: lines.append("complete -c auth-agent -n \(quoted(condition)) -a '(auth-agent __complete-providers 2>/dev/null)'")
             case .words(let words): lines.append("complete -c auth-agent -n \(quoted(condition)) -a \(quoted(words.joined(separator: " ")))")

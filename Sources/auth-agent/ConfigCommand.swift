@@ -57,7 +57,8 @@ enum ConfigCommand {
         let found = try ToolSession.wait(timeout: 30) { () async throws(AuthError) in
             try await IssuerEndpoints.discover(issuer: issuer, transport: transport)
         }
-        Logger.stderrSink("Discovered at \(issuer):\n" + found.endpoints.map { "  \($0.name.padding(29))\($0.url)" }.joined(separator: "\n"))
+        let width = (found.endpoints.map(\.name.count).max() ?? 0) + 2
+        Logger.stderrSink("Discovered at \(issuer):\n" + found.endpoints.map { "  \($0.name.padding(width))\($0.url)" }.joined(separator: "\n"))
         if let problem = found.problems.first { throw ToolFailure(.failed, "the issuer's endpoints cannot be used: \(problem)") }
         if flows.isEmpty {
             guard let flow = found.defaultFlow else {

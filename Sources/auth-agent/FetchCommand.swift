@@ -32,10 +32,9 @@ enum FetchCommand {
         if let hint = response.login {
             Logger.stderrSink("auth-agent: \(TerminalText.escaped(hint.resource)) wants a login at \(TerminalText.escaped(hint.authorizationServer)); run: auth-agent login \(TerminalText.escaped(hint.resource))")
         }
-        var out = Data()
-        if options.include { out.append(Data(head(response).utf8)) }
-        out.append(Data(response.body))
-        StandardStream.write(Array(out))
+        // Written as they are: gathering head and body into one buffer first held three more copies of the body.
+        if options.include { StandardStream.write(Array(head(response).utf8)) }
+        StandardStream.write(response.body)
         if response.status >= 400 { throw ToolFailure(.httpError, "HTTP \(response.status) from \(Origin(url: options.url)?.description ?? options.url)") }
         return ""
     }
@@ -47,8 +46,16 @@ enum FetchCommand {
         var request = FetchRequest(method: options.method ?? (body == nil ? "GET" : "POST"), url: options.url, body: body)
         for line in options.headers {
             guard let colon = line.firstIndex(of: ":") else { throw ToolFailure(.usage, "-H wants 'Name: value', got '\(line)'") }
-            request.headers.append((HTTPText.trimmingWhitespace(line[..<colon]),
-                                    HTTPText.trimmingWhitespace(line[line.index(after: colon)...])))
+            let (name, value) = (HTTPText.trimmingWhitespace(line[..<colon]), HTTPText.trimmingWhitespace(line[line.index(after: colon)...]))
+            // The checks the RPC's fetch makes, so the two entry points send the same requests.
+            switch FetchRequest.refusal(name: name, value: value) {
+            case .notAToken?: throw ToolFailure(.usage, "-H: a header name must be an HTTP token (no spaces, CR, LF or separators)")
+            case .unsafeValue?: throw ToolFailure(.usage, "-H: the value of \(name) contains CR, LF or NUL")
+            case .reserved?:
+                throw ToolFailure(.usage, "-H: \(name) is set by the agent (Host, Content-Length, Transfer-Encoding, Connection, TE, "
+                                  + "Upgrade and Proxy-* cannot be given)")
+            case nil: request.headers.append((name, value))
+            }
         }
         if body != nil, !request.headers.contains(where: { $0.0.lowercased() == "content-type" }) {
             request.headers.append(("Content-Type", "application/x-www-form-urlencoded"))  // as curl -d sends it

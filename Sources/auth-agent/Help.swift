@@ -43,9 +43,17 @@ struct CommandHelp: Sendable {
     ]
 
     static let commands: [CommandHelp] = [
-        CommandHelp(name: "serve", synopsis: "[--max-message-bytes N]",
-                    summary: "Run the agent on stdin/stdout (also without a command): JSON-RPC 2.0, one message per line (the protocol is described in schema/openrpc.json).",
-                    options: [Option(flag: "--max-message-bytes N", text: "longest accepted message line in bytes (default 1048576)")], section: .agent),
+        CommandHelp(name: "serve", synopsis: "[--max-message-bytes N] [--socket [PATH] [--daemon] [--forward-socket PATH --forward-providers A,B] | --stop]",
+                    summary: "Run the agent on stdin/stdout (also without a command): JSON-RPC 2.0, one message per line (the protocol is described in schema/openrpc.json). With --socket, on a Unix-domain socket instead: one agent for every tool of a session, each connection a session of its own.",
+                    options: [Option(flag: "--max-message-bytes N", text: "longest accepted message line in bytes (default 1048576)"),
+                              Option(flag: "--socket [PATH]", text: "listen on a Unix-domain socket (default $XDG_RUNTIME_DIR/auth-agent/agent.sock, else /tmp/auth-agent-$UID/agent.sock); only this user may connect"),
+                              Option(flag: "--daemon", text: "with --socket: go to the background, printing shell lines that set AUTH_AGENT_SOCK and AUTH_AGENT_PID (eval \"$(auth-agent serve --socket --daemon)\")"),
+                              Option(flag: "--forward-socket PATH", text: "with --socket: a second socket, for ssh -R, on which only --forward-providers exist"),
+                              Option(flag: "--forward-providers A,B", text: "the providers the forward socket serves"),
+                              Option(flag: "--stop", text: "end the socket agent AUTH_AGENT_SOCK names")], section: .agent),
+        CommandHelp(name: "connect", synopsis: "[--socket PATH]",
+                    summary: "For hosts that spawn an agent: relay stdin/stdout to the socket agent (PATH, else AUTH_AGENT_SOCK, else the default path); where none answers within 1 s, serve on stdin/stdout as 'serve' does.",
+                    options: [Option(flag: "--socket PATH", text: "the socket agent to relay to")], section: .agent),
         CommandHelp(name: "login", synopsis: "PROVIDER|URL [--username U] [--password-stdin | --token-stdin] [--device | --browser]",
                     summary: "Log in at the terminal: secret fields are asked without echo, device codes and browser URLs are shown on stderr. Prints who is logged in. For a provider with several flows, --device, --browser, --password-stdin and --token-stdin choose one (default: its first). An API's URL instead of a provider learns it from its metadata (no configuration needed) and logs in by browser (opened where a display exists) or --device.",
                     options: [Option(flag: "--username U", text: "the username (with --password-stdin, for scripts)"),
@@ -71,9 +79,10 @@ struct CommandHelp: Sendable {
         CommandHelp(name: "refresh", synopsis: "PROVIDER [--account ID]",
                     summary: "Refresh the provider's token now, and say until when the new one is valid.",
                     options: [account], section: .tools, operand: .provider),
-        CommandHelp(name: "header", synopsis: "URL",
-                    summary: "The header line for the provider covering URL (\"Authorization: Bearer …\"); fails with nothing on stdout when nothing covers URL or nobody is logged in. Use it as h=$(auth-agent header \"$URL\") && curl -H \"$h\" \"$URL\".",
-                    options: [account] + shape, section: .tools),
+        CommandHelp(name: "header", synopsis: "[-X METHOD] URL",
+                    summary: "The header line for the provider covering URL (\"Authorization: Bearer …\"); fails with nothing on stdout when nothing covers URL or nobody is logged in. Use it as h=$(auth-agent header \"$URL\") && curl -H \"$h\" \"$URL\". A DPoP provider adds a \"DPoP: …\" proof line for METHOD and URL: auth-agent header -X POST \"$URL\" > h && curl -X POST -H @h \"$URL\".",
+                    options: [Option(flag: "-X, --request METHOD", text: "the method the DPoP proof is made for (default GET)"), account] + shape,
+                    section: .tools),
         CommandHelp(name: "fetch", synopsis: "[-X METHOD] [-H 'Name: value']… [-d BODY | --data-binary @FILE] [-i] URL",
                     summary: "Send the request signed by the provider covering URL (unsigned when none does), refreshing and resending once after a 401; prints the body. Exit 22 for HTTP ≥ 400.",
                     options: [Option(flag: "-X, --request METHOD", text: "the method (default GET, or POST with a body)"),
@@ -93,6 +102,12 @@ struct CommandHelp: Sendable {
         CommandHelp(name: "kubectl-credential", synopsis: "PROVIDER",
                     summary: "A kubectl exec credential plugin (ExecCredential v1 / v1beta1); logs in at the terminal first when kubectl allows it.",
                     options: [account] + shape, section: .tools, operand: .provider),
+        CommandHelp(name: "mcp", synopsis: "URL [--account ID] [--scope S]… [--resource URI] [--device] [--timeout SECONDS]",
+                    summary: "Be an MCP host's stdio server for the remote MCP server at URL (Streamable HTTP), every request signed with the agent's login for URL: logs in at the terminal when nobody is, refreshes once after a 401, ends the session at the end of input.",
+                    options: [account] + shape + [
+                        Option(flag: "--device", text: "log in with the device flow rather than the browser when a login is needed"),
+                        Option(flag: "--timeout SECONDS", text: "the most one request may take, its streamed answer included (default 300)"),
+                    ], section: .tools),
         CommandHelp(name: "config path", synopsis: "", summary: "Print where the configuration file is expected.", section: .setup),
         CommandHelp(name: "config check", synopsis: "", summary: "Validate the configuration file; exit 2 with the problem when it is invalid.", section: .setup),
         CommandHelp(name: "config add", synopsis: "ID --issuer URL --client-id ID --origin URL… [--client-secret-stdin] [--flow F]… [--scope S]… [--display-name NAME]",
@@ -117,13 +132,13 @@ struct CommandHelp: Sendable {
                     summary: "Run the agent against a built-in loopback dev issuer with three providers and a memory store; prints what to type on stderr.",
                     section: .development),
         CommandHelp(name: "dev-issuer", synopsis: "[--port N]",
-                    summary: "Run only the loopback dev issuer (for tests and clients): prints {\"issuer\": URL} and serves until stdin closes or SIGTERM.",
+                    summary: "Run only the loopback dev issuer (for tests and clients): prints {\"issuer\": URL} and serves until stdin closes or SIGTERM. Its OAuth clients: cli (public) and svc (secret svc-secret); its users: alice/wonderland and bob/builder.",
                     options: [Option(flag: "--port N", text: "port on 127.0.0.1 (default: any free port)")], section: .development),
     ]
 
     static let exitCodes = """
         0 ok; 1 the operation failed (the protocol error's reason, e.g. notLoggedIn or sessionExpired, on stderr); \
-        2 bad command line or configuration (also: a one-shot command with store.kind "memory"); \
+        2 bad command line or configuration (also: a one-shot command with store.kind "memory" and no socket agent); \
         3 the auth server or the store is unavailable, retry later; 22 fetch got HTTP >= 400; \
         130 interrupted (Ctrl-C during a login: nothing was saved).
         """
@@ -238,9 +253,10 @@ struct CommandHelp: Sendable {
         return roff
     }
 
-    /// Text as roff reads it literally: backslashes and hyphens escaped, no line starting a request.
+    /// Text as roff reads it literally: backslashes and hyphens escaped, no line starting a request;
+    /// `…` spelled `...`, since groff's ASCII device (`man` in a C locale) has no glyph for it.
     static func escape(_ text: String) -> String {
-        var out = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
+        var out = text.replacing("\\", with: "\\e").replacing("-", with: "\\-").replacing("…", with: "...")
         if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
         return out.replacing("\n.", with: "\n\\&.").replacing("\n'", with: "\n\\&'")
     }

@@ -50,6 +50,10 @@ enum Tool {
     static func perform(_ command: ToolCommand, opened: (ToolSession) -> Void = { _ in }) throws(ToolFailure) -> String {
         // Configuration commands work on the file itself: no store to open, and a missing or broken file is their business.
         if case .config(let action) = command.action { return try ConfigCommand.run(action, command: command) }
+        // A socket agent serves the session's tools: its configuration and store, not this process's.
+        if RemoteTool.serves(command.action), let link = AgentLink.connect(environment: ProcessEnvironment.current()) {
+            return try RemoteTool.perform(command, link: link)
+        }
         let session = try ToolSession.open(command)
         opened(session)
         switch command.action {
@@ -62,8 +66,8 @@ enum Tool {
             guard json else { return token.token + "\n" }
             return JSONSerializer.string(["accessToken": .string(token.token), "tokenType": .string(token.type),
                                           "expiresAt": token.expiresAt.map { .string($0) } ?? .null]) + "\n"
-        case .header(let url):
-            return try header(url, session)
+        case .header(let url, let method):
+            return try header(url, method: method, session)
         case .fetch(let options):
             return try FetchCommand.run(options, session: session)
         case .refresh(let provider):
@@ -109,21 +113,23 @@ enum Tool {
         }
     }
 
-    /// `header URL`: the header lines that authorize a request to URL; a failure when no provider
-    /// covers it, so `h=$(auth-agent header "$URL")` stops a `set -e` script before an unsigned request.
-    static func header(_ url: String, _ session: ToolSession) throws(ToolFailure) -> String {
+    /// `header URL [-X METHOD]`: the header lines that authorize a request to URL — `Authorization`,
+    /// and `DPoP` (a proof for METHOD and URL) for a DPoP provider, so `curl -H @file` reads both; a
+    /// failure when no provider covers it, so `h=$(auth-agent header "$URL")` stops a `set -e` script
+    /// before an unsigned request.
+    static func header(_ url: String, method: String, _ session: ToolSession) throws(ToolFailure) -> String {
         let service = session.service
         var decision: SignDecision?
         let (choice, shape) = (session.choice, session.shape)
-        do { decision = try service.signNow(url: url, provider: nil, account: choice, shape: shape) } catch { throw ToolFailure(error) }
+        do { decision = try service.signNow(url: url, provider: nil, account: choice, shape: shape, method: method) } catch { throw ToolFailure(error) }
         if decision == nil {
             decision = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
-                try await service.sign(url: url, provider: nil, account: choice, shape: shape)
+                try await service.sign(url: url, provider: nil, account: choice, shape: shape, method: method)
             }
         }
         guard case .signed(let signature)? = decision else {
             throw ToolFailure(.failed, "notCovered: no configured provider covers \(Origin(url: url)?.description ?? url) over https or loopback")
         }
-        return "Authorization: \(signature.authorization)\n"
+        return "Authorization: \(signature.authorization)\n" + (signature.proof.map { "DPoP: \($0)\n" } ?? "")
     }
 }

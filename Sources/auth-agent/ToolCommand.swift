@@ -1,3 +1,4 @@
+import AuthCore
 import JSONRPC
 
 /// A one-shot subcommand (`login`, `token`, `git-credential`, …) and its options, parsed by hand.
@@ -10,7 +11,8 @@ struct ToolCommand: Equatable {
         case forget(provider: String)
         case status(json: Bool)
         case token(provider: String, json: Bool)
-        case header(url: String)
+        /// `-X METHOD` (default GET): what a DPoP proof is made for.
+        case header(url: String, method: String = "GET")
         case gitCredential(operation: String)
         case kubectlCredential(provider: String)
         case fetch(FetchOptions)
@@ -136,7 +138,12 @@ struct ToolCommand: Equatable {
             case "--scope" where Self.takesShape.contains(name): scopes.append(try value(flag, inline))
             case "--audience" where Self.takesShape.contains(name): audience = try value(flag, inline)
             case "--resource" where Self.takesShape.contains(name): resource = try value(flag, inline)
-            case "-X" where name == "fetch", "--request" where name == "fetch": fetch.method = try value(flag, inline)
+            case "-X" where name == "fetch" || name == "header", "--request" where name == "fetch" || name == "header":
+                let method = try value(flag, inline)
+                guard FetchRequest.isMethod(method) else {
+                    throw Arguments.UsageError(description: "-X must be an HTTP method such as GET or POST, got \(method.debugDescription)")
+                }
+                fetch.method = method
             case "-H" where name == "fetch", "--header" where name == "fetch": fetch.headers.append(try value(flag, inline))
             case "-d" where name == "fetch", "--data" where name == "fetch", "--data-binary" where name == "fetch":
                 guard fetch.data == nil else { throw Arguments.UsageError(description: "'fetch' takes one body (-d or --data-binary)") }
@@ -184,7 +191,7 @@ struct ToolCommand: Equatable {
         case "config":
             draft.clientSecretStdin = flags.contains("--client-secret-stdin")
             command.action = .config(try configAction(positional, draft))
-        case "header": command.action = .header(url: try one("URL"))
+        case "header": command.action = .header(url: try one("URL"), method: fetch.method ?? "GET")
         case "fetch":
             fetch.url = try one("URL")
             command.action = .fetch(fetch)

@@ -31,7 +31,8 @@ struct ToolSession {
         arguments.configPath = command.configPath
         let (config, path) = Agent.loadConfig(arguments, logger: logger, hint: false)
         if case .memory = config.store {
-            throw ToolFailure(.usage, "\(path) sets store.kind \"memory\": a one-shot command's session would end with the process; use the file store")
+            throw ToolFailure(.usage, "\(path) sets store.kind \"memory\": a one-shot command's session would end with the process; "
+                + "use the file store, or a socket agent that holds the memory store (auth-agent serve --socket, AUTH_AGENT_SOCK)")
         }
         let (store, storeStatus) = Agent.openStore(config, logger: logger)
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(), logger: logger,
@@ -97,9 +98,13 @@ struct ToolSession {
         return TokenShape(scopes: command.scopes, audience: command.audience, resource: command.resource)
     }
 
-    /// `token`: the access token, expiry and type, refreshed first when needed.
+    /// `token`: the access token, expiry and type, refreshed first when needed. Refused for
+    /// a DPoP provider (and a DPoP-bound token): the token is useless without a proof per
+    /// request, which only `header`, `fetch` and `sign` make — git-credential and
+    /// kubectl-credential, which come here too, fail loudly rather than hand it out.
     /// - Parameter shape: the shape the URL's origin is configured with (the helpers); the command line's wins.
     func token(_ provider: String, account: AccountChoice? = nil, shape: TokenShape? = nil) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
+        if try self.provider(provider).dpop { throw Self.boundToken(provider) }
         let service = self.service
         let choice = account ?? self.choice
         let shape = self.shape ?? shape ?? .none
@@ -109,6 +114,7 @@ struct ToolSession {
             now = try Self.wait(timeout: requestTimeout) { () async throws(AuthError) in try await service.token(provider: provider, account: choice, shape: shape) }
         }
         let result = now!
+        if result.tokenType == "DPoP" { throw Self.boundToken(provider) }
         return (result.accessToken, result.tokenType, result.expiresAt.map(RFC3339.format))
     }
 
@@ -146,5 +152,9 @@ struct ToolSession {
 
     private func canRefresh(_ provider: String) throws(ToolFailure) -> Bool {
         do { return try service.canRefresh(provider: provider, account: choice) } catch { throw ToolFailure(error) }
+    }
+
+    static func boundToken(_ provider: String) -> ToolFailure {
+        ToolFailure(.failed, "\(provider) uses DPoP: its tokens are bound to a key that never leaves the agent and are useless without a proof for each request; use `auth-agent header URL -X METHOD`, `auth-agent fetch` or the sign method instead")
     }
 }

@@ -27,12 +27,14 @@ case .completeProviders:
     // Quietly nothing when there is no usable configuration: a completion must never print errors.
     let path = AgentConfig.resolvePath(argument: arguments.configPath, environment: ProcessEnvironment.current())
     for provider in (try? AgentConfig.load(path: path))?.providers ?? [] { print(provider.id) }
-case .serve, .demo:
+case .serve, .demo, .connect:
     // Before the store watch and the demo's issuer start threads: see `holdTerminationSignals`.
     StdioServer.holdTerminationSignals()
     Agent.run(arguments)
 case .devIssuer:
     Agent.run(arguments)
+case .mcp(let options):
+    McpCommand.run(options)
 case .tool(let command):
     Tool.run(command)
 }

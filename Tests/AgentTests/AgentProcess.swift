@@ -23,8 +23,8 @@ final class AgentProcess: @unchecked Sendable {
     private var partial = Data()
     private var stdoutClosed = false
     private var stderrData = Data()
-    /// Reads of stderr under way (taken from the pipe, not yet in `stderrData`).
-    private var stderrReads = 0
+    private var stdoutReader: PipeReader?
+    private var stderrReader: PipeReader?
     private var stdinClosed = false
 
     /// A write to an agent that has exited must fail that test, not kill the test
@@ -57,33 +57,21 @@ final class AgentProcess: @unchecked Sendable {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         }
         if readsOutput { startReadingOutput() }
-        // The handlers hold `self` while they read, so that `deinit` (which closes the handles) never
-        // runs during a read.
-        stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+        stderrReader = PipeReader(stderrPipe.fileHandleForReading, onData: { [weak self] data in
             guard let self else { return }
-            // Counted before the read, so that an empty pipe and no read under way means that
-            // everything is in `stderrData` (see `awaitStderr`).
             self.lock.lock()
-            self.stderrReads += 1
+            self.stderrData.append(data)
             self.lock.unlock()
-            let data = handle.availableData
-            self.lock.lock()
-            self.stderrReads -= 1
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-            } else {
-                self.stderrData.append(data)
-            }
-            self.lock.unlock()
-        }
+        })
         try process.run()
     }
 
     func startReadingOutput() {
-        stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            guard let self else { return }
-            self.receive(handle.availableData)
-        }
+        lock.lock()
+        defer { lock.unlock() }
+        guard stdoutReader == nil else { return }
+        stdoutReader = PipeReader(stdoutPipe.fileHandleForReading, onData: { [weak self] in self?.receive($0) },
+                                  onEnd: { [weak self] in self?.receive(Data()) })
     }
 
     /// How many bytes the agent wrote that nobody has read yet.
@@ -96,27 +84,17 @@ final class AgentProcess: @unchecked Sendable {
     }
 
     /// Waits (bounded) until everything an agent that has exited wrote to stderr is in `stderr`: the
-    /// exit can be seen before the reading thread got the last of it. Not until the pipe's end:
-    /// Foundation's readability handler never reports it on Linux.
+    /// exit can be seen before the reading thread got the last of it.
     private func awaitStderr(timeout: Double) {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if Self.unreadBytes(stderrPipe) == 0 {
-                lock.lock()
-                let reading = stderrReads > 0
-                lock.unlock()
-                if !reading { return }
-            }
-            usleep(2_000)
-        }
+        stderrReader?.awaitEnd(timeout: timeout)
     }
 
     private func receive(_ data: Data) {
         lock.lock()
         defer { lock.unlock(); lock.broadcast() }
         if data.isEmpty {
+            if stdoutClosed { return }
             stdoutClosed = true
-            stdoutPipe.fileHandleForReading.readabilityHandler = nil
             if !partial.isEmpty { lines.append(partial); partial = Data() }
             return
         }
@@ -179,22 +157,16 @@ final class AgentProcess: @unchecked Sendable {
         if process.isRunning { process.terminate() }
     }
 
-    /// Also removes the readers: a readability handler keeps its pipe open until it is removed, and
-    /// the one on stderr never sees the pipe's end (see `awaitStderr`). Without this every agent left
-    /// three descriptors open, ~1,350 by the multi-agent tests, where Foundation's `Process.run`
-    /// crashed reading /proc/self/fd (the over-read of swift-corelibs-foundation#5472).
+    /// Also stops the readers and closes the pipes: without this every agent left three descriptors
+    /// open, ~1,350 by the multi-agent tests, where Foundation's `Process.run` crashed reading
+    /// /proc/self/fd (the over-read of swift-corelibs-foundation#5472). Each reader closes its own
+    /// copy of its pipe, so closing the originals here cannot pull a descriptor from under a read.
     deinit {
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-        let readers = [stdoutPipe.fileHandleForReading, stderrPipe.fileHandleForReading]
-        let writer = stdinClosed ? nil : stdinPipe.fileHandleForWriting
-        // Not on this thread: the last reference may go in a handler, and removing a handler
-        // waits for the queue that handler runs on.
-        DispatchQueue.global().async {
-            for handle in readers {
-                handle.readabilityHandler = nil
-                try? handle.close()
-            }
-            try? writer?.close()
-        }
+        stdoutReader?.stop()
+        stderrReader?.stop()
+        try? stdoutPipe.fileHandleForReading.close()
+        try? stderrPipe.fileHandleForReading.close()
+        if !stdinClosed { try? stdinPipe.fileHandleForWriting.close() }
     }
 }

@@ -65,13 +65,22 @@ final class Browser {
 
     /// One request, no redirects followed; throws only when there is no HTTP answer.
     func fetch(_ method: String, _ url: URL, form: [(String, String)]?, headers: [(String, String)] = []) throws -> Response {
+        try fetch(method, url, body: form.map { ("application/x-www-form-urlencoded", Data(Self.formEncode($0).utf8)) }, headers: headers)
+    }
+
+    /// One request with a JSON body, as a login page's script sends it (Glewlwyd's pages have no forms).
+    func fetch(_ method: String, _ url: URL, json: String) throws -> Response {
+        try fetch(method, url, body: ("application/json", Data(json.utf8)), headers: [])
+    }
+
+    private func fetch(_ method: String, _ url: URL, body: (type: String, data: Data)?, headers: [(String, String)]) throws -> Response {
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let header = cookieHeader(for: url) { request.setValue(header, forHTTPHeaderField: "Cookie") }
-        if let form {
-            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(Self.formEncode(form).utf8)
+        if let body {
+            request.setValue(body.type, forHTTPHeaderField: "Content-Type")
+            request.httpBody = body.data
         }
         let outcome = Outcome()
         session.dataTask(with: request) { data, response, error in

@@ -56,6 +56,7 @@ private final class SuiteRun: @unchecked Sendable {
     private let process = Process()
     private let output = Pipe()
     private let collected = Locked(Data())
+    private var reader: PipeReader!
     private let deadline = Date().addingTimeInterval(SuiteRun.limit)
 
     init(_ script: String, root: URL) throws {
@@ -69,10 +70,7 @@ private final class SuiteRun: @unchecked Sendable {
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
         let collected = self.collected
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            collected.withLock { $0.append(data) }
-        }
+        reader = PipeReader(output.fileHandleForReading, onData: { data in collected.withLock { $0.append(data) } })
         try process.run()
     }
 
@@ -82,8 +80,11 @@ private final class SuiteRun: @unchecked Sendable {
         let inTime = !process.isRunning
         stop()
         process.waitUntilExit()
-        output.fileHandleForReading.readabilityHandler = nil
-        let text = String(decoding: collected.current + output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // The suite's children may hold the pipe open after it ends: wait a little, then stop reading.
+        if !reader.awaitEnd(timeout: 2) { reader.stop() }
+        reader.awaitEnd(timeout: 1)
+        try? output.fileHandleForReading.close()
+        let text = String(decoding: collected.current, as: UTF8.self)
         return (inTime, process.terminationStatus, text)
     }
 

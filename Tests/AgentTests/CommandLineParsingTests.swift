@@ -1,4 +1,5 @@
 import AuthCore
+import DevIssuer
 import Foundation
 import XCTest
 @testable import auth_agent
@@ -60,6 +61,32 @@ final class CommandLineParsingTests: XCTestCase {
         XCTAssertFalse(man.split(separator: "\n").contains { $0.hasPrefix(".") && !$0.hasPrefix(".TH") && !$0.hasPrefix(".SH") && !$0.hasPrefix(".B")
             && ![".TP", ".RS", ".RE"].contains(String($0)) }, "no text line read as a roff request")
         XCTAssertEqual(CommandHelp.escape(".x -y \\z"), "\\&.x \\-y \\ez")
+        // `man -l` in a C locale (a fresh account, cron, `env -i`) renders with groff's ASCII
+        // device, which has no glyph for U+2026 and warned "can't find special character 'u2026'".
+        XCTAssertFalse(man.contains("…"), "no ellipsis character in the roff")
+        XCTAssertEqual(CommandHelp.escape("URL…"), "URL...")
+    }
+
+    /// A mistyped command gets the command it was probably meant to be, as git and gh answer.
+    func testMistypedCommandGetsASuggestion() {
+        for (argv, message) in [(["logn", "corp"], "unknown command 'logn'; did you mean 'login'?"),
+                                (["--config", "/c.json", "stauts"], "unknown command 'stauts'; did you mean 'status'?"),
+                                (["help", "tokne"], "no command 'tokne'; did you mean 'token'?"),
+                                (["frobnicate"], "unknown command 'frobnicate'"),
+                                (["serve", "extra"], "unknown argument 'extra'")] {
+            XCTAssertThrowsError(try Arguments.parse(argv), "\(argv)") { XCTAssertEqual("\($0)", message) }
+        }
+    }
+
+    /// A newcomer writing a configuration against `auth-agent dev-issuer` learns its clients and
+    /// users from the help, as `demo` prints its users (they were in no help text nor the README).
+    func testDevIssuerHelpNamesItsClientsAndUsers() throws {
+        let summary = try XCTUnwrap(CommandHelp.lookup("dev-issuer").first).summary
+        let defaults = DevIssuerOptions()
+        for (user, password) in defaults.users { XCTAssertTrue(summary.contains("\(user)/\(password)"), summary) }
+        for (client, secret) in defaults.clients where client != "demo" {
+            XCTAssertTrue(summary.contains(secret.map { "\(client) (secret \($0))" } ?? "\(client) (public)"), summary)
+        }
     }
 
     func testNewCommands() throws {
@@ -113,6 +140,9 @@ final class CommandLineParsingTests: XCTestCase {
         XCTAssertEqual(try complete(["auth-agent", "token", "corp", ""]), [], "one operand")
         XCTAssertEqual(try complete(["auth-agent", "--log-level", "d"]), ["debug"])
         XCTAssertEqual(try complete(["auth-agent", "git-credential", ""]), ["configure", "erase", "get", "store"])
+        // `help <Tab>` completes the commands, as gh's does.
+        XCTAssertEqual(try complete(["auth-agent", "help", "lo"]), ["login", "logout"])
+        XCTAssertEqual(try complete(["auth-agent", "help", "con"]), ["config", "connect"])
         XCTAssertTrue(Completion.script("zsh")?.contains("bashcompinit") ?? false)
         let fish = try XCTUnwrap(Completion.script("fish"))
         XCTAssertTrue(fish.contains("complete -c auth-agent -n '__fish_seen_subcommand_from token' -l min-valid"), fish)
@@ -133,11 +163,11 @@ final class CommandLineParsingTests: XCTestCase {
         }
         if let fish = CLIHarness.which("fish") {
             let script = "function auth-agent; printf 'corp\\ndev\\n'; end\n" + Completion.script("fish")! + """
-                complete -C 'auth-agent token '; complete -C 'auth-agent token --min'; complete -C 'auth-agent config rem'
+                complete -C 'auth-agent token '; complete -C 'auth-agent token --min'; complete -C 'auth-agent config rem'; complete -C 'auth-agent help logo'
                 """
             let r = try CLIHarness.run(fish, ["--no-config", "-c", script])
             let lines = r.stdout.split(separator: "\n").map { String($0.prefix { $0 != "\t" }) }
-            XCTAssertEqual(lines, ["corp", "dev", "--min-valid", "remove"], r.stdout + r.stderr)
+            XCTAssertEqual(lines, ["corp", "dev", "--min-valid", "remove", "logout"], r.stdout + r.stderr)
         }
         if CLIHarness.which("zsh") == nil || CLIHarness.which("fish") == nil { throw XCTSkip("zsh or fish is not installed: only the shells present were tried") }
     }

@@ -39,6 +39,10 @@ final class CommandLineSetupTests: XCTestCase {
         XCTAssertEqual(add.status, 0, add.stderr)
         XCTAssertTrue(add.stderr.contains("token_endpoint") && add.stderr.contains(base + "/token"), "shows the endpoints: \(add.stderr)")
         XCTAssertTrue(add.stderr.contains("auth-agent login sso"), add.stderr)
+        // One column for the URLs: `device_authorization_endpoint` is longer than the padding was.
+        let urlColumns = Set(add.stderr.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.contains("_endpoint") }
+            .compactMap { line in line.range(of: "http").map { line.distance(from: line.startIndex, to: $0.lowerBound) } })
+        XCTAssertEqual(urlColumns.count, 1, add.stderr)
         XCTAssertFalse(add.stderr.contains("client-SECRET") || add.stdout.contains("client-SECRET"))
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         XCTAssertEqual(attributes[.posixPermissions] as? Int, 0o600)

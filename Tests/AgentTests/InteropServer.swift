@@ -7,9 +7,10 @@ import Foundation
 import JSON
 import XCTest
 
-/// The django-oauth-toolkit server of `Tests/Interop/start-server.sh`, started
-/// in a process group of its own so that stopping it ends the script, pip and
-/// the Django server alike, whatever stage they reached.
+/// A real server started by a script of `Tests/Interop` — django-oauth-toolkit
+/// (`start-server.sh`, the default) or Glewlwyd (`start-glewlwyd.sh`) — in a
+/// process group of its own so that stopping it ends the script, pip and the
+/// server alike, whatever stage they reached.
 final class InteropServer: @unchecked Sendable {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Interop/start-server.sh")
@@ -26,9 +27,15 @@ final class InteropServer: @unchecked Sendable {
         let description: String
     }
 
-    /// Runs the script and waits (bounded) until its info file exists and the
-    /// server answers discovery. Throws `XCTSkip` when python3 venv or PyPI is unavailable.
-    static func start(environment: [String: String], installTimeout: TimeInterval = 150, readyTimeout: TimeInterval = 30) throws -> InteropServer {
+    /// Why `start-server.sh` cannot run here, by exit code: a skip, not a failure.
+    static let skips: [Int32: String] = [3: "python3 -m venv is unavailable here", 4: "installing django-oauth-toolkit from PyPI failed"]
+
+    /// Runs the script (`start-server.sh`, or another with the same contract: an info
+    /// file with a `discoveryUrl`, exit codes in `skips` meaning "cannot run here") and
+    /// waits (bounded) until its info file exists and the server answers discovery.
+    /// Throws `XCTSkip` for an exit code in `skips`.
+    static func start(script: URL = script, skips: [Int32: String] = skips, environment: [String: String],
+                      installTimeout: TimeInterval = 150, readyTimeout: TimeInterval = 30) throws -> InteropServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-interop-test-\(UUID().uuidString)")
         // 0700: the server description carries the confidential client's secret.
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -42,15 +49,12 @@ final class InteropServer: @unchecked Sendable {
         while !FileManager.default.fileExists(atPath: infoPath) {
             if let status = server.exitStatus() {
                 server.stop()
-                switch status {
-                case 3: throw XCTSkip("interop: python3 -m venv is unavailable here:\n\(log())")
-                case 4: throw XCTSkip("interop: installing django-oauth-toolkit from PyPI failed:\n\(log())")
-                default: throw StartFailure(description: "start-server.sh exited with \(status):\n\(log())")
-                }
+                if let why = skips[status] { throw XCTSkip("interop: \(why):\n\(log())") }
+                throw StartFailure(description: "\(script.lastPathComponent) exited with \(status):\n\(log())")
             }
             guard Date() < deadline else {
                 server.stop()
-                throw StartFailure(description: "start-server.sh did not describe the server within \(Int(installTimeout)) s:\n\(log())")
+                throw StartFailure(description: "\(script.lastPathComponent) did not describe the server within \(Int(installTimeout)) s:\n\(log())")
             }
             usleep(100_000)
         }

@@ -38,6 +38,10 @@ struct IssuerDirectives {
             case "expire-devices": issuer.expireDeviceCodes()
             case "require-nonce": issuer.setRequireNonce(true)
             case "discovery-faults-off": issuer.clearDiscoveryFaults()
+            case "dpop-nonce": issuer.setDPoPNonceRequired(true)
+            case "dpop-rotate-nonce": issuer.rotateDPoPNonce()
+            case "dpop-bearer": issuer.answerBearerToDPoPNext(n)
+            case "dpop-refuse": issuer.refuseDPoPProofsNext(n)
             default:
                 guard let fault = DiscoveryFault(rawValue: action) else { throw Failure(description: "unknown issuer action \(action)") }
                 issuer.injectDiscoveryFault(fault)

@@ -20,8 +20,10 @@ final class KeyringStoreTests: XCTestCase {
         try agent.call("token", ["provider": "corp"], id: .string(id))["result"]?["accessToken"]?.stringValue
     }
 
-    /// The store key of alice's account of corp: her record file's name and her keyring items' `provider`.
+    /// The store key of alice's account of corp: her record file's name and her keyring items' `record`.
     static let alice = StoreKeys.account("alice", of: "corp")
+    /// What `secret-tool` finds her item by: the provider's id and the account's.
+    static let aliceItem = ["provider", "corp", "account", "alice"]
 
     private func recordText(_ harness: AgentHarness) throws -> String {
         try String(contentsOf: harness.storeDirectory.appendingPathComponent("\(Self.alice).json"), encoding: .utf8)
@@ -38,7 +40,7 @@ final class KeyringStoreTests: XCTestCase {
         XCTAssertFalse(record.contains(token), "the session file holds no token")
         XCTAssertFalse(record.contains("refreshToken"), record)
         XCTAssertTrue(record.contains("\"secretItem\""), record)
-        let secret = try XCTUnwrap(try keyring.lookup(["provider", Self.alice]), "secret-tool finds the item")
+        let secret = try XCTUnwrap(try keyring.lookup(Self.aliceItem), "secret-tool finds the item")
         XCTAssertTrue(secret.contains(token))
 
         let second = try harness.spawn()
@@ -46,7 +48,7 @@ final class KeyringStoreTests: XCTestCase {
         XCTAssertTrue(signed["result"]?["headers"]?["Authorization"]?.stringValue == "Bearer \(token)", "the second agent signs with the same token")
 
         XCTAssertNotNil(try second.call("logout", ["provider": "corp"], id: "logout")["result"])
-        XCTAssertNil(try keyring.lookup(["provider", Self.alice]), "logout deletes the item")
+        XCTAssertNil(try keyring.lookup(Self.aliceItem), "logout deletes the item")
         XCTAssertEqual(try keyring.itemCount(), 0)
     }
 
@@ -65,7 +67,7 @@ final class KeyringStoreTests: XCTestCase {
         XCTAssertEqual(try agent.call("status")["result"]?["store"], ["kind": "keyring"])
         XCTAssertTrue(try accessToken(agent) == token, "the session survived the move")
         XCTAssertFalse(try recordText(harness).contains(token), "no token left in the file")
-        XCTAssertTrue(try keyring.lookup(["provider", Self.alice])?.contains(token) == true)
+        XCTAssertTrue(try keyring.lookup(Self.aliceItem)?.contains(token) == true)
         XCTAssertEqual(try keyring.itemCount(), 1)
     }
 
@@ -120,25 +122,89 @@ final class KeyringStoreTests: XCTestCase {
         XCTAssertTrue(try accessToken(fresh) == accessToken(agent), "the refreshed session is in the keyring")
     }
 
-    /// No session bus at all: `auto` keeps sessions in files, says so once on
-    /// stderr and in `status`; `keyring` refuses to start.
+    /// No session bus at all: `auto` asks nothing at start, keeps the login's
+    /// tokens in files and says so once on stderr and in every `status`; `keyring`
+    /// refuses to start.
     func testAutoWithoutASessionBusUsesFilesWithOneWarningAndKeyringExits2() throws {
         let noBus = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/auth-agent-test-bus", "DISPLAY": ""]
         let harness = try AgentHarness(storeKind: "auto", environment: noBus)
         let agent = try harness.spawn()
-        let store = try agent.call("status")["result"]?["store"]
+        XCTAssertEqual(try agent.call("status")["result"]?["store"]?["kind"], "auto", "nothing stored yet")
+        XCTAssertNotNil(try agent.call("login", AgentHarness.corp, id: "login")["result"])
+        let store = try agent.call("status", id: "after")["result"]?["store"]
         XCTAssertEqual(store?["kind"], "file", "\(String(describing: store))")
         XCTAssertTrue(store?["reason"]?.stringValue?.hasPrefix("no Secret Service on the session bus: ") == true, "\(String(describing: store))")
-        XCTAssertNotNil(try agent.call("login", AgentHarness.corp, id: "login")["result"])
         agent.closeInput()
         _ = agent.waitForExit(timeout: 10)
         let warnings = agent.stderr.split(separator: "\n").filter { $0.contains("no Secret Service on the session bus") }
         XCTAssertEqual(warnings.count, 1, agent.stderr)
 
+        let later = try harness.spawn()
+        XCTAssertEqual(try later.call("status")["result"]?["store"], store, "status keeps saying why")
+        later.closeInput()
+        _ = later.waitForExit(timeout: 10)
+        XCTAssertFalse(later.stderr.contains("no Secret Service"), "no warning from a process that only reads: \(later.stderr)")
+
         try harness.setStoreKind("keyring")
         let refused = try harness.spawn()
         XCTAssertEqual(refused.waitForExit(timeout: 10), 2)
         XCTAssertTrue(refused.stderr.contains("no Secret Service on the session bus"), refused.stderr)
+    }
+
+    /// The data loss of issue 19: an `auto` agent without the session bus (ssh, cron)
+    /// found alice's keyring record, saw no token in it and set it aside, logging her
+    /// out everywhere. Now it answers 1010, `status` says why, and the record stays.
+    func testAnAgentWithoutTheBusLeavesAKeyringRecordAlone() throws {
+        let keyring = try SecretServiceSession()
+        let harness = try keyringHarness(keyring, storeKind: "auto")
+        let first = try harness.spawn()
+        XCTAssertNotNil(try first.call("login", AgentHarness.corp, id: "login")["result"])
+        let token = try XCTUnwrap(try accessToken(first))
+
+        var noBus = keyring.environment
+        noBus["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/auth-agent-test-bus"
+        noBus["XDG_STATE_HOME"] = harness.directory.path
+        let elsewhere = try AgentProcess(arguments: ["--config", harness.configPath.path], environment: noBus)
+        let refused = try elsewhere.call("token", ["provider": "corp"], id: "elsewhere")
+        XCTAssertEqual(refused["error"]?["code"], 1010, "\(refused)")
+        XCTAssertTrue(refused["error"]?["message"]?.stringValue?.contains("held in the keyring, not readable here") == true, "\(refused)")
+        let status = try elsewhere.call("status", id: "status")["result"]?["providers"]?.arrayValue?.first
+        XCTAssertEqual(status?["unreadable"]?.arrayValue?.first?["account"], "alice", "\(String(describing: status))")
+        elsewhere.closeInput()
+        _ = elsewhere.waitForExit(timeout: 10)
+
+        XCTAssertTrue(try recordText(harness).contains("secretItem"), "the record is kept")
+        let names = try FileManager.default.contentsOfDirectory(atPath: harness.storeDirectory.path)
+        XCTAssertFalse(names.contains { $0.contains(".corrupt-") }, "\(names)")
+        XCTAssertTrue(try accessToken(try harness.spawn()) == token, "still logged in where the keyring answers")
+    }
+
+    /// Items written by the previous version carry the record key as `provider` and
+    /// no `record` or `account`: they are still read, and the next save replaces them.
+    func testItemsOfThePreviousVersionAreStillFoundAndReplaced() throws {
+        let keyring = try SecretServiceSession()
+        let harness = try keyringHarness(keyring)
+        let first = try harness.spawn()
+        XCTAssertNotNil(try first.call("login", AgentHarness.corp, id: "login")["result"])
+        let token = try XCTUnwrap(try accessToken(first))
+        first.closeInput()
+        _ = first.waitForExit(timeout: 10)
+        let secret = try XCTUnwrap(try keyring.lookup(Self.aliceItem))
+        let record = try JSONParser.parse([UInt8](Data(contentsOf: harness.storeDirectory.appendingPathComponent("\(Self.alice).json"))))
+        let item = try XCTUnwrap(record["session"]?["secretItem"]?.stringValue)
+        // The item as the previous version wrote it.
+        XCTAssertEqual(try keyring.run("secret-tool", ["clear", "application", "auth-agent", "record", Self.alice]).status, 0)
+        let stored = try keyring.run("secret-tool", ["store", "--label", "auth-agent: Corp SSO (alice)", "application", "auth-agent",
+                                                     "provider", Self.alice, "store", harness.storeDirectory.path, "item", item,
+                                                     "xdg:schema", "io.github.auth-agent.Session"], input: secret)
+        XCTAssertEqual(stored.status, 0, stored.output)
+        XCTAssertNil(try keyring.lookup(Self.aliceItem))
+
+        let agent = try harness.spawn()
+        XCTAssertTrue(try accessToken(agent) == token, "the previous version's item is read")
+        XCTAssertEqual(try agent.call("refresh", ["provider": "corp"], id: "refresh")["result"]?["refreshed"], true)
+        XCTAssertNotNil(try keyring.lookup(Self.aliceItem), "the new item carries provider and account")
+        XCTAssertEqual(try keyring.itemCount(), 1, "the previous version's item is deleted")
     }
 
     /// Four agents on one keyring store, tokens rotating every ~2 s against an

@@ -25,6 +25,35 @@ final class ToolParsingTests: XCTestCase {
         XCTAssertEqual(try Arguments.parse(["status"]).command, .tool(try ToolCommand.parse(["status"])))
     }
 
+    /// `auth-agent fetch -H` refuses what the RPC's `fetch` refuses, with exit 2: fields that frame
+    /// or route the request (a `Host` on a signed request could send the token to another tenant),
+    /// names that are not tokens, values with CR/LF. Before, all of these were sent as given.
+    func testFetchHeadersAreCheckedAsTheRPCChecksThem() throws {
+        func request(_ headers: [String]) throws(ToolFailure) -> FetchRequest {
+            try FetchCommand.request(ToolCommand.FetchOptions(headers: headers, url: "https://api.example.com/x"))
+        }
+        for bad in ["Host: evil.example", "host: evil.example", "Content-Length: 0", "Transfer-Encoding: chunked", "Connection: close",
+                    "TE: trailers", "Upgrade: h2c", "Proxy-Authorization: Basic x", "X Y: 1", "X(: 1", "X-A: a\rb", "X-A: a\nB: c", ": v"] {
+            XCTAssertThrowsError(try request([bad]), bad) { XCTAssertEqual(($0 as? ToolFailure)?.code, .usage, bad) }
+        }
+        XCTAssertEqual(try request(["Accept: text/plain", "X-Trace-Id: 1"]).headers.map { "\($0.0)=\($0.1)" },
+                       ["Accept=text/plain", "X-Trace-Id=1"])
+    }
+
+    /// `-X` is checked as the RPC's `fetch` checks `request.method`: exit 2 with a message. Before,
+    /// `fetch -X 'G ET'` failed at the transport (exit 1, "not a valid http or https request") and
+    /// `header -X ''` printed a DPoP proof for an empty method.
+    func testMethodIsCheckedAsTheRPCChecksIt() throws {
+        for command in ["fetch", "header"] {
+            for bad in ["", "G ET", "GET\r\nX: y", "GET:", "G\u{7F}"] {
+                XCTAssertThrowsError(try ToolCommand.parse([command, "-X", bad, "https://api.example.com/x"]), "\(command) \(bad)") {
+                    XCTAssertTrue("\($0)".contains("-X must be an HTTP method"), "\($0)")
+                }
+            }
+            XCTAssertNoThrow(try ToolCommand.parse([command, "--request=PATCH", "https://api.example.com/x"]))
+        }
+    }
+
     func testExitCodesFollowTheErrorNumber() {
         XCTAssertEqual(ToolFailure(AuthError(.authServerUnavailable, "down")).code, .unavailable)
         XCTAssertEqual(ToolFailure(AuthError(.unknownProvider, "no")).code, .usage)

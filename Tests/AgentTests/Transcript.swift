@@ -15,8 +15,8 @@ struct Transcript {
         case sleep(Double)
         case signal(Int32)
         /// Drives the dev issuer: `lifetime N`, `fail N`, `drop N`, `latency MS`, `revoke-all`, `reset`,
-        /// `slow-down N`, `device-interval N`, `expire-devices`, `require-nonce`, a `DiscoveryFault`
-        /// name (`wrong-resource`, …) and `discovery-faults-off`.
+        /// `slow-down N`, `device-interval N`, `expire-devices`, `require-nonce`, `dpop-nonce`, `dpop-rotate-nonce`,
+        /// `dpop-bearer N`, `dpop-refuse N`, a `DiscoveryFault` name (`wrong-resource`, …) and `discovery-faults-off`.
         case issuer(String, Int)
         /// `!issuer-client-metadata NAME`: the issuer serves a client metadata document at `${ISSUER}/clients/NAME`.
         case issuerClientMetadata(String)

@@ -15,7 +15,7 @@ final class FakeSecretStore: SecretStore, @unchecked Sendable {
         if locked.get() { throw SessionStoreError.unavailable("the keyring is locked") }
     }
 
-    func write(_ secret: String, provider: String, item: String, label: String) throws {
+    func write(_ secret: String, provider: String, item: String, label: String, account: String?) throws {
         try checkUnlocked()
         if failWrites.get() { throw SessionStoreError.unavailable("writing failed") }
         items_.update { $0[key(provider, item)] = secret }

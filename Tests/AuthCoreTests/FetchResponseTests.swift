@@ -20,4 +20,18 @@ final class FetchResponseTests: XCTestCase {
         XCTAssertNil(response(contentType: ";charset=utf-8").textBody)
         XCTAssertNil(response(contentType: "; text/plain").textBody)
     }
+
+    /// Headers over their own limit name that limit (they were "larger than 10485760 bytes", the body's);
+    /// a TLS failure says TLS (it was "could not be reached").
+    func testTransportFailuresAreWordedByWhatFailed() {
+        let url = "https://api.example.com/x?token=SECRET"
+        let headers = AuthService.fetchError(.headersTooLarge(limit: 65536), url: url, limit: 10 << 20)
+        XCTAssertEqual(headers.code, .responseTooLarge)
+        XCTAssertEqual(headers.message, "The response headers are larger than 65536 bytes.")
+        let tls = AuthService.fetchError(.tlsFailed("api.example.com"), url: url, limit: 10 << 20)
+        XCTAssertEqual(tls.code, .requestFailed)
+        XCTAssertEqual(tls.message, "The request was not completed: the TLS handshake with https://api.example.com failed or its certificate was not accepted.")
+        XCTAssertEqual(HTTPCalls.describe(HTTPTransportError.tlsFailed("api.example.com"), url: url),
+                       "the TLS handshake with https://api.example.com failed or its certificate was not accepted")
+    }
 }

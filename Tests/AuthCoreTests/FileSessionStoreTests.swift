@@ -302,4 +302,35 @@ final class FileSessionStoreTests: XCTestCase {
         XCTAssertEqual(FileSessionStore.defaultDirectory(environment: ["XDG_STATE_HOME": "", "HOME": "/h"]).path,
                        "/h/.local/state/auth-agent")
     }
+    // MARK: Issue 19, item 2: records that grow, leftovers that pile up
+
+    /// A record the reader would set aside (over 1 MiB) is refused with a clear
+    /// error, and the session already stored stays readable.
+    func testARecordLargerThanAReaderAcceptsIsRefusedAndNothingIsLost() throws {
+        let store = try makeStore()
+        try store.save(Self.session(1), for: "corp")
+        XCTAssertThrowsError(try store.save(Self.session(2, userBytes: 1 << 20), for: "corp")) { error in
+            XCTAssertTrue("\(error)".contains("more than the 1 MiB a record may hold"), "\(error)")
+            XCTAssertTrue("\(error)".contains("nothing was written"), "\(error)")
+        }
+        XCTAssertEqual(try store.load("corp"), Self.session(1))
+        XCTAssertEqual(files().filter { $0.contains(".corrupt-") || $0.contains(".tmp-") }, [])
+    }
+
+    /// At start: set-aside records older than 30 days and temporary files a crash left
+    /// (older than an hour) are removed; recent ones, and everything else, stay.
+    func testOldSetAsideRecordsAndLeftoverTemporaryFilesAreRemovedAtStart() throws {
+        _ = try makeStore()
+        let now = Int(Date().timeIntervalSince1970)
+        let old = "corp+ab.json.corrupt-\(now - 31 * 24 * 3600)", oldTwin = "corp+ab.json.corrupt-\(now - 40 * 24 * 3600)-1"
+        let recent = "corp+ab.json.corrupt-\(now - 29 * 24 * 3600)"
+        let staleTemporary = ".corp+ab.json.tmp-123-456", freshTemporary = ".corp+ab.json.tmp-789-012"
+        for name in [old, oldTwin, recent, staleTemporary, freshTemporary, "corp+ab.json", "notes.txt"] {
+            try Data("x".utf8).write(to: dir.appendingPathComponent(name))
+        }
+        let twoHoursAgo = Date(timeIntervalSinceNow: -7200)
+        try FileManager.default.setAttributes([.modificationDate: twoHoursAgo], ofItemAtPath: dir.appendingPathComponent(staleTemporary).path)
+        _ = try makeStore()
+        XCTAssertEqual(files(), [freshTemporary, "corp+ab.json", recent, "notes.txt"].sorted())
+    }
 }

@@ -70,7 +70,7 @@ final class KeyringSessionStoreTests: XCTestCase {
     func testADanglingItemFromACrashIsDeletedAtStart() throws {
         let s = try store()
         try s.save(session(1), for: "corp")
-        try secrets.write("{\"accessToken\":\"access-secret-2\"}", provider: "corp", item: "2-crashed", label: "x")
+        try secrets.write("{\"accessToken\":\"access-secret-2\"}", provider: "corp", item: "2-crashed", label: "x", account: nil)
         XCTAssertEqual(try s.load("corp"), session(1))
         s.prepare(providers: ["corp"], lockTimeout: 1)
         XCTAssertEqual(try secrets.items(provider: "corp").count, 1)
@@ -130,20 +130,28 @@ final class KeyringSessionStoreTests: XCTestCase {
         return StoreOpening.Keyring(probe: { _ in answers ? nil : "no Secret Service on the session bus: nobody home" }, open: { _ in secrets })
     }
 
-    func testAutoWithoutAKeyringUsesFilesAndSaysSoOnce() throws {
+    /// `auto` asks nothing at start; the first save decides (see also `AutoStoreTests`).
+    func testAutoWithoutAKeyringKeepsASaveInItsFileAndSaysSoOnce() throws {
         let (store, status) = try StoreOpening.open(.auto(path: directory.path + "/store"), providers: [], environment: [:], lockTimeout: 1,
                                                     keyring: keyring(answers: false), warn: warnings.sink)
-        XCTAssertTrue(store is FileSessionStore)
-        XCTAssertEqual(status, StoreStatus(kind: .file, reason: "no Secret Service on the session bus: nobody home"))
+        XCTAssertEqual(status.kind, .auto)
+        XCTAssertEqual(warnings.all, [])
+        try store.save(session(1), for: "corp")
+        try store.save(session(2), for: "corp")
+        XCTAssertEqual((store as? StoreStatusReporting)?.storeStatus, StoreStatus(kind: .file, reason: "no Secret Service on the session bus: nobody home"))
         XCTAssertEqual(warnings.all.count, 1)
         XCTAssertTrue(warnings.all[0].hasPrefix("no Secret Service on the session bus: nobody home"), warnings.all[0])
+        XCTAssertEqual(secrets.secrets, [])
+        XCTAssertEqual(try store.load("corp"), session(2))
     }
 
-    func testAutoWithAKeyringUsesIt() throws {
+    func testAutoWithAKeyringPutsASaveInIt() throws {
         let (store, status) = try StoreOpening.open(.auto(path: directory.path + "/store"), providers: [], environment: [:], lockTimeout: 1,
                                                     keyring: keyring(answers: true), warn: warnings.sink)
-        XCTAssertTrue(store is KeyringSessionStore)
-        XCTAssertEqual(status, StoreStatus(kind: .keyring))
+        XCTAssertEqual(status.kind, .auto)
+        try store.save(session(1), for: "corp")
+        XCTAssertEqual((store as? StoreStatusReporting)?.storeStatus, StoreStatus(kind: .keyring))
+        XCTAssertEqual(secrets.secrets.count, 1)
         XCTAssertEqual(warnings.all, [])
     }
 

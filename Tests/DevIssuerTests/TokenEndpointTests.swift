@@ -202,6 +202,7 @@ final class TokenEndpointTests: IssuerTestCase {
             XCTAssertEqual(json["response_types_supported"], ["code"])
             XCTAssertEqual(json["code_challenge_methods_supported"], ["S256"])
             XCTAssertEqual(json["token_endpoint_auth_methods_supported"], ["client_secret_basic", "client_secret_post", "none"])
+            XCTAssertEqual(json["dpop_signing_alg_values_supported"], ["ES256"])
         }
         XCTAssertEqual(issuer.count("discovery"), 2)
     }

@@ -76,9 +76,11 @@ export interface ProviderStatus {
   account?: string;
   /** Every logged-in account; empty when logged out. */
   accounts: AccountStatus[];
+  /** Accounts whose stored session this agent cannot read (keyring locked or out of reach), and why; their requests fail with 1010. */
+  unreadable?: { account: string; reason: string }[];
 }
-/** Where sessions are kept; `reason` says why `store.kind: "auto"` fell back to files. */
-export interface StoreStatus { kind: 'keyring' | 'file' | 'memory'; reason?: string }
+/** Where sessions are kept; `reason` says why `store.kind: "auto"` keeps tokens in files; `auto`: nothing stored yet. */
+export interface StoreStatus { kind: 'keyring' | 'file' | 'memory' | 'auto'; reason?: string }
 export interface StatusResult { store: StoreStatus; providers: ProviderStatus[] }
 export interface SubscribeResult { events: EventName[]; status: StatusResult }
 /** `account`: the account logged in (added, or replaced when that identity was logged in already). */

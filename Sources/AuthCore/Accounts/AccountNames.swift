@@ -28,7 +28,7 @@ public enum AccountNames {
 
     /// Whether `name` names the account: its id or one of its user's login names,
     /// compared case-insensitively (people type `Alice` for `alice`, git keeps the case of a URL's user).
-    static func matches(_ name: String, account: String, user: JSONValue?) -> Bool {
+    public static func matches(_ name: String, account: String, user: JSONValue?) -> Bool {
         let wanted = name.lowercased()
         return account.lowercased() == wanted || loginNames(user).contains { $0.lowercased() == wanted }
     }

@@ -35,6 +35,10 @@ public struct AgentConfig: Sendable, Equatable {
     public var learnAllow = LearnAllowList()
     /// Whether logins to learned providers open the browser (`login`'s `openBrowser` overrides it).
     public var openBrowser = false
+    /// Whether `fetch` sends a request no provider covers (unsigned). Not a file key: a socket
+    /// forwarded to another host (`--forward-socket`) sets it false, so the remote side gets the
+    /// listed providers' tokens but not this machine's network (its loopback services, the intranet).
+    public var fetchesUncoveredURLs = true
 
     public init(refreshWindowSeconds: Int = 60, store: StoreConfig = .auto(path: nil), providers: [ProviderConfig] = []) {
         self.refreshWindowSeconds = refreshWindowSeconds

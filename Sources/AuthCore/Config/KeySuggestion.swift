@@ -2,10 +2,10 @@
 ///
 /// A typo in a key (`tokenEndPoint`) must be an error, not silently ignored, and
 /// the error is more useful when it names the intended key.
-enum KeySuggestion {
+public enum KeySuggestion {
     /// The candidate that differs from `word` only in case and `_`/`-`, else the
     /// closest within an edit distance of 2; `nil` when nothing is close.
-    static func closest(to word: String, among candidates: [String]) -> String? {
+    public static func closest(to word: String, among candidates: [String]) -> String? {
         let folded = fold(word)
         if let same = candidates.first(where: { fold($0) == folded }) { return same }
         var best: (String, Int)?

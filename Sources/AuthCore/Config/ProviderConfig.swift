@@ -55,6 +55,8 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     public var gitUsername: String?
     /// Set for a provider the agent learned from an API's 401 (`Learning/`), nil for a configured one.
     public var learned: LearnedResource?
+    /// RFC 9449: bind the tokens to a key made at login, and prove it on every request (OAuth flows).
+    public var dpop = false
 
     public init(id: String, displayName: String? = nil, flow: Flow, origins: [Origin] = [],
                 loginEndpoint: String? = nil, loginBody: JSONValue? = nil, tokenPointer: JSONPointer? = nil,
@@ -205,6 +207,7 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         p.redirectPort = try r.int("redirectPort", in: 1...65535)
         p.openBrowser = try r.bool("openBrowser") ?? false
         p.gitUsername = try r.string("gitUsername")
+        p.dpop = try r.bool("dpop") ?? false
 
         try checkRequirements(p, r)
         return p

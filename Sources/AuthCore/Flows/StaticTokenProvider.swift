@@ -27,7 +27,7 @@ struct StaticTokenProvider: LoginProvider {
         var user: JSONValue = [:]
         if config.userinfoEndpoint != nil {
             // The only way to check a pasted token is to use it.
-            let info = await oauth.user(accessToken: token, tokenType: "Bearer", idToken: nil, fallback: .null)
+            let info = await oauth.user(accessToken: token, tokenType: "Bearer", idToken: nil, key: nil, fallback: .null)
             if info == .null {
                 throw AuthError(.invalidCredentials, "\(config.displayName) did not accept the token.", provider: config.id)
             }

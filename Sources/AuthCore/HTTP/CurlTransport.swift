@@ -2,6 +2,7 @@
 import CurlShim
 import Dispatch
 import Glibc
+import Locking
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -17,30 +18,52 @@ import Wire
 /// The same rules as `URLSessionTransport`: no redirects, no cookies (curl's
 /// cookie engine stays off), http and https only, a deadline for the whole
 /// exchange, a response size cap, a fresh connection per request, and a URL
-/// that `Origin` and Foundation's parser read alike.
+/// that `Origin` and Foundation's parser read alike. Besides: each transfer on a
+/// thread of its own, `fetch`es bounded in number apart from auth-server calls
+/// (`TransferLane`), and no proxy where one would see a credential (`ProxyRule`).
 public final class CurlTransport: HTTPTransport {
     public let maxResponseBytes: Int
+    /// `fetch`es (`HTTPRequest.Lane.resource`) in flight at once; auth-server calls are not counted.
+    private let resourceLane: TransferLane
 
-    public init(maxResponseBytes: Int = 1 << 20) {
+    public init(maxResponseBytes: Int = 1 << 20, maxConcurrentResourceTransfers: Int = 64) {
         self.maxResponseBytes = maxResponseBytes
+        resourceLane = TransferLane(limit: maxConcurrentResourceTransfers)
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        // The deadline counts from here, so time spent waiting for a place counts against it.
+        let accepted = DispatchTime.now()
         guard let origin = Origin(url: request.url), let url = URL(string: request.url),
               HTTPRequestChecks.foundationAgrees(url, origin),
               request.headers.allSatisfy({ HTTPRequestChecks.isHeaderSafe($0.0) && HTTPRequestChecks.isHeaderSafe($0.1) }),
               !request.method.isEmpty, request.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") })
         else { throw HTTPTransportError.invalidURL }
         guard request.timeout > 0 else { throw HTTPTransportError.timedOut }
+        let deadline = accepted + min(request.timeout, 86_400)
+        let lane = request.lane == .resource ? resourceLane : nil
+        if let lane, await !lane.enter(until: deadline) {
+            try Task.checkCancellation()
+            throw HTTPTransportError.timedOut
+        }
+        defer { lane?.leave() }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard deadline.uptimeNanoseconds > now else { throw HTTPTransportError.timedOut }
+        // Rounded up: curl reads 0 as "no timeout", so a sub-millisecond remainder must not become 0.
+        let timeoutMilliseconds = Int((deadline.uptimeNanoseconds - now + 999_999) / 1_000_000)
+        let noProxy = !ProxyRule.mayUseProxy(request, origin)
         let flag = CancelFlag()
         let maxResponseBytes = request.maxResponseBytes ?? self.maxResponseBytes
-        let timeoutMilliseconds = Int(min(request.timeout, 86_400) * 1000)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
-                // curl blocks: run it on a GCD thread, never on the cooperative pool.
-                DispatchQueue.global().async {
+                // curl blocks for the whole transfer: a thread of its own, never a shared pool's, where
+                // parked transfers once kept every other call (and Dispatch's timers) waiting for a thread.
+                let started = DetachedThread.start {
                     continuation.resume(with: Self.perform(request, host: origin.host, timeoutMilliseconds: timeoutMilliseconds,
-                                                           maxResponseBytes: maxResponseBytes, flag: flag))
+                                                           maxResponseBytes: maxResponseBytes, noProxy: noProxy, flag: flag))
+                }
+                if !started {
+                    continuation.resume(throwing: HTTPTransportError.unreachable("\(origin.host): no thread available for the request"))
                 }
             }
         } onCancel: {
@@ -49,7 +72,7 @@ public final class CurlTransport: HTTPTransport {
     }
 
     private static func perform(_ request: HTTPRequest, host: String, timeoutMilliseconds: Int, maxResponseBytes: Int,
-                                flag: CancelFlag) -> Result<HTTPResponse, Error> {
+                                noProxy: Bool, flag: CancelFlag) -> Result<HTTPResponse, Error> {
         // One connection per request: see URLSessionTransport on dropped keep-alive connections.
         let headerLines = request.headers.map { "\($0.0): \($0.1)" } + ["Connection: close"]
         var cStrings = headerLines.map { strdup($0) }
@@ -62,7 +85,7 @@ public final class CurlTransport: HTTPTransport {
                 body.withUnsafeBufferPointer { bodyBytes in
                     acurl_perform(request.method, request.url, rebound.baseAddress, rebound.count,
                                   bodyBytes.baseAddress, bodyBytes.count, request.body == nil ? 0 : 1,
-                                  timeoutMilliseconds, maxResponseBytes, flag.pointer, &response)
+                                  timeoutMilliseconds, maxResponseBytes, noProxy ? 1 : 0, flag.pointer, &response)
                 }
             }
         }
@@ -73,19 +96,25 @@ public final class CurlTransport: HTTPTransport {
             return .success(HTTPResponse(status: response.status, headers: Self.headers(raw), body: bytes))
         case Int(ACURL_TIMEOUT): return .failure(HTTPTransportError.timedOut)
         case Int(ACURL_TOO_LARGE): return .failure(HTTPTransportError.responseTooLarge)
+        case Int(ACURL_HEADERS_TOO_LARGE): return .failure(HTTPTransportError.headersTooLarge(limit: Int(ACURL_MAX_HEADER_BYTES)))
         case Int(ACURL_CANCELLED): return .failure(CancellationError())
         case Int(ACURL_UNAVAILABLE): return .failure(HTTPTransportError.unreachable("\(host): libcurl (libcurl4) is not installed"))
         case Int(ACURL_CONNECT_FAILED): return .failure(HTTPTransportError.unreachable("\(host): connection refused"))
         case Int(ACURL_RESOLVE_FAILED): return .failure(HTTPTransportError.unreachable("\(host): host not found"))
-        case Int(ACURL_TLS_FAILED): return .failure(HTTPTransportError.unreachable("\(host): TLS handshake failed"))
+        case Int(ACURL_TLS_FAILED): return .failure(HTTPTransportError.tlsFailed(host))
         default: return .failure(HTTPTransportError.unreachable("\(host): connection lost"))
         }
     }
 
     /// The header fields of the last response in `raw` (names lowercased).
+    ///
+    /// Lines end at LF only (with an optional CR before it), as curl splits them; a CR anywhere
+    /// else is replaced by a space (RFC 9112 §2.2), so a lone CR cannot start a header of its own.
     static func headers(_ raw: String) -> [String: String] {
         var fields: [String: String] = [:]
-        for line in raw.split(whereSeparator: \.isNewline) {  // "\r\n" is one Character
+        for bytes in raw.utf8.split(separator: 0x0A) {
+            var line = String(decoding: bytes.last == 0x0D ? bytes.dropLast() : bytes[...], as: UTF8.self)
+            if line.utf8.contains(0x0D) { line = String(decoding: line.utf8.map { $0 == 0x0D ? 0x20 : $0 }, as: UTF8.self) }
             if line.hasPrefix("HTTP/") {
                 fields = [:]
                 continue

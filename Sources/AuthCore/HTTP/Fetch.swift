@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSON
+import ES256
 import Wire
 
 /// `fetch`: the request adapter and the retrier of the practice this project
@@ -19,6 +20,8 @@ public struct FetchRequest: Sendable {
     public var maxResponseBytes: Int
 
     public static let defaultTimeout = 30.0
+    /// One millisecond, the transport's resolution: a shorter timeout cannot be honoured.
+    public static let minimumTimeout = 0.001
     public static let defaultMaxResponseBytes = 10 << 20
     /// Same-origin redirects followed before the last response is returned as is.
     static let maxRedirects = 5
@@ -31,6 +34,37 @@ public struct FetchRequest: Sendable {
         self.body = body
         self.timeout = timeout
         self.maxResponseBytes = maxResponseBytes
+    }
+}
+
+/// The checks on a host's header fields, shared by the RPC's `fetch` and `auth-agent fetch -H`.
+extension FetchRequest {
+    public enum HeaderRefusal: Sendable, Equatable {
+        /// The name is not an RFC 9110 token.
+        case notAToken
+        /// The value contains CR, LF or NUL, which would end the header line.
+        case unsafeValue
+        /// A field that frames or routes the request (`reservedHeaderNames`, `Proxy-*`): the agent's
+        /// HTTP client sets those. A host's `Host` on a signed request could route the token to
+        /// another tenant of a shared ingress; `Transfer-Encoding` or `Content-Length` could
+        /// smuggle a second request behind the first.
+        case reserved
+    }
+
+    public static let reservedHeaderNames: Set<String> = ["host", "content-length", "transfer-encoding", "connection", "te", "upgrade"]
+    private static let separators = Set("\"(),/:;<=>?@[\\]{}".utf8)
+
+    /// Whether `method` can be a request's method: an RFC 9110 token, as the RPC's `fetch` and the
+    /// command line's `-X` both require (a DPoP proof names it, a request line carries it).
+    public static func isMethod(_ method: String) -> Bool {
+        !method.isEmpty && method.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !separators.contains($0) }
+    }
+
+    public static func refusal(name: String, value: String) -> HeaderRefusal? {
+        guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && !separators.contains($0) }) else { return .notAToken }
+        let lowered = name.lowercased()
+        if reservedHeaderNames.contains(lowered) || lowered.hasPrefix("proxy-") { return .reserved }
+        return HTTPRequestChecks.isHeaderSafe(value) ? nil : .unsafeValue
     }
 }
 
@@ -91,7 +125,11 @@ extension AuthService {
     public func fetch(_ request: FetchRequest, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
                       login: FetchLogin = .hint, context: LoginContext = LoginContext()) async throws(AuthError) -> FetchResponse {
         guard let (p, originShape) = try route(url: request.url, provider: provider) else {
-            let response = try await exchange(request, authorization: nil, learned: nil)
+            guard config.fetchesUncoveredURLs else {
+                throw AuthError(.originNotAllowed, "No provider served here covers \(Origin(url: request.url)?.description ?? request.url); "
+                                + "this socket fetches only URLs its providers cover.")
+            }
+            let response = try await exchange(request, credential: nil, learned: nil)
             var answer = FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: nil, signed: false, retried: false)
             // An API that describes itself: learn it when asked (or allowed), else say how.
             guard response.status == 401, provider == nil, let challenge = BearerChallenge.parse(response.headers["www-authenticate"] ?? "") else { return answer }
@@ -107,11 +145,12 @@ extension AuthService {
         let c = try resolve(p, account)
         let shape = shape ?? originShape
         let credential = try await usableCredential(c, shape)
-        var response = try await exchange(request, authorization: credential.authorization, learned: p.config.learned)
+        var response = try await exchange(request, credential: credential, learned: p.config.learned)
         var retried = false
-        if response.status == 401 {
+        // A refused DPoP proof is not a dead token: it comes back as is, and no refresh is spent on it.
+        if response.status == 401, credential.dpopKey == nil || !DPoPErrors.refusals.contains(DPoPErrors.code(of: response) ?? "") {
             let (renewed, _) = try await credentialAfterRejection(c, shape, failedAuthorization: credential.authorization)
-            response = try await exchange(request, authorization: renewed.authorization, learned: p.config.learned)
+            response = try await exchange(request, credential: renewed, learned: p.config.learned)
             retried = true
         }
         var answer = FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: p.id, signed: true, retried: retried)
@@ -131,28 +170,42 @@ extension AuthService {
         return answer
     }
 
-    /// Sends `request` (with `authorization` when given), following same-origin redirects.
+    /// Sends `request` (authorized by `credential` when given, with a fresh DPoP proof
+    /// for every hop when the token is bound), following same-origin redirects.
     /// A learned provider's token follows a redirect only while it stays under its resource.
-    private func exchange(_ request: FetchRequest, authorization: String?, learned: LearnedResource?) async throws(AuthError) -> HTTPResponse {
+    private func exchange(_ request: FetchRequest, credential: Credential?, learned: LearnedResource?) async throws(AuthError) -> HTTPResponse {
         var method = request.method
         var url = request.url
         var body = request.body
         for _ in 0...FetchRequest.maxRedirects {
-            var headers = request.headers.filter { $0.0.lowercased() != "authorization" || authorization == nil }
-            if let authorization { headers.append(("Authorization", authorization)) }
+            let replaced: Set<String> = credential == nil ? [] : ["authorization", "dpop"]
+            var headers = request.headers.filter { !replaced.contains($0.0.lowercased()) }
+            if let credential { headers.append(("Authorization", credential.authorization)) }
             let response: HTTPResponse
             do {
-                response = try await transport.send(HTTPRequest(method: method, url: url, headers: headers, body: body,
-                                                                 timeout: request.timeout, maxResponseBytes: request.maxResponseBytes))
+                let (hopMethod, hopURL, hopBody, hopHeaders) = (method, url, body, headers)
+                let send = { [transport] (proof: String?) async throws -> HTTPResponse in
+                    try await transport.send(HTTPRequest(method: hopMethod, url: hopURL, headers: hopHeaders + (proof.map { [("DPoP", $0)] } ?? []),
+                                                         body: hopBody, timeout: request.timeout, maxResponseBytes: request.maxResponseBytes,
+                                                         lane: .resource))
+                }
+                if let credential, let key = credential.dpopKey {
+                    response = try await DPoPExchange.send(method: method, url: url, accessToken: credential.accessToken, key: key,
+                                                           nonces: nonces, clock: clock) { try await send($0) }
+                } else {
+                    response = try await send(nil)
+                }
             } catch let error as HTTPTransportError {
                 throw Self.fetchError(error, url: url, limit: request.maxResponseBytes)
+            } catch let error as P256Key.Unavailable {
+                throw AuthError(.requestFailed, "The request was not sent: \(error.description).")
             } catch {
                 throw AuthError(.requestFailed, "The request was not completed: \(HTTPCalls.describe(error, url: url)).")
             }
             guard let next = RedirectRule.next(status: response.status, location: response.headers["location"], from: url, method: method) else {
                 return response
             }
-            if authorization != nil, let learned, !learned.covers(next.url) { return response }
+            if credential != nil, let learned, !learned.covers(next.url) { return response }
             (method, url) = (next.method, next.url)
             if !next.keepsBody { body = nil }
         }
@@ -162,6 +215,8 @@ extension AuthService {
     static func fetchError(_ error: HTTPTransportError, url: String, limit: Int) -> AuthError {
         switch error {
         case .responseTooLarge: return AuthError(.responseTooLarge, "The response is larger than \(limit) bytes.")
+        case .headersTooLarge(let headerLimit):
+            return AuthError(.responseTooLarge, "The response headers are larger than \(headerLimit) bytes.")
         case .invalidURL: return AuthError(.requestFailed, "The request cannot be sent: \(error).")
         default: return AuthError(.requestFailed, "The request was not completed: \(HTTPCalls.describe(error, url: url)).")
         }

@@ -44,6 +44,8 @@ struct HTTPCalls: Sendable {
             case .responseTooLarge: return "\(host) sent an oversized response"
             case .invalidURL: return "the endpoint URL is invalid"
             case .unreachable: return "\(host) could not be reached"
+            case .tlsFailed: return "the TLS handshake with \(host) failed or its certificate was not accepted"
+            case .headersTooLarge(let limit): return "\(host) sent response headers larger than \(limit) bytes"
             }
         }
         return "\(host) could not be reached"

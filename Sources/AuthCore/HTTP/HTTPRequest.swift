@@ -15,15 +15,27 @@ public struct HTTPRequest: Sendable, CustomStringConvertible, CustomDebugStringC
     /// A response body larger than this fails the exchange; nil: the transport's own cap (1 MiB),
     /// which suits auth servers. `fetch` sets the host's limit for API responses.
     public var maxResponseBytes: Int?
+    public var lane: Lane
+
+    /// Which traffic an exchange belongs to, so the transport keeps the two apart: a host's
+    /// requests parked on a slow API never delay a token refresh or a login.
+    public enum Lane: Sendable {
+        /// The agent's own calls to an auth server (token, device, userinfo, revocation, session
+        /// endpoints): they carry credentials and are never queued.
+        case authServer
+        /// A host's request to an API (`fetch`): the transport may bound how many run at once.
+        case resource
+    }
 
     public init(method: String = "GET", url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
-                timeout: Double = 30, maxResponseBytes: Int? = nil) {
+                timeout: Double = 30, maxResponseBytes: Int? = nil, lane: Lane = .authServer) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
         self.maxResponseBytes = maxResponseBytes
+        self.lane = lane
     }
 
     /// The value of the first header with this name, compared case-insensitively.

@@ -161,6 +161,10 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, @unchecked 
             }
             if urlError.code == .timedOut { return .failure(HTTPTransportError.timedOut) }
             if urlError.code == .cancelled { return .failure(CancellationError()) }
+            if [.secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+                .serverCertificateHasUnknownRoot, .clientCertificateRejected, .clientCertificateRequired].contains(urlError.code) {
+                return .failure(HTTPTransportError.tlsFailed(exchange.host))
+            }
             return .failure(HTTPTransportError.unreachable("\(exchange.host): \(reason(urlError.code))"))
         }
         guard let http = response as? HTTPURLResponse else {
@@ -180,10 +184,6 @@ private final class ExchangeTable: NSObject, URLSessionDataDelegate, @unchecked 
         case .cannotFindHost, .dnsLookupFailed: return "host not found"
         case .networkConnectionLost: return "connection lost"
         case .notConnectedToInternet: return "no network connection"
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
-             .clientCertificateRequired:
-            return "TLS handshake failed"
         case .badServerResponse, .cannotParseResponse: return "malformed HTTP response"
         default: return "network error \(code.rawValue)"
         }

@@ -87,7 +87,7 @@ extension AuthService {
         guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else {
             throw .discoveryFailed(.login, "The learned provider for \(api.resource) could not be built.")
         }
-        let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger)
+        let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
         sync.load(p)
         context.learning(LearnedLogin(provider: api.id, resource: api.resource, authorizationServer: api.server.issuer))
         let result: LoginResult
@@ -222,7 +222,7 @@ extension AuthService {
                 if existing.config == config || existing.config.learned == nil { continue }
                 registry.remove(api.id)
             }
-            let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger)
+            let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
             sync.load(p)
             registry.add(p)
         }

@@ -17,6 +17,10 @@ struct OAuthClient: Sendable {
     let discovery: Discovery
     /// Warns (once per provider) that the server's `expires_in` was unusable.
     let lifetimeWarning: WarnOnce
+    /// DPoP nonces by origin, shared by every provider and `fetch` (the agent's one memory of them).
+    var nonces = DPoPNonces()
+    /// Warns (once per provider) that the server answered a DPoP-proven request with another token type.
+    var tokenTypeWarning = WarnOnce { _ in }
 
     /// The provider's endpoints, discovering the missing ones when an issuer is configured.
     func endpoints() async throws(AuthError) -> Endpoints {
@@ -41,8 +45,10 @@ struct OAuthClient: Sendable {
         return (pairs + [("client_id", clientId)], [])
     }
 
-    /// A grant at the token endpoint; no response at all is `transient`.
-    func grant(_ pairs: [(String, String)]) async -> TokenEndpointResult {
+    /// A grant at the token endpoint; no response at all is `transient`. With
+    /// `dpop`, a login grant (no `renewing`) proves a new key, a renewal the
+    /// session's (see `DPoP/OAuthClient+DPoP.swift`).
+    func grant(_ pairs: [(String, String)], renewing session: Session? = nil) async -> TokenEndpointResult {
         let pairs = pairs + resourcePairs(besides: pairs)
         let endpoint: String
         do {
@@ -51,7 +57,11 @@ struct OAuthClient: Sendable {
         } catch {
             return .transient(error.message)
         }
-        return await post(endpoint, pairs)
+        switch grantKey(renewing: session) {
+        case .failure(let why): return .transient(why.description)
+        case .success(let key?): return await postProven(endpoint, pairs, key: key)
+        case .success(nil): return await post(endpoint, pairs)
+        }
     }
 
     /// A form POST with client authentication, classified like a token response.
@@ -84,20 +94,20 @@ struct OAuthClient: Sendable {
         return Session(accessToken: token.accessToken, tokenType: token.tokenType,
                        refreshToken: token.refreshToken ?? previous?.refreshToken, expiresAt: expiresAt,
                        idToken: token.idToken ?? previous?.idToken, user: user ?? previous?.user,
-                       obtainedAt: now, generation: 0)
+                       obtainedAt: now, generation: 0, dpopKey: token.dpopKey ?? previous?.dpopKey)
     }
 
     /// Who logged in: userinfo when there is an endpoint, with the ID token's display
     /// claims it lacks (decoded for display, not trusted for authorization) when both
     /// name the same `sub` — a server whose userinfo says only `sub` may name the person
     /// in its ID token; else those claims alone, else `fallback`.
-    func user(accessToken: String, tokenType: String, idToken: String?, fallback: JSONValue) async -> JSONValue {
+    func user(accessToken: String, tokenType: String, idToken: String?, key: DPoPKey?, fallback: JSONValue) async -> JSONValue {
         var claims = JSONObject()
         if let idToken, let token = JWT.claims(of: idToken) {
             for key in ["sub", "name", "email", "preferred_username"] { if let v = token[key] { claims[key] = v } }
         }
         if let endpoint = try? await endpoints().userinfo,
-           let response = try? await http.send("GET", endpoint, headers: [("Authorization", "\(tokenType) \(accessToken)"), ("Accept", "application/json")], body: nil),
+           let response = try? await userinfo(endpoint, accessToken: accessToken, tokenType: tokenType, key: key),
            response.status == 200, let info = try? JSONParser.parse(response.body), case .object(var user) = info
         {
             if claims["sub"] != nil, claims["sub"] == user["sub"] {
@@ -128,7 +138,7 @@ struct OAuthClient: Sendable {
 
     /// A grant that renews `session` (a refresh token, or client credentials again).
     func renew(_ session: Session, with pairs: [(String, String)]) async -> RefreshOutcome {
-        await grant(pairs).refreshOutcome { self.session(from: $0, previous: session, user: nil) }
+        await grant(pairs, renewing: session).refreshOutcome { self.session(from: $0, previous: session, user: nil) }
     }
 
     /// The refresh-token grant, asking for `shape` (RFC 6749 §6 allows narrowing
@@ -150,7 +160,8 @@ struct OAuthClient: Sendable {
 
     /// The user for a freshly issued token, then the session.
     func finish(_ token: TokenResponse, fallbackUser: JSONValue) async -> Session {
-        let user = await user(accessToken: token.accessToken, tokenType: token.tokenType, idToken: token.idToken, fallback: fallbackUser)
+        let user = await user(accessToken: token.accessToken, tokenType: token.tokenType, idToken: token.idToken, key: token.dpopKey,
+                              fallback: fallbackUser)
         return session(from: token, previous: nil, user: user)
     }
 }

@@ -3,7 +3,7 @@ import JSON
 /// The useful part of a successful OAuth 2.0 token endpoint response (RFC 6749 §5.1).
 ///
 /// Normalised on the way in: `token_type` defaults to `Bearer` and any casing of
-/// "bearer" becomes `Bearer` (servers vary, the `Authorization` header wants one
+/// "bearer" becomes `Bearer`, of "dpop" `DPoP` (servers vary, the `Authorization` header wants one
 /// spelling); `expires_in` is accepted as a number or a numeric string because
 /// real servers send both. An `expires_in` that cannot be a lifetime (negative,
 /// not a number, beyond 68 years) is not taken as "never expires": the token
@@ -19,6 +19,8 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible, Custo
     public var scope: String?
     /// Set when the server's `expires_in` was unusable and `defaultLifetime` was used instead.
     public var expiresInProblem: String?
+    /// The DPoP key the request that got this answer proved (set by `OAuthClient`, never read from JSON).
+    public var dpopKey: DPoPKey?
 
     /// The lifetime assumed for a token whose `expires_in` is unusable: short
     /// enough that a token the server retires early is replaced soon.
@@ -55,7 +57,11 @@ public struct TokenResponse: Sendable, Equatable, CustomStringConvertible, Custo
         guard type.isEmpty || AuthorizationToken.isValid(type) else {
             throw Malformed(problem: "its token_type contains \(AuthorizationToken.rule)")
         }
-        tokenType = type.lowercased() == "bearer" || type.isEmpty ? "Bearer" : type
+        switch type.lowercased() {
+        case "bearer", "": tokenType = "Bearer"
+        case "dpop": tokenType = "DPoP"  // RFC 9449 §5; compared case-insensitively, as `bearer` is
+        default: tokenType = type
+        }
         if let given = json["expires_in"], !given.isNull {
             if let seconds = TokenResponse.seconds(given) {
                 expiresIn = seconds

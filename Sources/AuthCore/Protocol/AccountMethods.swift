@@ -67,6 +67,11 @@ final class AccountSelections: Sendable {
         table.withLock { $0[ObjectIdentifier(connection), default: [:]][provider] = account }
     }
 
+    /// Forgets a connection's choices when it closes; its identifier may be a later connection's.
+    func release(_ connection: RPCConnection) {
+        table.withLock { $0[ObjectIdentifier(connection)] = nil }
+    }
+
     /// The account a request means: the one it names, else this connection's selection, else the default.
     func choice(_ account: String?, on connection: RPCConnection) -> AccountChoice {
         let selected = table.withLock { $0.isEmpty ? nil : $0[ObjectIdentifier(connection)] }

@@ -49,8 +49,11 @@ public enum AuthMethods {
         StatusMethod.result(providers, store: store)
     }
 
-    /// Registers every auth method; events reach the host through `subscriptions`.
-    public static func register(into registry: inout MethodRegistry, service: AuthService, subscriptions: Subscriptions) {
+    /// Registers every auth method; events reach the host through `subscriptions`. Returns what
+    /// frees a closed connection's state (its subscription and account selections), for an
+    /// agent that serves many connections (the socket); a stdio agent's one ends with the process.
+    @discardableResult
+    public static func register(into registry: inout MethodRegistry, service: AuthService, subscriptions: Subscriptions) -> @Sendable (RPCConnection) -> Void {
         let context = AuthMethodContext(service: service, subscriptions: subscriptions)
         for method in all {
             registry.register(method.descriptor, ordering: { method.ordering($0, context) }) { call in
@@ -58,6 +61,10 @@ public enum AuthMethods {
             }
         }
         registry.registerShortcut(SignMethod.descriptor.name, SignMethod.shortcut(context))
+        return { connection in
+            subscriptions.unsubscribe(connection)
+            context.selections.release(connection)
+        }
     }
 
     /// Work that waits; auth failures become their protocol errors.

@@ -38,25 +38,26 @@ enum FetchMethod: AuthMethod {
         }, encode: result)
     }
 
-    private static let separators = Set("\"(),/:;<=>?@[\\]{}".utf8)
-
     /// The params as a request; every check names the field at fault.
     static func request(_ params: RPCParams) throws(RPCError) -> FetchRequest {
         let object = try params.object("request")
         let r = RPCParams(object)
         try r.rejectUnknown(allowed: ["method", "url", "headers", "body", "bodyBase64"])
         var request = FetchRequest(method: try r.string("method"), url: try r.string("url"))
-        guard !request.method.isEmpty, request.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
+        guard FetchRequest.isMethod(request.method) else {
             throw .invalidParams("'request.method' must be an HTTP method such as GET")
         }
         guard Origin(url: request.url) != nil else { throw .invalidParams("'request.url' must be an absolute http or https URL") }
         for (name, value) in (try r.optionalObject("headers"))?.members.map({ ($0, $1) }) ?? [] {
             guard let text = value.stringValue else { throw .invalidParams("'request.headers.\(name)' must be a string") }
-            // A name is an RFC 9110 token; a value may not end the header line.
-            guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && !Self.separators.contains($0) }) else {
-                throw .invalidParams("'request.headers' has a name that is not an HTTP token")
+            switch FetchRequest.refusal(name: name, value: text) {
+            case .notAToken?: throw .invalidParams("'request.headers' has a name that is not an HTTP token")
+            case .unsafeValue?: throw .invalidParams("'request.headers.\(name)' contains CR, LF or NUL")
+            case .reserved?:
+                throw .invalidParams("'request.headers.\(name)' is set by the agent: Host, Content-Length, Transfer-Encoding, "
+                                     + "Connection, TE, Upgrade and Proxy-* cannot be given")
+            case nil: break
             }
-            guard HTTPRequestChecks.isHeaderSafe(text) else { throw .invalidParams("'request.headers.\(name)' contains CR, LF or NUL") }
             request.headers.append((name, text))
         }
         switch (try r.optionalString("body"), try r.optionalString("bodyBase64")) {
@@ -71,6 +72,8 @@ enum FetchMethod: AuthMethod {
             guard let seconds = value.doubleValue, seconds > 0, seconds <= 600 else {
                 throw .invalidParams("'timeoutSeconds' must be a number of seconds above 0 and at most 600")
             }
+            // Below a millisecond, the transport's resolution, a timeout cannot be kept (it once became curl's 0, "no timeout").
+            guard seconds >= FetchRequest.minimumTimeout else { throw .invalidParams("'timeoutSeconds' must be at least 0.001 (one millisecond)") }
             request.timeout = seconds
         }
         if let value = params.object["maxResponseBytes"] {

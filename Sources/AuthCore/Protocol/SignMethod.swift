@@ -17,6 +17,7 @@ enum SignMethod: AuthMethod {
     }
 
     struct Params {
+        let method: String
         let url: String
         let provider: String?
         let shape: TokenShape?
@@ -25,7 +26,9 @@ enum SignMethod: AuthMethod {
             try p.rejectUnknown(allowed: descriptor.paramNames)
             let request = RPCParams(try p.object("request"))
             try request.rejectUnknown(allowed: ["method", "url", "headers"])
-            _ = try request.string("method")
+            method = try request.string("method")
+            // It goes into a DPoP proof's htm and the request line the host sends: a token, as for fetch.
+            guard FetchRequest.isMethod(method) else { throw .invalidParams("'request.method' must be an HTTP method such as GET") }
             url = try request.string("url")
             _ = try request.optionalObject("headers")
             provider = try p.optionalString("provider")
@@ -39,14 +42,14 @@ enum SignMethod: AuthMethod {
         let service = context.service
         let answers = context.signAnswers
         do {
-            if let now = try service.signNow(url: params.url, provider: params.provider, account: account, shape: params.shape) {
+            if let now = try service.signNow(url: params.url, provider: params.provider, account: account, shape: params.shape, method: params.method) {
                 return .encoded(answers.text(for: now))
             }
         } catch {
             throw error.rpcError
         }
         return AuthMethods.later({ () async throws(AuthError) in
-            try await service.sign(url: params.url, provider: params.provider, account: account, shape: params.shape)
+            try await service.sign(url: params.url, provider: params.provider, account: account, shape: params.shape, method: params.method)
         }, encode: { answers.value(for: $0) })
     }
 
@@ -62,7 +65,8 @@ enum SignMethod: AuthMethod {
             guard let plain = PlainParams(params) else { return nil }
             do throws(AuthError) {
                 let account = context.selections.choice(nil, on: call.connection)
-                let now = try service.signNow(url: plain.url, provider: plain.provider, account: account, runsNow: { call.runsAtOnce(.uses($0)) })
+                let now = try service.signNow(url: plain.url, provider: plain.provider, account: account, method: plain.method,
+                                              runsNow: { call.runsAtOnce(.uses($0)) })
                 return now.map(answers.text(for:))
             } catch {
                 throw error.rpcError
@@ -72,8 +76,10 @@ enum SignMethod: AuthMethod {
 
     /// `{"request": {"method": M, "url": U}, "provider"?: P}` in any order, all
     /// strings, and nothing else: params `Params` reads the same way, with
-    /// nothing to refuse. Anything more (headers, a new param) is not plain.
+    /// nothing to refuse. Anything more (headers, a new param), or a method `Params`
+    /// would refuse, is not plain.
     struct PlainParams {
+        let method: String
         let url: String
         let provider: String?
 
@@ -88,16 +94,17 @@ enum SignMethod: AuthMethod {
                 }
                 return true
             }), let request else { return nil }
-            var method = false
+            var method: PlainString?
             var url: PlainString?
             guard request.forEachMember({ key, value in
                 switch value {
-                case .string where key.is("method"): method = true
+                case .string(let s) where key.is("method"): method = s
                 case .string(let s) where key.is("url"): url = s
                 default: return false
                 }
                 return true
-            }), method, let url else { return nil }
+            }), let method, let url, FetchRequest.isMethod(method.string) else { return nil }
+            self.method = method.string
             self.url = url.string
             self.provider = provider?.string
         }
@@ -105,7 +112,8 @@ enum SignMethod: AuthMethod {
 }
 
 /// `sign`'s answers, serialized once per session, account and shape: the same
-/// generation and `Authorization` value give the same bytes.
+/// generation and `Authorization` value give the same bytes. An answer with a
+/// DPoP proof is made afresh every time: a proof is good for one request only.
 final class SignAnswers: @unchecked Sendable {
     private final class Entry: Sendable {
         let provider: String
@@ -142,12 +150,21 @@ final class SignAnswers: @unchecked Sendable {
 
     func text(for decision: SignDecision) -> JSONText {
         guard case .signed(let s) = decision else { return Self.unsignedText }
+        if let proof = s.proof { return JSONText(Self.value(s, proof: proof)) }
         return entry(s).text
     }
 
     func value(for decision: SignDecision) -> JSONValue {
         guard case .signed(let s) = decision else { return Self.unsigned }
+        if let proof = s.proof { return Self.value(s, proof: proof) }
         return entry(s).value
+    }
+
+    /// The answer for `s`, with the `DPoP` header when there is a proof.
+    private static func value(_ s: Signature, proof: String?) -> JSONValue {
+        var headers: JSONObject = ["Authorization": .string(s.authorization)]
+        if let proof { headers["DPoP"] = .string(proof) }
+        return ["signed": true, "provider": .string(s.provider), "headers": .object(headers), "expiresAt": RFC3339.json(s.expiresAt)]
     }
 
     private func entry(_ s: Signature) -> Entry {
@@ -162,11 +179,7 @@ final class SignAnswers: @unchecked Sendable {
             return cached
         }
         lock.unlock()
-        let value: JSONValue = [
-            "signed": true, "provider": .string(s.provider), "headers": ["Authorization": .string(s.authorization)],
-            "expiresAt": RFC3339.json(s.expiresAt),
-        ]
-        let fresh = Entry(s, value: value)
+        let fresh = Entry(s, value: Self.value(s, proof: nil))
         lock.lock()
         var list = entries[s.provider, default: []].filter { !($0.account == s.account && $0.shape == s.shape) }
         if list.count >= 16 { list.removeFirst() }  // accounts and shapes come and go; keep it small

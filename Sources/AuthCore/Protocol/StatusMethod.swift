@@ -48,6 +48,10 @@ enum StatusMethod: AuthMethod {
             entry["resource"] = .string(learned.resource)
             entry["issuer"] = .string(learned.issuer)
         }
+        if let gitUsername = p.gitUsername { entry["gitUsername"] = .string(gitUsername) }
+        if !p.unreadable.isEmpty {
+            entry["unreadable"] = .array(p.unreadable.map { ["account": .string($0.account), "reason": .string($0.reason)] })
+        }
         return .object(entry)
     }
 }

@@ -41,7 +41,7 @@ enum UnsubscribeMethod: AuthMethod {
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: [])
-        context.subscriptions.unsubscribe()
+        context.subscriptions.unsubscribe(call.connection)
         return .result([:])
     }
 }

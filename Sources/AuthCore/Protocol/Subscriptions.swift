@@ -2,28 +2,29 @@ import JSON
 import JSONRPC
 import Locking
 
-/// The host's subscription: which events, for which providers, to which connection.
+/// Each connection's subscription: which events, for which providers. One entry per
+/// connection (a socket agent serves many), removed when it unsubscribes or closes.
 public final class Subscriptions: Sendable {
-    private struct State {
-        var connection: RPCConnection?
-        var events: Set<AuthEvent.Name> = []
-        var providers: Set<String>?
+    private struct Entry {
+        let connection: RPCConnection
+        let events: Set<AuthEvent.Name>
+        let providers: Set<String>?
     }
 
-    private let state = Locked(State())
+    private let entries = Locked([ObjectIdentifier: Entry]())
 
     public init() {}
 
     func subscribe(_ connection: RPCConnection, events: Set<AuthEvent.Name>, providers: Set<String>?) {
-        state.withLock { $0 = State(connection: connection, events: events, providers: providers) }
+        entries.withLock { $0[ObjectIdentifier(connection)] = Entry(connection: connection, events: events, providers: providers) }
     }
 
-    func unsubscribe() { state.withLock { $0 = State() } }
+    func unsubscribe(_ connection: RPCConnection) { entries.withLock { $0[ObjectIdentifier(connection)] = nil } }
 
-    /// Sends the event to the host if it subscribed to it.
+    /// Sends the event to every connection subscribed to it.
     public func deliver(_ event: AuthEvent) {
-        let s = state.current
-        guard let connection = s.connection, s.events.contains(event.name), s.providers?.contains(event.provider) ?? true else { return }
-        connection.notify(event.name.rawValue, event.params)
+        for entry in entries.current.values where entry.events.contains(event.name) && (entry.providers?.contains(event.provider) ?? true) {
+            entry.connection.notify(event.name.rawValue, event.params)
+        }
     }
 }

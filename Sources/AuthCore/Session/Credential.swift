@@ -13,6 +13,8 @@ struct Credential: Sendable, TokenLifetime {
     let obtainedAt: Date
     /// The session's generation, for `sign`'s answer cache.
     let generation: Int
+    /// The key every request with this token must prove (RFC 9449): set for a DPoP-bound token only.
+    let dpopKey: DPoPKey?
 
     init(_ session: Session, authorization: String) {
         accessToken = session.accessToken
@@ -21,14 +23,17 @@ struct Credential: Sendable, TokenLifetime {
         expiresAt = session.expiresAt
         obtainedAt = session.obtainedAt
         generation = session.generation
+        dpopKey = session.tokenType == "DPoP" ? session.dpopKey : nil
     }
 
-    init(_ token: ShapedToken, generation: Int) {
+    /// A shaped token of `session`: bound, when DPoP, to the session's key (the refresh that got it proved that key).
+    init(_ token: ShapedToken, of session: Session) {
         accessToken = token.accessToken
         tokenType = token.tokenType
         authorization = token.authorization
         expiresAt = token.expiresAt
         obtainedAt = token.obtainedAt
-        self.generation = generation
+        generation = session.generation
+        dpopKey = token.tokenType == "DPoP" ? session.dpopKey : nil
     }
 }

@@ -29,6 +29,10 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
     /// this session's refresh token: part of the session, so they are stored,
     /// shared with other agents and numbered with it.
     public var shaped: [ShapedToken]
+    /// The DPoP key the tokens are bound to (RFC 9449), made at login for a
+    /// `dpop` provider: a secret kept with the refresh token (the keyring item,
+    /// or the 0600 file), which the server wants to see proven on every refresh.
+    public var dpopKey: DPoPKey?
     /// The flow that logged this session in, recorded when its provider has several
     /// (a flow may have a client of its own, which must renew and revoke what it issued);
     /// nil: the provider's default flow.
@@ -36,8 +40,9 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
 
     public init(accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
                 idToken: String? = nil, user: JSONValue? = nil, obtainedAt: Date, generation: Int = 0,
-                account: String? = nil, shaped: [ShapedToken] = []) {
+                account: String? = nil, shaped: [ShapedToken] = [], dpopKey: DPoPKey? = nil) {
         self.account = account
+        self.dpopKey = dpopKey
         self.shaped = shaped
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -64,6 +69,7 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         o["generation"] = .int(Int64(generation))
         if let account { o["account"] = .string(account) }
         if !shaped.isEmpty { o["shaped"] = .array(shaped.map { $0.toJSON() }) }
+        if let dpopKey { o["dpopKey"] = .string(dpopKey.storedForm) }
         if let flow { o["flow"] = .string(flow.rawValue) }
         return .object(o)
     }
@@ -83,6 +89,10 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         generation = Int(g)
         user = o["user"]
         account = try Session.optionalString(o, "account")
+        dpopKey = try Session.optionalString(o, "dpopKey").map { (text) throws(SessionFormatError) in
+            guard let key = DPoPKey(storedForm: text) else { throw SessionFormatError("\"dpopKey\" is not a P-256 private key") }
+            return key
+        }
         flow = try Session.optionalString(o, "flow").flatMap(Flow.init(rawValue:))  // one this agent does not know: the default
         shaped = []
         if let list = o["shaped"], !list.isNull {
@@ -100,11 +110,27 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
     /// The token cached for `shape`, if any.
     public func token(for shape: TokenShape) -> ShapedToken? { shaped.first { $0.shape == shape } }
 
-    /// This session with `token` in place of any earlier one of its shape.
+    /// How many shaped tokens a session keeps. They are stored inside the account's
+    /// record, which a reader refuses past 1 MiB: without a cap, a host asking for
+    /// many audiences would grow it until the account was logged out.
+    static let shapedLimit = 32
+
+    /// This session with `token` in place of any earlier one of its shape, last in
+    /// the list, without the tokens expired at `token.obtainedAt`, and, past
+    /// `shapedLimit`, without the least recently obtained (a shape in use is
+    /// obtained again as it expires, so it moves back to the end).
     func replacing(_ token: ShapedToken) -> Session {
-        var copy = self
+        var copy = pruningShapes(at: token.obtainedAt)
         copy.shaped.removeAll { $0.shape == token.shape }
         copy.shaped.append(token)
+        copy.shaped.removeFirst(max(0, copy.shaped.count - Self.shapedLimit))
+        return copy
+    }
+
+    /// This session without the shaped tokens expired at `now` (they would only be obtained again).
+    func pruningShapes(at now: Date) -> Session {
+        var copy = self
+        copy.shaped.removeAll { $0.expiresAt.map { $0 <= now } ?? false }
         return copy
     }
 
@@ -146,6 +172,7 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         parts.append("idToken: \(idToken == nil ? "none" : "present")")
         if let account { parts.append("account: \(account)") }
         if !shaped.isEmpty { parts.append("shaped: \(shaped.count)") }
+        if let dpopKey { parts.append("dpopKey: \(dpopKey.thumbprint)") }
         return "Session(\(parts.joined(separator: ", ")))"
     }
 

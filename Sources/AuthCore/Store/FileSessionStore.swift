@@ -14,7 +14,7 @@ import Darwin
 /// Tokens are credentials, so the directory is 0700 and files 0600, and writes
 /// are atomic (see `AtomicFile`): a crash or a concurrent reader never sees half
 /// a session. A file that cannot be read as a session is moved aside to
-/// `<provider>.json.corrupt-<unix time>` (kept for inspection, never deleted)
+/// `<provider>.json.corrupt-<unix time>` (kept 30 days for inspection, see `StoreDirectoryTidy`)
 /// and the provider starts logged out, rather than the agent refusing to start.
 /// The provider lock is a `flock` on `<provider>.lock` so that concurrent agents
 /// refresh a token once, not once each.
@@ -33,6 +33,7 @@ public final class FileSessionStore: SessionStore {
         self.path = directory.path
         self.warn = warn
         try FileSessionStore.prepare(path, warn: warn)
+        StoreDirectoryTidy.run(path)
     }
 
     /// `$XDG_STATE_HOME/auth-agent`, else `$HOME/.local/state/auth-agent`.
@@ -46,8 +47,15 @@ public final class FileSessionStore: SessionStore {
             .appendingPathComponent(".local/state/auth-agent", isDirectory: true)
     }
 
+    /// A record whose tokens are in the keyring (written by `keyring` or `auto`) is
+    /// `unavailable`, not corrupt: this store never reads the keyring, and setting
+    /// the record aside would log the account out of every agent for good.
     public func load(_ provider: String) throws -> Session? {
-        try loadRecord(provider, decode: SessionFileFormat.decode)
+        switch try loadRecord(provider, decode: StoredRecord.decode) {
+        case nil: return nil
+        case .plaintext(let session, _)?: return session
+        case .reference?: throw StoredRecord.heldInKeyring("the store kind is file")
+        }
     }
 
     /// Reads the provider's file with every check of `load` and decodes it with
@@ -88,8 +96,14 @@ public final class FileSessionStore: SessionStore {
         try saveRecord(SessionFileFormat.encode(session), for: provider)
     }
 
-    /// Replaces the provider's file atomically with `bytes`.
+    /// Replaces the provider's file atomically with `bytes`. A record the reader
+    /// would set aside (over 1 MiB) is refused and the old one kept: writing it
+    /// would log the account out at the next read.
     func saveRecord(_ bytes: [UInt8], for provider: String) throws {
+        guard bytes.count <= FileSessionStore.maxFileBytes else {
+            throw SessionStoreError.io("the session of \(StoreKeys.provider(of: provider)) would take \(bytes.count) bytes, "
+                                       + "more than the 1 MiB a record may hold (a very large user profile?); nothing was written")
+        }
         try AtomicFile.write(bytes, to: try sessionPath(provider), directory: path)
     }
 

@@ -11,7 +11,7 @@ public struct KeychainStore: SecretStore {
 
     public init(scope: String) { self.scope = scope }
 
-    public func write(_ secret: String, provider: String, item: String, label: String) throws {
+    public func write(_ secret: String, provider: String, item: String, label: String, account: String?) throws {
         try delete(provider: provider, item: item)
         var attributes = query(provider, item)
         attributes[kSecAttrLabel as String] = label

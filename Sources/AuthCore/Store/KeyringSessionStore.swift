@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSON
+import Locking
 import Wire
 
 /// Sessions with their secrets in an OS keyring and everything else in the
@@ -17,45 +18,59 @@ import Wire
 /// generation), then the record, then deletes the old item: a crash at any point
 /// leaves a record whose item exists, and at worst a dangling item that
 /// `prepare` deletes on the next start.
-public final class KeyringSessionStore: SessionStore {
+///
+/// With `auto` the keyring is reached only when needed (`KeyringAccess`): a write
+/// puts the tokens in the keyring if it answers, else in the record file with
+/// `filesBecause` saying why; a read follows the record. A record naming a keyring
+/// item that this process cannot reach is `unavailable` (1010), never set aside.
+public final class KeyringSessionStore: SessionStore, StoreStatusReporting {
     public let records: FileSessionStore
-    private let secrets: SecretStore
+    private let access: KeyringAccess
     private let warn: @Sendable (String) -> Void
     private let labels: [String: String]
+    /// Why `auto` keeps tokens in files, by record key, as the records (or this process's writes) say; for `status`.
+    private let filesBecause = Locked<[String: String]>([:])
+    private let warnedOfFiles = Locked(false)
 
     /// The members of `Session.toJSON()` that go to the keyring.
-    static let secretKeys = ["accessToken", "refreshToken", "idToken", "shaped"]
-    static let itemKey = "secretItem"
+    static let secretKeys = ["accessToken", "refreshToken", "idToken", "shaped", "dpopKey"]
 
+    /// A `keyring` store: every secret in `secrets`.
     /// - Parameter labels: display names by provider id, for the items' labels.
-    public init(records: FileSessionStore, secrets: SecretStore, labels: [String: String] = [:],
-                warn: @escaping @Sendable (String) -> Void) {
+    public convenience init(records: FileSessionStore, secrets: SecretStore, labels: [String: String] = [:],
+                            warn: @escaping @Sendable (String) -> Void) {
+        self.init(records: records, access: KeyringAccess(secrets), labels: labels, warn: warn)
+    }
+
+    init(records: FileSessionStore, access: KeyringAccess, labels: [String: String], warn: @escaping @Sendable (String) -> Void) {
         self.records = records
-        self.secrets = secrets
+        self.access = access
         self.labels = labels
         self.warn = warn
     }
 
-    /// What a record file holds: tokens (the file store's format, from an earlier
-    /// version or a `file` store) or a reference to a keyring item.
-    enum Record {
-        case plaintext(Session)
-        case reference(JSONObject, item: String)
+    /// `keyring`; for `auto`, what its records and writes showed (nothing stored yet: `auto`).
+    public var storeStatus: StoreStatus {
+        guard access.mayUseFiles else { return StoreStatus(kind: .keyring) }
+        if let reason = filesBecause.current.sorted(by: { $0.key < $1.key }).first?.value { return StoreStatus(kind: .file, reason: reason) }
+        if access.isOpen { return StoreStatus(kind: .keyring) }
+        if let reason = access.failure { return StoreStatus(kind: .keyring, reason: "not readable here: \(reason)") }
+        return StoreStatus(kind: .auto, reason: "nothing stored yet: a login keeps its tokens in the keyring if one answers, else in files")
+    }
 
-        static func decode(_ bytes: [UInt8]) throws(SessionFormatError) -> Record {
-            let value = try SessionFileFormat.decodeRecord(bytes)
-            guard let object = value.objectValue, let reference = object[KeyringSessionStore.itemKey] else {
-                return .plaintext(try Session(json: value))
-            }
-            guard let item = reference.stringValue, !item.isEmpty else {
-                throw SessionFormatError("\"\(KeyringSessionStore.itemKey)\" is not a keyring item name")
-            }
-            return .reference(object, item: item)
-        }
+    private func read(_ key: String) throws -> StoredRecord? {
+        let record = try records.loadRecord(key, decode: StoredRecord.decode)
+        var reason: String?
+        if case .plaintext(_, let why)? = record { reason = why }
+        filesBecause.withLock { $0[key] = reason }
+        return record
+    }
 
-        var item: String? {
-            if case .reference(_, let item) = self { return item }
-            return nil
+    /// The keyring, to read or delete an item a record names.
+    private func keyring() throws -> SecretStore {
+        switch access.secrets() {
+        case .success(let secrets): return secrets
+        case .failure(let why): throw StoredRecord.heldInKeyring(why.reason)
         }
     }
 
@@ -63,15 +78,15 @@ public final class KeyringSessionStore: SessionStore {
         // A record read just before another agent's save may name an item that
         // save has since deleted: read again while the record keeps changing.
         for _ in 0..<3 {
-            guard let record = try records.loadRecord(provider, decode: Record.decode) else { return nil }
+            guard let record = try read(provider) else { return nil }
             switch record {
-            case .plaintext(let session):
+            case .plaintext(let session, _):
                 return session
             case .reference(let object, let item):
-                if let secret = try secrets.read(provider: provider, item: item) {
+                if let secret = try keyring().read(provider: provider, item: item) {
                     return try Self.merge(object, secret)
                 }
-                if try records.loadRecord(provider, decode: Record.decode)?.item == item {
+                if try read(provider)?.item == item {
                     warn("the keyring has no item \(item) for \(provider) (deleted outside auth-agent?); starting logged out")
                     return nil
                 }
@@ -80,26 +95,60 @@ public final class KeyringSessionStore: SessionStore {
         throw SessionStoreError.unavailable("the session of \(provider) kept changing while it was read")
     }
 
+    /// Where a save put the tokens.
+    enum Placement { case keyring, files }
+
     /// Call with the provider's lock held (as every writer does).
     public func save(_ session: Session, for provider: String) throws {
-        let old = (try? records.loadRecord(provider, decode: Record.decode)) ?? nil
+        _ = try place(session, for: provider)
+    }
+
+    /// `save`, saying where the tokens went: the keyring if it answers; with
+    /// `auto`, else the record file with the reason, warned of once per process
+    /// when it is a new decision. An account held in the keyring stays there: a
+    /// process that cannot reach it does not write its tokens to a file instead.
+    private func place(_ session: Session, for provider: String) throws -> Placement {
+        let old = (try? read(provider)) ?? nil
+        switch access.secrets() {
+        case .success(let secrets):
+            try save(session, for: provider, in: secrets, replacing: old)
+            filesBecause.withLock { $0[provider] = nil }
+            return .keyring
+        case .failure(let why):
+            if old?.item != nil { throw StoredRecord.heldInKeyring(why.reason) }
+            try records.saveRecord(StoredRecord.encode(session, filesBecause: why.reason), for: provider)
+            filesBecause.withLock { $0[provider] = why.reason }
+            var decidedBefore = false
+            if case .plaintext(_, _?)? = old { decidedBefore = true }
+            if !decidedBefore, warnedOfFiles.withLock({ warned in defer { warned = true }; return !warned }) {
+                warn("\(why.reason); keeping sessions (tokens included) in files under \(records.directory.path)")
+            }
+            return .files
+        }
+    }
+
+    private func save(_ session: Session, for provider: String, in secrets: SecretStore, replacing old: StoredRecord?) throws {
         let item = "\(session.generation)-\(Base64URL.encode(SecureRandom.bytes(6)))"
         let (record, secret) = Self.split(session, item: item)
-        try secrets.write(secret, provider: provider, item: item, label: Self.label(for: session, key: provider, labels: labels))
+        try secrets.write(secret, provider: provider, item: item, label: Self.label(for: session, key: provider, labels: labels),
+                          account: session.account)
         do {
             try records.saveRecord(SessionFileFormat.encode(record: .object(record)), for: provider)
         } catch {
             try? secrets.delete(provider: provider, item: item)
             throw error
         }
-        if let previous = old?.item, previous != item { deleteQuietly(provider, previous) }
+        if let previous = old?.item, previous != item { deleteQuietly(secrets, provider, previous) }
     }
 
-    /// Removes the record first, so a crash leaves at most a dangling item.
+    /// Removes the record first, so a crash leaves at most a dangling item. A record
+    /// whose item this process cannot reach is kept (1010): its item would be orphaned.
     public func remove(_ provider: String) throws {
-        let old = (try? records.loadRecord(provider, decode: Record.decode)) ?? nil
+        let old = (try? read(provider)) ?? nil
+        let secrets = try old?.item.map { _ in try keyring() }
         try records.remove(provider)
-        if let item = old?.item { deleteQuietly(provider, item) }
+        filesBecause.withLock { $0[provider] = nil }
+        if let item = old?.item, let secrets { deleteQuietly(secrets, provider, item) }
     }
 
     public func tryLock(_ provider: String) throws -> StoreLock? { try records.tryLock(provider) }
@@ -115,20 +164,25 @@ public final class KeyringSessionStore: SessionStore {
     public func saveDocument(_ bytes: [UInt8]?, key: String) throws { try records.saveDocument(bytes, key: key) }
     public func documentStamp(_ key: String) -> String? { records.documentStamp(key) }
 
-    /// Once at start, under each provider's lock: moves tokens still kept in a
-    /// record file (an earlier version, a `file` store) into the keyring, and
+    /// Once at start, under each provider's lock: places tokens still kept in a
+    /// record file that nobody decided about (an earlier version, a `file` store) —
+    /// the keyring, or with `auto` and no keyring the file, noting why — and
     /// deletes items no record names (left by a crash between the writes of a
     /// save, or a failed delete). The record is rewritten only after its secret
     /// is stored, so a crash midway loses nothing. Failures are warnings.
+    ///
+    /// `auto` looks at the records first, without the lock: when every one of a
+    /// provider's records has its tokens in a file by decision, it does nothing
+    /// more, so such a start never reaches for the keyring.
     public func prepare(providers: [String], lockTimeout: Double) {
         for provider in providers {
             do {
+                if access.mayUseFiles {
+                    let keys = try keys(of: provider)
+                    guard try keys.contains(where: { key in try read(key).map { $0.isUndecided || $0.item != nil } ?? false }) else { continue }
+                }
                 try withLock(provider, timeout: lockTimeout) {
-                    // The provider's own key (a session from before accounts) and each account's.
-                    let accounts = (try records.loadIndex(provider))?.accounts ?? []
-                    for key in [provider] + accounts.map({ StoreKeys.account($0, of: provider) }) {
-                        try tidy(key)
-                    }
+                    for key in try keys(of: provider) { try tidy(key) }
                 }
             } catch {
                 warn("could not tidy the keyring items of \(provider): \(error)")
@@ -136,21 +190,30 @@ public final class KeyringSessionStore: SessionStore {
         }
     }
 
-    /// Moves plaintext tokens of one record into the keyring and deletes the items no record names.
+    /// The provider's own key (a session from before accounts) and each account's.
+    private func keys(of provider: String) throws -> [String] {
+        [provider] + ((try records.loadIndex(provider))?.accounts ?? []).map { StoreKeys.account($0, of: provider) }
+    }
+
+    /// Places the tokens of one record that are in its file by nobody's decision (with
+    /// `keyring`, any in its file) and deletes the items no record names.
     private func tidy(_ key: String) throws {
-        let record = try records.loadRecord(key, decode: Record.decode)
-        if case .plaintext(var session)? = record {
+        let record = try read(key)
+        if case .plaintext(var session, let reason)? = record, reason == nil || !access.mayUseFiles {
             session.generation += 1
-            try save(session, for: key)
-            warn("moved the tokens of \(StoreKeys.provider(of: key)) from its session file into the keyring")
+            if try place(session, for: key) == .keyring {
+                warn("moved the tokens of \(StoreKeys.provider(of: key)) from its session file into the keyring")
+            }
         }
-        let keep = try records.loadRecord(key, decode: Record.decode)?.item
+        // Where the keyring is in use: `keyring`, or `auto` once a record names an item (its read needs the keyring anyway).
+        guard access.isOpen || record?.item != nil, case .success(let secrets) = access.secrets() else { return }
+        let keep = try read(key)?.item
         for item in try secrets.items(provider: key) where item != keep {
             try secrets.delete(provider: key, item: item)
         }
     }
 
-    private func deleteQuietly(_ provider: String, _ item: String) {
+    private func deleteQuietly(_ secrets: SecretStore, _ provider: String, _ item: String) {
         do {
             try secrets.delete(provider: provider, item: item)
         } catch {
@@ -174,7 +237,7 @@ public final class KeyringSessionStore: SessionStore {
             if let value = record[key] { secret[key] = value }
             record[key] = nil
         }
-        record[itemKey] = .string(item)
+        record[StoredRecord.itemKey] = .string(item)
         return (record, JSONSerializer.string(.object(secret)))
     }
 
@@ -183,7 +246,7 @@ public final class KeyringSessionStore: SessionStore {
             throw .io("the keyring item is not a JSON object")
         }
         var object = record
-        object[itemKey] = nil
+        object[StoredRecord.itemKey] = nil
         for key in secretKeys { object[key] = tokens[key] }
         do {
             return try Session(json: .object(object))

@@ -19,10 +19,6 @@ enum SessionFileFormat {
         return JSONSerializer.bytes(.object(envelope)) + [UInt8(ascii: "\n")]
     }
 
-    static func decode(_ bytes: [UInt8]) throws(SessionFormatError) -> Session {
-        try Session(json: try decodeRecord(bytes))
-    }
-
     /// The `session` member of a valid envelope, not yet checked as a session.
     static func decodeRecord(_ bytes: [UInt8]) throws(SessionFormatError) -> JSONValue {
         let value: JSONValue

@@ -2,7 +2,8 @@
 /// (an absolute path when given); with `keyring` and `auto` it is where the
 /// non-secret records and the locks live.
 public enum StoreConfig: Sendable, Equatable {
-    /// The keyring when one answers at start (within 1 s), else files with one warning.
+    /// Each login's tokens in the keyring if one answers then (within 1 s), else
+    /// in files with one warning; a read follows the record (see `KeyringAccess`).
     case auto(path: String?)
     /// Secrets in the OS keyring, records and locks in files; unavailable at start is a fatal error.
     case keyring(path: String?)
@@ -13,9 +14,10 @@ public enum StoreConfig: Sendable, Equatable {
 }
 
 /// The store in effect, as `status` reports it: which kind, and why when `auto`
-/// fell back to files (so a plaintext fallback is never silent).
+/// keeps tokens in files (so a plaintext fallback is never silent). `auto`:
+/// nothing stored yet, so nothing decided.
 public struct StoreStatus: Sendable, Equatable {
-    public enum Kind: String, Sendable { case keyring, file, memory }
+    public enum Kind: String, Sendable { case keyring, file, memory, auto }
     public let kind: Kind
     public let reason: String?
 
@@ -23,4 +25,10 @@ public struct StoreStatus: Sendable, Equatable {
         self.kind = kind
         self.reason = reason
     }
+}
+
+/// A store whose kind in effect is known from what it read and wrote (`auto`'s
+/// choice is made per login and kept in each record), so `status` asks it.
+public protocol StoreStatusReporting: Sendable {
+    var storeStatus: StoreStatus { get }
 }

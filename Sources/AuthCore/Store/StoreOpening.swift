@@ -34,6 +34,8 @@ public enum StoreOpening {
     /// How long `auto` waits for the keyring to answer before choosing files.
     public static let probeTimeout = 1.0
 
+    /// `auto` opens no keyring here: it asks for one when a record needs it or a
+    /// login decides where its tokens go (see `KeyringAccess`).
     /// - Throws: `SessionStoreError` when the directory cannot be used, or `keyring`
     ///   was asked for and does not answer (the agent exits 2 with that reason).
     public static func open(_ config: StoreConfig, providers: [ProviderConfig], environment: [String: String],
@@ -49,22 +51,20 @@ public enum StoreOpening {
             return (try FileSessionStore(directory: directory(path), warn: warn), StoreStatus(kind: .file))
         case .keyring(let path):
             if let reason = keyring.probe(probeTimeout) { throw SessionStoreError.unavailable(reason) }
-            return (try openKeyring(directory(path), providers, lockTimeout, keyring, warn), StoreStatus(kind: .keyring))
+            let records = try FileSessionStore(directory: directory(path), warn: warn)
+            let store = keyringStore(records, KeyringAccess(keyring.open(records.directory.path)), providers, lockTimeout, warn)
+            return (store, store.storeStatus)
         case .auto(let path):
-            if let reason = keyring.probe(probeTimeout) {
-                let files = try FileSessionStore(directory: directory(path), warn: warn)
-                warn("\(reason); keeping sessions (tokens included) in files under \(files.directory.path)")
-                return (files, StoreStatus(kind: .file, reason: reason))
-            }
-            return (try openKeyring(directory(path), providers, lockTimeout, keyring, warn), StoreStatus(kind: .keyring))
+            let records = try FileSessionStore(directory: directory(path), warn: warn)
+            let store = keyringStore(records, KeyringAccess(onDemand: keyring, scope: records.directory.path), providers, lockTimeout, warn)
+            return (store, store.storeStatus)
         }
     }
 
-    private static func openKeyring(_ directory: URL, _ providers: [ProviderConfig], _ lockTimeout: Double, _ keyring: Keyring,
-                                    _ warn: @escaping @Sendable (String) -> Void) throws -> KeyringSessionStore {
-        let records = try FileSessionStore(directory: directory, warn: warn)
+    private static func keyringStore(_ records: FileSessionStore, _ access: KeyringAccess, _ providers: [ProviderConfig], _ lockTimeout: Double,
+                                     _ warn: @escaping @Sendable (String) -> Void) -> KeyringSessionStore {
         let labels = Dictionary(providers.map { ($0.id, $0.displayName) }, uniquingKeysWith: { first, _ in first })
-        let store = KeyringSessionStore(records: records, secrets: keyring.open(records.directory.path), labels: labels, warn: warn)
+        let store = KeyringSessionStore(records: records, access: access, labels: labels, warn: warn)
         store.prepare(providers: providers.map(\.id), lockTimeout: lockTimeout)
         return store
     }

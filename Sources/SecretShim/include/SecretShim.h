@@ -29,7 +29,7 @@ int asecret_load(void);
 int asecret_probe(int timeout_ms, char **error);
 
 /// `attributes` are name, value pairs ended by NULL (names from the agent's schema:
-/// application, provider, store, item). Stores `secret` (UTF-8 text) in the default collection.
+/// application, provider, account, record, store, item). Stores `secret` (UTF-8 text) in the default collection.
 int asecret_store(const char *const *attributes, const char *label, const char *secret, char **error);
 
 /// The secret of the one item matching `attributes` into *secret.
@@ -38,8 +38,9 @@ int asecret_lookup(const char *const *attributes, char **secret, char **error);
 /// Deletes every item matching `attributes`; ASECRET_OK also when there was none.
 int asecret_delete(const char *const *attributes, char **error);
 
-/// The values of attribute `name` of every item matching `attributes`, newline-separated, into *values.
-int asecret_list(const char *const *attributes, const char *name, char **values, char **error);
+/// The values of attribute `name` of every item matching `attributes` and without
+/// attribute `unless` (when not NULL), newline-separated, into *values.
+int asecret_list(const char *const *attributes, const char *name, const char *unless, char **values, char **error);
 
 /// Wipes and frees a string returned by this shim.
 void asecret_free(char *text);

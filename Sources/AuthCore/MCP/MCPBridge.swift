@@ -1,0 +1,180 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import JSON
+import Locking
+
+/// `auth-agent mcp URL`: MCP's stdio transport on one side (a line per JSON-RPC message),
+/// Streamable HTTP on the other, every request signed by the agent's logins.
+///
+/// Each message from the host is POSTed on its own task, so several are in flight and
+/// answers go out as they come; the server's messages (JSON, or SSE events) are written
+/// one line each. The bridge owes every host request exactly one answer: what the server
+/// sends, or an error saying why it cannot (`pending` is the ledger).
+public final class MCPBridge: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// Seconds for one POST exchange, SSE answer included.
+        public var timeout: Double
+        public init(timeout: Double = 300) { self.timeout = timeout }
+    }
+
+    let url: String
+    let transport: any HTTPStreamingTransport
+    let authorizer: any MCPAuthorizer
+    let options: Options
+    /// Writes one line (the message without its newline); serialized by the caller.
+    let output: @Sendable ([UInt8]) -> Void
+    let log: @Sendable (String) -> Void
+    /// `--log-level debug`: a line per HTTP exchange (method, URL without its query, status, milliseconds).
+    let debug: (@Sendable (String) -> Void)?
+
+    let lock = Lock()
+    var sessionId: String?
+    var protocolVersion: String?
+    /// Requests of the host still owed an answer.
+    var pending: Set<JSONValue> = []
+    var inFlight: [Int: Task<Void, Never>] = [:]
+    /// The task carrying each pending request, so a cancellation can end its exchange.
+    var requestTasks: [JSONValue: Int] = [:]
+    var nextTask = 0
+    var listener: Task<Void, Never>?
+    /// The latest `initialize` exchange, which the messages after it wait for.
+    var initializing: Task<Void, Never>?
+    var closing = false
+
+    public init(url: String, transport: any HTTPStreamingTransport, authorizer: any MCPAuthorizer, options: Options = Options(),
+                output: @escaping @Sendable ([UInt8]) -> Void, log: @escaping @Sendable (String) -> Void,
+                debug: (@Sendable (String) -> Void)? = nil) {
+        self.url = url
+        self.transport = transport
+        self.authorizer = authorizer
+        self.options = options
+        self.output = output
+        self.log = log
+        self.debug = debug
+    }
+
+    /// One line from the host: answered at once when it is not a message, else sent on its own task.
+    public func receive(line: [UInt8]) {
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(line)
+        } catch {
+            write(MCPMessage.error(id: .null, code: -32700, message: "Parse error: \(error)"))
+            return
+        }
+        guard let message = MCPMessage(value) else {
+            write(MCPMessage.error(id: value["id"] ?? .null, code: -32600, message: "Invalid Request: not a JSON-RPC message"))
+            return
+        }
+        if abandons(message) { return }
+        let started: Bool = lock.withLock {
+            guard !closing else { return false }
+            for id in message.requestIds { pending.insert(id); requestTasks[id] = nextTask }
+            let key = nextTask
+            nextTask += 1
+            // What follows `initialize` waits for its answer: the session id and revision go on every later request.
+            let isInitialize = message.method == "initialize"
+            let gate = isInitialize ? nil : initializing
+            let task = Task { [self] in
+                await gate?.value
+                await post(message, body: line)
+                lock.withLock {
+                    inFlight[key] = nil
+                    for id in message.requestIds where requestTasks[id] == key { requestTasks[id] = nil }
+                }
+            }
+            inFlight[key] = task
+            if isInitialize { initializing = task }
+            return true
+        }
+        if !started { log("mcp: input after the end of the session dropped") }
+    }
+
+    /// The stateless revision has no client-to-server notifications on HTTP: a host's
+    /// `notifications/cancelled` there means closing that request's stream, which is the signal the
+    /// server gets. The host abandoned the request, so it gets no answer. True when handled here.
+    private func abandons(_ message: MCPMessage) -> Bool {
+        guard message.method == "notifications/cancelled", let target = message.value["params"]?["requestId"] else { return false }
+        return lock.withLock {
+            guard let version = message.statedProtocolVersion ?? protocolVersion, version >= MCPMessage.statelessRevision else { return false }
+            if let key = requestTasks[target], pending.remove(target) != nil { inFlight[key]?.cancel() }
+            return true
+        }
+    }
+
+    /// The end of input: the last requests get `grace` seconds to be answered, then the session is
+    /// ended with `DELETE` (when it had an id) — all of it within about a second, because the SDK's
+    /// host sends SIGTERM 2 s after closing the bridge's stdin.
+    public func finish(grace: Double = 0.5) async {
+        let tasks = lock.withLock { () -> [Task<Void, Never>] in
+            closing = true
+            return Array(inFlight.values)
+        }
+        let deadline = Self.now() + grace
+        for task in tasks {
+            while !isDone(task) && Self.now() < deadline { try? await Task.sleep(nanoseconds: 5_000_000) }
+        }
+        for task in tasks { task.cancel() }
+        let (listener, id) = lock.withLock { (self.listener, sessionId) }
+        listener?.cancel()
+        for owed in lock.withLock({ () -> [JSONValue] in defer { pending = [] }; return Array(pending) }) {
+            write(MCPMessage.error(id: owed, code: -32603, message: "The bridge is closing: its input ended before the server answered",
+                                   data: ["reason": "requestFailed"]))
+        }
+        guard let id else { return }
+        var headers = [("Mcp-Session-Id", id)]
+        if let version = lock.withLock({ protocolVersion }) { headers.append(("MCP-Protocol-Version", version)) }
+        do {
+            headers += (try? await authorizer.headers(for: url, method: "DELETE")) ?? []
+            _ = try await transport.send(HTTPRequest(method: "DELETE", url: url, headers: headers, timeout: 0.4))
+        } catch {
+            log("mcp: the session could not be ended: \(error)")
+        }
+    }
+
+    private func isDone(_ task: Task<Void, Never>) -> Bool {
+        lock.withLock { !inFlight.values.contains { $0 == task } }
+    }
+
+    static func now() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+
+    // MARK: Output
+
+    /// Writes one message as one line: as the server sent it when it is one line already.
+    func write(_ value: JSONValue) { output(JSONSerializer.bytes(value)) }
+
+    /// A message from the server: a response goes out only to a request still owed one.
+    func forward(_ value: JSONValue, raw: [UInt8]?) {
+        if value["method"] == nil, let id = value["id"] {
+            let owed = lock.withLock { pending.remove(id) != nil }
+            guard owed else {
+                log("mcp: an answer from the server to no pending request (id \(JSONSerializer.string(id))) dropped")
+                return
+            }
+            // `initialize`'s answer names the revision every later request states in MCP-Protocol-Version.
+            if let version = value["result"]?["protocolVersion"]?.stringValue { lock.withLock { protocolVersion = version } }
+        }
+        if let raw, !raw.contains(0x0A), !raw.contains(0x0D) { output(raw) } else { write(value) }
+    }
+
+    /// Answers each of `ids` still owed an answer with the error.
+    func fail(_ ids: [JSONValue], code: Int = -32603, _ message: String, data: JSONObject) {
+        for id in ids where lock.withLock({ pending.remove(id) != nil }) {
+            write(MCPMessage.error(id: id, code: code, message: message, data: data))
+        }
+    }
+
+    func fail(_ ids: [JSONValue], _ error: AuthError) {
+        var data: JSONObject = ["reason": .string(error.code.reason)]
+        if let provider = error.provider { data["provider"] = .string(provider) }
+        fail(ids, code: error.code == .requestFailed ? -32603 : error.code.rawValue, error.message, data: data)
+    }
+}

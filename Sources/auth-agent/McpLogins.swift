@@ -1,0 +1,92 @@
+import AuthCore
+import Dispatch
+import JSONRPC
+import Locking
+
+/// The bridge's logins: `sign` and `refresh` of the same `AuthService` every command uses (so
+/// one refresh per expiry across bridges and agents on the store), and a terminal login when
+/// the provider covering the URL has nobody logged in — one per provider across processes
+/// (the interactive-login lock), one per bridge (every waiting message waits for the same one).
+final class McpLogins: MCPAuthorizer {
+    let session: ToolSession
+    let device: Bool
+    /// The login under way in this bridge, by provider (or URL being learned): later messages wait for it.
+    private let logins = Locked<[String: Task<Void, Error>]>([:])
+
+    init(session: ToolSession, device: Bool) {
+        self.session = session
+        self.device = device
+    }
+
+    func headers(for url: String, method: String) async throws(AuthError) -> [(String, String)] {
+        do {
+            return try await sign(url, method)
+        } catch where error.code == .notLoggedIn || error.code == .sessionExpired {
+            guard let provider = error.provider ?? session.service.provider(forURL: url, explicit: nil) else { throw error }
+            try await logIn(provider: provider)
+            return try await sign(url, method)
+        }
+    }
+
+    func renewed(after failed: String, url: String, method: String) async throws(AuthError) -> [(String, String)] {
+        guard let provider = session.service.provider(forURL: url, explicit: nil) else { return [] }
+        _ = try await session.service.refresh(provider: provider, account: session.choice, failedAuthorization: failed)
+        return try await sign(url, method)
+    }
+
+    /// An unsigned request got a 401: nothing configured covers the URL. Learning the provider from
+    /// the challenge (RFC 9728) is the "learn" work; until it lands the bridge says what to configure.
+    func logIn(url: String, challenge: String?) async throws(AuthError) -> Bool {
+        false
+    }
+
+    /// `Authorization`, and for a DPoP-bound token the proof for this method and URL.
+    private func sign(_ url: String, _ method: String) async throws(AuthError) -> [(String, String)] {
+        switch try await session.service.sign(url: url, provider: nil, account: session.choice, shape: session.shape, method: method) {
+        case .unsigned: return []
+        case .signed(let signature): return [("Authorization", signature.authorization)] + (signature.proof.map { [("DPoP", $0)] } ?? [])
+        }
+    }
+
+    /// One terminal login for `provider`, shared by every message waiting in this bridge.
+    private func logIn(provider: String) async throws(AuthError) {
+        try await once(provider) { [session, device] in try await Self.terminalLogin(session, provider: provider, device: device) }
+    }
+
+    /// Runs `login` unless one under `key` is under way in this bridge, then waits for that one.
+    private func once(_ key: String, _ login: @escaping @Sendable () async throws -> Void) async throws(AuthError) {
+        let task = logins.withLock { running -> Task<Void, Error> in
+            if let task = running[key] { return task }
+            let task = Task { try await login() }
+            running[key] = task
+            return task
+        }
+        defer { logins.withLock { if $0[key] == task { $0[key] = nil } } }
+        do { try await task.value } catch let error as AuthError { throw error } catch {
+            throw AuthError(.loginDenied, "The login failed: \(error)")
+        }
+    }
+
+    /// `TerminalLogin` blocks (it waits on the user): on a thread of its own, under the interactive-login
+    /// lock, and skipped when another process logged in while this one waited for the lock.
+    private static func terminalLogin(_ session: ToolSession, provider: String, device: Bool) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            let started = DetachedThread.start {
+                do throws(ToolFailure) {
+                    let lock = try TerminalLogin.loginLock(session, provider: provider)
+                    defer { lock?.unlock() }
+                    session.service.checkStore()
+                    if (try? session.service.tokenNow(provider: provider, account: session.choice)) != nil { return continuation.resume() }
+                    let result = try TerminalLogin.run(session, provider: provider, options: .init(flow: device ? .device : nil), locked: true)
+                    Logger.stderrSink(TerminalLogin.loggedIn(result, session: session))
+                    continuation.resume()
+                } catch {
+                    let code = error.authCode ?? .loginDenied
+                    let message = error.message.hasPrefix("\(code.reason): ") ? String(error.message.dropFirst(code.reason.count + 2)) : error.message
+                    continuation.resume(throwing: AuthError(code, message, provider: provider))
+                }
+            }
+            if !started { continuation.resume(throwing: AuthError(.loginDenied, "no thread for the login", provider: provider)) }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import AuthCore
+import DevIssuer
+import Foundation
+import JSON
+import XCTest
+
+/// Issue 24, item 4: the helpers that cannot send a DPoP proof refuse a DPoP provider
+/// loudly (exit 1), and `header -X METHOD` prints the proof line beside `Authorization`.
+final class DPoPCommandLineTests: XCTestCase {
+    private func harness() throws -> CLIHarness {
+        let h = try CLIHarness()
+        let base = h.issuer.baseURL
+        let config: JSONValue = [
+            "store": ["kind": "file", "path": .string(h.directory.appendingPathComponent("store").path)],
+            "providers": [["id": "corp", "displayName": "Corp SSO", "flow": "password", "origins": [.string(base)],
+                           "tokenEndpoint": .string(base + "/token"), "clientId": "cli", "dpop": true]],
+        ]
+        try Data(JSONSerializer.bytes(config)).write(to: h.configPath)
+        return h
+    }
+
+    func testTokenGitAndKubectlHelpersRefuseABoundToken() throws {
+        let h = try harness()
+        try h.login()
+        let kube = ["KUBERNETES_EXEC_INFO": #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":false}}"#]
+        for (arguments, stdin, environment) in [(["token", "corp"], "", [:]), (["token", "corp", "--json"], "", [:]),
+                                                (["git-credential", "get"], "protocol=http\nhost=127.0.0.1:\(h.issuer.port)\n", [:]),
+                                                (["kubectl-credential", "corp"], "", kube)] {
+            let r = try h.agent(arguments, stdin: stdin, environment: environment)
+            XCTAssertEqual(r.status, 1, "\(arguments): \(r.stderr)")
+            XCTAssertEqual(r.stdout, "", "\(arguments): no token handed out")
+            XCTAssertTrue(r.stderr.contains("corp uses DPoP"), r.stderr)
+        }
+    }
+
+    func testHeaderPrintsTheProofForTheMethod() async throws {
+        let h = try harness()
+        try h.login()
+        let url = h.issuer.baseURL + "/api/echo?x=1"
+        let r = try h.agent(["header", "-X", "POST", url])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 2, r.stdout)
+        XCTAssertTrue(lines[0].hasPrefix("Authorization: DPoP "), lines[0])
+        XCTAssertTrue(lines[1].hasPrefix("DPoP: "), lines[1])
+        // The dev issuer accepts what header printed, for the method it was made for.
+        let headers = lines.map { line -> (String, String) in
+            let colon = line.firstIndex(of: ":")!
+            return (String(line[..<colon]), String(line[line.index(colon, offsetBy: 2)...]))
+        }
+        let response = try await SystemHTTPTransport().send(HTTPRequest(method: "POST", url: url, headers: headers))
+        XCTAssertEqual(response.status, 200)
+    }
+}
+
+/// The agent process with a DPoP provider: signs under load, then exits cleanly while
+/// nonces are being precomputed in the background (libcrypto must not be torn down
+/// under a thread still using it), and never shows the private key.
+final class DPoPProcessTests: XCTestCase {
+    func testManySignsThenAnExitAndTheKeyStaysInTheStore() throws {
+        let h = try AgentHarness()
+        let base = h.issuer.baseURL
+        let config: JSONValue = [
+            "store": ["kind": "file", "path": .string(h.storeDirectory.path)],
+            "providers": [["id": "corp", "flow": "password", "origins": [.string(base)], "tokenEndpoint": .string(base + "/token"),
+                           "clientId": "cli", "dpop": true]],
+        ]
+        try Data(JSONSerializer.bytes(config)).write(to: h.configPath)
+        var output: [String] = []
+        for round in 0..<3 {
+            let agent = try h.spawn()
+            if round == 0 { XCTAssertEqual(try agent.call("login", AgentHarness.corp)["result"]?["account"], "alice") }
+            let sign = #"{"jsonrpc":"2.0","id":1,"method":"sign","params":{"request":{"method":"GET","url":"\#(base)/api/me"}}}"# + "\n"
+            try agent.send(String(repeating: sign, count: 5_000))
+            for _ in 0..<5_000 {
+                guard let line = agent.nextLine(timeout: 15) else { return XCTFail("no answer; stderr:\n\(agent.stderr)") }
+                output.append(String(decoding: line, as: UTF8.self))
+            }
+            agent.closeInput()
+            XCTAssertEqual(agent.waitForExit(timeout: 15), 0, agent.stderr)
+            output.append(agent.stderr)
+        }
+        XCTAssertTrue(output[0].contains(#""DPoP":"#), output[0])
+        let files = try FileManager.default.contentsOfDirectory(at: h.storeDirectory, includingPropertiesForKeys: nil)
+        let key = files.compactMap { file in
+            (try? Data(contentsOf: file)).flatMap { try? JSONParser.parse(Array($0)) }?["session"]?["dpopKey"]?.stringValue
+        }.first
+        let stored = try XCTUnwrap(key)
+        XCTAssertFalse(output.contains { $0.contains(stored) }, "the private key is in no answer and no log line")
+    }
+}

@@ -1,0 +1,43 @@
+import JSON
+import JSONRPC
+import XCTest
+@testable import auth_agent
+
+/// The socket agent's pure parts: its command line, shell quoting, the default path, and what a
+/// `loginPrompt` notification becomes at the terminal.
+final class SocketOptionsTests: XCTestCase {
+    func testSocketOptionsParseAndCombinationsThatWouldBeIgnoredAreRefused() throws {
+        XCTAssertEqual(try Arguments.parse(["serve", "--socket"]).socket, SocketOptions())
+        XCTAssertEqual(try Arguments.parse(["serve", "--socket", "/r/a.sock", "--daemon"]).socket, SocketOptions(path: "/r/a.sock", daemon: true))
+        XCTAssertEqual(try Arguments.parse(["--socket=/r/a.sock", "--log-level", "info"]).socket?.path, "/r/a.sock")
+        XCTAssertEqual(try Arguments.parse(["serve", "--socket", "--forward-socket", "/f.sock", "--forward-providers", "a,b"]).socket,
+                       SocketOptions(path: nil, forwardPath: "/f.sock", forwardProviders: ["a", "b"]))
+        XCTAssertTrue(try Arguments.parse(["serve", "--stop"]).stop)
+        XCTAssertEqual(try Arguments.parse(["connect"]).command, .connect)
+        XCTAssertEqual(try Arguments.parse(["--config", "c.json", "connect", "--socket", "/a.sock"]).socket?.path, "/a.sock")
+        XCTAssertThrowsError(try Arguments.parse(["connect", "--daemon", "--socket"]))
+        XCTAssertThrowsError(try Arguments.parse(["serve", "connect"]))
+        for refused in [["serve", "--daemon"], ["serve", "--forward-socket", "/f"], ["serve", "--socket", "--forward-socket", "/f"],
+                        ["serve", "--socket", "--forward-providers", "a"], ["serve", "--socket", "--forward-socket", "/f", "--forward-providers", "a,,b"],
+                        ["serve", "--stop", "--socket"], ["demo", "--socket"], ["dev-issuer", "--socket"]] {
+            XCTAssertThrowsError(try Arguments.parse(refused), "\(refused)")
+        }
+    }
+
+    func testShellQuotingAndDefaultPath() {
+        XCTAssertEqual(SocketAgent.shellQuoted("/run/user/1000/auth-agent/agent.sock"), "/run/user/1000/auth-agent/agent.sock")
+        XCTAssertEqual(SocketAgent.shellQuoted("/tmp/a b/it's;$(x)"), "'/tmp/a b/it'\\''s;$(x)'")
+        XCTAssertEqual(UnixSocket.defaultPath(environment: ["XDG_RUNTIME_DIR": "/run/user/7"]), "/run/user/7/auth-agent/agent.sock")
+        XCTAssertEqual(UnixSocket.defaultPath(environment: [:]), "/tmp/auth-agent-\(geteuid())/agent.sock")
+        XCTAssertEqual(UnixSocket.defaultPath(environment: ["XDG_RUNTIME_DIR": "relative"]), "/tmp/auth-agent-\(geteuid())/agent.sock")
+    }
+
+    func testLoginPromptNotificationsBecomeTerminalPrompts() {
+        let device: JSONValue = ["provider": "p", "requestId": 1, "userCode": "ABCD-EFGH", "verificationUri": "https://id.example/device",
+                                 "expiresAt": "2030-01-01T00:00:00Z"]
+        let browser: JSONValue = ["provider": "p", "requestId": 1, "url": "https://id.example/authorize?x=1", "expiresAt": "2030-01-01T00:00:00Z"]
+        XCTAssertTrue(TerminalLogin.promptText(RemoteTool.loginPrompt(device)!, displayName: "P").contains("enter the code ABCD-EFGH"))
+        XCTAssertTrue(TerminalLogin.promptText(RemoteTool.loginPrompt(browser)!, displayName: "P").contains("https://id.example/authorize?x=1"))
+        XCTAssertNil(RemoteTool.loginPrompt(["provider": "p"]))
+    }
+}

@@ -1,0 +1,107 @@
+@testable import AuthCore
+import Foundation
+import JSON
+import XCTest
+
+/// `MCPBridge`'s use of the logins, against a scripted server and a fake authorizer: one refresh
+/// and one resend after a 401 for the token sent, one login for every waiting message, and a
+/// failed login answering each waiting request with the agent's reason.
+final class MCPBridgeAuthTests: XCTestCase {
+    final class Box<Value>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: Value
+        init(_ value: Value) { self.value = value }
+        func with<R>(_ body: (inout Value) -> R) -> R { lock.lock(); defer { lock.unlock() }; return body(&value) }
+    }
+
+    struct Server: HTTPStreamingTransport {
+        let answer: @Sendable (HTTPRequest) -> HTTPResponse
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse { answer(request) }
+        func open(_ request: HTTPRequest) async throws -> HTTPStream { try await openWhole(request) }
+    }
+
+    final class Logins: MCPAuthorizer, @unchecked Sendable {
+        let token = Box<String?>(nil)
+        let renewals = Box(0)
+        let logins = Box(0)
+        let loginError: AuthError?
+
+        init(token: String?, loginError: AuthError? = nil) {
+            self.token.with { $0 = token }
+            self.loginError = loginError
+        }
+
+        func headers(for url: String, method: String) async throws(AuthError) -> [(String, String)] {
+            token.with { $0 }.map { [("Authorization", "Bearer " + $0)] } ?? []
+        }
+
+        func renewed(after failed: String, url: String, method: String) async throws(AuthError) -> [(String, String)] {
+            renewals.with { $0 += 1 }
+            token.with { $0 = "fresh" }
+            return [("Authorization", "Bearer fresh")]
+        }
+
+        func logIn(url: String, challenge: String?) async throws(AuthError) -> Bool {
+            logins.with { $0 += 1 }
+            try? await Task.sleep(nanoseconds: 50_000_000)  // the other messages arrive meanwhile
+            if let loginError { throw loginError }
+            token.with { $0 = "fresh" }
+            return true
+        }
+    }
+
+    private func run(_ lines: [String], server: Server, logins: Logins) async throws -> [JSONValue] {
+        let output = Box<[[UInt8]]>([])
+        let bridge = MCPBridge(url: "http://127.0.0.1:9/mcp", transport: server, authorizer: logins,
+                               output: { line in output.with { $0.append(line) } }, log: { _ in })
+        for line in lines { bridge.receive(line: Array(line.utf8)) }
+        await bridge.finish(grace: 5)
+        return try output.with { $0 }.map { try JSONParser.parse($0) }
+    }
+
+    private static func answering(_ accepted: String) -> Server {
+        Server { request in
+            guard request.header("authorization") == accepted else {
+                return HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer"])
+            }
+            let id = (try? JSONParser.parse(request.body ?? []))?["id"] ?? .null
+            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"],
+                                body: JSONSerializer.bytes(["jsonrpc": "2.0", "id": id, "result": [:]]))
+        }
+    }
+
+    func testA401ForTheTokenSentRefreshesOnceAndResends() async throws {
+        let logins = Logins(token: "old")
+        let answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: Self.answering("Bearer fresh"), logins: logins)
+        XCTAssertEqual(answers.map { $0["result"] != nil }, [true])
+        XCTAssertEqual(logins.renewals.with { $0 }, 1)
+        XCTAssertEqual(logins.logins.with { $0 }, 0)
+    }
+
+    func testStillRejectedAfterTheRefreshIsOneErrorNotALoop() async throws {
+        let logins = Logins(token: "old")
+        let answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: Self.answering("never"), logins: logins)
+        XCTAssertEqual(answers.count, 1)
+        XCTAssertEqual(answers.first?["error"]?["data"]?["status"], 401)
+        XCTAssertEqual(logins.renewals.with { $0 }, 1)
+    }
+
+    func testAFailedLoginAnswersEachWaitingRequestWithTheReason() async throws {
+        let logins = Logins(token: nil, loginError: AuthError(.loginDenied, "The user refused."))
+        let answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, #"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                                     #"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}"#],
+                                    server: Self.answering("Bearer fresh"), logins: logins)
+        XCTAssertEqual(Set(answers.compactMap { $0["id"] }), [1, 2], "one answer each; none for the notification")
+        for answer in answers {
+            XCTAssertEqual(answer["error"]?["code"], 1008)
+            XCTAssertEqual(answer["error"]?["data"]?["reason"], "loginDenied")
+        }
+    }
+
+    func testALoginServesEveryWaitingMessage() async throws {
+        let logins = Logins(token: nil)
+        let answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, #"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#],
+                                    server: Self.answering("Bearer fresh"), logins: logins)
+        XCTAssertEqual(Set(answers.compactMap { $0["result"] != nil ? $0["id"] : nil }), [1, 2])
+    }
+}
