@@ -159,6 +159,8 @@ export declare class RequestFailedError extends AuthAgentError {}
 export declare class ResponseTooLargeError extends AuthAgentError {}
 /** The server refused the requested scopes, audience or resource; the account stays logged in. */
 export declare class ScopeNotGrantedError extends AuthAgentError {}
+/** Learning an API failed at `data.step`; nothing was learned. */
+export declare class DiscoveryFailedError extends AuthAgentError {}
 /** The class each application reason rejects with. */
 export declare const ERROR_CLASSES: Readonly<Record<string, typeof AuthAgentError>>;
 
