@@ -222,7 +222,11 @@ function M.login(target, credentials, callback)
   local params = { provider = t.provider, resource = t.resource, flow = t.flow, credentials = credentials,
     openBrowser = t.open_browser }
   return M.request("login", params, function(err, result)
-    ui.close_login_prompt(t.provider or (result and result.provider))
+    -- A failed login {resource} has no provider id to close a prompt of.
+    local prompted = t.provider or (result and result.provider)
+    if prompted then
+      ui.close_login_prompt(prompted)
+    end
     if callback then
       callback(err, result)
     end
