@@ -192,6 +192,8 @@ export interface AgentRequestInit extends RequestInit, TokenChoice {
   maxResponseBytes?: number;
   /** `'ifNeeded'`: when the URL answers 401 and no provider covers it, the agent learns the API, logs in and resends. */
   login?: 'ifNeeded';
+  /** For that login: open the system browser at its URL (as login's `openBrowser`). */
+  openBrowser?: boolean;
 }
 /** What `login({resource})` would learn and ask for, from a 401's Bearer challenge (or a 403 asking for more scope). */
 export interface LoginHint {

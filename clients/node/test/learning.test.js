@@ -39,9 +39,10 @@ test('fetch reports the login hint and sends login: ifNeeded', () => withAgent(a
   assert.equal(hinted.status, 401);
   assert.deepEqual(hinted.authAgent.login, { resource: RESOURCE, authorizationServer: 'https://auth.example.com', scopes: ['mcp'] });
   assert.equal((await hinted.json()).params.login, undefined);
-  const asked = await agent.fetch(RESOURCE, { login: 'ifNeeded' });
+  const asked = await agent.fetch(RESOURCE, { login: 'ifNeeded', openBrowser: false });
   assert.equal(asked.authAgent.login, null);
-  assert.equal((await asked.json()).params.login, 'ifNeeded');
+  const sent = (await asked.json()).params;
+  assert.deepEqual([sent.login, sent.openBrowser], ['ifNeeded', false]);
 }));
 
 test('forget', () => withAgent(async (agent) => {

@@ -53,8 +53,8 @@ class LearningSyncTest(unittest.TestCase):
     def test_fetch_sends_login_if_needed(self) -> None:
         from auth_agent import _params
 
-        params = _params.fetch("GET", RESOURCE, None, None, None, None, None, {}, "ifNeeded")
-        self.assertEqual(params["login"], "ifNeeded")
+        params = _params.fetch("GET", RESOURCE, None, None, None, None, None, {}, "ifNeeded", False)
+        self.assertEqual((params["login"], params["openBrowser"]), ("ifNeeded", False))
         self.assertNotIn("login", _params.fetch("GET", RESOURCE, None, None, None, None, None, {}))
 
     def test_forget(self) -> None:
