@@ -22,7 +22,7 @@
 declare -gA AUTH_AGENT_METHODS=(
   [initialize]=request [ping]=request [shutdown]=request [status]=request
   [login]=request [logout]=request [selectAccount]=request [setDefaultAccount]=request
-  [sign]=request [fetch]=request
+  [sign]=request [fetch]=request [forget]=request
   [refresh]=request [token]=request [subscribe]=request [unsubscribe]=request
   [exit]=notification ['$/cancelRequest']=notification
 )
@@ -37,7 +37,7 @@ declare -gA AUTH_AGENT_ERRORS=(
   [1004]=sessionExpired [1005]=authServerUnavailable [1006]=originNotAllowed
   [1007]=excessiveRefresh [1008]=loginDenied [1009]=loginTimedOut
   [1010]=storeUnavailable [1011]=requestFailed [1012]=responseTooLarge
-  [1013]=scopeNotGranted
+  [1013]=scopeNotGranted [1014]=discoveryFailed
 )
 
 # Seconds a call waits for its answer before cancelling it.

@@ -326,6 +326,31 @@ check "forget sends the provider and prints {forgotten, revoked}" \
   test "$(jq -c '[.forgotten, .revoked, .echo.params]' <<<"$out")" = '[true,true,{"provider":"api.example.com"}]'
 auth_agent_stop
 
+echo "# the real agent learns the dev issuer's API (issue 22)"
+echo '{"store":{"kind":"memory"}}' >"$tmp/empty.json"
+admin fault '{"autoApprove":"alice"}'
+# Plays the browser: the issuer approves at once and redirects to the agent's listener.
+play_browser() { [[ $1 == loginPrompt ]] && { curl -sfL -o /dev/null "$(jq -r .url <<<"$2")" & } ; return 0; }
+check "the agent starts with no providers" auth_agent_start --config "$tmp/empty.json"
+out=$(auth_agent_fetch GET "$issuer/mcp" 2>>"$errlog")
+check "fetch: 401 and the login hint" test "$(jq -r '[.status, .login.resource] | join(" ")' <<<"$out")" = "401 $issuer/mcp"
+out=$(AUTH_AGENT_ON_NOTIFICATION=play_browser auth_agent_login "$issuer/mcp" 2>>"$errlog"); rc=$?
+learned=$(jq -r .provider <<<"$out" 2>/dev/null)
+check "login URL learns the API and logs in" eval '((rc == 0)) && [[ -n $learned && $learned != null ]]'
+out=$(auth_agent_fetch GET "$issuer/mcp" 2>>"$errlog")
+check "fetch is signed by the learned provider" \
+  test "$(jq -r '[.status, .provider, (.body | fromjson | .sub)] | join(" ")' <<<"$out")" = "200 $learned alice"
+out=$(AUTH_AGENT_ON_NOTIFICATION=play_browser auth_agent_fetch --login-if-needed GET "$issuer/mcp/admin" 2>>"$errlog")
+check "fetch --login-if-needed steps up to the admin scope" \
+  test "$(jq -r '[.status, (.body | fromjson | .scope)] | join(" ")' <<<"$out")" = "200 mcp admin"
+out=$(auth_agent_forget "$learned" 2>>"$errlog")
+check "forget removes it" eval '[[ $(jq -r .forgotten <<<"$out") == true && $(auth_agent_call status | jq -c .providers) == "[]" ]]'
+admin fault '{"discovery":"wrong-resource"}'
+out=$(auth_agent_login "$issuer/mcp" 2>&1); rc=$?
+check "a wrong resource in the metadata: status 1, 1014 discoveryFailed" eval '((rc == 1)) && [[ $out == "1014 discoveryFailed "* ]]'
+admin reset '{}'
+auth_agent_stop
+
 echo "# the README's first example, as written, against auth-agent demo"
 example=$(awk '/^```bash$/ {inside = 1; next} inside && /^```$/ {exit} inside' "$here/README.md")
 # The README's clone is ~/src/auth-agent; this one is $root (ClientInstallTests runs it from a real ~).

@@ -161,6 +161,8 @@ export declare class RequestFailedError extends AuthAgentError {}
 export declare class ResponseTooLargeError extends AuthAgentError {}
 /** The server refused the requested scopes, audience or resource; the account stays logged in. */
 export declare class ScopeNotGrantedError extends AuthAgentError {}
+/** Learning an API failed at `data.step`; nothing was learned. */
+export declare class DiscoveryFailedError extends AuthAgentError {}
 /** The class each application reason rejects with. */
 export declare const ERROR_CLASSES: Readonly<Record<string, typeof AuthAgentError>>;
 
@@ -192,6 +194,8 @@ export interface AgentRequestInit extends RequestInit, TokenChoice {
   maxResponseBytes?: number;
   /** `'ifNeeded'`: when the URL answers 401 and no provider covers it, the agent learns the API, logs in and resends. */
   login?: 'ifNeeded';
+  /** For that login: open the system browser at its URL (as login's `openBrowser`). */
+  openBrowser?: boolean;
 }
 /** What `login({resource})` would learn and ask for, from a 401's Bearer challenge (or a 403 asking for more scope). */
 export interface LoginHint {

@@ -7,6 +7,7 @@ export {
   AgentDiedError,
   AuthAgentError,
   AuthServerUnavailableError,
+  DiscoveryFailedError,
   ERROR_CLASSES,
   ExcessiveRefreshError,
   InvalidCredentialsError,

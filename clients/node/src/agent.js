@@ -237,7 +237,7 @@ export class AuthAgent extends EventEmitter {
    * `init.login: 'ifNeeded'` the agent runs that login itself and resends.
    *
    * Besides RequestInit, `init` takes `provider` (sign with this one),
-   * `account`, `scopes`, `audience`, `resource` (as in `sign`), `login`,
+   * `account`, `scopes`, `audience`, `resource` (as in `sign`), `login`, `openBrowser` (as login's),
    * `timeout` (ms for the whole call; default the client's, Infinity: the
    * agent's maximum of 600 s) and `maxResponseBytes` (default 10 MiB).
    * Aborting `init.signal` rejects with its reason and cancels the request at
@@ -247,7 +247,7 @@ export class AuthAgent extends EventEmitter {
    */
   async fetch(input, init = {}) {
     const {
-      provider, account, scopes, audience, resource, login, timeout = this.timeout, maxResponseBytes, ...requestInit
+      provider, account, scopes, audience, resource, login, openBrowser, timeout = this.timeout, maxResponseBytes, ...requestInit
     } = init;
     const request = new Request(input, requestInit);
     const bytes = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
@@ -261,6 +261,7 @@ export class AuthAgent extends EventEmitter {
       timeoutSeconds: agentSeconds(timeout),
       maxResponseBytes,
       login,
+      openBrowser,
     };
     const result = await this.request('fetch', params, { signal: request.signal, timeout: timeout + CLIENT_GRACE_MS });
     return toResponse(result, request.url);

@@ -78,6 +78,8 @@ export class RequestFailedError extends AuthAgentError {}
 export class ResponseTooLargeError extends AuthAgentError {}
 /** The server refused the requested scopes, audience or resource; the account stays logged in. */
 export class ScopeNotGrantedError extends AuthAgentError {}
+/** Learning an API failed at `data.step` (resourceMetadata, serverMetadata, registration, login); nothing was learned. */
+export class DiscoveryFailedError extends AuthAgentError {}
 
 /** The class `fromResponse` gives each application reason; other reasons get AuthAgentError. */
 export const ERROR_CLASSES = Object.freeze({
@@ -94,4 +96,5 @@ export const ERROR_CLASSES = Object.freeze({
   requestFailed: RequestFailedError,
   responseTooLarge: ResponseTooLargeError,
   scopeNotGranted: ScopeNotGrantedError,
+  discoveryFailed: DiscoveryFailedError,
 });

@@ -21,6 +21,7 @@ export const METHODS = Object.freeze([
   'setDefaultAccount',
   'sign',
   'fetch',
+  'forget',
   'refresh',
   'token',
   'subscribe',
@@ -67,6 +68,7 @@ export const ERRORS = Object.freeze({
   1011: { reason: 'requestFailed', retryable: true },
   1012: { reason: 'responseTooLarge', retryable: false },
   1013: { reason: 'scopeNotGranted', retryable: false },
+  1014: { reason: 'discoveryFailed', retryable: false },
 });
 
 /** Reasons for failures the client detects itself; no agent answer carries them. */

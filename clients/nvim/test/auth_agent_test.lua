@@ -680,6 +680,25 @@ test("quitting Neovim stops the agent without a message", function()
   eq(output, "", "messages")
 end)
 
+-- start(callback) makes one request; its answer { err, result }, waited for.
+local function answer_of(start)
+  local answer
+  start(function(err, result)
+    answer = { err = err, result = result }
+  end)
+  wait_for("an answer", function()
+    return answer ~= nil
+  end, 20000)
+  return answer
+end
+
+-- The same, for a request that must succeed: its result.
+local function call(start)
+  local answer = answer_of(start)
+  assert(not answer.err, vim.inspect(answer.err))
+  return answer.result
+end
+
 test("login with a resource, fetch's login, forget: what they send (a stand-in agent)", function()
   if vim.fn.executable("python3") ~= 1 then
     return out("skip: python3 runs the stand-in agent (test/echo_agent.py)")
@@ -687,18 +706,6 @@ test("login with a resource, fetch's login, forget: what they send (a stand-in a
   auth.stop()
   assert(auth.setup({ cmd = { "python3", env.ECHO_AGENT } }), "setup failed")
   local resource = "https://api.example.com/mcp"
-  -- start(callback) makes one request; its answer, waited for.
-  local function call(start)
-    local answer
-    start(function(err, result)
-      answer = { err = err, result = result }
-    end)
-    wait_for("an answer", function()
-      return answer ~= nil
-    end)
-    assert(not answer.err, vim.inspect(answer.err))
-    return answer.result
-  end
   local learned = call(function(cb) auth.login(resource, nil, cb) end)
   eq(learned.provider, "api.example.com", "learned provider")
   eq(vim.inspect(learned.echo.params), vim.inspect({ resource = resource }), "login params")
@@ -708,13 +715,47 @@ test("login with a resource, fetch's login, forget: what they send (a stand-in a
   local hinted = call(function(cb) auth.fetch({ url = resource }, cb) end)
   eq(hinted.status, 401, "status")
   eq(hinted.login.resource, resource, "the login hint")
-  local asked = call(function(cb) auth.fetch({ url = resource, login = "ifNeeded" }, cb) end)
+  local asked = call(function(cb) auth.fetch({ url = resource, login = "ifNeeded", open_browser = false }, cb) end)
   eq(asked.echo.params.login, "ifNeeded", "fetch's login")
+  eq(asked.echo.params.openBrowser, false, "fetch's openBrowser")
   eq(asked.login, nil, "no hint when the agent may log in itself")
   local forgot = call(function(cb) auth.forget("api.example.com", cb) end)
   eq(forgot.forgotten, true, "forgotten")
   eq(forgot.echo.params.provider, "api.example.com", "forget's provider")
   auth.stop()
+end)
+
+test("the real agent learns the dev issuer's API: login URL, fetch, step-up, forget", function()
+  auth.stop()
+  local config = vim.fn.tempname()
+  vim.fn.writefile({ '{"store":{"kind":"memory"}}' }, config)
+  admin("fault", '{"autoApprove":"alice"}')
+  assert(auth.setup({ bin = env.AUTH_AGENT_BIN, config = config }), "setup failed")
+  -- Plays the browser: the issuer approves at once and redirects to the agent's listener.
+  local group = vim.api.nvim_create_augroup("auth_agent_learn_test", { clear = true })
+  vim.api.nvim_create_autocmd("User", { pattern = "AuthAgentLoginPrompt", group = group, callback = function()
+    vim.fn.jobstart({ "curl", "-sfL", "-o", "/dev/null", auth.last_event.data.url })
+  end })
+  local resource = issuer .. "/mcp"
+  local hinted = call(function(cb) auth.fetch({ url = resource }, cb) end)
+  eq(hinted.status, 401, "status")
+  eq(hinted.login.resource, resource, "the login hint")
+  local login = call(function(cb) auth.login(resource, nil, cb) end)
+  local me = call(function(cb) auth.fetch({ url = resource }, cb) end)
+  eq(me.status, 200, "signed by the learned provider")
+  eq(me.provider, login.provider, "provider")
+  local stepped = call(function(cb) auth.fetch({ url = resource .. "/admin", login = "ifNeeded" }, cb) end)
+  eq(stepped.status, 200, "step-up")
+  eq(vim.fn.json_decode(stepped.body).scope, "mcp admin", "scope")
+  eq(call(function(cb) auth.forget(login.provider, cb) end).forgotten, true, "forgotten")
+  admin("fault", '{"discovery":"wrong-resource"}')
+  local refused = answer_of(function(cb) auth.login(resource, nil, cb) end)
+  eq(refused.err and refused.err.code, 1014, "discoveryFailed")
+  eq(refused.err.data.step, "resourceMetadata", "step")
+  admin("reset", "{}")
+  vim.api.nvim_del_augroup_by_id(group)
+  auth.stop()
+  vim.fn.delete(config)
 end)
 
 test("the README's lazy.nvim spec runs as written against auth-agent demo", function()

@@ -135,6 +135,7 @@ def fetch(
     max_response_bytes: Optional[int],
     shape: Mapping[str, Any],
     login: Optional[str] = None,
+    open_browser: Optional[bool] = None,
 ) -> Dict[str, Any]:
     """Text bodies travel as ``body``, bytes as ``bodyBase64``. Without a
     finite ``timeout`` the agent applies its default. ``shape``: what
@@ -156,6 +157,8 @@ def fetch(
         params["maxResponseBytes"] = max_response_bytes
     if login is not None:
         params["login"] = login
+    if open_browser is not None:
+        params["openBrowser"] = open_browser
     params.update(shape)
     return params
 

@@ -331,11 +331,14 @@ class AsyncAuthAgent:
         timeout: Optional[float] = None,
         max_response_bytes: Optional[int] = None,
         login: Optional[str] = None,
+        open_browser: Optional[bool] = None,
     ) -> FetchResponse:
         """``AuthAgent.fetch``, awaited."""
         limit = self.timeout if timeout is None else timeout
         shape = _params.account_and_shape(account, scopes, audience, resource)
-        params = _params.fetch(method, url, headers, body, provider, limit, max_response_bytes, shape, login)
+        params = _params.fetch(
+            method, url, headers, body, provider, limit, max_response_bytes, shape, login, open_browser
+        )
         result = await self.call("fetch", params, timeout=_params.fetch_answer_limit(limit))
         return FetchResponse(result)
 

@@ -328,6 +328,7 @@ class AuthAgent:
         timeout: Optional[float] = None,
         max_response_bytes: Optional[int] = None,
         login: Optional[str] = None,
+        open_browser: Optional[bool] = None,
     ) -> FetchResponse:
         """Send the request through the agent, signed like ``sign``; after a
         401 for the token it sent the agent refreshes once and resends once.
@@ -340,11 +341,13 @@ class AuthAgent:
         challenge, the response's ``login`` is ``{"resource", "authorizationServer",
         "scopes"}``: pass its ``resource`` to ``login(resource=...)``. With
         ``login="ifNeeded"`` the agent runs that login itself (prompting this
-        client, as ``login`` does) and resends.
+        client, as ``login`` does; ``open_browser`` as ``login``'s) and resends.
         """
         limit = self.timeout if timeout is None else timeout
         shape = _params.account_and_shape(account, scopes, audience, resource)
-        params = _params.fetch(method, url, headers, body, provider, limit, max_response_bytes, shape, login)
+        params = _params.fetch(
+            method, url, headers, body, provider, limit, max_response_bytes, shape, login, open_browser
+        )
         result = self.call("fetch", params, timeout=_params.fetch_answer_limit(limit))
         return FetchResponse(result)
 

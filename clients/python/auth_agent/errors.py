@@ -130,6 +130,11 @@ class ScopeNotGranted(AuthAgentError):
     """1013: the server refused the requested scopes, audience or resource; the account stays logged in."""
 
 
+class DiscoveryFailed(AuthAgentError):
+    """1014: learning an API failed at ``data["step"]`` (resourceMetadata, serverMetadata,
+    registration or login); the message names the problem and nothing was learned."""
+
+
 def _reason_of(cls: Type[AuthAgentError]) -> str:
     """``NotLoggedIn`` -> ``notLoggedIn``: the class name is the reason."""
     return cls.__name__[0].lower() + cls.__name__[1:]
@@ -152,6 +157,7 @@ _CLASSES: Dict[str, Type[AuthAgentError]] = {
         RequestFailed,
         ResponseTooLarge,
         ScopeNotGranted,
+        DiscoveryFailed,
     )
 }
 

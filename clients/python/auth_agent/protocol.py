@@ -22,6 +22,7 @@ METHODS: Tuple[str, ...] = (
     "setDefaultAccount",
     "sign",
     "fetch",
+    "forget",
     "refresh",
     "token",
     "subscribe",
@@ -70,6 +71,7 @@ ERRORS: Dict[int, ErrorKind] = {
     1011: ErrorKind("requestFailed", True),
     1012: ErrorKind("responseTooLarge", False),
     1013: ErrorKind("scopeNotGranted", False),
+    1014: ErrorKind("discoveryFailed", False),
 }
 
 #: Reasons for failures the client detects itself (no agent answer carries them).

@@ -222,7 +222,11 @@ function M.login(target, credentials, callback)
   local params = { provider = t.provider, resource = t.resource, flow = t.flow, credentials = credentials,
     openBrowser = t.open_browser }
   return M.request("login", params, function(err, result)
-    ui.close_login_prompt(t.provider or (result and result.provider))
+    -- A failed login {resource} has no provider id to close a prompt of.
+    local prompted = t.provider or (result and result.provider)
+    if prompted then
+      ui.close_login_prompt(prompted)
+    end
     if callback then
       callback(err, result)
     end
@@ -325,7 +329,7 @@ end
 --- The agent sends the request itself (signed like sign; after a 401 for the
 --- token it sent, refreshed and resent once): req = {url, method?, headers?,
 --- body?, provider?, account?, scopes?, audience?, resource?, login?,
---- timeout_seconds?}. callback(err, result): {status, headers, body or
+--- open_browser?, timeout_seconds?}. callback(err, result): {status, headers, body or
 --- bodyBase64, provider, signed, retried, login?}. When no provider covers the
 --- URL and it answered 401 with a Bearer challenge, result.login is {resource,
 --- authorizationServer, scopes} for M.login({ resource = ... }); login =
@@ -334,6 +338,7 @@ function M.fetch(req, callback)
   local params = sign_params(req)
   params.request.body = req.body
   params.login = req.login
+  params.openBrowser = req.open_browser
   params.timeoutSeconds = req.timeout_seconds
   return M.request("fetch", params, callback)
 end

@@ -14,6 +14,7 @@ M.methods = {
   setDefaultAccount = "request",
   sign = "request",
   fetch = "request",
+  forget = "request",
   refresh = "request",
   token = "request",
   subscribe = "request",
@@ -52,6 +53,7 @@ M.errors = {
   [1011] = "requestFailed",
   [1012] = "responseTooLarge",
   [1013] = "scopeNotGranted",
+  [1014] = "discoveryFailed",
 }
 
 -- Errors raised by this client, not the agent: they have no code.
