@@ -289,6 +289,20 @@ extension LearningTests {
         XCTAssertNil(answer.login)
     }
 
+    func testConcurrentFetchesOfAnUnlearnedAPILearnAndLogInOnce() async throws {
+        let server = FakeAPI()
+        var config = AgentConfig()
+        config.learnAllow = LearnAllowList(["https://api.example"])
+        let service = AuthService(config: config, store: MemorySessionStore(), transport: server, logger: Logger(level: .error, sink: { _ in }), events: { _ in })
+        let context = LoginContext(prompt: Self.playBrowser(server))
+        async let first = service.fetch(FetchRequest(method: "GET", url: FakeAPI.resource), provider: nil, context: context)
+        async let second = service.fetch(FetchRequest(method: "GET", url: FakeAPI.resource + "/x"), provider: nil, context: context)
+        let (a, b) = try await (first, second)
+        XCTAssertEqual([a.status, b.status], [200, 200])
+        XCTAssertEqual(server.count("/register"), 1)
+        XCTAssertEqual(server.count("/token"), 1, "one login for both")
+    }
+
     func testTwoResourcesOnOneHostWithDifferentServersStayApart() throws {
         let store = MemorySessionStore()
         var doc = LearnedDocument()

@@ -14,6 +14,9 @@ final class ProviderRegistry: Sendable {
     }
 
     let state = Locked(State())
+    /// Learning under way in this process, by the origin of the URL it started from: a second
+    /// request for the same API waits for that login instead of starting its own.
+    let flights = Locked<[Origin: Task<LoginResult, Error>]>([:])
 
     /// A learned provider with its resource's origin and path prefix worked out once, so that
     /// routing a URL costs an origin comparison and a byte-prefix check.
