@@ -53,12 +53,23 @@ enum TerminalLogin {
             throw ToolFailure(.usage, "an API learned from its URL logs in with a browser or --device, not a password or token")
         }
         let flow: Flow? = options.flow == .device ? .deviceCode : options.flow == .browser ? .authorizationCode : nil
+        // One learning login per API across processes (the mcp bridge takes the same lock): the
+        // registered redirect port is one, and a login that waited finds the provider learned.
+        let lock = try loginLock(session, provider: learningLockName(resource))
+        defer { lock?.unlock() }
+        session.service.checkStore()
         let live = LivePromptLine(environment: ProcessEnvironment.current())
         defer { live.stop() }
         let service = session.service
         return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
             try await service.login(resource: resource, flow: flow, context: learnedContext(live))
         }
+    }
+
+    /// The interactive-login lock of learning the API at `url`: named by its origin, since the
+    /// provider's id is not known before it is learned.
+    static func learningLockName(_ url: String) -> String {
+        "learn-" + String((Origin(url: url)?.description ?? url).map { $0.isLetter || $0.isNumber ? $0 : "-" })
     }
 
     /// Prompts for a login learned from an API, naming the resource and where the person signs in.

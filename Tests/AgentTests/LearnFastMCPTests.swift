@@ -16,25 +16,7 @@ final class LearnFastMCPTests: XCTestCase {
         defer { server.stop() }
         let directory = try TemporaryDirectory(prefix: "auth-agent-learn").url
         defer { try? FileManager.default.removeItem(at: directory) }
-        let bin = directory.appendingPathComponent("bin")
-        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-        let opener = bin.appendingPathComponent("xdg-open")
-        try Data("""
-            #!/bin/sh
-            exec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10).read()' "$1"
-
-            """.utf8).write(to: opener)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: opener.path)
-        let environment = [
-            // No configuration at all: no file where the agent looks for one.
-            "AUTH_AGENT_CONFIG": "", "XDG_CONFIG_HOME": directory.appendingPathComponent("config").path,
-            "XDG_STATE_HOME": directory.path, "DISPLAY": ":0", "DBUS_SESSION_BUS_ADDRESS": "",
-            "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-        ]
-        @Sendable func agent(_ arguments: [String]) throws -> CLIHarness.Finished {
-            try CLIHarness.run(AgentProcess.binaryURL.path, arguments, environment: environment, timeout: 60)
-        }
-
+        let agent = try Self.agentWithoutConfiguration(directory)
         // Tokens of the login live 2 s, so that the four processes below meet an expired one.
         try server.setAccessTokenLifetime(2)
         let login = try agent(["login", server.mcpURL])
@@ -84,5 +66,45 @@ final class LearnFastMCPTests: XCTestCase {
         XCTAssertEqual(forget.status, 0, forget.stderr)
         let after = try agent(["status", "--json"])
         XCTAssertEqual(try JSONParser.parse(after.stdout)["providers"]?.arrayValue?.count, 0)
+    }
+
+    /// Runs the agent with no configuration file where it looks, its store in `directory`, and a
+    /// fake `xdg-open` (with DISPLAY set) that plays the browser: it follows `/authorize`'s redirect.
+    static func agentWithoutConfiguration(_ directory: URL) throws -> @Sendable ([String]) throws -> CLIHarness.Finished {
+        let bin = directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let opener = bin.appendingPathComponent("xdg-open")
+        try Data("""
+            #!/bin/sh
+            exec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10).read()' "$1"
+
+            """.utf8).write(to: opener)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: opener.path)
+        let environment = [
+            // No configuration at all: no file where the agent looks for one.
+            "AUTH_AGENT_CONFIG": "", "XDG_CONFIG_HOME": directory.appendingPathComponent("config").path,
+            "XDG_STATE_HOME": directory.path, "DISPLAY": ":0", "DBUS_SESSION_BUS_ADDRESS": "",
+            "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+        ]
+        return { arguments in try CLIHarness.run(AgentProcess.binaryURL.path, arguments, environment: environment, timeout: 60) }
+
+    }
+
+    /// Two `login URL` at once: one registration, and the second waits for the first (one
+    /// redirect port is registered) and then logs in to the provider learned meanwhile.
+    func testTwoLoginsOfOneAPIAtOnceRegisterOnceAndBothSucceed() throws {
+        try CLIHarness.requirePython()
+        let server = try FastMCPServer.start()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory(prefix: "auth-agent-learn").url
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let agent = try Self.agentWithoutConfiguration(directory)
+        let results = Locked<[CLIHarness.Finished]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            if let r = try? agent(["login", server.mcpURL]) { results.withLock { $0.append(r) } }
+        }
+        XCTAssertEqual(results.current.count, 2)
+        for r in results.current { XCTAssertEqual(r.status, 0, r.stderr) }
+        XCTAssertEqual(server.count("/register"), 1, "\(server.requests())")
     }
 }
