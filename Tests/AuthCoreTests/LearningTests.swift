@@ -303,6 +303,25 @@ extension LearningTests {
         XCTAssertEqual(server.count("/token"), 1, "one login for both")
     }
 
+    func testFetchIfNeededLogsInAgainToALearnedAPINobodyIsLoggedInTo() async throws {
+        let server = FakeAPI()
+        let (service, _) = makeService(server)
+        let context = LoginContext(prompt: Self.playBrowser(server))
+        _ = try await service.login(resource: FakeAPI.resource, context: context)
+        _ = try await service.logout(provider: "api.example", all: true)
+        do {
+            _ = try await service.fetch(FetchRequest(method: "GET", url: FakeAPI.resource), provider: nil)
+            XCTFail("fetched")
+        } catch {
+            XCTAssertEqual(error.code, .notLoggedIn)
+        }
+        let answer = try await service.fetch(FetchRequest(method: "GET", url: FakeAPI.resource), provider: nil, login: .ifNeeded, context: context)
+        XCTAssertEqual(answer.status, 200)
+        XCTAssertTrue(answer.retried)
+        XCTAssertEqual(server.count("/register"), 1, "the registration is reused")
+        XCTAssertEqual(server.count("/token"), 2)
+    }
+
     func testTwoResourcesOnOneHostWithDifferentServersStayApart() throws {
         let store = MemorySessionStore()
         var doc = LearnedDocument()

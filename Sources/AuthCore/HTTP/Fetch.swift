@@ -142,9 +142,19 @@ extension AuthService {
             answer.login = await loginHint(for: request.url, challenge: challenge)
             return answer
         }
-        let c = try resolve(p, account)
+        let c: SessionCoordinator
+        let credential: Credential
         let shape = shape ?? originShape
-        let credential = try await usableCredential(c, shape)
+        do {
+            c = try resolve(p, account)
+            credential = try await usableCredential(c, shape)
+        } catch where login == .ifNeeded && p.config.learned != nil && (error.code == .notLoggedIn || error.code == .sessionExpired) {
+            // A learned API nobody is logged in to (any more): the login `ifNeeded` asks for, then the request.
+            let result = try await learn(url: request.url, context: context)
+            var again = try await fetch(request, provider: p.id, account: AccountChoice(account: result.account), shape: shape, login: .hint, context: context)
+            again.retried = true
+            return again
+        }
         var response = try await exchange(request, credential: credential, learned: p.config.learned)
         var retried = false
         // A refused DPoP proof is not a dead token: it comes back as is, and no refresh is spent on it.
