@@ -6,7 +6,8 @@ import Locking
 /// The bridge's logins: `sign` and `refresh` of the same `AuthService` every command uses (so
 /// one refresh per expiry across bridges and agents on the store), and a terminal login when
 /// the provider covering the URL has nobody logged in — one per provider across processes
-/// (the interactive-login lock), one per bridge (every waiting message waits for the same one).
+/// (the interactive-login lock), one per bridge (every waiting message waits for the same one);
+/// with no provider covering the URL, the provider is learned from the server's 401 first.
 final class McpLogins: MCPAuthorizer {
     let session: ToolSession
     let device: Bool
@@ -34,10 +35,13 @@ final class McpLogins: MCPAuthorizer {
         return try await sign(url, method)
     }
 
-    /// An unsigned request got a 401: nothing configured covers the URL. Learning the provider from
-    /// the challenge (RFC 9728) is the "learn" work; until it lands the bridge says what to configure.
+    /// An unsigned request got a 401 and nothing covers the URL: learn what protects it from the
+    /// challenge (RFC 9728 → RFC 8414 → registration) and log in — once in this bridge, and once
+    /// across bridges (the interactive-login lock, keyed by the URL's origin: the provider's id is
+    /// not known before it is learned). True when a provider covers the URL now.
     func logIn(url: String, challenge: String?) async throws(AuthError) -> Bool {
-        false
+        try await once("learn " + url) { [session, device] in try await Self.learn(session, url: url, challenge: challenge, device: device) }
+        return session.service.covers(url: url)
     }
 
     /// `Authorization`, and for a DPoP-bound token the proof for this method and URL.
@@ -65,6 +69,34 @@ final class McpLogins: MCPAuthorizer {
         do { try await task.value } catch let error as AuthError { throw error } catch {
             throw AuthError(.loginDenied, "The login failed: \(error)")
         }
+    }
+
+    /// `AuthService.learn` under a lock beside the store, skipped when another process learned
+    /// the URL's provider and logged in while this one waited; the prompt as `auth-agent login`
+    /// shows it, the browser opened where a display is (as `login URL` does).
+    private static func learn(_ session: ToolSession, url: String, challenge: String?, device: Bool) async throws {
+        let origin = Origin(url: url)
+        let lockName = "learn-" + String((origin?.description ?? url).map { $0.isLetter || $0.isNumber ? $0 : "-" })
+        let lock: StoreLock? = try await withCheckedThrowingContinuation { continuation in
+            let started = DetachedThread.start {
+                do throws(ToolFailure) { continuation.resume(returning: try TerminalLogin.loginLock(session, provider: lockName)) } catch {
+                    continuation.resume(throwing: AuthError(error.authCode ?? .authServerUnavailable, error.message))
+                }
+            }
+            if !started { continuation.resume(throwing: AuthError(.loginDenied, "no thread for the login")) }
+        }
+        defer { lock?.unlock() }
+        session.service.checkStore()
+        if session.service.covers(url: url), (try? await session.service.sign(url: url, provider: nil, account: session.choice)) != nil { return }
+        let environment = ProcessEnvironment.current()
+        let display = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
+        let name = origin?.description ?? url
+        let context = LoginContext(openBrowser: display, prompt: { prompt in
+            Logger.stderrSink(TerminalLogin.promptText(prompt, displayName: name))
+        })
+        let result = try await session.service.learn(url: url, challenge: challenge.flatMap(BearerChallenge.parse),
+                                                     flow: device ? .deviceCode : nil, context: context)
+        Logger.stderrSink("Logged in to \(name) (learned as provider \(result.provider)).")
     }
 
     /// `TerminalLogin` blocks (it waits on the user): on a thread of its own, under the interactive-login

@@ -398,7 +398,7 @@ final class McpBridgeTests: XCTestCase {
         XCTAssertNil(agent.nextLine(timeout: 0.1), "exactly one answer")
     }
 
-    func testA401WithNoProviderAnswersEachRequestWithTheReasonAndDropsNotifications() throws {
+    func testAFailedLearningAnswersEachRequestWithTheReasonAndDropsNotifications() throws {
         let server = try fault()
         let agent = try bridge(server.url("/401"))
         try agent.send(request(1, "tools/list"))
@@ -408,7 +408,8 @@ final class McpBridgeTests: XCTestCase {
         for _ in 0..<2 {
             let answer = try next(agent)
             ids.append(answer["id"]!)
-            XCTAssertEqual(answer["error"]?["data"]?["reason"], "notLoggedIn", "\(answer)")
+            // The challenge's resource_metadata (http://127.0.0.1/…) cannot be fetched: nothing is learned.
+            XCTAssertEqual(answer["error"]?["data"]?["reason"], "discoveryFailed", "\(answer)")
         }
         XCTAssertEqual(Set(ids), [1, 2])
         agent.closeInput()
