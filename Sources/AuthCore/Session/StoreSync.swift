@@ -31,6 +31,13 @@ final class StoreSync: Sendable {
         self.events = events
     }
 
+    /// A dispatch source stays armed until cancelled, whoever still holds it: a service that
+    /// goes away (many do in the tests) stops its watch here rather than leave a timer firing
+    /// into nothing for the rest of the process.
+    deinit {
+        watcher.withLock { $0?.cancel() }
+    }
+
     /// A provider's accounts at start-up: a session written before accounts existed
     /// is first moved to its account's record (under the provider's lock; an account
     /// record already there wins), then every listed account is read. Unreadable
