@@ -10,7 +10,7 @@ import Wire
 /// - Without a valid token, `/mcp…` answers `401` with
 ///   `WWW-Authenticate: Bearer resource_metadata="…", scope="mcp"`.
 /// - Tokens must be bound to the resource (RFC 8707 `resource=ISSUER/mcp`, the `aud`)
-///   and carry scope `mcp`; `/mcp/admin` also needs `admin`, else `403` with
+///   and carry scope `mcp`; a DPoP-bound one needs its proof, as on `/api` (`DPoPChecks`); `/mcp/admin` also needs `admin`, else `403` with
 ///   `error="insufficient_scope", scope="mcp admin"` (MCP 2025-11-25 step-up).
 /// - `GET /mcp` (and `/mcp/admin`) answers which token it got, as `/api/token` does;
 ///   `POST /mcp` is a minimal MCP server over JSON (initialize, ping, tools/list, and the
@@ -102,8 +102,14 @@ enum LearnableResource {
             if withMetadata { all.append(("resource_metadata", metadataURL(context.issuer))) }
             return [("WWW-Authenticate", "Bearer " + all.map { "\($0.0)=\"\($0.1)\"" }.joined(separator: ", "))]
         }
-        guard let presented = request.bearerToken else {
+        guard request.bearerToken != nil || request.authorization(scheme: "DPoP") != nil else {
             return .error(401, "invalid_request", "missing bearer token", headers: challenge([("scope", scope)]))
+        }
+        // A DPoP-bound token comes with a proof by its key (RFC 9449 §7), checked as on /api.
+        let presented: String
+        switch DPoPChecks.accessToken(request, context) {
+        case .failure(let refusal): return refusal
+        case .success(let token): presented = token
         }
         guard let token = context.state.describe(accessToken: presented, now: context.now),
               token.target.resource == resource(context.issuer) else {

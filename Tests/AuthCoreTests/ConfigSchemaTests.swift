@@ -23,6 +23,15 @@ final class ConfigSchemaTests: XCTestCase {
         XCTAssertEqual(strings(s["required"]), [], "no key is required: a configuration may have no providers at all")
     }
 
+    /// `clients` items and `learn` (where learned providers' DPoP is allowed) name what the parser reads.
+    func testClientsAndLearnPropertiesMatchTheParser() throws {
+        let s = try schema()
+        XCTAssertEqual(keys(s["properties"]?["clients"]?["items"]?["properties"]), Set(ConfiguredClient.keys))
+        XCTAssertEqual(keys(s["properties"]?["learn"]?["properties"]), Set(LearnAllowList.learnKeys))
+        XCTAssertEqual(s["properties"]?["learn"]?["properties"]?["dpop"]?["type"], "boolean")
+        XCTAssertEqual(s["properties"]?["clients"]?["items"]?["properties"]?["dpop"]?["type"], "boolean")
+    }
+
     func testProviderPropertiesMatchTheParser() throws {
         let provider = try XCTUnwrap(try schema()["$defs"]?["provider"])
         XCTAssertEqual(provider["additionalProperties"], false)

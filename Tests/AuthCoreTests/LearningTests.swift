@@ -210,6 +210,8 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
     var fault = ""
     var pathMetadata = true
     var iss: String? = FakeAPI.issuer
+    /// The server metadata's `dpop_signing_alg_values_supported` (absent when nil).
+    var dpopAlgs: [String]?
     /// Clients the token endpoint answers `invalid_client` (a registration the server lost).
     var unknownClients: Set<String> = []
     private var registered = 0
@@ -243,6 +245,7 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
                                  "token_endpoint": .string(fault == "insecure" ? "http://as.example/token" : "https://as.example/token"),
                                  "authorization_response_iss_parameter_supported": true]
             if fault != "no-registration" { m["registration_endpoint"] = "https://as.example/register" }
+            if let dpopAlgs { m["dpop_signing_alg_values_supported"] = .array(dpopAlgs.map(JSONValue.string)) }
             return Self.json(200, m)
         case ("as.example", "/register"):
             lock.withLock { registration = (try? JSONParser.parse(request.body ?? []))?.objectValue }
@@ -252,12 +255,15 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
             return Self.json(201, ["client_id": .string(id), "token_endpoint_auth_method": "none"])
         case ("api.example", let path) where path == "/mcp" || path.hasPrefix("/mcp/"):
             let authorization = request.headers.first { $0.0.lowercased() == "authorization" }?.1
-            if authorization == "Bearer at-1" { return Self.json(200, ["ok": true]) }
+            if authorization == "Bearer at-1" || authorization == "DPoP at-1" { return Self.json(200, ["ok": true]) }
             return HTTPResponse(status: 401, headers: ["WWW-Authenticate": #"Bearer scope="mcp", resource_metadata="https://api.example/.well-known/oauth-protected-resource/mcp""#])
         case ("as.example", "/token") where unknownClients.contains(form["client_id"] ?? ""):
             return Self.json(401, ["error": "invalid_client"])
         case ("as.example", "/token"):
-            return Self.json(200, ["access_token": "at-1", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt-1", "scope": "mcp"])
+            // A token request with a proof gets a bound token, as RFC 9449 servers answer.
+            let proven = request.headers.contains { $0.0.lowercased() == "dpop" }
+            return Self.json(200, ["access_token": "at-1", "token_type": .string(proven ? "DPoP" : "Bearer"), "expires_in": 3600,
+                                   "refresh_token": "rt-1", "scope": "mcp"])
         default:
             return HTTPResponse(status: 404)
         }
@@ -391,6 +397,43 @@ extension LearningTests {
 }
 
 extension LearningTests {
+    /// Issue 24 item 1: a learned provider makes a DPoP key at login when the server's metadata
+    /// lists ES256 in `dpop_signing_alg_values_supported` and `learn.dpop` (or the server's entry
+    /// in `clients`, which wins) allows it; the choice is kept in the store, so another process
+    /// — whatever its configuration — builds the same provider.
+    func testALearnedProviderUsesDPoPWhenTheServerSignsES256AndTheConfigurationAllowsIt() async throws {
+        let cases: [(algs: [String]?, config: String, dpop: Bool)] = [
+            (["ES256"], #"{"learn": {"dpop": true}}"#, true),
+            (["PS256", "ES256"], #"{"learn": {"allow": [], "dpop": true}}"#, true),
+            (["RS256"], #"{"learn": {"dpop": true}}"#, false),
+            (nil, #"{"learn": {"dpop": true}}"#, false),
+            (["ES256"], #"{}"#, false),
+            (["ES256"], #"{"learn": {"dpop": false}}"#, false),
+            (["ES256"], #"{"clients": [{"issuer": "https://as.example", "clientId": "pre", "dpop": true}]}"#, true),
+            (["ES256"], #"{"learn": {"dpop": true}, "clients": [{"issuer": "https://as.example", "clientId": "pre", "dpop": false}]}"#, false),
+        ]
+        for c in cases {
+            let label = "\(c.algs ?? []) \(c.config)"
+            let server = FakeAPI()
+            server.dpopAlgs = c.algs
+            let store = MemorySessionStore()
+            let config = try AgentConfig.parse(Array(c.config.utf8), file: "c")
+            let service = AuthService(config: config, store: store, transport: server, logger: Logger(level: .error, sink: { _ in }), events: { _ in })
+            _ = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+            XCTAssertEqual(service.providerConfig("api.example")?.dpop, c.dpop, label)
+            let signed = try await service.sign(url: FakeAPI.resource, provider: nil)
+            guard case .signed(let signature) = signed else { return XCTFail("not signed: \(label)") }
+            XCTAssertEqual(signature.authorization, c.dpop ? "DPoP at-1" : "Bearer at-1", label)
+            XCTAssertEqual(signature.proof != nil, c.dpop, label)
+            // Another process with no configuration at all: the stored choice decides.
+            let (second, _) = makeService(server, store: store)
+            XCTAssertTrue(second.covers(url: FakeAPI.resource), label)
+            XCTAssertEqual(second.providerConfig("api.example")?.dpop, c.dpop, label)
+            let token = try await second.token(provider: "api.example")
+            XCTAssertEqual(token.tokenType, c.dpop ? "DPoP" : "Bearer", label)
+        }
+    }
+
     /// The benchmark of issue 22: once learned, a request to the resource costs what one to a
     /// configured provider costs — no discovery, one path-prefix check before the origin table.
     /// Prints both per-call costs of `signNow` (the path `sign` and `fetch` take with a valid token).

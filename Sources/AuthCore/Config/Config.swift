@@ -33,6 +33,9 @@ public struct AgentConfig: Sendable, Equatable {
     public var clientMetadataUrl: String?
     /// Origins where `fetch` learns an API from its 401 unasked (`learn.allow`).
     public var learnAllow = LearnAllowList()
+    /// Whether learned APIs get DPoP-bound tokens where the server's metadata lists ES256
+    /// (`learn.dpop`; a server's entry in `clients` may say otherwise).
+    public var learnDPoP = false
     /// Whether logins to learned providers open the browser (`login`'s `openBrowser` overrides it).
     public var openBrowser = false
     /// Whether `fetch` sends a request no provider covers (unsigned). Not a file key: a socket
@@ -88,7 +91,10 @@ public struct AgentConfig: Sendable, Equatable {
             }
             config.clientMetadataUrl = url
         }
-        if let learn = try root.child("learn") { config.learnAllow = try LearnAllowList.parse(learn) }
+        if let learn = try root.child("learn") {
+            config.learnAllow = try LearnAllowList.parse(learn)
+            config.learnDPoP = try learn.bool("dpop") ?? false
+        }
         config.openBrowser = try root.bool("openBrowser") ?? false
         // No providers at all is a valid configuration: the agent may learn every API it meets.
         let items = try root.array("providers") ?? []

@@ -81,11 +81,12 @@ extension AuthService {
         }
         let loginScopes = challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported
         let client = try await client(for: server, scopes: resource.scopesSupported.isEmpty ? loginScopes : resource.scopesSupported)
-        let api = LearnedAPI(id: learnedDocument().id(for: resource.resource), resource: resource.resource, server: server, scopes: loginScopes)
+        let api = LearnedAPI(id: learnedDocument().id(for: resource.resource), resource: resource.resource, server: server, scopes: loginScopes,
+                             dpop: server.acceptsES256DPoP && (config.clients.first { $0.issuer == server.issuer }?.dpop ?? config.learnDPoP))
         if let taken = providers(api.id), taken.config.learned == nil {
             throw .discoveryFailed(.login, "A configured provider is already called \"\(api.id)\".")
         }
-        logger.info("learned \(resource.resource) (authorization server \(server.issuer)); logging in as provider \(api.id)")
+        logger.info("learned \(resource.resource) (authorization server \(server.issuer)\(api.dpop ? ", DPoP" : "")); logging in as provider \(api.id)")
         return try await logInAndKeep(api, client, flow: flow, context: context)
     }
 

@@ -32,6 +32,9 @@ struct LearnedAPI: Sendable, Equatable {
     var server: AuthorizationServer
     /// What a login asks for: the challenge's scope, else the resource's `scopes_supported`.
     var scopes: [String]
+    /// DPoP-bound tokens, decided when it was learned (the server accepts ES256 proofs and the
+    /// learning process's configuration allowed it) and kept, so every process builds the same provider.
+    var dpop = false
 }
 
 /// The store document `StoreKeys.learned`: the learned APIs and the clients, per issuer.
@@ -43,13 +46,14 @@ struct LearnedDocument: Sendable, Equatable {
     func encoded() -> [UInt8] {
         let apis: [JSONValue] = self.apis.map { a in
             var server: JSONObject = ["issuer": .string(a.server.issuer), "tokenEndpoint": .string(a.server.tokenEndpoint),
-                                      "sendsIss": .bool(a.server.sendsIss), "clientMetadataDocuments": .bool(a.server.acceptsClientMetadataDocuments)]
+                                      "sendsIss": .bool(a.server.sendsIss), "clientMetadataDocuments": .bool(a.server.acceptsClientMetadataDocuments),
+                                      "dpopES256": .bool(a.server.acceptsES256DPoP)]
             for (key, value) in [("authorizationEndpoint", a.server.authorizationEndpoint), ("registrationEndpoint", a.server.registrationEndpoint),
                                  ("deviceAuthorizationEndpoint", a.server.deviceAuthorizationEndpoint), ("revocationEndpoint", a.server.revocationEndpoint)] {
                 if let value { server[key] = .string(value) }
             }
             return .object(["id": .string(a.id), "resource": .string(a.resource), "server": .object(server),
-                            "scopes": .array(a.scopes.map(JSONValue.string))])
+                            "scopes": .array(a.scopes.map(JSONValue.string)), "dpop": .bool(a.dpop)])
         }
         var clients = JSONObject()
         for issuer in self.clients.keys.sorted() {
@@ -74,9 +78,10 @@ struct LearnedDocument: Sendable, Equatable {
                                              deviceAuthorizationEndpoint: s["deviceAuthorizationEndpoint"]?.stringValue,
                                              revocationEndpoint: s["revocationEndpoint"]?.stringValue,
                                              sendsIss: s["sendsIss"]?.boolValue == true,
-                                             acceptsClientMetadataDocuments: s["clientMetadataDocuments"]?.boolValue == true)
+                                             acceptsClientMetadataDocuments: s["clientMetadataDocuments"]?.boolValue == true,
+                                             acceptsES256DPoP: s["dpopES256"]?.boolValue == true)
             doc.apis.append(LearnedAPI(id: id, resource: resource, server: server,
-                                       scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []))
+                                       scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? [], dpop: o["dpop"]?.boolValue == true))
         }
         for (issuer, value) in root["clients"]?.objectValue?.members.map({ ($0, $1) }) ?? [] {
             guard let o = value.objectValue, let id = o["clientId"]?.stringValue else { continue }
@@ -118,6 +123,7 @@ struct LearnedDocument: Sendable, Equatable {
                                deviceAuthorizationEndpoint: api.server.deviceAuthorizationEndpoint,
                                redirectPort: client.redirectPort, openBrowser: defaultOpenBrowser)
         if api.server.deviceAuthorizationEndpoint != nil { p.flows.append(.deviceCode) }
+        p.dpop = api.dpop
         p.learned = LearnedResource(resource: api.resource, issuer: api.server.issuer, sendsIss: api.server.sendsIss)
         return p
     }

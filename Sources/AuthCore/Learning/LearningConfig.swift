@@ -5,15 +5,19 @@ public struct ConfiguredClient: Sendable, Equatable {
     public var clientId: String
     public var clientSecret: String?
     public var redirectPort: Int?
+    /// Whether APIs learned with this server get DPoP-bound tokens (when its metadata lists ES256):
+    /// overrides `learn.dpop` for this server; nil leaves it to `learn.dpop`.
+    public var dpop: Bool?
 
-    public init(issuer: String, clientId: String, clientSecret: String? = nil, redirectPort: Int? = nil) {
+    public init(issuer: String, clientId: String, clientSecret: String? = nil, redirectPort: Int? = nil, dpop: Bool? = nil) {
         self.issuer = issuer
         self.clientId = clientId
         self.clientSecret = clientSecret
         self.redirectPort = redirectPort
+        self.dpop = dpop
     }
 
-    static let keys = ["issuer", "clientId", "clientSecret", "redirectPort"]
+    static let keys = ["issuer", "clientId", "clientSecret", "redirectPort", "dpop"]
 
     static func parse(_ r: ConfigReader) throws(ConfigError) -> ConfiguredClient {
         try r.rejectUnknownKeys(keys)
@@ -22,7 +26,7 @@ public struct ConfiguredClient: Sendable, Equatable {
             throw r.error("issuer", "an issuer must be an https URL (plain http on loopback only)")
         }
         return ConfiguredClient(issuer: issuer, clientId: try r.requiredString("clientId"), clientSecret: try r.string("clientSecret"),
-                                redirectPort: try r.int("redirectPort", in: 1...65535))
+                                redirectPort: try r.int("redirectPort", in: 1...65535), dpop: try r.bool("dpop"))
     }
 }
 
@@ -52,8 +56,11 @@ public struct LearnAllowList: Sendable, Equatable {
         return (text, true)
     }
 
+    /// The keys of `learn`: `allow` (this list) and `dpop` (`AgentConfig.learnDPoP`).
+    static let learnKeys = ["allow", "dpop"]
+
     static func parse(_ r: ConfigReader) throws(ConfigError) -> LearnAllowList {
-        try r.rejectUnknownKeys(["allow"])
+        try r.rejectUnknownKeys(learnKeys)
         var list = LearnAllowList()
         for (index, item) in (try r.array("allow") ?? []).enumerated() {
             guard let text = item.stringValue,

@@ -34,6 +34,8 @@ struct AuthorizationServer: Sendable, Equatable {
     var sendsIss: Bool
     /// Client ID Metadata Documents (`client_id_metadata_document_supported`).
     var acceptsClientMetadataDocuments: Bool
+    /// `dpop_signing_alg_values_supported` lists ES256, the one algorithm the agent's DPoP keys use.
+    var acceptsES256DPoP = false
 }
 
 /// The fetches of discovery (RFC 9728 §3, RFC 8414 §3, in MCP's order). Each document is
@@ -109,7 +111,8 @@ struct ResourceDiscovery: Sendable {
                                        deviceAuthorizationEndpoint: try endpoint("device_authorization_endpoint"),
                                        revocationEndpoint: try endpoint("revocation_endpoint"),
                                        sendsIss: document["authorization_response_iss_parameter_supported"]?.boolValue == true,
-                                       acceptsClientMetadataDocuments: document["client_id_metadata_document_supported"]?.boolValue == true)
+                                       acceptsClientMetadataDocuments: document["client_id_metadata_document_supported"]?.boolValue == true,
+                                       acceptsES256DPoP: document["dpop_signing_alg_values_supported"]?.arrayValue?.contains("ES256") == true)
         }
         throw .discoveryFailed(.serverMetadata, "Cannot read the metadata of the authorization server \(issuer): \(problem).")
     }
