@@ -351,6 +351,39 @@ final class McpBridgeTests: XCTestCase {
         XCTAssertEqual(issuer.count("deviceAuthorization"), 2)
     }
 
+    func testTwoBridgesStepUpOnceBetweenThem() throws {
+        let issuer = DevIssuer(options: DevIssuerOptions(deviceInterval: 1))
+        _ = try issuer.start(port: 0)
+        defer { issuer.stop() }
+        let (path, directory) = try ownConfig()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try AgentProcess(arguments: ["mcp", issuer.baseURL + "/mcp", "--config", path, "--device"])
+        try first.send(request(1, "tools/list"))
+        XCTAssertEqual(decideDeviceCodes(first, issuer, count: 1), 1, first.stderr)
+        XCTAssertNotNil(try next(first)["result"])
+        first.closeInput()
+        XCTAssertEqual(first.waitForExit(timeout: 5), 0)
+        // Both logged in for mcp; both asked for mcp admin at once.
+        let bridges = try (0..<2).map { _ in try AgentProcess(arguments: ["mcp", issuer.baseURL + "/mcp/admin", "--config", path, "--device"]) }
+        for (i, bridge) in bridges.enumerated() { try bridge.send(request(10 + i, "tools/list")) }
+        var approved: Set<String> = []
+        var answers: [JSONValue] = []
+        for _ in 0..<300 where answers.count < 2 {
+            for bridge in bridges {
+                for code in bridge.stderr.components(separatedBy: "enter the code ").dropFirst().map({ String($0.prefix { !$0.isWhitespace }) })
+                where !approved.contains(code) && issuer.approveDevice(userCode: code, username: "alice") { approved.insert(code) }
+                if let line = bridge.nextLine(timeout: 0.02) { answers.append(try JSONParser.parse([UInt8](line))) }
+            }
+        }
+        XCTAssertEqual(Set(answers.compactMap { $0["result"]?["tools"] != nil ? $0["id"] : nil }), [10, 11], "\(answers)\n\(bridges.map(\.stderr))")
+        for bridge in bridges {
+            bridge.closeInput()
+            XCTAssertEqual(bridge.waitForExit(timeout: 5), 0)
+        }
+        XCTAssertEqual(approved.count, 1, "one step-up between the two bridges: \(bridges.map(\.stderr))")
+        XCTAssertEqual(issuer.count("deviceAuthorization"), 2)
+    }
+
     func testAStepUpThatFailsAnswersTheRequestWithTheReason() throws {
         let issuer = DevIssuer(options: DevIssuerOptions(deviceInterval: 1))
         _ = try issuer.start(port: 0)
