@@ -10,11 +10,13 @@ import Wire
 /// - Without a valid token, `/mcp…` answers `401` with
 ///   `WWW-Authenticate: Bearer resource_metadata="…", scope="mcp"`.
 /// - Tokens must be bound to the resource (RFC 8707 `resource=ISSUER/mcp`, the `aud`)
-///   and carry scope `mcp`; a DPoP-bound one needs its proof, as on `/api` (`DPoPChecks`); `/mcp/admin` also needs `admin`, else `403` with
+///   and carry scope `mcp`; `/mcp/admin` also needs `admin`, else `403` with
 ///   `error="insufficient_scope", scope="mcp admin"` (MCP 2025-11-25 step-up).
+/// - A DPoP-bound token comes with its proof (`DPoPChecks`, mandatory nonces included).
 /// - `GET /mcp` (and `/mcp/admin`) answers which token it got, as `/api/token` does;
-///   `POST /mcp` is a minimal MCP server over JSON (initialize, ping, tools/list, and the
-///   tool `whoami`), enough for a host to talk MCP through the agent.
+///   `POST /mcp` (and `/mcp/admin`, for a step-up) is a minimal MCP server over JSON
+///   (initialize, ping, tools/list, and the tool `whoami`), enough for a host to talk MCP
+///   through the agent.
 enum LearnableResource {
     static let path = "/mcp"
     static let adminPath = "/mcp/admin"
@@ -26,7 +28,7 @@ enum LearnableResource {
         Route(metadataPath + path, counter: "resourceMetadata", ["GET": metadata]),
         Route(metadataPath, counter: "resourceMetadata", ["GET": metadata]),
         Route(path, counter: "mcp", ["GET": describe, "POST": mcp]),
-        Route(adminPath, counter: "mcp", ["GET": admin]),
+        Route(adminPath, counter: "mcp", ["GET": admin, "POST": adminMCP]),
     ]
 
     static func resource(_ issuer: String) -> String { issuer + path }
@@ -59,8 +61,12 @@ enum LearnableResource {
 
     /// Streamable HTTP's JSON answer form: a request gets one JSON-RPC response, a
     /// notification or response `202`; `initialize` hands out an `Mcp-Session-Id`.
-    static func mcp(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
-        authorized(request, context, scopes: [scope]) { token in
+    static func mcp(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse { mcp(request, context, scopes: [scope]) }
+
+    static func adminMCP(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse { mcp(request, context, scopes: [scope, adminScope]) }
+
+    private static func mcp(_ request: HTTPRequest, _ context: RouteContext, scopes: [String]) -> HTTPResponse {
+        authorized(request, context, scopes: scopes) { token in
             guard let message = request.jsonBody?.objectValue else {
                 return .json(400, ["jsonrpc": "2.0", "id": .null, "error": ["code": -32700, "message": "Parse error"]])
             }
@@ -105,7 +111,7 @@ enum LearnableResource {
         guard request.bearerToken != nil || request.authorization(scheme: "DPoP") != nil else {
             return .error(401, "invalid_request", "missing bearer token", headers: challenge([("scope", scope)]))
         }
-        // A DPoP-bound token comes with a proof by its key (RFC 9449 §7), checked as on /api.
+        // A DPoP-bound token comes with a proof by its key (RFC 9449 §7), and never as Bearer: checked as on /api.
         let presented: String
         switch DPoPChecks.accessToken(request, context) {
         case .failure(let refusal): return refusal

@@ -44,6 +44,25 @@ final class McpLogins: MCPAuthorizer {
         return session.service.covers(url: url)
     }
 
+    /// A learned resource's `403 insufficient_scope`: one step-up per provider in this bridge, and
+    /// across bridges under the provider's interactive-login lock; then the new token's headers.
+    /// When the resource asks for nothing the login lacks, the token sent is resent only if another
+    /// request stepped up since it was signed.
+    func steppedUp(after failed: String, url: String, method: String, challenge: String?) async throws(AuthError) -> [(String, String)]? {
+        let answer = ["www-authenticate": challenge ?? ""]
+        guard let asked = session.service.scopeChallenge(url: url, status: 403, headers: answer) else { return nil }
+        if asked.asksNothingNew {
+            let now = try await sign(url, method)
+            return now.first { $0.0 == "Authorization" }?.1 == failed ? nil : now
+        }
+        try await once("step-up " + asked.provider) { [session, device] in
+            try await Self.stepUp(session, provider: asked.provider, url: url, answer: answer, device: device)
+        }
+        return try await sign(url, method)
+    }
+
+    func keep(dpopNonce: String, url: String) { session.service.keep(dpopNonce: dpopNonce, for: url) }
+
     /// `Authorization`, and for a DPoP-bound token the proof for this method and URL.
     private func sign(_ url: String, _ method: String) async throws(AuthError) -> [(String, String)] {
         switch try await session.service.sign(url: url, provider: nil, account: session.choice, shape: session.shape, method: method) {
@@ -77,26 +96,47 @@ final class McpLogins: MCPAuthorizer {
     private static func learn(_ session: ToolSession, url: String, challenge: String?, device: Bool) async throws {
         let origin = Origin(url: url)
         let lockName = "learn-" + String((origin?.description ?? url).map { $0.isLetter || $0.isNumber ? $0 : "-" })
-        let lock: StoreLock? = try await withCheckedThrowingContinuation { continuation in
+        let lock = try await loginLock(session, name: lockName)
+        defer { lock?.unlock() }
+        session.service.checkStore()
+        if session.service.covers(url: url), (try? await session.service.sign(url: url, provider: nil, account: session.choice)) != nil { return }
+        let name = origin?.description ?? url
+        let result = try await session.service.learn(url: url, challenge: challenge.flatMap(BearerChallenge.parse),
+                                                     flow: device ? .deviceCode : nil, context: context(name))
+        Logger.stderrSink("Logged in to \(name) (learned as provider \(result.provider)).")
+    }
+
+    /// The step-up under `provider`'s interactive-login lock, skipped when another process stepped
+    /// up while this one waited (the provider, re-read from the store, has the scopes asked now).
+    private static func stepUp(_ session: ToolSession, provider: String, url: String, answer: [String: String], device: Bool) async throws {
+        let lock = try await loginLock(session, name: provider)
+        defer { lock?.unlock() }
+        session.service.checkStore()
+        guard let asked = session.service.scopeChallenge(url: url, status: 403, headers: answer), !asked.asksNothingNew else { return }
+        let name = Origin(url: url)?.description ?? url
+        _ = try await session.service.stepUp(asked, flow: device ? .deviceCode : nil, context: context(name))
+        Logger.stderrSink("Logged in to \(name) again for the scopes \(asked.scopes.joined(separator: " ")).")
+    }
+
+    /// The prompt as `auth-agent login` shows it, on stderr; the browser opened where a display is (as `login URL` does).
+    private static func context(_ name: String) -> LoginContext {
+        let environment = ProcessEnvironment.current()
+        let display = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
+        return LoginContext(openBrowser: display, prompt: { prompt in
+            Logger.stderrSink(TerminalLogin.promptText(prompt, displayName: name))
+        })
+    }
+
+    /// The interactive-login lock `name`, taken on a thread of its own (it blocks while another process logs in).
+    private static func loginLock(_ session: ToolSession, name: String) async throws -> StoreLock? {
+        try await withCheckedThrowingContinuation { continuation in
             let started = DetachedThread.start {
-                do throws(ToolFailure) { continuation.resume(returning: try TerminalLogin.loginLock(session, provider: lockName)) } catch {
+                do throws(ToolFailure) { continuation.resume(returning: try TerminalLogin.loginLock(session, provider: name)) } catch {
                     continuation.resume(throwing: AuthError(error.authCode ?? .authServerUnavailable, error.message))
                 }
             }
             if !started { continuation.resume(throwing: AuthError(.loginDenied, "no thread for the login")) }
         }
-        defer { lock?.unlock() }
-        session.service.checkStore()
-        if session.service.covers(url: url), (try? await session.service.sign(url: url, provider: nil, account: session.choice)) != nil { return }
-        let environment = ProcessEnvironment.current()
-        let display = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
-        let name = origin?.description ?? url
-        let context = LoginContext(openBrowser: display, prompt: { prompt in
-            Logger.stderrSink(TerminalLogin.promptText(prompt, displayName: name))
-        })
-        let result = try await session.service.learn(url: url, challenge: challenge.flatMap(BearerChallenge.parse),
-                                                     flow: device ? .deviceCode : nil, context: context)
-        Logger.stderrSink("Logged in to \(name) (learned as provider \(result.provider)).")
     }
 
     /// `TerminalLogin` blocks (it waits on the user): on a thread of its own, under the interactive-login

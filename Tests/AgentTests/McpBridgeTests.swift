@@ -299,6 +299,135 @@ final class McpBridgeTests: XCTestCase {
         XCTAssertEqual(Set(proofs).count, 2, "a proof per request: \(posts)")
     }
 
+    // MARK: Step-up and DPoP nonces, against the dev issuer's MCP resource
+
+    /// A configuration with `providers` and a file store, in a directory of its own (removed by the caller).
+    private func ownConfig(_ providers: JSONValue = []) throws -> (path: String, directory: URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-mcp-own-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let config: JSONValue = ["store": ["kind": "file", "path": .string(directory.appendingPathComponent("store").path)], "providers": providers]
+        let path = directory.appendingPathComponent("config.json").path
+        _ = FileManager.default.createFile(atPath: path, contents: Data(JSONSerializer.bytes(config)), attributes: [.posixPermissions: 0o600])
+        return (path, directory)
+    }
+
+    /// Plays the person for each device code the bridge prints, in order: `decide` says whether to approve the nth.
+    private func decideDeviceCodes(_ agent: AgentProcess, _ issuer: DevIssuer, count: Int, decide: (Int) -> Bool = { _ in true }) -> Int {
+        var decided: [String] = []
+        for _ in 0..<300 where decided.count < count {
+            let codes = agent.stderr.components(separatedBy: "enter the code ").dropFirst().map { String($0.prefix { !$0.isWhitespace }) }
+            for code in codes where !decided.contains(code) {
+                let ok = decide(decided.count) ? issuer.approveDevice(userCode: code, username: "alice") : issuer.denyDevice(userCode: code)
+                if ok { decided.append(code) }
+            }
+            usleep(50_000)
+        }
+        return decided.count
+    }
+
+    func testA403InsufficientScopeStepsUpOnceUnderTheLoginLockAndTheServerAnswers() throws {
+        let issuer = DevIssuer(options: DevIssuerOptions(deviceInterval: 1))
+        _ = try issuer.start(port: 0)
+        defer { issuer.stop() }
+        let (path, directory) = try ownConfig()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The 401 asks for scope mcp (the login); /mcp/admin then asks for mcp admin (the step-up).
+        let agent = try AgentProcess(arguments: ["mcp", issuer.baseURL + "/mcp/admin", "--config", path, "--device"])
+        try agent.send(request(1, "tools/list"))
+        try agent.send(request(2, "tools/list"))
+        XCTAssertEqual(decideDeviceCodes(agent, issuer, count: 2), 2, agent.stderr)
+        let answers = [try next(agent), try next(agent)]
+        XCTAssertEqual(Set(answers.compactMap { $0["result"]?["tools"] != nil ? $0["id"] : nil }), [1, 2], "\(answers)")
+        agent.closeInput()
+        XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
+        XCTAssertEqual(issuer.count("deviceAuthorization"), 2, "the login, then one step-up for both messages")
+        XCTAssertTrue(agent.stderr.contains("again for the scopes mcp admin"), agent.stderr)
+        // A later bridge has the stepped-up scopes: no login.
+        let later = try AgentProcess(arguments: ["mcp", issuer.baseURL + "/mcp/admin", "--config", path])
+        try later.send(request(3, "tools/list"))
+        XCTAssertNotNil(try next(later)["result"])
+        later.closeInput()
+        XCTAssertEqual(later.waitForExit(timeout: 5), 0)
+        XCTAssertEqual(issuer.count("deviceAuthorization"), 2)
+    }
+
+    func testTwoBridgesStepUpOnceBetweenThem() throws {
+        let issuer = DevIssuer(options: DevIssuerOptions(deviceInterval: 1))
+        _ = try issuer.start(port: 0)
+        defer { issuer.stop() }
+        let (path, directory) = try ownConfig()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try AgentProcess(arguments: ["mcp", issuer.baseURL + "/mcp", "--config", path, "--device"])
+        try first.send(request(1, "tools/list"))
+        XCTAssertEqual(decideDeviceCodes(first, issuer, count: 1), 1, first.stderr)
+        XCTAssertNotNil(try next(first)["result"])
+        first.closeInput()
+        XCTAssertEqual(first.waitForExit(timeout: 5), 0)
+        // Both logged in for mcp; both asked for mcp admin at once.
+        let bridges = try (0..<2).map { _ in try AgentProcess(arguments: ["mcp", issuer.baseURL + "/mcp/admin", "--config", path, "--device"]) }
+        for (i, bridge) in bridges.enumerated() { try bridge.send(request(10 + i, "tools/list")) }
+        var approved: Set<String> = []
+        var answers: [JSONValue] = []
+        for _ in 0..<300 where answers.count < 2 {
+            for bridge in bridges {
+                for code in bridge.stderr.components(separatedBy: "enter the code ").dropFirst().map({ String($0.prefix { !$0.isWhitespace }) })
+                where !approved.contains(code) && issuer.approveDevice(userCode: code, username: "alice") { approved.insert(code) }
+                if let line = bridge.nextLine(timeout: 0.02) { answers.append(try JSONParser.parse([UInt8](line))) }
+            }
+        }
+        XCTAssertEqual(Set(answers.compactMap { $0["result"]?["tools"] != nil ? $0["id"] : nil }), [10, 11], "\(answers)\n\(bridges.map(\.stderr))")
+        for bridge in bridges {
+            bridge.closeInput()
+            XCTAssertEqual(bridge.waitForExit(timeout: 5), 0)
+        }
+        XCTAssertEqual(approved.count, 1, "one step-up between the two bridges: \(bridges.map(\.stderr))")
+        XCTAssertEqual(issuer.count("deviceAuthorization"), 2)
+    }
+
+    func testAStepUpThatFailsAnswersTheRequestWithTheReason() throws {
+        let issuer = DevIssuer(options: DevIssuerOptions(deviceInterval: 1))
+        _ = try issuer.start(port: 0)
+        defer { issuer.stop() }
+        let (path, directory) = try ownConfig()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let agent = try AgentProcess(arguments: ["mcp", issuer.baseURL + "/mcp/admin", "--config", path, "--device"])
+        try agent.send(request(1, "tools/list"))
+        XCTAssertEqual(decideDeviceCodes(agent, issuer, count: 2) { $0 == 0 }, 2, "the login approved, the step-up denied: \(agent.stderr)")
+        let answer = try next(agent)
+        XCTAssertEqual(answer["id"], 1)
+        XCTAssertEqual(answer["error"]?["data"]?["reason"], "loginDenied", "\(answer)")
+        agent.closeInput()
+        XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
+        XCTAssertNil(agent.nextLine(timeout: 0.1), "exactly one answer")
+    }
+
+    func testUseDPoPNonceAtTheResourceResendsOnceWithTheNonceAndSpendsNoRefresh() throws {
+        let h = try CLIHarness()
+        h.issuer.setDPoPNonceRequired(true)
+        let base = h.issuer.baseURL
+        // The MCP resource is reached as localhost: an origin whose nonce the agent has not been given yet.
+        let resource = "http://localhost:\(h.issuer.port)"
+        let config: JSONValue = [
+            "store": ["kind": "file", "path": .string(h.directory.appendingPathComponent("store").path)],
+            "providers": [["id": "corp", "displayName": "Corp SSO", "flow": "password", "tokenEndpoint": .string(base + "/token"), "clientId": "cli", "dpop": true, "scopes": ["mcp"],
+                           "origins": [.string(base), ["origin": .string(resource), "scopes": ["mcp"], "resource": .string(base + "/mcp")]]]],
+        ]
+        try Data(JSONSerializer.bytes(config)).write(to: h.configPath)
+        try h.login()
+        let agent = try AgentProcess(arguments: ["mcp", resource + "/mcp", "--config", h.configPath.path, "--log-level", "debug"])
+        try agent.send(Self.initialize)
+        try agent.send(request(2, "tools/call", #"{"name":"whoami"}"#))
+        let answers = [try next(agent), try next(agent)]
+        XCTAssertEqual(answers.first?["result"]?["serverInfo"]?["name"], "dev-issuer", "\(answers)")
+        XCTAssertEqual(answers.last?["result"]?["content"]?.arrayValue?.first?["text"], "alice", "\(answers)")
+        agent.closeInput()
+        XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
+        let posts = agent.stderr.split(separator: "\n").filter { $0.contains("POST \(resource)/mcp → ") }.map { $0.components(separatedBy: " → ")[1].prefix(3) }
+        XCTAssertEqual(posts, ["401", "200", "200"], "initialize, its resend with the nonce, tools/call with the nonce from the start: \(agent.stderr)")
+        let tokenRequests = agent.stderr.split(separator: "\n").filter { $0.contains("POST \(base)/token → ") }
+        XCTAssertEqual(tokenRequests.count, 2, "the shaped token's request, once more with the issuer's nonce; no refresh spent on the resource's nonce: \(agent.stderr)")
+    }
+
     // MARK: Faults (issue 23 item 3)
 
     func testANonJSONLineGetsTheParseErrorAndTheBridgeServesOn() throws {

@@ -32,7 +32,9 @@ final class MCPBridgeAuthTests: XCTestCase {
         }
 
         func headers(for url: String, method: String) async throws(AuthError) -> [(String, String)] {
-            token.with { $0 }.map { [("Authorization", "Bearer " + $0)] } ?? []
+            guard let token = token.with({ $0 }) else { return [] }
+            guard dpop else { return [("Authorization", "Bearer " + token)] }
+            return [("Authorization", "DPoP " + token), ("DPoP", "proof-" + (nonce.with { $0 } ?? "none"))]
         }
 
         func renewed(after failed: String, url: String, method: String) async throws(AuthError) -> [(String, String)] {
@@ -48,6 +50,26 @@ final class MCPBridgeAuthTests: XCTestCase {
             token.with { $0 = "fresh" }
             return true
         }
+
+        /// What a step-up does: nil, none to run; else a failure, or the token it brings.
+        var stepUp: Result<String, AuthError>?
+        let stepUps = Box<[String?]>([])
+        /// Signs with a DPoP proof naming the nonce kept (`proof-NONCE`) when set.
+        var dpop = false
+        let nonce = Box<String?>(nil)
+
+        func steppedUp(after failed: String, url: String, method: String, challenge: String?) async throws(AuthError) -> [(String, String)]? {
+            stepUps.with { $0.append(challenge) }
+            switch stepUp {
+            case nil: return nil
+            case .failure(let error): throw error
+            case .success(let fresh):
+                token.with { $0 = fresh }
+                return try await headers(for: url, method: method)
+            }
+        }
+
+        func keep(dpopNonce: String, url: String) { nonce.with { $0 = dpopNonce } }
     }
 
     private func run(_ lines: [String], server: Server, logins: Logins) async throws -> [JSONValue] {
@@ -103,5 +125,75 @@ final class MCPBridgeAuthTests: XCTestCase {
         let answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, #"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#],
                                     server: Self.answering("Bearer fresh"), logins: logins)
         XCTAssertEqual(Set(answers.compactMap { $0["result"] != nil ? $0["id"] : nil }), [1, 2])
+    }
+
+    // MARK: Step-up and DPoP nonces
+
+    private static let insufficientScope = #"Bearer error="insufficient_scope", scope="mcp admin", resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp""#
+
+    /// 403 `insufficient_scope` unless the token is `accepted`, then an empty result.
+    private static func scoped(_ accepted: String) -> Server {
+        Server { request in
+            guard request.header("authorization") == accepted else {
+                return HTTPResponse(status: 403, headers: ["WWW-Authenticate": insufficientScope])
+            }
+            let id = (try? JSONParser.parse(request.body ?? []))?["id"] ?? .null
+            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"],
+                                body: JSONSerializer.bytes(["jsonrpc": "2.0", "id": id, "result": [:]]))
+        }
+    }
+
+    func testA403InsufficientScopeStepsUpAndResendsOnce() async throws {
+        let logins = Logins(token: "narrow")
+        logins.stepUp = .success("wide")
+        let answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: Self.scoped("Bearer wide"), logins: logins)
+        XCTAssertEqual(answers.map { $0["result"] != nil }, [true], "\(answers)")
+        XCTAssertEqual(logins.stepUps.with { $0 }, [Self.insufficientScope], "the challenge goes to the step-up")
+        XCTAssertEqual(logins.renewals.with { $0 }, 0)
+    }
+
+    func testAFailedStepUpAnswersWithTheReasonAndAStillRefusedOneIsOneError() async throws {
+        let denied = Logins(token: "narrow")
+        denied.stepUp = .failure(AuthError(.loginDenied, "The user refused."))
+        var answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: Self.scoped("Bearer wide"), logins: denied)
+        XCTAssertEqual(answers.count, 1)
+        XCTAssertEqual(answers.first?["error"]?["data"]?["reason"], "loginDenied", "\(answers)")
+        // Stepped up, and the server still refuses: its 403 is the answer, no second step-up.
+        let refused = Logins(token: "narrow")
+        refused.stepUp = .success("other")
+        answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: Self.scoped("Bearer wide"), logins: refused)
+        XCTAssertEqual(answers.first?["error"]?["data"]?["status"], 403, "\(answers)")
+        XCTAssertEqual(refused.stepUps.with { $0.count }, 1)
+        // Nothing to step up to (no learned provider, or no scope the login lacks).
+        answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: Self.scoped("Bearer wide"), logins: Logins(token: "narrow"))
+        XCTAssertEqual(answers.first?["error"]?["data"]?["reason"], "scopeNotGranted", "\(answers)")
+    }
+
+    func testUseDPoPNonceResendsOnceWithAProofCarryingItAndSpendsNoRefresh() async throws {
+        let logins = Logins(token: "bound")
+        logins.dpop = true
+        let proofs = Box<[String]>([])
+        let server = Server { request in
+            proofs.with { $0.append(request.header("dpop") ?? "") }
+            guard request.header("dpop") == "proof-n1" else {
+                return HTTPResponse(status: 401, headers: ["WWW-Authenticate": #"DPoP error="use_dpop_nonce", error_description="a nonce""#, "DPoP-Nonce": "n1"])
+            }
+            let id = (try? JSONParser.parse(request.body ?? []))?["id"] ?? .null
+            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json", "DPoP-Nonce": "n1"],
+                                body: JSONSerializer.bytes(["jsonrpc": "2.0", "id": id, "result": [:]]))
+        }
+        let answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: server, logins: logins)
+        XCTAssertEqual(answers.map { $0["result"] != nil }, [true], "\(answers)")
+        XCTAssertEqual(proofs.with { $0 }, ["proof-none", "proof-n1"])
+        XCTAssertEqual(logins.renewals.with { $0 }, 0, "a refused proof is not a dead token")
+    }
+
+    func testARefusedProofIsOneErrorWithoutARefresh() async throws {
+        let logins = Logins(token: "bound")
+        logins.dpop = true
+        let server = Server { _ in HTTPResponse(status: 401, headers: ["WWW-Authenticate": #"DPoP error="invalid_dpop_proof""#]) }
+        let answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: server, logins: logins)
+        XCTAssertEqual(answers.first?["error"]?["data"]?["status"], 401, "\(answers)")
+        XCTAssertEqual(logins.renewals.with { $0 }, 0)
     }
 }

@@ -17,7 +17,11 @@ final class DPoPNonces: Sendable {
 
     /// Remembers the response's `DPoP-Nonce`, if it has one.
     func update(from response: HTTPResponse, for url: String) {
-        guard let nonce = response.headers["dpop-nonce"], !nonce.isEmpty, let origin = Origin(url: url) else { return }
+        if let nonce = response.headers["dpop-nonce"] { keep(nonce, for: url) }
+    }
+
+    func keep(_ nonce: String, for url: String) {
+        guard !nonce.isEmpty, let origin = Origin(url: url) else { return }
         nonces.withLock { $0[origin] = nonce }
     }
 
@@ -49,4 +53,10 @@ enum DPoPErrors {
         }
         return nil
     }
+}
+
+extension AuthService {
+    /// A `DPoP-Nonce` from an answer the agent did not send itself (the `mcp` bridge streams its
+    /// exchanges): kept for the next proofs to that origin, which `sign` then carries (RFC 9449 §9).
+    public func keep(dpopNonce: String, for url: String) { nonces.keep(dpopNonce, for: url) }
 }

@@ -165,14 +165,12 @@ extension AuthService {
         }
         var answer = FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: p.id, signed: true, retried: retried)
         // Step-up (MCP 2025-11-25): the learned resource wants more scopes than the session has.
-        if response.status == 403, let learned = p.config.learned,
-           let challenge = BearerChallenge.parse(response.headers["www-authenticate"] ?? ""), challenge.error == "insufficient_scope" {
-            let scopes = p.config.scopes + challenge.scopes.filter { !p.config.scopes.contains($0) }
-            guard login == .ifNeeded, scopes != p.config.scopes else {
-                answer.login = LoginHint(resource: learned.resource, authorizationServer: learned.issuer, scopes: scopes)
+        if let learned = p.config.learned, let asked = Self.scopeChallenge(p.config, status: response.status, headers: response.headers) {
+            guard login == .ifNeeded, !asked.asksNothingNew else {
+                answer.login = LoginHint(resource: learned.resource, authorizationServer: learned.issuer, scopes: asked.scopes)
                 return answer
             }
-            _ = try await stepUp(p.id, scopes: scopes, context: context)
+            _ = try await stepUp(asked, context: context)
             var again = try await fetch(request, provider: p.id, account: account, shape: shape, login: .hint, context: context)
             again.retried = true
             return again

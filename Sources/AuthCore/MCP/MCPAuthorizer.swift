@@ -10,4 +10,10 @@ public protocol MCPAuthorizer: Sendable {
     /// After a 401 to an unsigned request: log in to what protects `url` (learned from the
     /// challenge), every waiting request behind one login. True when a provider covers `url` now.
     func logIn(url: String, challenge: String?) async throws(AuthError) -> Bool
+    /// After a `403 insufficient_scope` to the request authorized by `failed`: the headers to resend
+    /// with once the agent stepped up (logged in again for the scopes granted and asked), or nil
+    /// when there is nothing to step up to (no learned provider, or no scope the login lacks).
+    func steppedUp(after failed: String, url: String, method: String, challenge: String?) async throws(AuthError) -> [(String, String)]?
+    /// A `DPoP-Nonce` the server answered a proven request with (RFC 9449 §9): kept for the next proofs.
+    func keep(dpopNonce: String, url: String)
 }

@@ -83,11 +83,15 @@ extension MCPBridge {
         lock.withLock { sessionId = id }
     }
 
-    /// Sends with the agent's authorization: after a 401 for a token sent, one refresh and one resend;
-    /// after a 401 to an unsigned request, a login (the waiting messages wait for it) and one resend.
+    /// Sends with the agent's authorization, and resends once for each thing an answer can ask:
+    /// after a 401 for a token sent, one refresh; after a 401 to an unsigned request, a login (the
+    /// waiting messages wait for it); after `401 use_dpop_nonce`, a proof with that nonce (a refused
+    /// proof is not a dead token: no refresh is spent on it); after a learned resource's
+    /// `403 insufficient_scope`, a step-up.
     func exchange(method: String, headers: [(String, String)], body: [UInt8]?, timeout: Double) async throws -> HTTPStream {
         var signing = try await authorizer.headers(for: url, method: method)
-        for attempt in 0..<2 {
+        var (renewed, nonced, steppedUp) = (false, false, false)
+        while true {
             let stream: HTTPStream
             let request = HTTPRequest(method: method, url: url, headers: headers + signing, body: body, timeout: timeout)
             let started = Self.now()
@@ -98,17 +102,41 @@ extension MCPBridge {
                 throw AuthError(.requestFailed, "The MCP request was not completed: \(HTTPCalls.describe(error, url: url)).")
             }
             debug?("\(request) → \(stream.status) (\(Int((Self.now() - started) * 1000)) ms to the head)")
-            guard stream.status == 401, attempt == 0 else { return stream }
-            await drain(stream)
-            if let sent = signing.first(where: { $0.0.lowercased() == "authorization" })?.1 {
-                signing = try await authorizer.renewed(after: sent, url: url, method: method)
-            } else if try await authorizer.logIn(url: url, challenge: stream.headers["www-authenticate"]) {
+            let proven = signing.contains { $0.0.lowercased() == "dpop" }
+            if proven, let nonce = stream.headers["dpop-nonce"] { authorizer.keep(dpopNonce: nonce, url: url) }
+            let sent = signing.first { $0.0.lowercased() == "authorization" }?.1
+            let head = HTTPResponse(status: stream.status, headers: stream.headers)
+            switch stream.status {
+            case 401 where proven && DPoPErrors.refusals.contains(DPoPErrors.code(of: head) ?? ""):
+                guard DPoPNonces.asksForNonce(head), !nonced else { return stream }
+                nonced = true
+                await drain(stream)
                 signing = try await authorizer.headers(for: url, method: method)
-            } else {
-                throw AuthError(.notLoggedIn, "The MCP server wants a login (HTTP 401) and no provider covers \(Origin(url: url)?.description ?? url)")
+            case 401 where !renewed:
+                renewed = true
+                await drain(stream)
+                if let sent {
+                    signing = try await authorizer.renewed(after: sent, url: url, method: method)
+                } else if try await authorizer.logIn(url: url, challenge: stream.headers["www-authenticate"]) {
+                    signing = try await authorizer.headers(for: url, method: method)
+                } else {
+                    throw AuthError(.notLoggedIn, "The MCP server wants a login (HTTP 401) and no provider covers \(Origin(url: url)?.description ?? url)")
+                }
+            case 403 where !steppedUp:
+                guard let sent, let challenge = BearerChallenge.parse(stream.headers["www-authenticate"] ?? ""),
+                      challenge.error == "insufficient_scope" else { return stream }
+                steppedUp = true
+                // Not held open through a login that may take minutes.
+                await drain(stream)
+                guard let next = try await authorizer.steppedUp(after: sent, url: url, method: method, challenge: stream.headers["www-authenticate"]) else {
+                    throw AuthError(.scopeNotGranted, "The MCP server wants the scope \(challenge.scopes.joined(separator: " ")) (HTTP 403 insufficient_scope), "
+                                    + "which the login cannot ask for or was not granted")
+                }
+                signing = next
+            default:
+                return stream
             }
         }
-        preconditionFailure("unreachable: the loop returns or throws")
     }
 
     /// Each event of an SSE answer goes to the host as it arrives. Returns the last event id when the
