@@ -44,6 +44,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
                                                                redirectURI: redirectURI, scopes: config.scopes, pkce: pkce, nonce: nonce),
                                          what: "authorization URL", provider: config)
         let deadline = clock.now().addingTimeInterval(callbackTimeout)
+        context.acceptPaste(RedirectPaste(listener: listener))
         context.prompt(.browser(url: url.text, expiresAt: deadline))
         if context.openBrowser ?? config.openBrowser { browser.open(url) }
 

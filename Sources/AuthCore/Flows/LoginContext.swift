@@ -12,10 +12,15 @@ public struct LoginContext: Sendable {
     /// Shows the person what to do: the protocol sends it as `loginPrompt` to the
     /// host that asked; the command line prints it.
     public var prompt: @Sendable (LoginPrompt) -> Void
+    /// A browser login's other way in, given before its prompt: the redirect URL pasted back
+    /// (the terminal reads it; the protocol's `completeLogin` hands it over).
+    public var acceptPaste: @Sendable (RedirectPaste) -> Void
 
-    public init(openBrowser: Bool? = nil, prompt: @escaping @Sendable (LoginPrompt) -> Void = { _ in }) {
+    public init(openBrowser: Bool? = nil, prompt: @escaping @Sendable (LoginPrompt) -> Void = { _ in },
+                acceptPaste: @escaping @Sendable (RedirectPaste) -> Void = { _ in }) {
         self.openBrowser = openBrowser
         self.prompt = prompt
+        self.acceptPaste = acceptPaste
     }
 }
 

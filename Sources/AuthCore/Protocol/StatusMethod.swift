@@ -44,6 +44,7 @@ enum StatusMethod: AuthMethod {
             ["id": .string(a.id), "user": a.user, "expiresAt": RFC3339.json(a.expiresAt), "default": .bool(a.isDefault)]
         })
         if let gitUsername = p.gitUsername { entry["gitUsername"] = .string(gitUsername) }
+        if let interactive = p.interactive { entry["interactive"] = .string(interactive) }
         if !p.unreadable.isEmpty {
             entry["unreadable"] = .array(p.unreadable.map { ["account": .string($0.account), "reason": .string($0.reason)] })
         }
