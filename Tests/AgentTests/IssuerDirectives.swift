@@ -80,7 +80,7 @@ struct IssuerDirectives {
             }
         case .browserRedirect(let capture, let into):
             let url = try string(capture, captures)
-            let loopback = { (next: URL) in next.host == "127.0.0.1" || next.host == "localhost" }
+            let loopback = { (next: URL) in (next.host == "127.0.0.1" || next.host == "localhost") && next.path == "/callback" }
             do {
                 let last = try browser.navigate(url, stopAt: loopback)
                 guard let location = last.location, let next = URL(string: location, relativeTo: last.url)?.absoluteURL, loopback(next) else {
