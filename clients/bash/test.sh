@@ -268,6 +268,9 @@ auth_agent_set_default_account corp bob >/dev/null 2>>"$errlog"
 me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
 check "auth_agent_set_default_account: bob is the default" \
   eval '[[ $(jq -r .sub <<<"$me") == bob && $(auth_agent_call status | jq -r ".providers[0].accounts[] | select(.default) | .id") == bob ]]'
+out=$(auth_agent_complete_login nope "http://127.0.0.1:1/callback?code=x&state=y" 2>&1); rc=$?
+check "auth_agent_complete_login naming no waiting login: status 1, -32602 invalidParams" \
+  eval '((rc == 1)) && [[ $out == "-32602 invalidParams "* ]] && contains "$out" "no browser login waits"'
 out=$(auth_agent_select_account corp carol 2>&1); rc=$?
 check "an account that is not logged in: status 1, 1001 notLoggedIn" eval '((rc == 1)) && [[ $out == "1001 notLoggedIn "* ]]'
 auth_agent_notifications >/dev/null

@@ -196,6 +196,17 @@ export class AuthAgent extends EventEmitter {
   }
 
   /**
+   * Finish a waiting browser login with the whole redirect URL its browser
+   * ended at (`http://127.0.0.1:PORT/callback?…`), pasted back because that
+   * browser could not reach the agent. Any connection of the agent may send it;
+   * `requestId` is the login's (a `loginPrompt`'s `requestId`). A wrong `state`,
+   * a used URL or an unknown request rejects (-32602) and the login keeps waiting.
+   */
+  completeLogin({ requestId, redirectUrl }, options) {
+    return this.request('completeLogin', { requestId, redirectUrl }, options);
+  }
+
+  /**
    * The headers to add to an HTTP request (`{}` when no provider covers its
    * origin), refreshing the token first when it is due. The provider that
    * signed, which `refresh` needs after a 401, is the headers' `provider`:

@@ -46,6 +46,10 @@ vim.api.nvim_create_user_command("AuthAgentDefaultAccount", function(opts)
   require("auth_agent").set_default_account_interactive(opts.fargs[1], opts.fargs[2])
 end, { nargs = "+", complete = complete_provider_account, desc = "Set a provider's default account" })
 
+vim.api.nvim_create_user_command("AuthAgentCompleteLogin", function(opts)
+  require("auth_agent").complete_login_interactive(opts.fargs[1])
+end, { nargs = "?", desc = "Finish a browser login with the redirect URL pasted back" })
+
 vim.api.nvim_create_user_command("AuthAgentStatus", function()
   require("auth_agent").show_status()
 end, { nargs = 0, desc = "Show auth-agent providers and login state" })

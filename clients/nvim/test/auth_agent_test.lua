@@ -109,7 +109,7 @@ end)
 
 test("user commands are defined", function()
   for _, cmd in ipairs({ "AuthAgentLogin", "AuthAgentLogout", "AuthAgentStatus", "AuthAgentAccount",
-    "AuthAgentDefaultAccount" }) do
+    "AuthAgentDefaultAccount", "AuthAgentCompleteLogin" }) do
     eq(vim.fn.exists(":" .. cmd), 2, cmd)
   end
 end)
@@ -120,6 +120,23 @@ test("setup starts the agent and subscribes", function()
     return #auth.providers > 0
   end)
   eq(auth.providers[1].id, "corp", "provider")
+end)
+
+test("complete_login naming no waiting login is -32602; the command asks for the URL", function()
+  local err = await(auth.complete_login, "nope", "http://127.0.0.1:1/callback?code=x&state=y")
+  eq(err.code, -32602, "code")
+  assert(err.message:find("no browser login waits", 1, true), err.message)
+  local input = vim.ui.input
+  local asked
+  vim.ui.input = function(opts, on_confirm)
+    asked = opts.prompt
+    on_confirm("http://127.0.0.1:1/callback?code=x&state=y")
+  end
+  auth.last_browser_login = "nope"
+  vim.cmd("AuthAgentCompleteLogin")
+  vim.ui.input = input
+  assert(asked and asked:find("callback", 1, true), "vim.ui.input asked for the URL")
+  auth.last_browser_login = nil
 end)
 
 test("login with credentials fires AuthAgentLoggedIn", function()

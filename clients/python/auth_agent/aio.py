@@ -278,6 +278,18 @@ class AsyncAuthAgent:
         params = {"provider": provider, "account": account}
         return cast(AccountChoice, await self.call("setDefaultAccount", params, timeout=timeout))
 
+    async def complete_login(
+        self, request_id: Any, redirect_url: str, *, timeout: Optional[float] = None
+    ) -> Dict[str, Any]:
+        """Finish a waiting browser login with the whole redirect URL its
+        browser ended at (``http://127.0.0.1:PORT/callback?…``), pasted back by
+        the person because that browser could not reach the agent; any
+        connection of the agent may send it, ``request_id`` being the id of the
+        ``login`` (a ``loginPrompt``'s ``requestId``). A wrong ``state``, a used
+        URL or an unknown request raises (-32602) and the login keeps waiting."""
+        params = {"requestId": request_id, "redirectUrl": redirect_url}
+        return cast(Dict[str, Any], await self.call("completeLogin", params, timeout=timeout))
+
     async def sign(
         self,
         method: str,

@@ -86,6 +86,10 @@ local function on_notification(method, params)
   elseif method == "tokenRefreshed" then
     p.expiresAt = params.expiresAt
   elseif method == "loginPrompt" then
+    if params.url then
+      -- The login :AuthAgentCompleteLogin finishes when it names none.
+      M.last_browser_login = params.requestId
+    end
     ui.show_login_prompt(params, display_name(params.provider), M.options)
   end
   fire(autocmd, params)
@@ -265,6 +269,14 @@ function M.set_default_account(provider_id, account, callback)
   return M.request("setDefaultAccount", { provider = provider_id, account = account }, then_refresh_status(callback))
 end
 
+--- Finishes a waiting browser login (request_id: its loginPrompt's requestId)
+--- with the whole redirect URL its browser ended at, pasted back because that
+--- browser could not reach the agent. callback(err, {}); a wrong state, a used
+--- URL or an unknown request is -32602 and the login keeps waiting.
+function M.complete_login(request_id, redirect_url, callback)
+  return M.request("completeLogin", { requestId = request_id, redirectUrl = redirect_url }, callback)
+end
+
 local function sign_params(req)
   local headers = req.headers
   if headers and next(headers) == nil then
@@ -431,6 +443,27 @@ function M.set_default_account_interactive(provider_id, account)
         vim.log.levels.ERROR)
     end
     ui.notify(("%s: the default account is %s"):format(display_name(provider_id), account))
+  end)
+end
+
+--- :AuthAgentCompleteLogin [requestId]: asks for the redirect URL with
+--- |vim.ui.input()| and hands it to the login (default: this editor's last
+--- browser login).
+function M.complete_login_interactive(request_id)
+  request_id = request_id and (tonumber(request_id) or request_id) or M.last_browser_login
+  if request_id == nil then
+    return ui.notify("No browser login is waiting in this editor", vim.log.levels.ERROR)
+  end
+  vim.ui.input({ prompt = "Address the browser ended at (http://127.0.0.1:…/callback?…): " }, function(url)
+    if not url or url == "" then
+      return
+    end
+    M.complete_login(request_id, url, function(err)
+      if err then
+        return ui.notify(("That URL was not taken: %s"):format(err.message), vim.log.levels.ERROR)
+      end
+      ui.notify("Got the redirect URL; finishing the login…")
+    end)
   end)
 end
 
