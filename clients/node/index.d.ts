@@ -210,6 +210,8 @@ interface AuthAgentEvents {
 export declare class AuthAgent extends EventEmitter {
   /** Spawn the agent; rejects with reason `agentNotFound` if it cannot be started. */
   static start(options?: AuthAgentOptions): Promise<AuthAgent>;
+  /** The socket agent $AUTH_AGENT_SOCK (or socketPath) names when it answers within connectTimeout ms; else AuthAgent.start(options). */
+  static connect(options?: AuthAgentOptions & { socketPath?: string; connectTimeout?: number }): Promise<AuthAgent>;
   constructor(options?: AuthAgentOptions);
 
   timeout: number;
