@@ -24,6 +24,7 @@ local defaults = {
   timeout_ms = 10000, -- sign_sync and the commands' waits
   notify_events = true, -- vim.notify on logins and logouts
   open_browser = false, -- open a loginPrompt's URL with xdg-open/open
+  socket = nil, -- the socket agent to use; else $AUTH_AGENT_SOCK; false: always start one
 }
 M.options = vim.deepcopy(defaults)
 
@@ -133,26 +134,43 @@ function M.setup(opts)
   -- Shallow on purpose: a list option (events, args) replaces the default.
   M.options = vim.tbl_extend("force", vim.deepcopy(defaults), opts or {})
   M.stop()
-  local cmd = M.command()
-  if vim.fn.executable(cmd[1]) ~= 1 then
-    ui.notify("auth-agent binary not found: " .. cmd[1] .. " (set bin, $AUTH_AGENT_BIN or PATH)", vim.log.levels.ERROR)
-    return false
-  end
-  local client, err
-  client, err = rpc.start(cmd, {
+  local handlers = {
     on_notification = on_notification,
     on_exit = function(code, stderr)
-      if client.stopping then
+      if M.client == nil or M.client.stopping then
         return
       end
       local why = stderr[#stderr] and (": " .. stderr[#stderr]) or ""
       ui.notify(("auth-agent exited with status %d%s"):format(code, why), vim.log.levels.ERROR)
     end,
-  })
+  }
+  -- One agent for every tool of the session: the socket agent, when there is one that answers.
+  local path = M.options.socket
+  if path == nil then
+    path = vim.env.AUTH_AGENT_SOCK
+  end
+  if path and path ~= "" then
+    local connection, why = rpc.connect(path, handlers, 1000)
+    if connection then
+      return M._started(connection)
+    end
+    ui.notify(("not using the agent at %s (%s); starting one"):format(path, why), vim.log.levels.WARN)
+  end
+  local cmd = M.command()
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    ui.notify("auth-agent binary not found: " .. cmd[1] .. " (set bin, $AUTH_AGENT_BIN or PATH)", vim.log.levels.ERROR)
+    return false
+  end
+  local client, err = rpc.start(cmd, handlers)
   if not client then
     ui.notify(err, vim.log.levels.ERROR)
     return false
   end
+  return M._started(client)
+end
+
+--- The client of a started (or connected) agent becomes this editor's.
+function M._started(client)
   M.client = client
   subscribe(client)
   -- Stopped before Neovim exits, so that its end is expected, not reported.
