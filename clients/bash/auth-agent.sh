@@ -498,6 +498,14 @@ auth_agent_set_default_account() {
     --arg a "${2:?auth_agent_set_default_account PROVIDER ACCOUNT}" '{provider: $p, account: $a}')"
 }
 
+# auth_agent_connect [--bin PATH] [--config FILE]: the socket agent
+# AUTH_AGENT_SOCK names (auth-agent serve --socket: one agent and one login for
+# every tool of the session), through the `auth-agent connect` relay; where none
+# answers within a second the relay serves itself, as auth_agent_start's agent.
+auth_agent_connect() {
+  auth_agent_start "$@" connect
+}
+
 # auth_agent_complete_login REQUEST_ID REDIRECT_URL: finishes a waiting browser
 # login (REQUEST_ID: its loginPrompt's requestId; a number stays a number) with
 # the whole redirect URL its browser ended at, pasted back because that browser

@@ -288,6 +288,20 @@ out=$(auth_agent_logout corp --every 2>&1); rc=$?
 check "auth_agent_logout refuses an unknown option" eval '((rc == 2)) && contains "$out" "usage: auth_agent_logout"'
 auth_agent_stop
 
+echo "# auth_agent_connect: the socket agent"
+sock=$tmp/run/agent.sock
+AUTH_AGENT_CONFIG=$config "$bin" serve --socket "$sock" </dev/null >/dev/null 2>>"$errlog" &
+server=$!
+for _ in {1..100}; do [[ -S $sock ]] && break; sleep 0.05; done
+AUTH_AGENT_SOCK=$sock AUTH_AGENT_CONFIG=/nonexistent/config.json "$bin" login corp --username alice --password-stdin <<<wonderland >/dev/null 2>>"$errlog"
+export AUTH_AGENT_SOCK=$sock
+auth_agent_connect >/dev/null 2>>"$errlog"
+token=$(auth_agent_token corp 2>>"$errlog")
+auth_agent_stop
+unset AUTH_AGENT_SOCK
+check "auth_agent_connect: the token of a login made through the socket agent by another tool" eval '[[ -n $token ]]'
+kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
+
 check "no token or secret ever reached stderr" eval '! grep -qE "eyJ|wonderland" "$errlog"'
 
 echo "# the EXIT trap and the hook's stdout"
