@@ -55,7 +55,7 @@ struct CommandHelp: Sendable {
                     summary: "For hosts that spawn an agent: relay stdin/stdout to the socket agent (PATH, else AUTH_AGENT_SOCK, else the default path); where none answers within 1 s, serve on stdin/stdout as 'serve' does.",
                     options: [Option(flag: "--socket PATH", text: "the socket agent to relay to")], section: .agent),
         CommandHelp(name: "login", synopsis: "PROVIDER [--username U] [--password-stdin | --token-stdin] [--device | --browser]",
-                    summary: "Log in at the terminal: secret fields are asked without echo, device codes and browser URLs are shown on stderr. Prints who is logged in. For a provider with several flows, --device, --browser, --password-stdin and --token-stdin choose one (default: its first).",
+                    summary: "Log in at the terminal: secret fields are asked without echo, device codes and browser URLs are shown on stderr. Prints who is logged in. For a provider with several flows, --device, --browser, --password-stdin and --token-stdin choose one (default: its first; over SSH without a display, the device code when listed). A browser login also takes the final redirect URL pasted on the terminal, for a browser that cannot reach this machine.",
                     options: [Option(flag: "--username U", text: "the username (with --password-stdin, for scripts)"),
                               Option(flag: "--password-stdin", text: "read the password from the first line of stdin"),
                               Option(flag: "--token-stdin", text: "read a token to paste from the first line of stdin"),
