@@ -3,6 +3,7 @@ the ``subprocess.Popen`` the client otherwise drives: ``stdin``/``stdout`` are
 the socket, there is no stderr, and "the process ends" when the connection
 does (``shutdown``/``exit`` end the connection only, never the agent)."""
 
+import asyncio
 import io
 import os
 import socket
@@ -75,3 +76,37 @@ class _NoStderr(io.RawIOBase):
     def close(self) -> None:
         self._connection.close()
         super().close()
+
+
+class AsyncSocketConnection:
+    """``SocketConnection`` for ``AsyncAuthAgent``: the shape of an asyncio
+    subprocess (``stdin`` a StreamWriter, ``stdout``/``stderr`` StreamReaders)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.stdin = writer
+        self.stdout = reader
+        self.stderr = asyncio.StreamReader()
+        self.stderr.feed_eof()
+        connection = writer.get_extra_info("socket")
+        self.pid = 0
+        if connection is not None and sys.platform.startswith("linux"):
+            credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            self.pid, uid, _ = struct.unpack("3i", credentials)
+            if uid not in (os.getuid(), 0):
+                writer.close()
+                raise PermissionError(f"it is served by uid {uid}, not by this user")
+        self.returncode: Optional[int] = None
+
+    @classmethod
+    async def open(cls, path: str) -> "AsyncSocketConnection":
+        reader, writer = await asyncio.open_unix_connection(path, limit=1 << 24)
+        return cls(reader, writer)
+
+    async def wait(self) -> int:
+        """The connection ends with this side's close (``exit`` closes the agent's)."""
+        self.returncode = 0
+        return 0
+
+    def kill(self) -> None:
+        self.stdin.transport.abort()
+        self.returncode = 0

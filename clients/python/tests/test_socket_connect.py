@@ -1,6 +1,7 @@
 """AuthAgent.connect(): the socket agent AUTH_AGENT_SOCK names, against a real
 ``auth-agent serve --socket``; without one, an agent of its own."""
 
+import asyncio
 import os
 import subprocess
 import tempfile
@@ -10,7 +11,7 @@ from unittest import mock
 
 from support import AGENT_BINARY, NO_AGENT, PASSWORD, PROVIDER, USERNAME, IssuerTestCase
 
-from auth_agent import AuthAgent
+from auth_agent import AsyncAuthAgent, AuthAgent
 
 
 @unittest.skipIf(AGENT_BINARY is None, NO_AGENT)
@@ -57,6 +58,20 @@ class SocketConnectTest(IssuerTestCase):
         self.addCleanup(agent.close)
         self.assertNotEqual(agent.pid, self.server.pid)
         agent.ping()
+
+    def test_async_connections_share_the_socket_agent(self) -> None:
+        async def run() -> str:
+            first = await AsyncAuthAgent.connect(AGENT_BINARY, socket_path=self.path, timeout=10)
+            second = await AsyncAuthAgent.connect(AGENT_BINARY, socket_path=self.path, timeout=10)
+            self.assertEqual(first.pid, self.server.pid)
+            await first.login(PROVIDER, username=USERNAME, password=PASSWORD)
+            await first.aclose()
+            token = (await second.token(PROVIDER))["accessToken"]
+            await second.aclose()
+            return token
+
+        self.assertTrue(asyncio.run(run()))
+        self.assertIsNone(self.server.poll())
 
 
 if __name__ == "__main__":
