@@ -364,4 +364,38 @@ final class SocketCommandLineTests: XCTestCase {
         XCTAssertTrue(output.contains("paste here the whole address it ends at"), output)
         XCTAssertTrue(output.contains("Logged in to Web SSO as alice"), output.debugDescription)
     }
+
+    /// A browser login started on the forward socket, finished by `completeLogin` from a connection
+    /// to the main socket (one agent process, one set of waiting logins): another login's state is
+    /// refused and the login keeps waiting; the right URL finishes it, once.
+    func testCompleteLoginFromAnotherConnectionOfTheAgent() throws {
+        let harness = try CLIHarness()
+        harness.issuer.setAutoApprove(username: "alice")
+        let config: JSONValue = [
+            "store": ["kind": "memory"],
+            "providers": [["id": "web", "displayName": "Web SSO", "flow": "authorizationCode", "origins": ["https://web.example.com"],
+                           "issuer": .string(harness.issuer.baseURL), "clientId": "cli", "openBrowser": false]],
+        ]
+        try Data(JSONSerializer.bytes(config)).write(to: harness.configPath)
+        let forwardPath = harness.directory.appendingPathComponent("fwd/agent.sock").path
+        let agent = try SocketAgentProcess(path: harness.directory.appendingPathComponent("run/agent.sock").path,
+                                           arguments: ["--forward-socket", forwardPath, "--forward-providers", "web"], environment: harness.environment)
+        let remote = try SocketClient(forwardPath)
+        remote.send(["jsonrpc": "2.0", "id": 1, "method": "login", "params": ["provider": "web"]])
+        let prompt = try XCTUnwrap(remote.next())
+        XCTAssertEqual(prompt["method"], "loginPrompt")
+        let url = try XCTUnwrap(prompt["params"]?["url"]?.stringValue)
+        let redirect = try XCTUnwrap(try Browser().navigate(url, stopAt: { $0.path == "/callback" }).location)
+
+        let local = try SocketClient(agent.path)
+        let forged = local.call("completeLogin", ["requestId": 1, "redirectUrl": .string(redirect.replacingOccurrences(of: "state=", with: "state=x"))], id: 1)
+        XCTAssertEqual(forged?["error"]?["code"], -32602)
+        XCTAssertTrue(forged?["error"]?["message"]?.stringValue?.contains("state does not match") == true, "\(String(describing: forged))")
+        XCTAssertEqual(local.call("completeLogin", ["requestId": 1, "redirectUrl": .string(redirect)], id: 2)?["result"], [:])
+        let answer = try XCTUnwrap(remote.next())
+        XCTAssertEqual(answer["id"], 1)
+        XCTAssertEqual(answer["result"]?["account"], "alice", "the login's own request gets the login's answer: \(answer)")
+        let again = local.call("completeLogin", ["requestId": 1, "redirectUrl": .string(redirect)], id: 3)
+        XCTAssertTrue(again?["error"]?["message"]?.stringValue?.contains("already used") == true, "\(String(describing: again))")
+    }
 }
