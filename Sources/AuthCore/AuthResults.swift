@@ -84,6 +84,9 @@ public struct ProviderStatus: Sendable, Equatable {
     /// The username git sends with the token, when configured: the command line's
     /// `git-credential` reads it here when it works through a socket agent.
     public var gitUsername: String?
+    /// How an interactive login through the default flow reaches the person: `browser`,
+    /// `paste` (the URL shown, its redirect pasted back: SSH without a display) or `device`.
+    public var interactive: String?
     /// Accounts whose stored session this agent cannot read (a locked keyring, or
     /// one this process cannot reach) and why: their requests answer 1010.
     public var unreadable: [Unreadable] = []

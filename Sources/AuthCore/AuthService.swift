@@ -44,6 +44,9 @@ public final class AuthService: Sendable {
     private let routes: OriginCache<Route>
     /// The DPoP nonces servers gave, by origin: one memory for token requests, `sign` and `fetch`.
     let nonces = DPoPNonces()
+    /// Browser logins waiting for their redirect, for `completeLogin`: shared by the services
+    /// of one agent process (a socket agent's forward socket has a service of its own).
+    public let pendingLogins: PendingLogins
 
     /// Seconds a logout may spend telling the server; the local session is gone either way.
     static let revokeTimeout = 5.0
@@ -51,10 +54,11 @@ public final class AuthService: Sendable {
     /// - Parameter lockTimeout: how long to wait for another agent process that
     ///   holds a provider's store lock (then 1005, retryable).
     public init(config: AgentConfig, store: SessionStore, storeStatus: StoreStatus? = nil, transport: HTTPTransport, clock: Clock = SystemClock(),
-                logger: Logger, httpTimeout: Double = 10, lockTimeout: Double = 15,
+                logger: Logger, httpTimeout: Double = 10, lockTimeout: Double = 15, pendingLogins: PendingLogins = PendingLogins(),
                 events: @escaping @Sendable (AuthEvent) -> Void)
     {
         self.config = config
+        self.pendingLogins = pendingLogins
         self.httpTimeout = httpTimeout
         self.givenStoreStatus = storeStatus
         self.timing = config.refreshTiming
@@ -243,6 +247,7 @@ public final class AuthService: Sendable {
             status.learned = p.config.learned
             status.unreadable = p.all.compactMap { c in sync.trouble(c).map { ProviderStatus.Unreadable(account: c.account, reason: $0) } }
             status.gitUsername = p.config.gitUsername
+            status.interactive = p.config.interactive()
             return status
         }
     }
@@ -259,7 +264,7 @@ public final class AuthService: Sendable {
     /// `login` of `p`, which a learned provider's first login runs before `p` is registered.
     func login(_ p: ProviderAccounts, flow: Flow?, credentials: Credentials?, context: LoginContext) async throws(AuthError) -> LoginResult {
         let id = p.id
-        let chosen = flow ?? p.config.flow
+        let chosen = flow ?? p.config.defaultFlow()
         guard let login = p.logins[chosen] else {
             throw AuthError(.loginDenied, "\(p.config.displayName) has no \(chosen.rawValue) login; its flows: \(p.config.flowNames).", provider: id)
         }

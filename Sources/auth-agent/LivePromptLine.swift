@@ -16,19 +16,33 @@ import Locking
 /// browser login) stays valid, counting down, rewritten in place once a second; and, where a
 /// browser can be opened, `Press Enter to open the browser` — a 300-character URL is no fun to
 /// copy. It lives on a thread of its own from the prompt until the login ends, reading the
-/// terminal for that Enter. When stderr is not a terminal the expiry is said once, as a line.
+/// terminal for that Enter — and, for a browser login, for the redirect URL pasted back when
+/// the browser cannot reach this machine. When stderr is not a terminal the expiry is said once.
 final class LivePromptLine: Sendable {
     private let stopping = Locked(false)
     private let running = Locked<DispatchSemaphore?>(nil)
     private let canOpenBrowser: Bool
+    /// Hands a pasted line to the waiting login: nil when taken, else why not.
+    private let paste = Locked<(@Sendable (String) -> String?)?>(nil)
 
     /// - Parameter environment: decides whether a browser can be opened (`canOpenBrowser`).
     init(environment: [String: String]) {
         canOpenBrowser = Self.canOpenBrowser(environment)
     }
 
-    /// A browser can be opened where there is a display: macOS, or an X11/Wayland session.
+    /// From now on a line typed on the terminal (not a bare Enter) goes to `complete`: the
+    /// browser login's redirect URL, pasted back.
+    func acceptPaste(_ complete: @escaping @Sendable (String) -> String?) {
+        paste.withLock { $0 = complete }
+    }
+
+    /// Whether the terminal takes a pasted redirect URL for this prompt.
+    var acceptsPaste: Bool { paste.current != nil }
+
+    /// A browser can be opened where there is a display: macOS, or an X11/Wayland session;
+    /// never over SSH without a display (`BrowserLauncher.remoteWithoutDisplay`).
     static func canOpenBrowser(_ environment: [String: String]) -> Bool {
+        if BrowserLauncher.remoteWithoutDisplay({ environment[$0] }) { return false }
         #if os(macOS)
         return true
         #else
@@ -89,21 +103,33 @@ final class LivePromptLine: Sendable {
             r = done
             return true
         }) else { return }
-        // Enter is offered only where it can be read (the controlling terminal) and acted on.
-        let tty = canOpenBrowser ? Terminal.controlling() : nil
+        // Enter is offered only where it can be read (the controlling terminal) and acted on;
+        // the terminal is read for a pasted redirect URL too.
+        let paste = self.paste.current
+        let tty = canOpenBrowser || paste != nil ? Terminal.controlling() : nil
         DispatchQueue.global().async { [self] in
             defer { done.signal() }
             var opened = false
             var shown = ""
+            var typed: [UInt8] = []
             while !stopping.current {
-                let line = Self.text(prompt, now: Date(), offer: tty != nil, opened: opened)
+                let line = Self.text(prompt, now: Date(), offer: tty != nil && canOpenBrowser, opened: opened)
                 if line != shown { Self.write(fd, "\r\u{1B}[K" + line); shown = line }
                 // Wakes at least every 200 ms: a second is never skipped, and stop() is quick.
-                if let tty, Self.enterPressed(tty.fd, within: 200), !opened {
-                    opened = true
-                    open(Self.url(of: prompt))
-                } else if tty == nil {
-                    usleep(200_000)
+                guard let tty, let entered = Self.lineTyped(tty.fd, within: 200, into: &typed) else {
+                    if tty == nil { usleep(200_000) }
+                    continue
+                }
+                if entered.isEmpty {
+                    if canOpenBrowser, !opened {
+                        opened = true
+                        open(Self.url(of: prompt))
+                    }
+                } else if let paste {
+                    // The refusal on a line of its own; the countdown goes on below it.
+                    let problem = paste(entered)
+                    Self.write(fd, "\r\u{1B}[K" + (problem.map { "That URL was not taken: \($0)." } ?? "Got the redirect URL; finishing the login…") + "\n")
+                    shown = ""
                 }
             }
             Self.write(fd, "\r\u{1B}[K")
@@ -118,15 +144,23 @@ final class LivePromptLine: Sendable {
         done.wait()
     }
 
-    /// Whether a line ending came in on `fd` within `milliseconds` (what was typed is consumed).
-    private static func enterPressed(_ fd: Int32, within milliseconds: Int32) -> Bool {
+    /// The line completed on `fd` within `milliseconds` (trimmed; empty for a bare Enter), or nil;
+    /// what came before its end waits in `typed` (a pasted URL can arrive in pieces).
+    private static func lineTyped(_ fd: Int32, within milliseconds: Int32, into typed: inout [UInt8]) -> String? {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&p, 1, milliseconds) == 1 else { return false }
-        guard p.revents & Int16(POLLIN) != 0 else { usleep(UInt32(milliseconds) * 1000); return false }
-        var buffer = [UInt8](repeating: 0, count: 256)
+        guard poll(&p, 1, milliseconds) == 1 else { return nil }
+        guard p.revents & Int16(POLLIN) != 0 else { usleep(UInt32(milliseconds) * 1000); return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
         let n = read(fd, &buffer, buffer.count)
-        guard n > 0 else { usleep(UInt32(milliseconds) * 1000); return false }
-        return buffer[..<n].contains(0x0A) || buffer[..<n].contains(0x0D)
+        guard n > 0 else { usleep(UInt32(milliseconds) * 1000); return nil }
+        typed += buffer[..<n]
+        guard let end = typed.firstIndex(where: { $0 == 0x0A || $0 == 0x0D }) else {
+            if typed.count > 16_384 { typed.removeAll() }  // no URL is that long: not a paste
+            return nil
+        }
+        let line = String(decoding: typed[..<end].drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed(), as: UTF8.self)
+        typed.removeSubrange(...end)
+        return line
     }
 
     private static func write(_ fd: Int32, _ text: String) {

@@ -183,7 +183,10 @@ enum RemoteTool {
         let displayName = entry["displayName"]?.stringValue ?? id
         var provider = ProviderConfig(id: id, displayName: displayName, flow: first)
         provider.flows = flows
-        let flow = try TerminalLogin.flow(options, provider: provider)
+        // The agent's display decides (a forwarded login runs where the agent is): its `status`
+        // says `device` where it prefers the device code to a browser nobody would see.
+        let preferred: Flow? = entry["interactive"] == "device" && flows.contains(.deviceCode) ? .deviceCode : first
+        let flow = try TerminalLogin.flow(options, provider: provider, defaultFlow: preferred)
         var params: JSONObject = ["provider": .string(id), "flow": .string(flow.rawValue)]
         switch try TerminalLogin.credentials(for: provider, flow: flow, options: options) {
         case .token(let token)?: params["credentials"] = ["token": .string(token)]
@@ -195,6 +198,10 @@ enum RemoteTool {
         defer { live.stop() }
         let result = try link.call("login", params, timeout: TerminalLogin.timeout) { message in
             guard message["method"]?.stringValue == AuthMethods.loginPrompt, let prompt = loginPrompt(message["params"]) else { return }
+            if case .browser = prompt, let requestId = message["params"]?["requestId"] {
+                let path = link.path
+                live.acceptPaste { url in completeLogin(requestId: requestId, redirectURL: url, path: path) }
+            }
             TerminalLogin.show(prompt: prompt, provider: provider, live: live)
         }
         var text = "Logged in to \(TerminalText.escaped(displayName))"
@@ -221,6 +228,18 @@ enum RemoteTool {
         if let person = AccountNames.person(result["user"], account: result["account"]?.stringValue ?? "") { text += " as \(TerminalText.escaped(person))" }
         if let until = result["expiresAt"]?.stringValue { text += " (token valid until \(TerminalText.escaped(until)))" }
         return text + "."
+    }
+
+    /// A redirect URL pasted at this terminal, handed to the agent's waiting login on a connection
+    /// of its own (the login's waits for the login's answer); nil when taken, else why not.
+    static func completeLogin(requestId: JSONValue, redirectURL: String, path: String) -> String? {
+        guard let link = AgentLink.connect(path: path, naming: "AUTH_AGENT_SOCK") else { return "the agent at \(path) does not answer" }
+        do throws(ToolFailure) {
+            _ = try link.call("completeLogin", ["requestId": requestId, "redirectUrl": .string(redirectURL)], timeout: requestTimeout)
+            return nil
+        } catch {
+            return error.message
+        }
     }
 
     /// A `loginPrompt` notification's params as the prompt the terminal login shows.

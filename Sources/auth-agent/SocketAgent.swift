@@ -31,14 +31,16 @@ enum SocketAgent {
         }
 
         let (store, storeStatus) = Agent.openStore(config, logger: logger)
-        var servers = [server(path, main, config, store, storeStatus, arguments, logger)]
+        // A login started on either socket can be completed (`completeLogin`) from the other.
+        let pending = PendingLogins()
+        var servers = [server(path, main, config, store, storeStatus, arguments, logger, pending)]
         if let forward, let forwardPath = options.forwardPath {
             // Its own service over the same store: the providers left out do not exist there
             // at all (1002, absent from `status`), and sessions are the same ones.
             var subset = config
             subset.providers = config.providers.filter { options.forwardProviders.contains($0.id) }
             subset.fetchesUncoveredURLs = false
-            servers.append(server(forwardPath, forward, subset, store, storeStatus, arguments, logger))
+            servers.append(server(forwardPath, forward, subset, store, storeStatus, arguments, logger, pending))
         }
         for s in servers where !s.server.start() {
             Logger.stderrSink("auth-agent: cannot start a thread to accept connections on \(s.server.path)")
@@ -108,11 +110,11 @@ enum SocketAgent {
     }
 
     private static func server(_ path: String, _ listener: Int32, _ config: AgentConfig, _ store: SessionStore, _ storeStatus: StoreStatus?,
-                               _ arguments: Arguments, _ logger: Logger) -> (server: SocketServer, service: AuthService)
+                               _ arguments: Arguments, _ logger: Logger, _ pending: PendingLogins) -> (server: SocketServer, service: AuthService)
     {
         let subscriptions = Subscriptions()
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(),
-                                  logger: logger, lockTimeout: config.lockTimeoutSeconds, events: { subscriptions.deliver($0) })
+                                  logger: logger, lockTimeout: config.lockTimeoutSeconds, pendingLogins: pending, events: { subscriptions.deliver($0) })
         let (registry, options, release) = Agent.methods(service, subscriptions)
         let server = SocketServer(path: path, listener: listener, maxLineBytes: arguments.maxMessageBytes, logger: logger) { output, onExit in
             let connection = RPCConnection(registry: registry, output: output, logger: logger, options: options, onExit: onExit)

@@ -39,7 +39,8 @@ enum TerminalLogin {
         // The prompt's countdown line ends (cleared) before anything else is printed.
         let live = LivePromptLine(environment: ProcessEnvironment.current())
         defer { live.stop() }
-        let context = LoginContext(prompt: { show(prompt: $0, provider: provider, live: live) })
+        let context = LoginContext(prompt: { show(prompt: $0, provider: provider, live: live) },
+                                   acceptPaste: { paste in live.acceptPaste { paste.complete($0) } })
         let service = session.service
         return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
             try await service.login(provider: id, flow: flow, credentials: credentials, context: context)
@@ -100,9 +101,9 @@ enum TerminalLogin {
     }
 
     /// The flow the options choose among the provider's: `--device` deviceCode, `--browser`
-    /// authorizationCode, `--password-stdin`/`--username` password (or session), `--token-stdin`
-    /// token; none of them, the provider's default. A flow the provider lacks is exit 2.
-    static func flow(_ options: Options, provider: ProviderConfig) throws(ToolFailure) -> Flow {
+    /// token; none of them, the provider's default (`defaultFlow`: the agent's, through a socket
+    /// agent, whose display decides; else `ProviderConfig.defaultFlow`). A flow the provider lacks is exit 2.
+    static func flow(_ options: Options, provider: ProviderConfig, defaultFlow: Flow? = nil) throws(ToolFailure) -> Flow {
         let flows = provider.flows
         func pick(_ flag: String, _ wanted: [Flow]) throws(ToolFailure) -> Flow {
             guard let flow = wanted.first(where: flows.contains) else {
@@ -120,7 +121,7 @@ enum TerminalLogin {
         if options.passwordStdin || options.username != nil { asked.append((options.passwordStdin ? "--password-stdin" : "--username", [.password, .session])) }
         if options.tokenStdin { asked.append(("--token-stdin", [.token])) }
         guard asked.count <= 1 else { throw ToolFailure(.usage, "\(asked[0].flag) and \(asked[1].flag) choose different ways to log in") }
-        guard let (flag, wanted) = asked.first else { return provider.flow }
+        guard let (flag, wanted) = asked.first else { return defaultFlow ?? provider.defaultFlow() }
         return try pick(flag, wanted)
     }
 
@@ -169,7 +170,7 @@ enum TerminalLogin {
     static func show(prompt: LoginPrompt, displayName: String, live: LivePromptLine) {
         let text = promptText(prompt, displayName: displayName)
         guard isatty(2) == 0 else {
-            Logger.stderrSink(text)
+            Logger.stderrSink(live.acceptsPaste ? promptText(prompt, displayName: displayName, paste: true) : text)
             live.start(prompt, fd: 2) { url in BrowserLauncher().open(checked: url) }
             return
         }
@@ -181,8 +182,12 @@ enum TerminalLogin {
         }
     }
 
+    /// Said under a browser login's URL where the terminal takes the redirect pasted back.
+    static let pasteHint = "If the browser cannot reach this machine, paste here the whole address it ends at (http://127.0.0.1:…/callback?…) and press Enter."
+
     /// The code and addresses come from the authorization server: shown escaped (`TerminalText`).
-    static func promptText(_ prompt: LoginPrompt, displayName: String) -> String {
+    /// - Parameter paste: the terminal takes a browser login's redirect pasted back (`pasteHint`).
+    static func promptText(_ prompt: LoginPrompt, displayName: String, paste: Bool = false) -> String {
         let (e, name) = (TerminalText.escaped, TerminalText.escaped(displayName))
         switch prompt {
         case .deviceCode(let code, let uri, let complete, _):
@@ -190,7 +195,7 @@ enum TerminalLogin {
             if let complete { text += "\n  (or open \(e(complete)))" }
             return text + "\nWaiting for the approval… (Ctrl-C cancels)"
         case .browser(let url, _):
-            return "To log in to \(name), open this URL in a browser:\n  \(e(url))\nWaiting for the browser… (Ctrl-C cancels)"
+            return "To log in to \(name), open this URL in a browser:\n  \(e(url))\n" + (paste ? pasteHint + "\n" : "") + "Waiting for the browser… (Ctrl-C cancels)"
         }
     }
 

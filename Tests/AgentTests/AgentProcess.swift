@@ -47,6 +47,9 @@ final class AgentProcess: @unchecked Sendable {
         process.executableURL = Self.binaryURL
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
+        // Tests run over SSH without a display would see no browser opened (and `status` say
+        // `paste`): the agent behaves as on a desktop unless a test sets SSH_CONNECTION itself.
+        env["SSH_CONNECTION"] = nil
         for (k, v) in environment { env[k] = v }
         process.environment = env
         process.standardInput = stdinPipe

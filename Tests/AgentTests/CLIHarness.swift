@@ -86,7 +86,8 @@ final class CLIHarness: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // As in AgentProcess: no SSH session without a display unless the test sets one.
+        process.environment = ProcessInfo.processInfo.environment.merging(["SSH_CONNECTION": ""]) { $1 }.merging(environment) { $1 }
         if let directory { process.currentDirectoryURL = directory }
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input

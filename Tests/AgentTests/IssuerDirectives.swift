@@ -22,7 +22,7 @@ struct IssuerDirectives {
     }
 
     /// Performs `step` if it is one of these directives; `false` for any other step.
-    mutating func perform(_ step: Transcript.Step, captures: [String: JSONValue]) throws -> Bool {
+    mutating func perform(_ step: Transcript.Step, captures: inout [String: JSONValue]) throws -> Bool {
         switch step {
         case .issuer(let action, let n):
             switch action {
@@ -78,6 +78,21 @@ struct IssuerDirectives {
                 }
                 let fields = form.filled([("username", "alice"), ("password", "wonderland"), ("action", "deny")])
                 lastPage = try browser.submit(fields, to: form.target(relativeTo: page.url)).body
+            } catch let failure as Failure {
+                throw failure
+            } catch {
+                throw Failure(description: "browser: \(error)")
+            }
+        case .browserRedirect(let capture, let into):
+            let url = try string(capture, captures)
+            let loopback = { (next: URL) in (next.host == "127.0.0.1" || next.host == "localhost") && next.path == "/callback" }
+            do {
+                let last = try browser.navigate(url, stopAt: loopback)
+                guard let location = last.location, let next = URL(string: location, relativeTo: last.url)?.absoluteURL, loopback(next) else {
+                    throw Failure(description: "the browser did not end at a loopback redirect (\(last.url) answered \(last.status))")
+                }
+                captures[into] = .string(next.absoluteString)
+                lastPage = nil
             } catch let failure as Failure {
                 throw failure
             } catch {

@@ -83,6 +83,59 @@ final class LoginPromptTests: XCTestCase {
         XCTAssertTrue(try String(contentsOf: page, encoding: .utf8).contains("You are signed in to Web SSO"))
     }
 
+    /// Over SSH without a display: the opener is never run (no `Press Enter` either); the person
+    /// pastes the redirect URL the browser (elsewhere) ended at — first one with another login's
+    /// state, refused while the login keeps waiting, then the right one, which finishes it.
+    func testPasteBackOnTheTerminalOverSSHWithoutADisplay() throws {
+        try CLIHarness.requirePython()
+        let h = try CLIHarness()
+        h.issuer.setAutoApprove(username: "alice")
+        let config = h.directory.appendingPathComponent("web.json")
+        let web: JSONValue = [
+            "store": ["kind": "file", "path": .string(h.directory.appendingPathComponent("store").path)],
+            "providers": [["id": "web", "displayName": "Web SSO", "flow": "authorizationCode", "origins": ["https://web.example.com"],
+                           "issuer": .string(h.issuer.baseURL), "clientId": "cli", "openBrowser": true]],
+        ]
+        try Data(JSONSerializer.bytes(web)).write(to: config)
+        let bin = h.directory.appendingPathComponent("bin")
+        let opened = h.directory.appendingPathComponent("opened")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        for name in ["xdg-open", "open"] {
+            let opener = bin.appendingPathComponent(name)
+            try "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '\(opened.path)'\n".write(to: opener, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: opener.path)
+        }
+        let log = h.directory.appendingPathComponent("pty.log")
+        let (forged, good) = (h.directory.appendingPathComponent("forged"), h.directory.appendingPathComponent("good"))
+        // The browser on the other machine: follows the login up to the redirect it cannot reach.
+        let browser = Thread {
+            for _ in 0..<400 {
+                if let text = try? String(contentsOf: log, encoding: .utf8), let range = text.range(of: "open this URL in a browser:\r\n  ") {
+                    let url = String(text[range.upperBound...].prefix { !$0.isWhitespace })
+                    let stop = { (next: URL) in next.host == "127.0.0.1" && next.path == "/callback" }
+                    if let last = try? Browser().navigate(url, stopAt: stop), let redirect = last.location {
+                        let wrong = redirect.replacingOccurrences(of: "state=", with: "state=forged")
+                        try? (wrong + "\n").write(to: forged, atomically: true, encoding: .utf8)
+                        try? (redirect + "\n").write(to: good, atomically: true, encoding: .utf8)
+                    }
+                    return
+                }
+                usleep(50_000)
+            }
+        }
+        browser.start()
+        let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let output = try drive(h, ["login", "web"], steps: [["expect": "login waits", "sendFile": .string(forged.path)],
+                                                             ["expect": "was not taken", "sendFile": .string(good.path)]],
+                               environment: ["AUTH_AGENT_CONFIG": config.path, "PTY_LOG": log.path, "SSH_CONNECTION": "10.0.0.2 50000 10.0.0.1 22",
+                                             "DISPLAY": "", "WAYLAND_DISPLAY": "", "PATH": path])
+        XCTAssertTrue(output.contains("paste here the whole address it ends at"), output)
+        XCTAssertTrue(output.contains("That URL was not taken: the redirect URL's state does not match the login's"), output.debugDescription)
+        XCTAssertTrue(output.contains("Logged in to Web SSO as alice"), output.debugDescription)
+        XCTAssertFalse(output.contains("Press Enter"), "no browser to open over SSH without a display: \(output)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: opened.path), "the opener never ran")
+    }
+
     /// stderr to a file (a log): the prompt and the expiry, once, without terminal control sequences.
     func testExpiryIsSaidOnceWhenStderrIsNotATerminal() throws {
         try CLIHarness.requirePython()

@@ -14,7 +14,8 @@ final class SocketAgentProcess {
         self.path = path
         process.executableURL = AgentProcess.binaryURL
         process.arguments = ["serve", "--socket", path] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // As in AgentProcess: a desktop's agent unless the test sets SSH_CONNECTION itself.
+        process.environment = ProcessInfo.processInfo.environment.merging(["SSH_CONNECTION": ""]) { $1 }.merging(environment) { $1 }
         let err = Pipe()
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice

@@ -260,4 +260,144 @@ final class SocketCommandLineTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: harness.directory.appendingPathComponent("clone/.git").path))
         XCTAssertFalse(FileManager.default.fileExists(atPath: harness.directory.appendingPathComponent("remote-state").path), "nothing kept on the remote side")
     }
+
+    /// The remote side of a forwarded socket logs in through a browser: the agent, on the
+    /// "laptop" (a display there), opens the browser there — an opener that follows the login
+    /// back to the agent's loopback listener — and the remote login and git clone, with no
+    /// configuration of their own, get the token.
+    func testARemoteBrowserLoginIsCompletedOnTheLocalSide() throws {
+        try CLIHarness.requirePython()
+        guard let git = CLIHarness.which("git") else { throw XCTSkip("git is not installed (.ci/run installs it)") }
+        guard let socat = CLIHarness.which("socat") else { throw XCTSkip("socat is not installed (apt-get install socat)") }
+        guard CLIHarness.which("curl") != nil else { throw XCTSkip("curl is not installed") }
+        let harness = try CLIHarness()
+        harness.issuer.setAutoApprove(username: "alice")
+        let root = harness.directory.appendingPathComponent("repos")
+        let work = harness.directory.appendingPathComponent("work")
+        let gitEnvironment = ["GIT_CONFIG_NOSYSTEM": "1", "HOME": harness.directory.path, "GIT_ASKPASS": "", "SSH_ASKPASS": "", "GIT_TERMINAL_PROMPT": "0"]
+        for args in [["init", "-q", "-b", "main", work.path], ["-C", work.path, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "first"],
+                     ["clone", "-q", "--bare", work.path, root.appendingPathComponent("repo.git").path]] {
+            XCTAssertEqual(try CLIHarness.run(git, args, environment: gitEnvironment).status, 0)
+        }
+        let server = try ScriptServer("git_server.py", [root.path, harness.issuer.baseURL])
+        let origin = "http://127.0.0.1:\(server.port)"
+        let config: JSONValue = [
+            "store": ["kind": "memory"],
+            "providers": [["id": "web", "displayName": "Web SSO", "flow": "authorizationCode", "origins": [.string(origin)],
+                           "issuer": .string(harness.issuer.baseURL), "clientId": "cli", "openBrowser": true]],
+        ]
+        try Data(JSONSerializer.bytes(config)).write(to: harness.configPath)
+        // The laptop's browser: an opener that follows the authorization URL to its end, the agent's callback.
+        let bin = harness.directory.appendingPathComponent("bin")
+        let opened = harness.directory.appendingPathComponent("opened.html")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let opener = bin.appendingPathComponent("xdg-open")
+        try "#!/bin/sh\nexec curl -sfL -o '\(opened.path)' \"$1\"\n".write(to: opener, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: opener.path)
+        let laptop = harness.environment.merging(["DISPLAY": ":99", "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")]) { $1 }
+        let forwardPath = harness.directory.appendingPathComponent("fwd/agent.sock").path
+        let agent = try SocketAgentProcess(path: harness.directory.appendingPathComponent("run/agent.sock").path,
+                                           arguments: ["--forward-socket", forwardPath, "--forward-providers", "web"], environment: laptop)
+        let remoteSocket = harness.directory.appendingPathComponent("remote.sock").path
+        let relay = Process()
+        relay.executableURL = URL(fileURLWithPath: socat)
+        relay.arguments = ["UNIX-LISTEN:\(remoteSocket),fork", "UNIX-CONNECT:\(forwardPath)"]
+        try relay.run()
+        defer { relay.terminate(); relay.waitUntilExit() }
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: remoteSocket) && Date() < deadline { usleep(20_000) }
+
+        // The remote side: over SSH without a display, no configuration; only the forwarded socket.
+        let remote = gitEnvironment.merging(["AUTH_AGENT_SOCK": remoteSocket, "AUTH_AGENT_CONFIG": harness.directory.appendingPathComponent("absent.json").path,
+                                             "SSH_CONNECTION": "10.0.0.2 50000 10.0.0.1 22", "DISPLAY": "",
+                                             "XDG_STATE_HOME": harness.directory.appendingPathComponent("remote-state").path]) { $1 }
+        let status = try CLIHarness.run(AgentProcess.binaryURL.path, ["status", "--json"], environment: remote)
+        XCTAssertEqual(try JSONParser.parse(status.stdout)["providers"]?.arrayValue?.first?["interactive"], "browser", "the agent's display decides: \(status.stdout)")
+        let login = try CLIHarness.run(AgentProcess.binaryURL.path, ["login", "web"], environment: remote, timeout: 60)
+        XCTAssertEqual(login.status, 0, login.stderr)
+        XCTAssertTrue(login.stderr.contains("open this URL in a browser"), "the prompt came to the remote terminal: \(login.stderr)")
+        XCTAssertTrue((login.stdout + login.stderr).contains("Logged in to Web SSO as alice"), login.stdout + login.stderr)
+        XCTAssertTrue(try String(contentsOf: opened, encoding: .utf8).contains("You are signed in to Web SSO"), "the laptop's browser finished it")
+        let cloned = try CLIHarness.run(git, ["-c", "credential.helper=", "-c", "credential.helper=!\(AgentProcess.binaryURL.path) git-credential",
+                                              "clone", "-q", origin + "/repo.git", "clone"], environment: remote, directory: harness.directory, timeout: 60)
+        XCTAssertEqual(cloned.status, 0, cloned.stderr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: harness.directory.appendingPathComponent("clone/.git").path))
+        _ = agent
+    }
+
+    /// A socket agent over SSH without a display (`status` says `paste`, no browser is opened):
+    /// the login at a terminal through the socket shows the URL, and the redirect URL pasted
+    /// there goes to the agent as `completeLogin` on a connection of its own.
+    func testPasteBackAtATerminalThroughTheSocket() throws {
+        try CLIHarness.requirePython()
+        let harness = try CLIHarness()
+        harness.issuer.setAutoApprove(username: "alice")
+        let config: JSONValue = [
+            "store": ["kind": "memory"],
+            "providers": [["id": "web", "displayName": "Web SSO", "flow": "authorizationCode", "origins": ["https://web.example.com"],
+                           "issuer": .string(harness.issuer.baseURL), "clientId": "cli", "openBrowser": true]],
+        ]
+        try Data(JSONSerializer.bytes(config)).write(to: harness.configPath)
+        let headless = harness.environment.merging(["SSH_CONNECTION": "10.0.0.2 50000 10.0.0.1 22", "DISPLAY": "", "WAYLAND_DISPLAY": ""]) { $1 }
+        let agent = try SocketAgentProcess(path: harness.directory.appendingPathComponent("run/agent.sock").path, environment: headless)
+        let status = try tool(harness, agent, ["status", "--json"])
+        XCTAssertEqual(try JSONParser.parse(status.stdout)["providers"]?.arrayValue?.first?["interactive"], "paste", status.stdout)
+        let log = harness.directory.appendingPathComponent("pty.log")
+        let good = harness.directory.appendingPathComponent("good")
+        let browser = Thread {
+            for _ in 0..<400 {
+                if let text = try? String(contentsOf: log, encoding: .utf8), let range = text.range(of: "open this URL in a browser:\r\n  ") {
+                    let url = String(text[range.upperBound...].prefix { !$0.isWhitespace })
+                    if let last = try? Browser().navigate(url, stopAt: { $0.path == "/callback" }), let redirect = last.location {
+                        try? (redirect + "\n").write(to: good, atomically: true, encoding: .utf8)
+                    }
+                    return
+                }
+                usleep(50_000)
+            }
+        }
+        browser.start()
+        let steps: JSONValue = [["expect": "login waits", "sendFile": .string(good.path)]]
+        let r = try CLIHarness.run("/usr/bin/env", ["python3", CLIHarness.scripts.appendingPathComponent("pty_drive.py").path, JSONSerializer.string(steps),
+                                                    AgentProcess.binaryURL.path, "login", "web"],
+                                   environment: ["AUTH_AGENT_SOCK": agent.path, "AUTH_AGENT_CONFIG": harness.directory.appendingPathComponent("absent.json").path,
+                                                 "PTY_LOG": log.path], timeout: 90)
+        let output = try JSONParser.parse(r.stdout)["output"]?.stringValue ?? r.stdout
+        XCTAssertTrue(output.contains("paste here the whole address it ends at"), output)
+        XCTAssertTrue(output.contains("Logged in to Web SSO as alice"), output.debugDescription)
+    }
+
+    /// A browser login started on the forward socket, finished by `completeLogin` from a connection
+    /// to the main socket (one agent process, one set of waiting logins): another login's state is
+    /// refused and the login keeps waiting; the right URL finishes it, once.
+    func testCompleteLoginFromAnotherConnectionOfTheAgent() throws {
+        let harness = try CLIHarness()
+        harness.issuer.setAutoApprove(username: "alice")
+        let config: JSONValue = [
+            "store": ["kind": "memory"],
+            "providers": [["id": "web", "displayName": "Web SSO", "flow": "authorizationCode", "origins": ["https://web.example.com"],
+                           "issuer": .string(harness.issuer.baseURL), "clientId": "cli", "openBrowser": false]],
+        ]
+        try Data(JSONSerializer.bytes(config)).write(to: harness.configPath)
+        let forwardPath = harness.directory.appendingPathComponent("fwd/agent.sock").path
+        let agent = try SocketAgentProcess(path: harness.directory.appendingPathComponent("run/agent.sock").path,
+                                           arguments: ["--forward-socket", forwardPath, "--forward-providers", "web"], environment: harness.environment)
+        let remote = try SocketClient(forwardPath)
+        remote.send(["jsonrpc": "2.0", "id": 1, "method": "login", "params": ["provider": "web"]])
+        let prompt = try XCTUnwrap(remote.next())
+        XCTAssertEqual(prompt["method"], "loginPrompt")
+        let url = try XCTUnwrap(prompt["params"]?["url"]?.stringValue)
+        let redirect = try XCTUnwrap(try Browser().navigate(url, stopAt: { $0.path == "/callback" }).location)
+
+        let local = try SocketClient(agent.path)
+        let forged = local.call("completeLogin", ["requestId": 1, "redirectUrl": .string(redirect.replacingOccurrences(of: "state=", with: "state=x"))], id: 1)
+        XCTAssertEqual(forged?["error"]?["code"], -32602)
+        XCTAssertTrue(forged?["error"]?["message"]?.stringValue?.contains("state does not match") == true, "\(String(describing: forged))")
+        XCTAssertEqual(local.call("completeLogin", ["requestId": 1, "redirectUrl": .string(redirect)], id: 2)?["result"], [:])
+        let answer = try XCTUnwrap(remote.next())
+        XCTAssertEqual(answer["id"], 1)
+        XCTAssertEqual(answer["result"]?["account"], "alice", "the login's own request gets the login's answer: \(answer)")
+        let again = local.call("completeLogin", ["requestId": 1, "redirectUrl": .string(redirect)], id: 3)
+        XCTAssertTrue(again?["error"]?["message"]?.stringValue?.contains("already used") == true, "\(String(describing: again))")
+    }
 }

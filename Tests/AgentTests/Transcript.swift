@@ -30,6 +30,8 @@ struct Transcript {
         case browserSays(String)
         /// Opens the captured authorization URL and denies the request on the issuer's form.
         case browserDeny(capture: String)
+        /// The browser stops before the agent's loopback callback; the URL it would open is captured (pasted back).
+        case browserRedirect(capture: String, into: String)
         /// `!issuer-answer ENDPOINT STATUS BODY`: the next request counted as ENDPOINT gets exactly that answer.
         case issuerAnswer(endpoint: String, status: Int, body: String)
         /// Asserts how many calls an issuer endpoint served.
@@ -124,6 +126,12 @@ struct Transcript {
                 case "browser":
                     guard let capture = Self.captureName(arg) else { throw FormatError(description: "\(file):\(n): use !browser <$name>") }
                     steps.append(Line(number: n, step: .browser(capture: capture)))
+                case "browser-redirect":
+                    let words = arg.split(separator: " ").map(String.init)
+                    guard words.count == 2, let capture = Self.captureName(words[0]), let into = Self.captureName(words[1]) else {
+                        throw FormatError(description: "\(file):\(n): use !browser-redirect <$url> <$redirect>")
+                    }
+                    steps.append(Line(number: n, step: .browserRedirect(capture: capture, into: into)))
                 case "browser-deny":
                     guard let capture = Self.captureName(arg) else { throw FormatError(description: "\(file):\(n): use !browser-deny <$name>") }
                     steps.append(Line(number: n, step: .browserDeny(capture: capture)))

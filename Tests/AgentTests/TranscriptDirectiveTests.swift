@@ -131,7 +131,8 @@ final class TranscriptDirectiveTests: XCTestCase {
 
     @discardableResult
     private func perform(_ step: Transcript.Step, _ captures: [String: JSONValue] = [:]) throws -> Bool {
-        try directives.perform(step, captures: captures)
+        var captures = captures
+        return try directives.perform(step, captures: &captures)
     }
 
     private func authorizeURL(redirectURI: String) -> String {

@@ -157,12 +157,12 @@ struct TranscriptRunner {
                 }
                 guard agent.waitForExit(timeout: readTimeout) == 0 else { throw fail(step.number, "the agent did not exit 0 before restart") }
                 agent = try AgentProcess(arguments: args, environment: env)
-            case .issuer, .issuerAnswer, .issuerCount, .issuerAutoApprove, .issuerClientMetadata, .device, .browser, .browserSays, .browserDeny:
+            case .issuer, .issuerAnswer, .issuerCount, .issuerAutoApprove, .issuerClientMetadata, .device, .browser, .browserSays, .browserDeny, .browserRedirect:
                 do {
                     var directive = step.step
                     // A grant counter may name a resource at the issuer (`resource=${ISSUER}/api`).
                     if case .issuerCount(let name, let expected) = directive { directive = .issuerCount(expand(name), expected) }
-                    _ = try directives.perform(directive, captures: matcher.captures)
+                    _ = try directives.perform(directive, captures: &matcher.captures)
                 } catch {
                     throw fail(step.number, "\(error)")
                 }

@@ -1,6 +1,6 @@
 """Runs a command on a pseudo-terminal (its controlling terminal) and plays a script against it:
 argv[1] is a JSON list of steps {"expect": text, "send": text, "delay": seconds before sending};
-"send" may be "^C" to type Ctrl-C. With PTY_LOG set, the output is also appended to that file
+"send" may be "^C" to type Ctrl-C; {"expect", "sendFile": path} sends that file's contents once it exists. With PTY_LOG set, the output is also appended to that file
 as it arrives, for a test that must act on what the terminal shows (a device code).
 Prints {"output": everything the terminal showed, "status": exit code or -signal} as JSON.
 Every wait is bounded (20 s per step) and the child is killed at the end if still running."""
@@ -45,6 +45,14 @@ for step in steps:
     if not read_until(step["expect"], time.monotonic() + 20):
         break
     time.sleep(step.get("delay", 0))
+    if "sendFile" in step:
+        # What the test computes from the output so far (a redirect URL): sent once the file appears.
+        deadline = time.monotonic() + 20
+        while not os.path.exists(step["sendFile"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with open(step["sendFile"], "rb") as f:
+            os.write(fd, f.read())
+        continue
     os.write(fd, b"\x03" if step["send"] == "^C" else step["send"].encode())
 read_until("\x00never", time.monotonic() + 20)
 status = None

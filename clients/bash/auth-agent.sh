@@ -21,7 +21,7 @@
 # Methods map to "request" or "notification" (no answer is sent for those).
 declare -gA AUTH_AGENT_METHODS=(
   [initialize]=request [ping]=request [shutdown]=request [status]=request
-  [login]=request [logout]=request [selectAccount]=request [setDefaultAccount]=request
+  [login]=request [logout]=request [selectAccount]=request [setDefaultAccount]=request [completeLogin]=request
   [sign]=request [fetch]=request [forget]=request
   [refresh]=request [token]=request [subscribe]=request [unsubscribe]=request
   [exit]=notification ['$/cancelRequest']=notification
@@ -526,6 +526,25 @@ auth_agent_set_default_account() {
   _auth_agent_need_jq || return
   auth_agent_call setDefaultAccount "$(jq -cn --arg p "${1:?auth_agent_set_default_account PROVIDER ACCOUNT}" \
     --arg a "${2:?auth_agent_set_default_account PROVIDER ACCOUNT}" '{provider: $p, account: $a}')"
+}
+
+# auth_agent_connect [--bin PATH] [--config FILE]: the socket agent
+# AUTH_AGENT_SOCK names (auth-agent serve --socket: one agent and one login for
+# every tool of the session), through the `auth-agent connect` relay; where none
+# answers within a second the relay serves itself, as auth_agent_start's agent.
+auth_agent_connect() {
+  auth_agent_start "$@" connect
+}
+
+# auth_agent_complete_login REQUEST_ID REDIRECT_URL: finishes a waiting browser
+# login (REQUEST_ID: its loginPrompt's requestId; a number stays a number) with
+# the whole redirect URL its browser ended at, pasted back because that browser
+# could not reach the agent. A wrong state, a used URL or an unknown request is
+# -32602, and the login keeps waiting.
+auth_agent_complete_login() {
+  _auth_agent_need_jq || return
+  auth_agent_call completeLogin "$(jq -cn --arg i "${1:?auth_agent_complete_login REQUEST_ID REDIRECT_URL}" \
+    --arg u "${2:?auth_agent_complete_login REQUEST_ID REDIRECT_URL}" '{requestId: ($i | tonumber? // $i), redirectUrl: $u}')"
 }
 
 # auth_agent_stop: shutdown + exit, then make sure the process is gone.

@@ -268,6 +268,9 @@ auth_agent_set_default_account corp bob >/dev/null 2>>"$errlog"
 me=$(auth_agent_curl -sf "$issuer/api/me" 2>>"$errlog")
 check "auth_agent_set_default_account: bob is the default" \
   eval '[[ $(jq -r .sub <<<"$me") == bob && $(auth_agent_call status | jq -r ".providers[0].accounts[] | select(.default) | .id") == bob ]]'
+out=$(auth_agent_complete_login nope "http://127.0.0.1:1/callback?code=x&state=y" 2>&1); rc=$?
+check "auth_agent_complete_login naming no waiting login: status 1, -32602 invalidParams" \
+  eval '((rc == 1)) && [[ $out == "-32602 invalidParams "* ]] && contains "$out" "no browser login waits"'
 out=$(auth_agent_select_account corp carol 2>&1); rc=$?
 check "an account that is not logged in: status 1, 1001 notLoggedIn" eval '((rc == 1)) && [[ $out == "1001 notLoggedIn "* ]]'
 auth_agent_notifications >/dev/null
@@ -284,6 +287,20 @@ check "auth_agent_logout --all logs out every account" eval '[[ $left == "[\"log
 out=$(auth_agent_logout corp --every 2>&1); rc=$?
 check "auth_agent_logout refuses an unknown option" eval '((rc == 2)) && contains "$out" "usage: auth_agent_logout"'
 auth_agent_stop
+
+echo "# auth_agent_connect: the socket agent"
+sock=$tmp/run/agent.sock
+AUTH_AGENT_CONFIG=$config "$bin" serve --socket "$sock" </dev/null >/dev/null 2>>"$errlog" &
+server=$!
+for _ in {1..100}; do [[ -S $sock ]] && break; sleep 0.05; done
+AUTH_AGENT_SOCK=$sock AUTH_AGENT_CONFIG=/nonexistent/config.json "$bin" login corp --username alice --password-stdin <<<wonderland >/dev/null 2>>"$errlog"
+export AUTH_AGENT_SOCK=$sock
+auth_agent_connect >/dev/null 2>>"$errlog"
+token=$(auth_agent_token corp 2>>"$errlog")
+auth_agent_stop
+unset AUTH_AGENT_SOCK
+check "auth_agent_connect: the token of a login made through the socket agent by another tool" eval '[[ -n $token ]]'
+kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
 
 check "no token or secret ever reached stderr" eval '! grep -qE "eyJ|wonderland" "$errlog"'
 

@@ -230,6 +230,8 @@ interface AuthAgentEvents {
 export declare class AuthAgent extends EventEmitter {
   /** Spawn the agent; rejects with reason `agentNotFound` if it cannot be started. */
   static start(options?: AuthAgentOptions): Promise<AuthAgent>;
+  /** The socket agent $AUTH_AGENT_SOCK (or socketPath) names when it answers within connectTimeout ms; else AuthAgent.start(options). */
+  static connect(options?: AuthAgentOptions & { socketPath?: string; connectTimeout?: number }): Promise<AuthAgent>;
   constructor(options?: AuthAgentOptions);
 
   timeout: number;
@@ -263,6 +265,8 @@ export declare class AuthAgent extends EventEmitter {
   selectAccount(params: { provider: string; account?: string | null }, options?: CallOptions): Promise<AccountChoice>;
   /** The provider's default account, for every connection, agent and the command line. */
   setDefaultAccount(params: { provider: string; account: string }, options?: CallOptions): Promise<AccountChoice>;
+  /** Finishes a waiting browser login with the redirect URL its browser ended at, pasted back; any connection may send it. */
+  completeLogin(params: { requestId: string | number; redirectUrl: string }, options?: CallOptions): Promise<Record<string, never>>;
   /**
    * The headers to add to the request; {} when no provider covers its origin.
    * `provider` (not enumerable) is the provider that signed, for `refresh`.

@@ -52,6 +52,14 @@ struct BrowserURL: Sendable, Equatable {
 public struct BrowserLauncher: Sendable {
     public init() {}
 
+    /// Over SSH (`SSH_CONNECTION`) with neither `DISPLAY` nor `WAYLAND_DISPLAY`: no browser
+    /// here can be opened, and none would reach the person. The agent's own environment
+    /// decides: a login forwarded from a remote host runs where the agent, and the display, are.
+    public static func remoteWithoutDisplay(_ environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }) -> Bool {
+        func set(_ name: String) -> Bool { !(environment(name) ?? "").isEmpty }
+        return set("SSH_CONNECTION") && !set("DISPLAY") && !set("WAYLAND_DISPLAY")
+    }
+
     var command: String = {
         #if os(macOS)
         return "open"
@@ -67,6 +75,9 @@ public struct BrowserLauncher: Sendable {
     }
 
     func open(_ url: BrowserURL) {
+        // A browser opened on the far side of an SSH session is one nobody sees (or a text one
+        // that takes over the terminal): the URL is shown, and the redirect pasted back.
+        guard !Self.remoteWithoutDisplay() else { return }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -82,6 +93,27 @@ public struct BrowserLauncher: Sendable {
         DispatchQueue.global().async {
             var status: Int32 = 0
             _ = waitpid(child, &status, 0)
+        }
+    }
+}
+
+extension ProviderConfig {
+    /// The flow a login naming none uses: the first listed, except that where no browser can
+    /// be opened (`BrowserLauncher.remoteWithoutDisplay`) a provider offering both a device
+    /// and a browser login uses the device code, which needs no pasting back.
+    public func defaultFlow(remoteWithoutDisplay: Bool = BrowserLauncher.remoteWithoutDisplay()) -> Flow {
+        guard remoteWithoutDisplay, flows.contains(.authorizationCode), flows.contains(.deviceCode) else { return flow }
+        return .deviceCode
+    }
+
+    /// How the default flow's interactive login reaches the person (`status`'s `interactive`):
+    /// a browser opened here, a URL shown and its redirect pasted back, or a device code; nil
+    /// for flows that ask no browser.
+    public func interactive(remoteWithoutDisplay: Bool = BrowserLauncher.remoteWithoutDisplay()) -> String? {
+        switch defaultFlow(remoteWithoutDisplay: remoteWithoutDisplay) {
+        case .deviceCode: return "device"
+        case .authorizationCode: return remoteWithoutDisplay ? "paste" : "browser"
+        default: return nil
         }
     }
 }

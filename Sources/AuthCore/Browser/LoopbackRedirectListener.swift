@@ -89,6 +89,16 @@ final class LoopbackRedirectListener: @unchecked Sendable {
         return closed
     }
 
+    /// Still listening: the login waits for its redirect.
+    var isWaiting: Bool { !isClosed }
+
+    /// The query of a pasted URL (nil without one), before it is matched to a listener.
+    static func pastedQuery(_ url: String) -> [String: String]? {
+        guard let mark = url.firstIndex(of: "?") else { return nil }
+        let query = url[mark...].prefix { $0 != " " && $0 != "\r" && $0 != "#" }
+        return parseRequest(Array("GET /\(query) HTTP/1.1\r\n".utf8))?.1
+    }
+
     /// The callback with the right state; `.timedOut` at `deadline`, `.closed` when
     /// the task is cancelled or the listener shut down, whichever comes first.
     func callback(deadline: Date) async throws(Failure) -> Callback {
@@ -103,6 +113,32 @@ final class LoopbackRedirectListener: @unchecked Sendable {
             shutDown()
         }
         return try result.get()
+    }
+
+    /// A redirect URL the person pasted back (the browser could not reach this listener):
+    /// `http://127.0.0.1:{port}{path}?…` (or `localhost`), with this login's `state`. Taken like
+    /// the browser's own callback, whichever comes first; a wrong one changes nothing.
+    func paste(_ url: String) -> PasteOutcome {
+        let text = String(url.drop { $0 == " " }.reversed().drop { $0 == " " || $0 == "\r" }.reversed())
+        let target = ["http://127.0.0.1:\(port)", "http://localhost:\(port)"].first { text.hasPrefix($0 + path) }
+            .map { String(text.dropFirst($0.count)) }
+        guard let target, let (requestPath, query) = Self.parseRequest(Array("GET \(target) HTTP/1.1\r\n".utf8)), requestPath == path else {
+            return .notARedirect
+        }
+        guard query["state"] == state else { return .wrongState }
+        // Nobody waits for a page: the person is at the terminal or the host that pasted it.
+        guard outcome.resolve(.success(Callback(query: query) { _, _ in })) else { return .notWaiting }
+        shutDown()
+        return .accepted
+    }
+
+    enum PasteOutcome: Equatable {
+        case accepted
+        /// Not this listener's callback address (another port, path, or not a URL at all).
+        case notARedirect
+        case wrongState
+        /// The login already ended, or its callback came first.
+        case notWaiting
     }
 
     // MARK: Serving

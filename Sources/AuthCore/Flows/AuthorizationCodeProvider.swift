@@ -45,6 +45,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
                                                                resource: config.learned?.resource),
                                          what: "authorization URL", provider: config)
         let deadline = clock.now().addingTimeInterval(callbackTimeout)
+        context.acceptPaste(RedirectPaste(listener: listener))
         context.prompt(.browser(url: url.text, expiresAt: deadline))
         if context.openBrowser ?? config.openBrowser { browser.open(url) }
 

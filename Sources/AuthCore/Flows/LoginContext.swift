@@ -15,10 +15,15 @@ public struct LoginContext: Sendable {
     /// Told, before the prompt, which learned provider a login learned from an API is for and
     /// where the person will sign in — `loginPrompt` shows `authorizationServer` and `resource`.
     public var learning: @Sendable (LearnedLogin) -> Void = { _ in }
+    /// A browser login's other way in, given before its prompt: the redirect URL pasted back
+    /// (the terminal reads it; the protocol's `completeLogin` hands it over).
+    public var acceptPaste: @Sendable (RedirectPaste) -> Void
 
-    public init(openBrowser: Bool? = nil, prompt: @escaping @Sendable (LoginPrompt) -> Void = { _ in }) {
+    public init(openBrowser: Bool? = nil, prompt: @escaping @Sendable (LoginPrompt) -> Void = { _ in },
+                acceptPaste: @escaping @Sendable (RedirectPaste) -> Void = { _ in }) {
         self.openBrowser = openBrowser
         self.prompt = prompt
+        self.acceptPaste = acceptPaste
     }
 }
 

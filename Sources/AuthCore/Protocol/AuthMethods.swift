@@ -33,6 +33,7 @@ public enum AuthMethods {
     static let all: [any AuthMethod.Type] = [
         StatusMethod.self, LoginMethod.self, LogoutMethod.self, ForgetMethod.self, SignMethod.self, RefreshMethod.self, TokenMethod.self,
         FetchMethod.self, SubscribeMethod.self, UnsubscribeMethod.self, SelectAccountMethod.self, SetDefaultAccountMethod.self,
+        CompleteLoginMethod.self,
     ]
 
     /// Sent to the host whose interactive login waits for the user; not an `AuthEvent`

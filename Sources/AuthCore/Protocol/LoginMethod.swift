@@ -70,7 +70,7 @@ enum LoginMethod: AuthMethod {
         let requestId = call.id ?? .null
         let login = LoginContext(openBrowser: params.openBrowser, prompt: { [connection = call.connection] prompt in
             connection.notify(AuthMethods.loginPrompt, Self.prompt(prompt, provider: params.provider, requestId: requestId))
-        })
+        }, acceptPaste: { [pending = context.service.pendingLogins] in pending.add(requestId: requestId, $0) })
         let service = context.service
         return AuthMethods.later({ () async throws(AuthError) in
             try await service.login(provider: params.provider, flow: params.flow, credentials: params.credentials, context: login)

@@ -49,6 +49,7 @@ enum StatusMethod: AuthMethod {
             entry["issuer"] = .string(learned.issuer)
         }
         if let gitUsername = p.gitUsername { entry["gitUsername"] = .string(gitUsername) }
+        if let interactive = p.interactive { entry["interactive"] = .string(interactive) }
         if !p.unreadable.isEmpty {
             entry["unreadable"] = .array(p.unreadable.map { ["account": .string($0.account), "reason": .string($0.reason)] })
         }

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { createConnection } from 'node:net';
+import { Readable } from 'node:stream';
 
 import { AgentDiedError, AuthAgentError } from './errors.js';
 import { CLIENT_GRACE_MS, agentSeconds, fetchRequest, toResponse } from './http.js';
@@ -15,6 +17,38 @@ const timeoutError = (method, ms) => new AuthAgentError(
 const KNOWN_NOTIFICATIONS = new Set(NOTIFICATIONS);
 /** Node 18 lacks Symbol.asyncDispose; the registered symbol is what TypeScript's `await using` falls back to. */
 const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose');
+/** The constructor's option that hands it a socket agent's connection instead of spawning (connect()). */
+const CONNECTION = Symbol('connection');
+
+/**
+ * A socket agent's connection (`auth-agent serve --socket`) in the shape of the
+ * child process the client otherwise drives: stdin and stdout are the socket,
+ * there is no stderr, and "the process ends" when the connection does
+ * (`shutdown` and `exit` end the connection only, never the agent).
+ */
+class SocketChild extends EventEmitter {
+  constructor(socket) {
+    super();
+    let connected = false;
+    this.socket = socket;
+    this.stdin = socket;
+    this.stdout = socket;
+    this.stderr = Readable.from([]);
+    this.pid = undefined;
+    socket.once('connect', () => {
+      connected = true;
+      this.emit('spawn');
+    });
+    socket.on('error', (error) => {
+      if (!connected) this.emit('error', error);
+    });
+    socket.once('close', () => this.emit('close', 0, null));
+  }
+
+  kill() {
+    this.socket.destroy();
+  }
+}
 
 /**
  * A running auth-agent process and the JSON-RPC session with it.
@@ -55,6 +89,32 @@ export class AuthAgent extends EventEmitter {
   }
 
   /**
+   * The socket agent $AUTH_AGENT_SOCK (or `socketPath`) names — one agent, one
+   * memory and one login for every tool of the session — when it answers a
+   * ping within `connectTimeout` ms (default 1000); otherwise (with a warning
+   * when one was named) an agent started as `AuthAgent.start(options)` would.
+   * `close()` ends this connection only. The socket's directory is the
+   * agent's, 0700: no other user can have put it there.
+   */
+  static async connect({ socketPath, connectTimeout = 1_000, ...options } = {}) {
+    const path = socketPath ?? process.env.AUTH_AGENT_SOCK;
+    if (path) {
+      const child = new SocketChild(createConnection(path));
+      const agent = new AuthAgent({ ...options, [CONNECTION]: child });
+      try {
+        await agent.#spawned;
+        await agent.ping({ timeout: connectTimeout });
+        return agent;
+      } catch (error) {
+        agent.#closing = true;
+        child.kill();
+        process.emitWarning(`not using the agent at ${path} (${error.message}); starting one`);
+      }
+    }
+    return AuthAgent.start(options);
+  }
+
+  /**
    * Spawn the agent. Prefer `AuthAgent.start()`, which also reports a binary
    * that cannot be started.
    *
@@ -69,10 +129,10 @@ export class AuthAgent extends EventEmitter {
    * @param {number} [options.shutdownGrace] ms close() waits before killing (default 3000)
    */
   constructor({
-    bin, config, args = [], env, stderr = 'inherit', timeout = 30_000, shutdownGrace = 3_000,
+    bin, config, args = [], env, stderr = 'inherit', timeout = 30_000, shutdownGrace = 3_000, [CONNECTION]: connection,
   } = {}) {
     super();
-    const executable = findAgent(bin);
+    const executable = connection ? 'the socket agent' : findAgent(bin);
     if (!executable) {
       const message = 'auth-agent not found: pass bin, set AUTH_AGENT_BIN, or put it on PATH';
       throw new AuthAgentError(message, { reason: CLIENT_REASONS.agentNotFound });
@@ -80,7 +140,7 @@ export class AuthAgent extends EventEmitter {
     this.timeout = timeout;
     this.shutdownGrace = shutdownGrace;
     const argv = [...(config ? ['--config', config] : []), ...args];
-    this.#child = spawn(executable, argv, { stdio: 'pipe', env: env ?? process.env });
+    this.#child = connection ?? spawn(executable, argv, { stdio: 'pipe', env: env ?? process.env });
     this.#spawned = new Promise((resolve, reject) => {
       this.#child.once('spawn', resolve);
       this.#child.once('error', (error) => {
@@ -206,6 +266,17 @@ export class AuthAgent extends EventEmitter {
   /** Make `account` the provider's default for every connection, agent and the command line (kept in the store). */
   setDefaultAccount({ provider, account }, options) {
     return this.request('setDefaultAccount', { provider, account }, options);
+  }
+
+  /**
+   * Finish a waiting browser login with the whole redirect URL its browser
+   * ended at (`http://127.0.0.1:PORT/callback?…`), pasted back because that
+   * browser could not reach the agent. Any connection of the agent may send it;
+   * `requestId` is the login's (a `loginPrompt`'s `requestId`). A wrong `state`,
+   * a used URL or an unknown request rejects (-32602) and the login keeps waiting.
+   */
+  completeLogin({ requestId, redirectUrl }, options) {
+    return this.request('completeLogin', { requestId, redirectUrl }, options);
   }
 
   /**

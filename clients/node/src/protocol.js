@@ -19,6 +19,7 @@ export const METHODS = Object.freeze([
   'logout',
   'selectAccount',
   'setDefaultAccount',
+  'completeLogin',
   'sign',
   'fetch',
   'forget',

@@ -53,6 +53,12 @@ describe('AuthAgent with the real agent', { skip: SKIP }, () => {
     assert.equal(headers.Authorization, `Bearer ${accessToken}`);
   });
 
+  test('completeLogin naming no waiting login is refused with invalidParams', async () => {
+    const agent = await start();
+    await assert.rejects(agent.completeLogin({ requestId: 'nope', redirectUrl: 'http://127.0.0.1:1/callback?code=x&state=y' }),
+      (error) => error.code === -32602 && /no browser login waits under this requestId/.test(error.message));
+  });
+
   test('a sign due for refresh emits tokenRefreshed', async () => {
     const agent = await start();
     await agent.subscribe({ events: ['userLoggedIn', 'userLoggedOut', 'tokenRefreshed'] });

@@ -56,6 +56,10 @@ vim.api.nvim_create_user_command("AuthAgentForget", function(opts)
   end)
 end, { nargs = 1, complete = complete_provider, desc = "Remove a provider the agent learned" })
 
+vim.api.nvim_create_user_command("AuthAgentCompleteLogin", function(opts)
+  require("auth_agent").complete_login_interactive(opts.fargs[1])
+end, { nargs = "?", desc = "Finish a browser login with the redirect URL pasted back" })
+
 vim.api.nvim_create_user_command("AuthAgentStatus", function()
   require("auth_agent").show_status()
 end, { nargs = 0, desc = "Show auth-agent providers and login state" })

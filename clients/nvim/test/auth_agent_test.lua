@@ -109,7 +109,7 @@ end)
 
 test("user commands are defined", function()
   for _, cmd in ipairs({ "AuthAgentLogin", "AuthAgentLogout", "AuthAgentStatus", "AuthAgentAccount",
-    "AuthAgentDefaultAccount", "AuthAgentForget" }) do
+    "AuthAgentDefaultAccount", "AuthAgentForget", "AuthAgentCompleteLogin" }) do
     eq(vim.fn.exists(":" .. cmd), 2, cmd)
   end
 end)
@@ -120,6 +120,23 @@ test("setup starts the agent and subscribes", function()
     return #auth.providers > 0
   end)
   eq(auth.providers[1].id, "corp", "provider")
+end)
+
+test("complete_login naming no waiting login is -32602; the command asks for the URL", function()
+  local err = await(auth.complete_login, "nope", "http://127.0.0.1:1/callback?code=x&state=y")
+  eq(err.code, -32602, "code")
+  assert(err.message:find("no browser login waits", 1, true), err.message)
+  local input = vim.ui.input
+  local asked
+  vim.ui.input = function(opts, on_confirm)
+    asked = opts.prompt
+    on_confirm("http://127.0.0.1:1/callback?code=x&state=y")
+  end
+  auth.last_browser_login = "nope"
+  vim.cmd("AuthAgentCompleteLogin")
+  vim.ui.input = input
+  assert(asked and asked:find("callback", 1, true), "vim.ui.input asked for the URL")
+  auth.last_browser_login = nil
 end)
 
 test("login with credentials fires AuthAgentLoggedIn", function()
@@ -756,6 +773,32 @@ test("the real agent learns the dev issuer's API: login URL, fetch, step-up, for
   vim.api.nvim_del_augroup_by_id(group)
   auth.stop()
   vim.fn.delete(config)
+end)
+
+test("with a socket agent, setup connects to it through a vim.loop pipe; without one it starts its own", function()
+  local directory = vim.fn.tempname()
+  vim.fn.mkdir(directory, "p")
+  local path = directory .. "/run/agent.sock"
+  local server = vim.fn.jobstart({ env.AUTH_AGENT_BIN, "serve", "--socket", path }, { env = { AUTH_AGENT_CONFIG = env.TEST_CONFIG } })
+  wait_for("the socket", function()
+    return vim.loop.fs_stat(path) ~= nil
+  end)
+  assert(auth.setup({ socket = path }), "setup failed")
+  assert(auth.client.pipe ~= nil, "a socket connection")
+  eq(auth.client:pid(), nil, "no child of ours")
+  local err = await(auth.login, "corp", alice)
+  eq(err, nil, "login through the socket")
+  local other = require("auth_agent.rpc").connect(path, {}, 1000)
+  local token = other:request_sync("token", { provider = "corp" }, 5000)
+  assert(token and token.accessToken, "another connection shares the login")
+  other:stop(2000)
+  auth.stop()
+  eq(vim.fn.jobwait({ server }, 0)[1], -1, "the agent still serves after this editor's connection ended")
+  assert(auth.setup({ socket = path .. ".absent", bin = env.AUTH_AGENT_BIN, config = env.TEST_CONFIG }), "fallback setup failed")
+  assert(noted("not using the agent at"), "a warning")
+  assert(auth.client.pipe == nil and auth.client:pid(), "an agent of its own")
+  auth.stop()
+  vim.fn.jobstop(server)
 end)
 
 test("the README's lazy.nvim spec runs as written against auth-agent demo", function()

@@ -9,6 +9,7 @@ import asyncio
 import inspect
 import logging
 import math
+import os
 from itertools import count
 from typing import (
     Any,
@@ -28,6 +29,7 @@ from typing import (
 
 from . import _params
 from ._launch import PathLike, StderrTail, agent_command, log_stderr_line
+from ._socket import AsyncSocketConnection
 from ._version import __version__
 from ._wire import Notification, RequestId, Response, decode, encode
 from .errors import AuthAgentError, cannot_start, ended, timed_out
@@ -131,10 +133,45 @@ class AsyncAuthAgent:
             )
         except OSError as error:
             raise cannot_start(self._command[0], error) from error
+        self._attach()
+        return self
+
+    def _attach(self) -> None:
         self._write_lock = asyncio.Lock()
         self._stderr_task = asyncio.ensure_future(self._copy_stderr())
         self._reader_task = asyncio.ensure_future(self._read_answers())
-        return self
+
+    @classmethod
+    async def connect(
+        cls,
+        binary: Optional[PathLike] = None,
+        *,
+        socket_path: Optional[str] = None,
+        connect_timeout: float = 1.0,
+        **options: Any,
+    ) -> "AsyncAuthAgent":
+        """The socket agent ``AUTH_AGENT_SOCK`` (or ``socket_path``) names, as
+        ``AuthAgent.connect()``; otherwise an agent started as
+        ``await AsyncAuthAgent(binary, **options).start()`` would be."""
+        path = socket_path or os.environ.get("AUTH_AGENT_SOCK")
+        if path:
+            agent = cls(binary, **options)
+            try:
+                connection = await asyncio.wait_for(AsyncSocketConnection.open(path), connect_timeout)
+            except (OSError, asyncio.TimeoutError) as error:
+                logger.warning("not using the agent at %s (%s); starting one", path, error or "no answer")
+            else:
+                agent._process = connection  # type: ignore[assignment]
+                agent._attach()
+                try:
+                    await agent.call("ping", timeout=connect_timeout)
+                    return agent
+                except AuthAgentError as error:
+                    agent._closing = True
+                    connection.kill()
+                    await agent._reader_task
+                    logger.warning("not using the agent at %s (%s); starting one", path, error)
+        return await cls(binary, **options).start()
 
     async def __aenter__(self) -> "AsyncAuthAgent":
         return await self.start()
@@ -290,6 +327,18 @@ class AsyncAuthAgent:
         agent and the command line (kept in the store)."""
         params = {"provider": provider, "account": account}
         return cast(AccountChoice, await self.call("setDefaultAccount", params, timeout=timeout))
+
+    async def complete_login(
+        self, request_id: Any, redirect_url: str, *, timeout: Optional[float] = None
+    ) -> Dict[str, Any]:
+        """Finish a waiting browser login with the whole redirect URL its
+        browser ended at (``http://127.0.0.1:PORT/callback?…``), pasted back by
+        the person because that browser could not reach the agent; any
+        connection of the agent may send it, ``request_id`` being the id of the
+        ``login`` (a ``loginPrompt``'s ``requestId``). A wrong ``state``, a used
+        URL or an unknown request raises (-32602) and the login keeps waiting."""
+        params = {"requestId": request_id, "redirectUrl": redirect_url}
+        return cast(Dict[str, Any], await self.call("completeLogin", params, timeout=timeout))
 
     async def sign(
         self,

@@ -7,6 +7,7 @@ notification callbacks, so a callback may itself call the agent.
 
 import logging
 import math
+import os
 import queue
 import subprocess
 import threading
@@ -27,6 +28,7 @@ from typing import (
 
 from . import _params
 from ._launch import PathLike, StderrTail, agent_command, log_stderr_line
+from ._socket import SocketConnection
 from ._version import __version__
 from ._wire import Notification, RequestId, Response, decode, encode
 from .errors import AuthAgentError, cannot_start, ended, timed_out
@@ -127,6 +129,48 @@ class AuthAgent:
             )
         except OSError as error:
             raise cannot_start(command[0], error) from error
+        self._start(capture_stderr)
+
+    @classmethod
+    def connect(
+        cls,
+        binary: Optional[PathLike] = None,
+        *,
+        socket_path: Optional[str] = None,
+        connect_timeout: float = 1.0,
+        **options: Any,
+    ) -> "AuthAgent":
+        """The socket agent ``AUTH_AGENT_SOCK`` (or ``socket_path``) names —
+        one agent, one memory and one login for every tool of the session —
+        when it is this user's and answers a ``ping`` within
+        ``connect_timeout`` seconds; otherwise (unset, absent, silent: with a
+        warning when it was named) an agent started as ``AuthAgent(binary,
+        **options)`` would. ``close()`` ends this connection only."""
+        path = socket_path or os.environ.get("AUTH_AGENT_SOCK")
+        if path:
+            try:
+                connection = SocketConnection(path, connect_timeout)
+            except OSError as error:
+                logger.warning("not using the agent at %s (%s); starting one", path, error)
+            else:
+                agent = cls.__new__(cls)
+                agent.timeout = options.get("timeout", 30.0)
+                agent.shutdown_grace = options.get("shutdown_grace", 3.0)
+                agent._process = connection  # type: ignore[assignment]
+                agent._start(True)
+                try:
+                    agent.call("ping", timeout=connect_timeout)
+                    return agent
+                except AuthAgentError as error:
+                    agent._closing = True
+                    connection.kill()
+                    agent._reader.join(connect_timeout)
+                    connection.stdout.close()
+                    connection.stderr.close()
+                    logger.warning("not using the agent at %s (%s); starting one", path, error)
+        return cls(binary, **options)
+
+    def _start(self, capture_stderr: bool) -> None:
         self._stdin = cast(IO[bytes], self._process.stdin)
         self._ids = count(1)
         self._lock = threading.Lock()
@@ -287,6 +331,18 @@ class AuthAgent:
         agent and the command line (kept in the store)."""
         params = {"provider": provider, "account": account}
         return cast(AccountChoice, self.call("setDefaultAccount", params, timeout=timeout))
+
+    def complete_login(
+        self, request_id: Any, redirect_url: str, *, timeout: Optional[float] = None
+    ) -> Dict[str, Any]:
+        """Finish a waiting browser login with the whole redirect URL its
+        browser ended at (``http://127.0.0.1:PORT/callback?…``), pasted back by
+        the person because that browser could not reach the agent; any
+        connection of the agent may send it, ``request_id`` being the id of the
+        ``login`` (a ``loginPrompt``'s ``requestId``). A wrong ``state``, a used
+        URL or an unknown request raises (-32602) and the login keeps waiting."""
+        params = {"requestId": request_id, "redirectUrl": redirect_url}
+        return cast(Dict[str, Any], self.call("completeLogin", params, timeout=timeout))
 
     def sign(
         self,

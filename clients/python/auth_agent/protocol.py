@@ -20,6 +20,7 @@ METHODS: Tuple[str, ...] = (
     "logout",
     "selectAccount",
     "setDefaultAccount",
+    "completeLogin",
     "sign",
     "fetch",
     "forget",

@@ -46,6 +46,13 @@ class SyncClientTest(IssuerTestCase):
         self.assertEqual(agent.sign("GET", "https://unrelated.example.org/"), {})
         self.assertEqual(agent.status()["providers"][0]["state"], "loggedIn")
 
+    def test_complete_login_names_no_waiting_login_and_is_refused(self) -> None:
+        agent = self.start()
+        with self.assertRaises(AuthAgentError) as caught:
+            agent.complete_login("nope", "http://127.0.0.1:1/callback?code=x&state=y")
+        self.assertEqual(caught.exception.code, -32602)
+        self.assertIn("no browser login waits under this requestId", caught.exception.message)
+
     def test_sign_due_for_refresh_emits_token_refreshed(self) -> None:
         agent = self.start()
         received = self.record(agent, "tokenRefreshed")

@@ -24,6 +24,7 @@ local defaults = {
   timeout_ms = 10000, -- sign_sync and the commands' waits
   notify_events = true, -- vim.notify on logins and logouts
   open_browser = false, -- open a loginPrompt's URL with xdg-open/open
+  socket = nil, -- the socket agent to use; else $AUTH_AGENT_SOCK; false: always start one
 }
 M.options = vim.deepcopy(defaults)
 
@@ -86,6 +87,10 @@ local function on_notification(method, params)
   elseif method == "tokenRefreshed" then
     p.expiresAt = params.expiresAt
   elseif method == "loginPrompt" then
+    if params.url then
+      -- The login :AuthAgentCompleteLogin finishes when it names none.
+      M.last_browser_login = params.requestId
+    end
     ui.show_login_prompt(params, display_name(params.provider), M.options)
   end
   fire(autocmd, params)
@@ -129,26 +134,43 @@ function M.setup(opts)
   -- Shallow on purpose: a list option (events, args) replaces the default.
   M.options = vim.tbl_extend("force", vim.deepcopy(defaults), opts or {})
   M.stop()
-  local cmd = M.command()
-  if vim.fn.executable(cmd[1]) ~= 1 then
-    ui.notify("auth-agent binary not found: " .. cmd[1] .. " (set bin, $AUTH_AGENT_BIN or PATH)", vim.log.levels.ERROR)
-    return false
-  end
-  local client, err
-  client, err = rpc.start(cmd, {
+  local handlers = {
     on_notification = on_notification,
     on_exit = function(code, stderr)
-      if client.stopping then
+      if M.client == nil or M.client.stopping then
         return
       end
       local why = stderr[#stderr] and (": " .. stderr[#stderr]) or ""
       ui.notify(("auth-agent exited with status %d%s"):format(code, why), vim.log.levels.ERROR)
     end,
-  })
+  }
+  -- One agent for every tool of the session: the socket agent, when there is one that answers.
+  local path = M.options.socket
+  if path == nil then
+    path = vim.env.AUTH_AGENT_SOCK
+  end
+  if path and path ~= "" then
+    local connection, why = rpc.connect(path, handlers, 1000)
+    if connection then
+      return M._started(connection)
+    end
+    ui.notify(("not using the agent at %s (%s); starting one"):format(path, why), vim.log.levels.WARN)
+  end
+  local cmd = M.command()
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    ui.notify("auth-agent binary not found: " .. cmd[1] .. " (set bin, $AUTH_AGENT_BIN or PATH)", vim.log.levels.ERROR)
+    return false
+  end
+  local client, err = rpc.start(cmd, handlers)
   if not client then
     ui.notify(err, vim.log.levels.ERROR)
     return false
   end
+  return M._started(client)
+end
+
+--- The client of a started (or connected) agent becomes this editor's.
+function M._started(client)
   M.client = client
   subscribe(client)
   -- Stopped before Neovim exits, so that its end is expected, not reported.
@@ -286,6 +308,14 @@ end
 --- line (kept in the store). callback(err, { provider, account }).
 function M.set_default_account(provider_id, account, callback)
   return M.request("setDefaultAccount", { provider = provider_id, account = account }, then_refresh_status(callback))
+end
+
+--- Finishes a waiting browser login (request_id: its loginPrompt's requestId)
+--- with the whole redirect URL its browser ended at, pasted back because that
+--- browser could not reach the agent. callback(err, {}); a wrong state, a used
+--- URL or an unknown request is -32602 and the login keeps waiting.
+function M.complete_login(request_id, redirect_url, callback)
+  return M.request("completeLogin", { requestId = request_id, redirectUrl = redirect_url }, callback)
 end
 
 local function sign_params(req)
@@ -479,6 +509,27 @@ function M.set_default_account_interactive(provider_id, account)
         vim.log.levels.ERROR)
     end
     ui.notify(("%s: the default account is %s"):format(display_name(provider_id), account))
+  end)
+end
+
+--- :AuthAgentCompleteLogin [requestId]: asks for the redirect URL with
+--- |vim.ui.input()| and hands it to the login (default: this editor's last
+--- browser login).
+function M.complete_login_interactive(request_id)
+  request_id = request_id and (tonumber(request_id) or request_id) or M.last_browser_login
+  if request_id == nil then
+    return ui.notify("No browser login is waiting in this editor", vim.log.levels.ERROR)
+  end
+  vim.ui.input({ prompt = "Address the browser ended at (http://127.0.0.1:…/callback?…): " }, function(url)
+    if not url or url == "" then
+      return
+    end
+    M.complete_login(request_id, url, function(err)
+      if err then
+        return ui.notify(("That URL was not taken: %s"):format(err.message), vim.log.levels.ERROR)
+      end
+      ui.notify("Got the redirect URL; finishing the login…")
+    end)
   end)
 end
 

@@ -12,6 +12,7 @@ M.methods = {
   logout = "request",
   selectAccount = "request",
   setDefaultAccount = "request",
+  completeLogin = "request",
   sign = "request",
   fetch = "request",
   forget = "request",

@@ -1,4 +1,5 @@
--- JSON-RPC 2.0 over a job's stdin/stdout, one message per line.
+-- JSON-RPC 2.0 over a job's stdin/stdout (or a socket agent's connection),
+-- one message per line.
 local names = require("auth_agent.names")
 
 local M = {}
@@ -53,6 +54,56 @@ function M.start(cmd, handlers)
     return nil, "cannot run " .. table.concat(cmd, " ")
   end
   self.job, self.running = job, true
+  return self
+end
+
+--- Connects to the socket agent at `path` (`auth-agent serve --socket`) through
+--- a vim.loop pipe; handlers as for start() (on_exit when the connection ends).
+--- The agent must answer a ping within timeout_ms. Returns the client, or nil
+--- and a message.
+function M.connect(path, handlers, timeout_ms)
+  local uv = vim.uv or vim.loop
+  local pipe = uv.new_pipe(false)
+  local self = setmetatable({
+    handlers = handlers or {},
+    pending = {},
+    next_id = 0,
+    partial = "",
+    stderr = {},
+    running = false,
+    pipe = pipe,
+  }, Client)
+  local connected, failure = false, nil
+  pipe:connect(path, function(err)
+    connected, failure = err == nil, err
+  end)
+  if not vim.wait(timeout_ms, function()
+    return connected or failure ~= nil
+  end, 10) or not connected then
+    pipe:close()
+    return nil, ("cannot connect to %s: %s"):format(path, failure or "no answer")
+  end
+  self.running = true
+  pipe:read_start(function(err, data)
+    -- A luv callback: the handlers run on the main loop.
+    vim.schedule(function()
+      if data then
+        local lines = vim.split(data, "\n", { plain = true })
+        self:_on_stdout(lines)
+      elseif self.running then
+        self:_on_exit(err and 1 or 0)
+        if not pipe:is_closing() then
+          pipe:close()
+        end
+      end
+    end)
+  end)
+  local _, err = self:request_sync("ping", nil, timeout_ms)
+  if err then
+    self.running = false
+    pipe:close()
+    return nil, ("the agent at %s does not answer: %s"):format(path, err.message)
+  end
   return self
 end
 
@@ -127,6 +178,12 @@ end
 
 -- A write to a job that just died fails quietly: on_exit answers what is pending.
 function Client:_write(line)
+  if self.pipe then
+    if not self.pipe:is_closing() then
+      self.pipe:write(line)
+    end
+    return
+  end
   pcall(vim.fn.chansend, self.job, line)
 end
 
@@ -192,12 +249,18 @@ function Client:stop(timeout_ms)
   if not vim.wait(timeout_ms or 2000, function()
     return not self.running
   end, 10) then
-    vim.fn.jobstop(self.job)
+    if self.pipe then
+      self.running = false
+      self.pipe:close()
+    else
+      vim.fn.jobstop(self.job)
+    end
   end
 end
 
+--- The agent's process id; nil for a socket agent's connection (not our child).
 function Client:pid()
-  if self.running then
+  if self.running and not self.pipe then
     return vim.fn.jobpid(self.job)
   end
 end

@@ -31,6 +31,8 @@ local function prompt_lines(p, display_name)
     end
   elseif p.url then
     table.insert(lines, "Open:    " .. p.url)
+    -- For a browser that cannot reach the agent's loopback listener (another machine).
+    table.insert(lines, "Ends on an address that does not load? :AuthAgentCompleteLogin and paste it")
   end
   if p.expiresAt then
     table.insert(lines, "Expires: " .. p.expiresAt)

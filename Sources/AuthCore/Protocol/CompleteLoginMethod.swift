@@ -1,0 +1,29 @@
+import JSON
+import JSONRPC
+
+/// `completeLogin`: finishes a browser login whose browser could not reach the loopback
+/// listener, with the redirect URL the person pasted back. Any connection of the agent may
+/// send it (a host other than the login's: an editor beside the terminal, the laptop's side
+/// of a forwarded socket); the login's own request gets the login's answer.
+enum CompleteLoginMethod: AuthMethod {
+    static let descriptor = MethodDescriptor(
+        "completeLogin",
+        summary: "Finish a waiting browser login with the whole redirect URL the browser ended at (pasted back); the login's own request gets its answer.",
+        params: [.init("requestId", required: true), .init("redirectUrl", required: true)], result: "EmptyResult")
+
+    static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering { .free }
+
+    static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
+        try call.params.rejectUnknown(allowed: descriptor.paramNames)
+        guard let requestId = call.params["requestId"], requestId.stringValue != nil || requestId.intValue != nil else {
+            throw .invalidParams("'requestId' must be the id of the login request (a string or a number)")
+        }
+        let url = try call.params.string("redirectUrl")
+        do throws(PendingLogins.Rejection) {
+            try context.service.pendingLogins.complete(requestId: requestId, redirectURL: url)
+        } catch {
+            throw .invalidParams("'redirectUrl': \(error.message); the login keeps waiting")
+        }
+        return .result([:])
+    }
+}

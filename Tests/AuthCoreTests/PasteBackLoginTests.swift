@@ -1,0 +1,113 @@
+@testable import AuthCore
+import Foundation
+import JSON
+import Wire
+import TestSupport
+import XCTest
+
+/// A browser login finished by its redirect URL pasted back (the browser could not reach the
+/// loopback listener): through `PendingLogins` (the protocol's `completeLogin`) and
+/// `RedirectPaste` (the terminal). Only the login's `state` is taken, and only once.
+final class PasteBackLoginTests: XCTestCase {
+    private struct TokenEndpoint: HTTPTransport {
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            guard request.url.hasSuffix("/token") else { return HTTPResponse(status: 404) }
+            return HTTPResponse(status: 200, headers: ["content-type": "application/json"],
+                                body: JSONSerializer.bytes(["access_token": "at", "token_type": "Bearer", "expires_in": 60]))
+        }
+    }
+
+    private func provider() -> AuthorizationCodeProvider {
+        var config = ProviderConfig(id: "web", displayName: "Web", flow: .authorizationCode)
+        config.authorizationEndpoint = "https://id.example.com/authorize"
+        config.tokenEndpoint = "https://id.example.com/token"
+        config.clientId = "cli"
+        config.openBrowser = false
+        let http = HTTPCalls(transport: TokenEndpoint(), timeout: 5)
+        let oauth = OAuthClient(config: config, http: http, clock: SystemClock(), discovery: Discovery(http: http), lifetimeWarning: WarnOnce { _ in })
+        return AuthorizationCodeProvider(config: config, oauth: oauth, clock: SystemClock(), revokeTimeout: 1, browser: BrowserLauncher(), callbackTimeout: 20)
+    }
+
+    /// A login registered in `pending` under `requestId`; returns it, its redirect URI and its state.
+    private func startLogin(_ pending: PendingLogins, requestId: JSONValue) async throws -> (Task<Bool, Never>, String, String) {
+        let prompted = TestBox<String?>(nil)
+        let provider = provider()
+        let context = LoginContext(prompt: { if case .browser(let url, _) = $0 { prompted.set(url) } },
+                                   acceptPaste: { pending.add(requestId: requestId, $0) })
+        let login = Task { () -> Bool in (try? await provider.login(nil, context: context)) != nil }
+        for _ in 0..<200 where prompted.get() == nil { try await Task.sleep(nanoseconds: 10_000_000) }
+        let url = try XCTUnwrap(prompted.get().flatMap(URLComponents.init(string:)), "no loginPrompt")
+        let item = { (name: String) in url.queryItems?.first { $0.name == name }?.value }
+        return (login, try XCTUnwrap(item("redirect_uri")), try XCTUnwrap(item("state")))
+    }
+
+    /// Why `pending` refused the URL, nil when a login took it.
+    private func rejection(_ pending: PendingLogins, _ requestId: JSONValue, _ url: String) -> PendingLogins.Rejection? {
+        do throws(PendingLogins.Rejection) { try pending.complete(requestId: requestId, redirectURL: url) } catch { return error }
+        return nil
+    }
+
+    func testCompleteLoginTakesTheRightStateOnceAndRefusesTheRest() async throws {
+        let pending = PendingLogins()
+        let (login, redirect, state) = try await startLogin(pending, requestId: "web")
+        let good = "\(redirect)?code=c1&state=\(state)"
+        // Refused, and the login keeps waiting: another login's state, a bare code, an unknown request.
+        XCTAssertEqual(rejection(pending, "web", "\(redirect)?code=c1&state=forged"), .wrongState)
+        XCTAssertEqual(rejection(pending, "web", "c1"), .notARedirect)
+        XCTAssertEqual(rejection(pending, "web", "http://127.0.0.1:1/callback?code=c1&state=\(state)"), .notARedirect)
+        XCTAssertEqual(rejection(pending, 7, good), .unknownRequest)
+        XCTAssertNil(rejection(pending, "web", good))
+        let loggedIn = await login.value
+        XCTAssertTrue(loggedIn, "the pasted URL finished the login")
+        XCTAssertEqual(rejection(pending, "web", good), .used, "a URL is used once")
+    }
+
+    /// Two connections' logins under the same request id: the state picks the one it belongs to.
+    func testTheStatePicksAmongLoginsWithTheSameRequestId() async throws {
+        let pending = PendingLogins()
+        let (first, _, _) = try await startLogin(pending, requestId: 1)
+        let (second, redirect, state) = try await startLogin(pending, requestId: 1)
+        XCTAssertNil(rejection(pending, 1, "\(redirect)?code=c2&state=\(state)"))
+        let secondLoggedIn = await second.value
+        XCTAssertTrue(secondLoggedIn)
+        first.cancel()
+        let firstLoggedIn = await first.value
+        XCTAssertFalse(firstLoggedIn, "the other login still waited (until cancelled)")
+    }
+
+    /// The terminal's way in: the same checks, said as a sentence.
+    func testTerminalPasteSaysWhyAURLIsNotTaken() async throws {
+        let paste = TestBox<RedirectPaste?>(nil)
+        let prompted = TestBox<String?>(nil)
+        let provider = provider()
+        let context = LoginContext(prompt: { if case .browser(let url, _) = $0 { prompted.set(url) } }, acceptPaste: { paste.set($0) })
+        let login = Task { () -> Bool in (try? await provider.login(nil, context: context)) != nil }
+        for _ in 0..<200 where prompted.get() == nil { try await Task.sleep(nanoseconds: 10_000_000) }
+        let url = try XCTUnwrap(prompted.get().flatMap(URLComponents.init(string:)))
+        let redirect = try XCTUnwrap(url.queryItems?.first { $0.name == "redirect_uri" }?.value)
+        let state = try XCTUnwrap(url.queryItems?.first { $0.name == "state" }?.value)
+        let complete = try XCTUnwrap(paste.get())
+        XCTAssertEqual(complete.complete("\(redirect)?code=c&state=other"), PendingLogins.Rejection.wrongState.message)
+        XCTAssertNil(complete.complete("  \(redirect.replacingOccurrences(of: "127.0.0.1", with: "localhost"))?code=c&state=\(state) "))
+        let loggedIn = await login.value
+        XCTAssertTrue(loggedIn)
+        XCTAssertEqual(complete.complete("\(redirect)?code=c&state=\(state)"), PendingLogins.Rejection.used.message)
+    }
+
+    func testNoBrowserOverSSHWithoutADisplayAndTheDeviceCodeIsPreferred() {
+        let env = { (values: [String: String]) in { (name: String) in values[name] } }
+        XCTAssertTrue(BrowserLauncher.remoteWithoutDisplay(env(["SSH_CONNECTION": "10.0.0.2 5 10.0.0.1 22"])))
+        XCTAssertFalse(BrowserLauncher.remoteWithoutDisplay(env(["SSH_CONNECTION": "10.0.0.2 5 10.0.0.1 22", "DISPLAY": "localhost:10.0"])))
+        XCTAssertFalse(BrowserLauncher.remoteWithoutDisplay(env(["SSH_CONNECTION": "x", "WAYLAND_DISPLAY": "wayland-0"])))
+        XCTAssertFalse(BrowserLauncher.remoteWithoutDisplay(env([:])))
+        var both = ProviderConfig(id: "p", displayName: "P", flow: .authorizationCode)
+        both.flows = [.authorizationCode, .deviceCode]
+        XCTAssertEqual(both.defaultFlow(remoteWithoutDisplay: false), .authorizationCode)
+        XCTAssertEqual(both.defaultFlow(remoteWithoutDisplay: true), .deviceCode)
+        XCTAssertEqual(both.interactive(remoteWithoutDisplay: false), "browser")
+        XCTAssertEqual(both.interactive(remoteWithoutDisplay: true), "device")
+        let browserOnly = ProviderConfig(id: "b", displayName: "B", flow: .authorizationCode)
+        XCTAssertEqual(browserOnly.interactive(remoteWithoutDisplay: true), "paste")
+        XCTAssertNil(ProviderConfig(id: "c", displayName: "C", flow: .clientCredentials).interactive(remoteWithoutDisplay: true))
+    }
+}
