@@ -1,0 +1,122 @@
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import JSON
+import JSONRPC
+import Locking
+
+/// Status, login, logout and the default account: what changes who is logged in.
+extension AuthService {
+    // MARK: status
+
+    /// Every provider's accounts; the single-account fields describe the account
+    /// that a request naming none would use under `choice`.
+    public func status(providers filter: Set<String>? = nil, choice: AccountChoice = AccountChoice()) -> [ProviderStatus] {
+        let (providers, order) = registry.state.withLock { ($0.providers, $0.order) }
+        return order.filter { filter?.contains($0) ?? true }.map { id in
+            let p = providers[id]!
+            let used = (try? pick(p, choice)) ?? nil
+            let defaultAccount = p.defaultCoordinator?.account
+            let accounts = p.loggedIn.compactMap { c in
+                c.current.map { ProviderStatus.Account(id: c.account, user: $0.user ?? [:], expiresAt: $0.expiresAt, isDefault: c.account == defaultAccount) }
+            }
+            var status = ProviderStatus(id: id, displayName: p.config.displayName, flows: p.config.flows, fields: p.config.flow.descriptor.fields,
+                                        session: used?.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) },
+                                        account: used?.account, accounts: accounts)
+            status.learned = p.config.learned
+            status.unreadable = p.all.compactMap { c in sync.trouble(c).map { ProviderStatus.Unreadable(account: c.account, reason: $0) } }
+            status.gitUsername = p.config.gitUsername
+            status.interactive = p.config.interactive()
+            return status
+        }
+    }
+
+    // MARK: login / logout / default account
+
+    /// Logs in through `flow` (nil: the provider's default); a different identity than the
+    /// accounts already logged in adds an account, the same identity replaces that account's
+    /// session — whichever of the provider's flows logged it in before.
+    public func login(provider id: String, flow: Flow? = nil, credentials: Credentials?, context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
+        try await login(try accounts(id), flow: flow, credentials: credentials, context: context)
+    }
+
+    /// `login` of `p`, which a learned provider's first login runs before `p` is registered.
+    func login(_ p: ProviderAccounts, flow: Flow?, credentials: Credentials?, context: LoginContext) async throws(AuthError) -> LoginResult {
+        let id = p.id
+        let chosen = flow ?? p.config.defaultFlow()
+        guard let login = p.logins[chosen] else {
+            throw AuthError(.loginDenied, "\(p.config.displayName) has no \(chosen.rawValue) login; its flows: \(p.config.flowNames).", provider: id)
+        }
+        var fresh = try await login.login(credentials, context: context)
+        if p.config.flows.count > 1 { fresh.flow = chosen }
+        var typed: String?
+        if case .password(let username, _)? = credentials { typed = username }
+        fresh.user = AccountNames.user(fresh.user, typed: typed, previous: nil)
+        let account = AccountIdentity.of(user: fresh.user)
+        fresh.account = account
+        let held = try await sync.lock(p.config)
+        defer { held.unlock() }
+        let c = p.coordinator(account)
+        fresh.user = AccountNames.user(fresh.user, typed: nil, previous: c.current?.user)
+        // Saved first (under the store lock, which every writer holds), then installed:
+        // a login that is not saved would be lost with this process, so it fails and installs nothing.
+        let session = c.numbered(login: fresh, storedGeneration: sync.storedGeneration(c))
+        do {
+            try sync.save(c, session)
+            try sync.updateIndex(p) { $0.add(account) }
+        } catch {
+            throw AuthError.storeUnavailable(p.config, error)
+        }
+        c.install(login: session)
+        logger.info("logged in to \(id) as \(AccountNames.display(session.user, account: account)) (account \(account))")
+        let user = session.user ?? [:]
+        events(.loggedIn(provider: id, account: account, user: user, expiresAt: session.expiresAt))
+        return LoginResult(provider: id, account: account, user: user, expiresAt: session.expiresAt)
+    }
+
+    /// Logs out the account `choice` means, or every account; true when the server
+    /// confirmed every revocation.
+    public func logout(provider id: String, account choice: AccountChoice = AccountChoice(), all: Bool = false) async throws(AuthError) -> Bool {
+        let p = try accounts(id)
+        // The user asked to be logged out: if another agent holds the lock too long, log out anyway.
+        let held = try? await sync.lock(p.config)
+        defer { held?.unlock() }
+        if held != nil { sync.check(p, evenIfBusy: true) }
+        let targets = try all ? p.loggedIn : pick(p, choice).map { [$0] } ?? []
+        var ended: [(SessionCoordinator, Session)] = []
+        for c in targets {
+            guard let session = c.current else { continue }
+            sync.persist(c, nil)
+            _ = c.clear(ifStill: session)
+            ended.append((c, session))
+        }
+        guard !ended.isEmpty else { return false }
+        try? sync.updateIndex(p) { index in ended.forEach { index.remove($0.0.account) } }
+        var revoked = true
+        for (c, session) in ended {
+            logger.info("logged out of \(id) (\(c.account))")
+            events(.loggedOut(provider: id, account: c.account, reason: .logout))
+            if !(await p.renewer(of: session).revoke(session)) { revoked = false }
+        }
+        return revoked
+    }
+
+    /// Makes the account `account` names the provider's default, for every agent on the store; returns its id.
+    @discardableResult
+    public func setDefaultAccount(provider id: String, account name: String) async throws(AuthError) -> String {
+        let p = try accounts(id)
+        let held = try await sync.lock(p.config)
+        defer { held.unlock() }
+        let account = try resolve(p, AccountChoice(account: name)).account
+        do {
+            try sync.updateIndex(p) { $0.defaultAccount = account }
+        } catch {
+            throw AuthError.storeUnavailable(p.config, error)
+        }
+        logger.info("\(account) is now the default account of \(id)")
+        return account
+    }
+}
