@@ -70,8 +70,9 @@ final class DPoPProcessTests: XCTestCase {
         for round in 0..<3 {
             let agent = try h.spawn()
             if round == 0 { XCTAssertEqual(try agent.call("login", AgentHarness.corp)["result"]?["account"], "alice") }
-            let sign = #"{"jsonrpc":"2.0","id":1,"method":"sign","params":{"request":{"method":"GET","url":"\#(base)/api/me"}}}"# + "\n"
-            try agent.send(String(repeating: sign, count: 5_000))
+            // Ids of their own: a sign that waits (a proof whose nonce pool ran dry) keeps its id in flight.
+            let signs = (1...5_000).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"sign","params":{"request":{"method":"GET","url":"\#(base)/api/me"}}}"# }
+            try agent.send(signs.joined(separator: "\n"))
             for _ in 0..<5_000 {
                 guard let line = agent.nextLine(timeout: 15) else { return XCTFail("no answer; stderr:\n\(agent.stderr)") }
                 output.append(String(decoding: line, as: UTF8.self))

@@ -26,18 +26,29 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
 
     static let callbackPath = "/callback"
 
+    /// The redirect listener. A fixed port (`redirectPort`, or the one a learned client registered) may
+    /// still be held for a moment by the previous login's listener, which closes on its own thread: it is
+    /// tried again for up to a second (real time: the wait is the operating system's, not the session's).
+    private func listen(state: String) async throws(AuthError) -> LoopbackRedirectListener {
+        let port = UInt16(config.redirectPort ?? 0)
+        for attempt in 0..<20 {
+            do {
+                return try LoopbackRedirectListener(port: port, path: Self.callbackPath, state: state)
+            } catch {
+                if port == 0 || attempt == 19 { break }
+                try? await Task.sleep(nanoseconds: 50_000_000)
+            }
+        }
+        throw unavailable("cannot listen for the browser's redirect on 127.0.0.1:\(config.redirectPort ?? 0)")
+    }
+
     func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
         guard let authorizationEndpoint = try await oauth.endpoints().authorization else {
             throw unavailable("no authorization endpoint is configured or discovered")
         }
         let pkce = PKCE()
         let nonce = Self.wantsNonce(config.scopes) ? SecureRandom.token(bytes: 16) : nil
-        let listener: LoopbackRedirectListener
-        do {
-            listener = try LoopbackRedirectListener(port: UInt16(config.redirectPort ?? 0), path: Self.callbackPath, state: pkce.state)
-        } catch {
-            throw unavailable("cannot listen for the browser's redirect on 127.0.0.1:\(config.redirectPort ?? 0)")
-        }
+        let listener = try await listen(state: pkce.state)
         defer { listener.shutDown() }
         let redirectURI = "http://127.0.0.1:\(listener.port)\(Self.callbackPath)"
         let url = try BrowserURL.checked(Self.authorizationURL(endpoint: authorizationEndpoint, clientId: config.clientId ?? "",
