@@ -21,6 +21,11 @@ enum Scenarios {
         let rate = Measure.pipelined(agentPath, args, line: sign, count: 300_000 / scale, prologue: [login])
         report.row("pipelined sign", agent: Report.rate(rate.rate), baseline: Report.rate(echoRate) + " (echo)",
                    ratio: String(format: "%.2f× echo", rate.rate / echoRate))
+        // The same URL without its query, side by side: a query must cost about nothing (issue 21).
+        let bare = Array(#"{"jsonrpc":"2.0","id":1,"method":"sign","params":{"request":{"method":"GET","url":"https://api.example.com/v1/items"}}}"#.utf8) + [0x0A]
+        let bareRate = Measure.pipelined(agentPath, args, line: bare, count: 300_000 / scale, prologue: [login])
+        report.row("pipelined sign, no query", agent: Report.rate(bareRate.rate), baseline: Report.rate(rate.rate) + " (with ?page=2)",
+                   ratio: String(format: "%.2f× with query", bareRate.rate / rate.rate))
         let rt = Measure.roundTrip(agentPath, args, line: sign, iterations: 20_000 / scale, prologue: [login])
         report.row("sign round trip p50", agent: Report.micros(rt.p50), baseline: Report.micros(echoP50) + " (echo)",
                    ratio: String(format: "%.2f× echo", rt.p50 / echoP50))

@@ -83,6 +83,35 @@ final class OriginCacheTests: XCTestCase {
             }
         }
         XCTAssertEqual(OriginCache.authorityPrefix("https://a.example.com:8/p?q#f"), "https://a.example.com:8")
+        XCTAssertEqual(OriginCache.authorityPrefix("https://a.example.com?q=/p#f"), "https://a.example.com")
+        XCTAssertEqual(OriginCache.authorityPrefix("https://a.example.com#f?q"), "https://a.example.com")
         XCTAssertNil(OriginCache.authorityPrefix("mailto:x@y"))
+    }
+
+    /// A query or fragment leaves the URL on its origin's cached route (one entry, the
+    /// same answer as parsing), whatever it holds: '@', ':', '/', '?', '#', '%' after the
+    /// authority never move the cut, however the runs of URLs interleave (issue 21: a
+    /// query must cost what none costs).
+    func testQueriesAndFragmentsShareTheirOriginsEntry() {
+        let urls = [
+            "https://api.example.com/v1/items", "https://api.example.com/v1/items?page=2", "https://api.example.com?page=2",
+            "https://api.example.com#top", "https://api.example.com/?a=b&c=%20d#e", "https://api.example.com/x?next=https://evil.com/",
+            "https://api.example.com?@evil.com", "https://api.example.com#@evil.com:8", "https://api.example.com/p?q#f?g#h",
+            "https://api.example.com:443/p?page=2", "https://api.example.com?", "https://api.example.com#",
+        ]
+        final class Count: @unchecked Sendable { var value = 0 }  // the cache resolves on the caller's thread: this one
+        let resolved = Count()
+        let cache = OriginCache<Origin?>(capacity: 4) { origin in
+            resolved.value += 1
+            return origin
+        }
+        for _ in 0..<3 {
+            for url in urls {
+                XCTAssertEqual(cache.value(for: url), Origin(url: url), url)
+                XCTAssertEqual(Origin(url: url), Origin(url: "https://api.example.com"), url)
+            }
+        }
+        // Two prefixes: with and without the explicit default port.
+        XCTAssertEqual(resolved.value, 2)
     }
 }

@@ -42,6 +42,10 @@ final class PlainJSONTests: XCTestCase {
         for line in [
             #"{"jsonrpc":"2.0","id":1,"method":"sign","params":{"request":{"method":"GET","url":"https://api.example.com/v1/items?page=2"}}}"#,
             #"{"params":{"provider":"p","request":{"url":"https://a.example.com/x y","method":"GET"}},"method":"sign","id":"abc","jsonrpc":"2.0"}"#,
+            // Queries and fragments are read as they are, whatever they hold (issue 21: the fast path keeps them).
+            #"{"jsonrpc":"2.0","id":2,"method":"sign","params":{"request":{"method":"GET","url":"https://api.example.com?page=2#top"}}}"#,
+            #"{"jsonrpc":"2.0","id":3,"method":"sign","params":{"request":{"method":"GET","url":"https://a.example.com/p?a=b&c=%20d;e#f?g"}}}"#,
+            #"{"jsonrpc":"2.0","id":4,"method":"sign","params":{"request":{"method":"GET","url":"https://a.example.com/?next=https://b.example.com/@x:1"}}}"#,
             " \t{ \"a\" : 1 ,\r\n \"b\" :{ } , \"c\":\"\" }\t \r",
             #"{}"#, #"{"n":-0}"#, #"{"n":0}"#, #"{"n":-123456789012345678}"#, #"{"n":999999999999999999}"#,
             #"{"s":"!#$%&'()*+,-./:;<=>?@[]^_`{|}~"}"#, #"{"s":"{}[],:"}"#,
