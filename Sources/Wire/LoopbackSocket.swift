@@ -34,12 +34,7 @@ public enum LoopbackSocket {
 
     /// A listening socket bound to 127.0.0.1 and the port it actually got.
     public static func makeListener(port: UInt16, backlog: Int32 = 128) throws(SocketError) -> (fd: Int32, port: UInt16) {
-        let fd = socket(AF_INET, streamType, 0)
-        guard fd >= 0 else { throw SocketError(operation: "socket", errno: errno) }
-        setCloseOnExec(fd)
-        #if canImport(Darwin)
-        setOption(fd, SOL_SOCKET, SO_NOSIGPIPE, 1)
-        #endif
+        let fd = try makeSocket()
         setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
         guard withLoopbackAddress(port: port, { bind(fd, $0, $1) }) == 0 else { throw failure("bind", closing: fd) }
         guard listen(fd, backlog) == 0 else { throw failure("listen", closing: fd) }
@@ -55,12 +50,7 @@ public enum LoopbackSocket {
 
     /// A connection to 127.0.0.1:`port`, send and receive bounded by `timeoutMilliseconds` each.
     public static func connectLoopback(port: UInt16, timeoutMilliseconds: Int) throws(SocketError) -> Int32 {
-        let fd = socket(AF_INET, streamType, 0)
-        guard fd >= 0 else { throw SocketError(operation: "socket", errno: errno) }
-        setCloseOnExec(fd)
-        #if canImport(Darwin)
-        setOption(fd, SOL_SOCKET, SO_NOSIGPIPE, 1)
-        #endif
+        let fd = try makeSocket()
         setReceiveTimeout(fd, milliseconds: timeoutMilliseconds)
         setSendTimeout(fd, milliseconds: timeoutMilliseconds)
         guard withLoopbackAddress(port: port, { connect(fd, $0, $1) }) == 0 else { throw failure("connect", closing: fd) }
@@ -175,6 +165,17 @@ public enum LoopbackSocket {
         let code = errno
         _ = close(fd)
         return SocketError(operation: operation, errno: code)
+    }
+
+    /// A TCP socket, close-on-exec, that (on Darwin) raises no SIGPIPE.
+    private static func makeSocket() throws(SocketError) -> Int32 {
+        let fd = socket(AF_INET, streamType, 0)
+        guard fd >= 0 else { throw SocketError(operation: "socket", errno: errno) }
+        setCloseOnExec(fd)
+        #if canImport(Darwin)
+        setOption(fd, SOL_SOCKET, SO_NOSIGPIPE, 1)
+        #endif
+        return fd
     }
 
     /// Calls `body` (bind or connect) with 127.0.0.1:`port` as a `sockaddr` and its length.
