@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import JSON
 import Wire
 
@@ -66,26 +61,8 @@ enum ClientMetadataDocuments {
 
     /// One `GET` on a fresh connection, `Connection: close`, 5 s bounded, the answer at most `maxBytes` past its head.
     private static func get(port: UInt16, path: String) -> (status: Int, body: [UInt8])? {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { return nil }
+        guard let fd = try? LoopbackSocket.connectLoopback(port: port, timeoutMilliseconds: 5000) else { return nil }
         defer { LoopbackSocket.closeDescriptor(fd) }
-        LoopbackSocket.setReceiveTimeout(fd, milliseconds: 5000)
-        LoopbackSocket.setSendTimeout(fd, milliseconds: 5000)
-        var address = sockaddr_in()
-        #if canImport(Darwin)
-        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
-        #endif
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return nil }
         let head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
         guard LoopbackSocket.sendAll(fd, Array(head.utf8)) else { return nil }
         var answer: [UInt8] = []

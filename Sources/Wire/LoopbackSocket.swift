@@ -34,27 +34,9 @@ public enum LoopbackSocket {
 
     /// A listening socket bound to 127.0.0.1 and the port it actually got.
     public static func makeListener(port: UInt16, backlog: Int32 = 128) throws(SocketError) -> (fd: Int32, port: UInt16) {
-        let fd = socket(AF_INET, streamType, 0)
-        guard fd >= 0 else { throw SocketError(operation: "socket", errno: errno) }
-        setCloseOnExec(fd)
-        #if canImport(Darwin)
-        setOption(fd, SOL_SOCKET, SO_NOSIGPIPE, 1)
-        #endif
+        let fd = try makeSocket()
         setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
-
-        var address = sockaddr_in()
-        #if canImport(Darwin)
-        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
-        #endif
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else { throw failure("bind", closing: fd) }
+        guard withLoopbackAddress(port: port, { bind(fd, $0, $1) }) == 0 else { throw failure("bind", closing: fd) }
         guard listen(fd, backlog) == 0 else { throw failure("listen", closing: fd) }
 
         var actual = sockaddr_in()
@@ -64,6 +46,15 @@ public enum LoopbackSocket {
         }
         guard named == 0 else { throw failure("getsockname", closing: fd) }
         return (fd, UInt16(bigEndian: actual.sin_port))
+    }
+
+    /// A connection to 127.0.0.1:`port`, send and receive bounded by `timeoutMilliseconds` each.
+    public static func connectLoopback(port: UInt16, timeoutMilliseconds: Int) throws(SocketError) -> Int32 {
+        let fd = try makeSocket()
+        setReceiveTimeout(fd, milliseconds: timeoutMilliseconds)
+        setSendTimeout(fd, milliseconds: timeoutMilliseconds)
+        guard withLoopbackAddress(port: port, { connect(fd, $0, $1) }) == 0 else { throw failure("connect", closing: fd) }
+        return fd
     }
 
     /// A pipe used to wake a thread blocked in `poll`.
@@ -174,6 +165,31 @@ public enum LoopbackSocket {
         let code = errno
         _ = close(fd)
         return SocketError(operation: operation, errno: code)
+    }
+
+    /// A TCP socket, close-on-exec, that (on Darwin) raises no SIGPIPE.
+    private static func makeSocket() throws(SocketError) -> Int32 {
+        let fd = socket(AF_INET, streamType, 0)
+        guard fd >= 0 else { throw SocketError(operation: "socket", errno: errno) }
+        setCloseOnExec(fd)
+        #if canImport(Darwin)
+        setOption(fd, SOL_SOCKET, SO_NOSIGPIPE, 1)
+        #endif
+        return fd
+    }
+
+    /// Calls `body` (bind or connect) with 127.0.0.1:`port` as a `sockaddr` and its length.
+    private static func withLoopbackAddress(port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        var address = sockaddr_in()
+        #if canImport(Darwin)
+        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+        #endif
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
     }
 
     private static func setCloseOnExec(_ fd: Int32) {

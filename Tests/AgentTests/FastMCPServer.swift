@@ -21,12 +21,9 @@ final class FastMCPServer: @unchecked Sendable {
 
     /// The JSON line the script wrote: `baseUrl`, `mcpUrl`, `resourceMetadataUrl`,
     /// `serverMetadataUrl`, `issuer` (with FastMCP's trailing slash), `requiredScopes`, `validScopes`.
-    private(set) var info: JSONValue = .null
-    private let pid: pid_t
-    private let directory: URL
+    var info: JSONValue { process.info }
+    private let process: InteropServer
     private let requestLog: URL
-    private let lock = NSLock()
-    private var stopped = false
 
     struct StartFailure: Error, CustomStringConvertible {
         let description: String
@@ -52,59 +49,21 @@ final class FastMCPServer: @unchecked Sendable {
             throw XCTSkip("FastMCP tests turned off by AUTH_AGENT_SKIP_FASTMCP=1")
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-fastmcp-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let infoPath = directory.appendingPathComponent("server.json").path
-        let logPath = directory.appendingPathComponent("server.log").path
         let requestLog = directory.appendingPathComponent("requests.log")
         var merged = environment
         merged["FASTMCP_REQUEST_LOG"] = requestLog.path
         merged["FASTMCP_PARENT_PID"] = String(getpid())
-        let pid = try InteropServer.spawnInOwnGroup(["/bin/bash", script.path, infoPath], environment: merged, log: logPath)
-        let server = FastMCPServer(pid: pid, directory: directory, requestLog: requestLog)
-        func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)).map { String($0.suffix(3000)) } ?? "" }
-
-        let deadline = Date().addingTimeInterval(installTimeout)
-        while !FileManager.default.fileExists(atPath: infoPath) {
-            if let status = server.exitStatus() {
-                server.stop()
-                switch status {
-                case 3: throw XCTSkip("FastMCP: python3 -m venv is unavailable here:\n\(log())")
-                case 4: throw XCTSkip("FastMCP: installing fastmcp from PyPI failed:\n\(log())")
-                default: throw StartFailure(description: "Tests/MCP/start-server.sh exited with \(status):\n\(log())")
-                }
-            }
-            guard Date() < deadline else {
-                server.stop()
-                throw StartFailure(description: "Tests/MCP/start-server.sh did not describe the server within \(Int(installTimeout)) s:\n\(log())")
-            }
-            usleep(100_000)
-        }
-        do {
-            server.info = try JSONParser.parse([UInt8](try Data(contentsOf: URL(fileURLWithPath: infoPath))))
-        } catch {
-            server.stop()
-            throw StartFailure(description: "unreadable server description: \(error)")
-        }
-        guard let metadata = URL(string: server["serverMetadataUrl"]) else {
-            server.stop()
-            throw StartFailure(description: "the server description has no serverMetadataUrl: \(server.info)")
-        }
-        let browser = Browser(timeout: 2)
-        let readyBy = Date().addingTimeInterval(readyTimeout)
-        while (try? browser.fetch("GET", metadata, form: nil))?.status != 200 {
-            if server.exitStatus() != nil || Date() > readyBy {
-                server.stop()
-                throw StartFailure(description: "FastMCP did not answer \(metadata) within \(Int(readyTimeout)) s:\n\(log())")
-            }
-            usleep(100_000)
-        }
+        let process = try InteropServer.start(
+            script: script, skips: [3: "python3 -m venv is unavailable here", 4: "installing fastmcp from PyPI failed"],
+            skipLabel: "FastMCP", readyKey: "serverMetadataUrl", directory: directory, environment: merged,
+            installTimeout: installTimeout, readyTimeout: readyTimeout)
+        let server = FastMCPServer(process: process, requestLog: requestLog)
         server.resetRequestLog()
         return server
     }
 
-    private init(pid: pid_t, directory: URL, requestLog: URL) {
-        self.pid = pid
-        self.directory = directory
+    private init(process: InteropServer, requestLog: URL) {
+        self.process = process
         self.requestLog = requestLog
     }
 
@@ -167,35 +126,5 @@ final class FastMCPServer: @unchecked Sendable {
     }
 
     /// TERM to the whole group, KILL after 5 s, then reap; removes the temp directory. Idempotent.
-    func stop() {
-        lock.lock()
-        let first = !stopped
-        stopped = true
-        lock.unlock()
-        guard first else { return }
-        kill(-pid, SIGTERM)
-        let deadline = Date().addingTimeInterval(5)
-        while exitStatus() == nil && Date() < deadline { usleep(50_000) }
-        kill(-pid, SIGKILL)
-        if exitStatus() == nil {
-            var status: Int32 = 0
-            _ = waitpid(pid, &status, 0)
-        }
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    private let reaped = NSLock()
-    private var exitCode: Int32?
-
-    /// The script's exit code once it has ended (reaping it), nil while it runs.
-    private func exitStatus() -> Int32? {
-        reaped.lock()
-        defer { reaped.unlock() }
-        if let exitCode { return exitCode }
-        var status: Int32 = 0
-        let rc = waitpid(pid, &status, WNOHANG)
-        guard rc == pid else { return rc < 0 ? -1 : nil }
-        exitCode = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return exitCode
-    }
+    func stop() { process.stop() }
 }

@@ -22,7 +22,7 @@ import XCTest
 /// Skipped, with the reason, where glewlwyd is not installed, or when
 /// AUTH_AGENT_SKIP_INTEROP=1.
 final class GlewlwydDPoPTests: XCTestCase {
-    private static let shared = SharedServer()
+    private static let shared = InteropServer.Shared()
 
     override class func tearDown() {
         shared.stop()
@@ -36,7 +36,7 @@ final class GlewlwydDPoPTests: XCTestCase {
         if ProcessInfo.processInfo.environment["AUTH_AGENT_SKIP_INTEROP"] == "1" {
             throw XCTSkip("interop tests turned off by AUTH_AGENT_SKIP_INTEROP=1")
         }
-        server = try Self.shared.server()
+        server = try Self.shared.server(Self.startServer)
         directory = try TemporaryDirectory(prefix: "auth-agent-glewlwyd-agent").url
     }
 
@@ -417,52 +417,20 @@ final class GlewlwydDPoPTests: XCTestCase {
         return path
     }
 
-    /// The one Glewlwyd of the class, started by the first test that needs it; a failure
-    /// to start (or a skip) is remembered and given to every later test.
-    private final class SharedServer: @unchecked Sendable {
-        private let lock = NSLock()
-        private var started: Result<InteropServer, Error>?
+    /// The class's one Glewlwyd (`shared`), set up by `start-glewlwyd.sh`.
+    private static func startServer() throws -> InteropServer {
+        try InteropServer.start(
+            script: InteropServer.script.deletingLastPathComponent().appendingPathComponent("start-glewlwyd.sh"),
+            skips: [3: "Glewlwyd is not installed here (on Debian: apt-get install glewlwyd)"],
+            environment: ["GLEWLWYD_REDIRECT_PORT": String(try freePort()), "INTEROP_PARENT_PID": String(getpid())],
+            installTimeout: 20, readyTimeout: 10)
+    }
 
-        func server() throws -> InteropServer {
-            lock.lock()
-            defer { lock.unlock() }
-            if started == nil {
-                started = Result {
-                    try InteropServer.start(
-                        script: InteropServer.script.deletingLastPathComponent().appendingPathComponent("start-glewlwyd.sh"),
-                        skips: [3: "Glewlwyd is not installed here (on Debian: apt-get install glewlwyd)"],
-                        environment: ["GLEWLWYD_REDIRECT_PORT": String(try Self.freePort()), "INTEROP_PARENT_PID": String(getpid())],
-                        installTimeout: 20, readyTimeout: 10)
-                }
-            }
-            return try started!.get()
-        }
-
-        func stop() {
-            lock.lock()
-            defer { lock.unlock() }
-            if case .success(let server)? = started { server.stop() }
-            started = nil
-        }
-
-        /// A loopback port free right now, for the one redirect URI Glewlwyd will accept
-        /// (it matches redirect URIs exactly, port included).
-        private static func freePort() throws -> UInt16 {
-            #if canImport(Glibc)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            #else
-            let fd = socket(AF_INET, SOCK_STREAM, 0)
-            #endif
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let ok = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-            }
-            guard ok else { throw InteropServer.StartFailure(description: "no free loopback port") }
-            return UInt16(bigEndian: address.sin_port)
-        }
+    /// A loopback port free right now, for the one redirect URI Glewlwyd will accept
+    /// (it matches redirect URIs exactly, port included).
+    private static func freePort() throws -> UInt16 {
+        let (fd, port) = try LoopbackSocket.makeListener(port: 0)
+        LoopbackSocket.closeDescriptor(fd)
+        return port
     }
 }

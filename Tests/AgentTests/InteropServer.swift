@@ -31,12 +31,14 @@ final class InteropServer: @unchecked Sendable {
     static let skips: [Int32: String] = [3: "python3 -m venv is unavailable here", 4: "installing django-oauth-toolkit from PyPI failed"]
 
     /// Runs the script (`start-server.sh`, or another with the same contract: an info
-    /// file with a `discoveryUrl`, exit codes in `skips` meaning "cannot run here") and
-    /// waits (bounded) until its info file exists and the server answers discovery.
-    /// Throws `XCTSkip` for an exit code in `skips`.
-    static func start(script: URL = script, skips: [Int32: String] = skips, environment: [String: String],
+    /// file with a URL under `readyKey`, exit codes in `skips` meaning "cannot run here") and
+    /// waits (bounded) until its info file exists and the server answers that URL with 200.
+    /// Throws `XCTSkip` for an exit code in `skips`, its message starting with `skipLabel`.
+    /// The info and log files go to `directory` (a fresh one by default), removed by `stop`.
+    static func start(script: URL = script, skips: [Int32: String] = skips, skipLabel: String = "interop",
+                      readyKey: String = "discoveryUrl", directory: URL? = nil, environment: [String: String],
                       installTimeout: TimeInterval = 150, readyTimeout: TimeInterval = 30) throws -> InteropServer {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-interop-test-\(UUID().uuidString)")
+        let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-interop-test-\(UUID().uuidString)")
         // 0700: the server description carries the confidential client's secret.
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let infoPath = directory.appendingPathComponent("server.json").path
@@ -49,7 +51,7 @@ final class InteropServer: @unchecked Sendable {
         while !FileManager.default.fileExists(atPath: infoPath) {
             if let status = server.exitStatus() {
                 server.stop()
-                if let why = skips[status] { throw XCTSkip("interop: \(why):\n\(log())") }
+                if let why = skips[status] { throw XCTSkip("\(skipLabel): \(why):\n\(log())") }
                 throw StartFailure(description: "\(script.lastPathComponent) exited with \(status):\n\(log())")
             }
             guard Date() < deadline else {
@@ -64,9 +66,9 @@ final class InteropServer: @unchecked Sendable {
             server.stop()
             throw StartFailure(description: "unreadable server description: \(error)")
         }
-        guard let discovery = server.info["discoveryUrl"]?.stringValue.flatMap(URL.init(string:)) else {
+        guard let discovery = server.info[readyKey]?.stringValue.flatMap(URL.init(string:)) else {
             server.stop()
-            throw StartFailure(description: "the server description has no discoveryUrl: \(server.info)")
+            throw StartFailure(description: "the server description has no \(readyKey): \(server.info)")
         }
         let browser = Browser(timeout: 2)
         let readyBy = Date().addingTimeInterval(readyTimeout)
@@ -78,6 +80,27 @@ final class InteropServer: @unchecked Sendable {
             usleep(100_000)
         }
         return server
+    }
+
+    /// One server for a whole test class, started by the first test that asks (`start`) and
+    /// stopped in the class's `tearDown`; a failed start fails (or skips) every test alike.
+    final class Shared: @unchecked Sendable {
+        private let lock = NSLock()
+        private var started: Result<InteropServer, Error>?
+
+        func server(_ start: () throws -> InteropServer) throws -> InteropServer {
+            lock.lock()
+            defer { lock.unlock() }
+            if started == nil { started = Result(catching: start) }
+            return try started!.get()
+        }
+
+        func stop() {
+            lock.lock()
+            defer { lock.unlock() }
+            if case .success(let server)? = started { server.stop() }
+            started = nil
+        }
     }
 
     private init(pid: pid_t, directory: URL) {
@@ -124,7 +147,7 @@ final class InteropServer: @unchecked Sendable {
     private var exitCode: Int32?
 
     /// The script's exit code once it has ended (reaping it), nil while it runs.
-    private func exitStatus() -> Int32? {
+    func exitStatus() -> Int32? {
         reaped.lock()
         defer { reaped.unlock() }
         if let exitCode { return exitCode }
@@ -137,7 +160,6 @@ final class InteropServer: @unchecked Sendable {
 
     /// posix_spawn with POSIX_SPAWN_SETPGROUP (Foundation's Process cannot make a
     /// new process group), stdin from /dev/null and stdout+stderr to `log`.
-    /// Also starts FastMCPServer's script.
     static func spawnInOwnGroup(_ arguments: [String], environment: [String: String], log: String) throws -> pid_t {
         #if canImport(Darwin)
         var attributes: posix_spawnattr_t? = nil

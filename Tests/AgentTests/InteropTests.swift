@@ -15,7 +15,7 @@ import XCTest
 /// discovery document names neither the device authorization nor the revocation
 /// endpoint; it never answers `slow_down`.
 final class InteropTests: XCTestCase {
-    private static let shared = SharedServer()
+    private static let shared = InteropServer.Shared()
 
     override class func tearDown() {
         shared.stop()
@@ -29,7 +29,7 @@ final class InteropTests: XCTestCase {
         if ProcessInfo.processInfo.environment["AUTH_AGENT_SKIP_INTEROP"] == "1" {
             throw XCTSkip("interop tests turned off by AUTH_AGENT_SKIP_INTEROP=1")
         }
-        server = try Self.shared.server()
+        server = try Self.shared.server(Self.startServer)
         directory = try TemporaryDirectory(prefix: "auth-agent-interop-agent").url
     }
 
@@ -507,34 +507,14 @@ final class InteropTests: XCTestCase {
          "clientId": .string(server.client("deviceCode").id), "scopes": ["openid", "read"], "openBrowser": false]
     }
 
-    /// The one server of the class, started by the first test that needs it; a failure
-    /// to start (or a skip) is remembered and given to every later test.
-    private final class SharedServer: @unchecked Sendable {
-        private let lock = NSLock()
-        private var started: Result<InteropServer, Error>?
-
-        func server() throws -> InteropServer {
-            lock.lock()
-            defer { lock.unlock() }
-            if started == nil {
-                started = Result {
-                    try InteropServer.start(environment: [
-                        "INTEROP_DEVICE_INTERVAL": "1",
-                        "INTEROP_ACCESS_TOKEN_LIFETIME": "60",
-                        "INTEROP_REFRESH_GRACE_SECONDS": "0",
-                        "INTEROP_PARENT_PID": String(getpid()),
-                    ])
-                }
-            }
-            return try started!.get()
-        }
-
-        func stop() {
-            lock.lock()
-            defer { lock.unlock() }
-            if case .success(let server)? = started { server.stop() }
-            started = nil
-        }
+    /// The class's one server (`shared`): DOT with short intervals and lifetimes, so waits stay short.
+    private static func startServer() throws -> InteropServer {
+        try InteropServer.start(environment: [
+            "INTEROP_DEVICE_INTERVAL": "1",
+            "INTEROP_ACCESS_TOKEN_LIFETIME": "60",
+            "INTEROP_REFRESH_GRACE_SECONDS": "0",
+            "INTEROP_PARENT_PID": String(getpid()),
+        ])
     }
 }
 

@@ -26,6 +26,8 @@
 set -euo pipefail
 
 log() { echo "glewlwyd-interop: $*" >&2; }
+# shellcheck source=server-lib.sh
+source "$(cd "$(dirname "$0")" && pwd)/server-lib.sh"
 info_file="${1:--}"
 glewlwyd="${GLEWLWYD:-$(command -v glewlwyd || true)}"
 init_sql=/usr/share/doc/glewlwyd/database/init.sqlite3.sql.gz
@@ -33,25 +35,13 @@ init_sql=/usr/share/doc/glewlwyd/database/init.sqlite3.sql.gz
 [ -r "$init_sql" ] || { log "no $init_sql: not Debian's glewlwyd package"; exit 3; }
 for tool in sqlite3 curl; do command -v "$tool" >/dev/null 2>&1 || { log "no $tool on the PATH"; exit 3; }; done
 
-free_port() {
-  # bash alone cannot bind; ask the kernel through python3 when there, else pick in the ephemeral range.
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
-    || echo $((20000 + RANDOM % 20000))
-}
 port="${GLEWLWYD_PORT:-$(free_port)}"
 redirect_port="${GLEWLWYD_REDIRECT_PORT:-8400}"
 base="http://127.0.0.1:$port"
 api="$base/api"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/auth-agent-glewlwyd.XXXXXX")"
-server=""
-cleanup() {
-  [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
+stop_server_at_exit
 
 zcat "$init_sql" | sqlite3 "$work/glewlwyd.db" || { log "could not initialise the database"; exit 5; }
 cat > "$work/glewlwyd.conf" <<CONF
@@ -85,14 +75,9 @@ hash_algorithm="SHA512"
 database = { type = "sqlite3"; path = "$work/glewlwyd.db"; };
 CONF
 
-# In the background and waited for, so the TERM/INT traps run (bash defers traps
-# while a foreground child runs) and the temp dir is always removed.
 "$glewlwyd" --config-file="$work/glewlwyd.conf" >&2 &
 server=$!
-if [ -n "${INTEROP_PARENT_PID:-}" ]; then
-  ( while kill -0 "$INTEROP_PARENT_PID" 2>/dev/null && kill -0 "$server" 2>/dev/null; do sleep 1; done
-    kill "$server" 2>/dev/null ) &
-fi
+stop_with_parent "${INTEROP_PARENT_PID:-}"
 
 random() { head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 jar="$work/admin.cookies"
@@ -159,8 +144,4 @@ if [ "$info_file" = - ]; then echo "$line"; else
   umask 077; echo "$line" > "$info_file.tmp" && mv "$info_file.tmp" "$info_file"; fi
 log "serving $base (issuers $api/oidc, $api/oidc-nonce)"
 
-set +e
-wait "$server"
-status=$?
-server=""
-exit "$status"
+serve_until_exit

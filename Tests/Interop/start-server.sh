@@ -26,41 +26,16 @@ venv="${INTEROP_VENV:-/tmp/auth-agent-interop-venv}"
 python="${INTEROP_PYTHON:-python3}"
 log() { echo "interop: $*" >&2; }
 
-command -v "$python" >/dev/null 2>&1 || { log "no $python on PATH"; exit 3; }
-
-# The venv is keyed by the requirements' content: a changed pin rebuilds it. It is built
-# beside its final path and renamed into place, so a concurrent or interrupted run never
-# sees a half-installed one (bin/python resolves its venv from its own location).
-wanted="$("$python" -c 'import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest())' "$here/requirements.txt")"
-if [ "$(cat "$venv/.requirements-sha256" 2>/dev/null || true)" != "$wanted" ]; then
-  staging="$venv.staging.$$"
-  rm -rf "$staging"
-  trap 'rm -rf "$staging"' EXIT
-  log "creating virtualenv $venv"
-  "$python" -m venv "$staging" >&2 || { log "python3 -m venv is unavailable (on Debian: apt-get install python3-venv)"; exit 3; }
-  log "installing $(grep -c '==' "$here/requirements.txt") pinned packages from PyPI"
-  "$staging/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --timeout 30 \
-    -r "$here/requirements.txt" >&2 || { log "pip install failed"; exit 4; }
-  echo "$wanted" > "$staging/.requirements-sha256"
-  rm -rf "$venv"
-  # os.rename is atomic and refuses a non-empty target: if another run got there first, use theirs.
-  "$python" -c 'import os, sys; os.rename(sys.argv[1], sys.argv[2])' "$staging" "$venv" 2>/dev/null || rm -rf "$staging"
-  trap - EXIT
-fi
+# shellcheck source=server-lib.sh
+source "$here/server-lib.sh"
+ensure_venv "$python" "$venv" "$here/requirements.txt"
 py="$venv/bin/python"
 
-port="${INTEROP_PORT:-$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}"
+port="${INTEROP_PORT:-$(free_port "$py")}"
 base="http://127.0.0.1:$port"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/auth-agent-interop.XXXXXX")"
-server=""
-cleanup() {
-  [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
+stop_server_at_exit
 
 export DJANGO_SETTINGS_MODULE=interop_server.settings
 export PYTHONDONTWRITEBYTECODE=1
@@ -84,16 +59,7 @@ PY
 "$py" manage.py interop_bootstrap --base-url "$base" --output "$info_file" || { log "bootstrap failed"; exit 5; }
 log "serving $base (issuer $base/o)"
 
-# In the background and waited for, so the TERM/INT traps run (bash defers traps
-# while a foreground child runs) and the temp dir is always removed.
 "$py" manage.py runserver --noreload --skip-checks "127.0.0.1:$port" >&2 &
 server=$!
-if [ -n "${INTEROP_PARENT_PID:-}" ]; then
-  ( while kill -0 "$INTEROP_PARENT_PID" 2>/dev/null && kill -0 "$server" 2>/dev/null; do sleep 1; done
-    kill "$server" 2>/dev/null ) &
-fi
-set +e
-wait "$server"
-status=$?
-server=""
-exit "$status"
+stop_with_parent "${INTEROP_PARENT_PID:-}"
+serve_until_exit

@@ -13,12 +13,7 @@ extension CurlTransport: HTTPStreamingTransport {
     /// The exchange on a thread of its own (like `send`), its body handed to the reader piece by
     /// piece from curl's write callback; the head is returned with the first piece, or at the end.
     public func open(_ request: HTTPRequest) async throws -> HTTPStream {
-        guard let origin = Origin(url: request.url), let url = URL(string: request.url),
-              HTTPRequestChecks.foundationAgrees(url, origin),
-              request.headers.allSatisfy({ HTTPRequestChecks.isHeaderSafe($0.0) && HTTPRequestChecks.isHeaderSafe($0.1) }),
-              !request.method.isEmpty, request.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") })
-        else { throw HTTPTransportError.invalidURL }
-        guard request.timeout > 0 else { throw HTTPTransportError.timedOut }
+        let origin = try Self.checkedOrigin(request)
         let timeoutMilliseconds = Int(min(request.timeout, 86_400) * 1000)
         let noProxy = !ProxyRule.mayUseProxy(request, origin)
         let flag = CancelFlag()
@@ -39,39 +34,21 @@ extension CurlTransport: HTTPStreamingTransport {
 
     private static func stream(_ request: HTTPRequest, host: String, timeoutMilliseconds: Int, noProxy: Bool, flag: CancelFlag,
                                reader: StreamReader) {
-        let headerLines = request.headers.map { "\($0.0): \($0.1)" } + ["Connection: close"]
-        var cStrings = headerLines.map { strdup($0) }
-        defer { cStrings.forEach { free($0) } }
         var response = acurl_response()
         defer { acurl_response_free(&response) }
-        let body = request.body ?? []
         let context = Unmanaged.passUnretained(reader).toOpaque()
-        let code = cStrings.withUnsafeMutableBufferPointer { headers -> Int32 in
-            headers.withMemoryRebound(to: UnsafePointer<CChar>?.self) { rebound in
-                body.withUnsafeBufferPointer { bodyBytes in
-                    acurl_stream(request.method, request.url, rebound.baseAddress, rebound.count,
-                                 bodyBytes.baseAddress, bodyBytes.count, request.body == nil ? 0 : 1,
-                                 timeoutMilliseconds, noProxy ? 1 : 0, flag.pointer, &response, { context, headers, length, data, count in
-                        let reader = Unmanaged<StreamReader>.fromOpaque(context!).takeUnretainedValue()
-                        reader.deliverHead { CurlTransport.head(headers, length) }
-                        return reader.piece(Array(UnsafeBufferPointer(start: data, count: count))) ? 1 : 0
-                    }, context)
-                }
-            }
+        let code = withCRequest(request) { headers, headerCount, body, bodyCount, hasBody in
+            acurl_stream(request.method, request.url, headers, headerCount, body, bodyCount, hasBody,
+                         timeoutMilliseconds, noProxy ? 1 : 0, flag.pointer, &response, { context, headers, length, data, count in
+                let reader = Unmanaged<StreamReader>.fromOpaque(context!).takeUnretainedValue()
+                reader.deliverHead { CurlTransport.head(headers, length) }
+                return reader.piece(Array(UnsafeBufferPointer(start: data, count: count))) ? 1 : 0
+            }, context)
         }
-        switch Int(code) {
-        case Int(ACURL_OK):
-            reader.deliverHead { Self.head(response.headers, response.headers_len) }
-            reader.finish(nil)
-        case Int(ACURL_TIMEOUT): reader.fail(HTTPTransportError.timedOut)
-        case Int(ACURL_HEADERS_TOO_LARGE): reader.fail(HTTPTransportError.headersTooLarge(limit: Int(ACURL_MAX_HEADER_BYTES)))
-        case Int(ACURL_CANCELLED): reader.fail(CancellationError())
-        case Int(ACURL_UNAVAILABLE): reader.fail(HTTPTransportError.unreachable("\(host): libcurl (libcurl4) is not installed"))
-        case Int(ACURL_CONNECT_FAILED): reader.fail(HTTPTransportError.unreachable("\(host): connection refused"))
-        case Int(ACURL_RESOLVE_FAILED): reader.fail(HTTPTransportError.unreachable("\(host): host not found"))
-        case Int(ACURL_TLS_FAILED): reader.fail(HTTPTransportError.tlsFailed(host))
-        default: reader.fail(HTTPTransportError.unreachable("\(host): connection lost"))
-        }
+        // The stream has no size cap (curl is given none), so ACURL_TOO_LARGE never comes here.
+        guard Int(code) == Int(ACURL_OK) else { return reader.fail(failure(code, host: host)) }
+        reader.deliverHead { Self.head(response.headers, response.headers_len) }
+        reader.finish(nil)
     }
 
     /// The status (of the last response line) and fields of the raw header bytes.

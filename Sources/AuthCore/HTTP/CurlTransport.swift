@@ -34,12 +34,7 @@ public final class CurlTransport: HTTPTransport {
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         // The deadline counts from here, so time spent waiting for a place counts against it.
         let accepted = DispatchTime.now()
-        guard let origin = Origin(url: request.url), let url = URL(string: request.url),
-              HTTPRequestChecks.foundationAgrees(url, origin),
-              request.headers.allSatisfy({ HTTPRequestChecks.isHeaderSafe($0.0) && HTTPRequestChecks.isHeaderSafe($0.1) }),
-              !request.method.isEmpty, request.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") })
-        else { throw HTTPTransportError.invalidURL }
-        guard request.timeout > 0 else { throw HTTPTransportError.timedOut }
+        let origin = try Self.checkedOrigin(request)
         let deadline = accepted + min(request.timeout, 86_400)
         let lane = request.lane == .resource ? resourceLane : nil
         if let lane, await !lane.enter(until: deadline) {
@@ -73,36 +68,64 @@ public final class CurlTransport: HTTPTransport {
 
     private static func perform(_ request: HTTPRequest, host: String, timeoutMilliseconds: Int, maxResponseBytes: Int,
                                 noProxy: Bool, flag: CancelFlag) -> Result<HTTPResponse, Error> {
+        var response = acurl_response()
+        defer { acurl_response_free(&response) }
+        let code = withCRequest(request) { headers, headerCount, body, bodyCount, hasBody in
+            acurl_perform(request.method, request.url, headers, headerCount, body, bodyCount, hasBody,
+                          timeoutMilliseconds, maxResponseBytes, noProxy ? 1 : 0, flag.pointer, &response)
+        }
+        guard Int(code) == Int(ACURL_OK) else { return .failure(failure(code, host: host)) }
+        let bytes = response.body.map { [UInt8](UnsafeBufferPointer(start: $0, count: response.body_len)) } ?? []
+        let raw = response.headers.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: response.headers_len), as: UTF8.self) } ?? ""
+        return .success(HTTPResponse(status: response.status, headers: Self.headers(raw), body: bytes))
+    }
+
+    /// The request's origin, once the request passes the checks `send` and `open` both make before
+    /// curl sees it: a URL that `Origin` and Foundation read alike, header fields and a method that
+    /// cannot break a line, and some time to run.
+    static func checkedOrigin(_ request: HTTPRequest) throws -> Origin {
+        guard let origin = Origin(url: request.url), let url = URL(string: request.url),
+              HTTPRequestChecks.foundationAgrees(url, origin),
+              request.headers.allSatisfy({ HTTPRequestChecks.isHeaderSafe($0.0) && HTTPRequestChecks.isHeaderSafe($0.1) }),
+              !request.method.isEmpty, request.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") })
+        else { throw HTTPTransportError.invalidURL }
+        guard request.timeout > 0 else { throw HTTPTransportError.timedOut }
+        return origin
+    }
+
+    /// Runs `transfer` with the request's header lines and body as the C bridge takes them (pointer,
+    /// count, and whether there is a body at all), alive for the call.
+    static func withCRequest(
+        _ request: HTTPRequest,
+        _ transfer: (UnsafePointer<UnsafePointer<CChar>?>?, Int, UnsafePointer<UInt8>?, Int, Int32) -> Int32
+    ) -> Int32 {
         // One connection per request: see URLSessionTransport on dropped keep-alive connections.
         let headerLines = request.headers.map { "\($0.0): \($0.1)" } + ["Connection: close"]
         var cStrings = headerLines.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
-        var response = acurl_response()
-        defer { acurl_response_free(&response) }
         let body = request.body ?? []
-        let code = cStrings.withUnsafeMutableBufferPointer { headers -> Int32 in
+        return cStrings.withUnsafeMutableBufferPointer { headers -> Int32 in
             headers.withMemoryRebound(to: UnsafePointer<CChar>?.self) { rebound in
                 body.withUnsafeBufferPointer { bodyBytes in
-                    acurl_perform(request.method, request.url, rebound.baseAddress, rebound.count,
-                                  bodyBytes.baseAddress, bodyBytes.count, request.body == nil ? 0 : 1,
-                                  timeoutMilliseconds, maxResponseBytes, noProxy ? 1 : 0, flag.pointer, &response)
+                    transfer(UnsafePointer(rebound.baseAddress), rebound.count, bodyBytes.baseAddress, bodyBytes.count,
+                             request.body == nil ? 0 : 1)
                 }
             }
         }
+    }
+
+    /// The error for a transfer that ended with `code` (anything but `ACURL_OK`) on `host`.
+    static func failure(_ code: Int32, host: String) -> Error {
         switch Int(code) {
-        case Int(ACURL_OK):
-            let bytes = response.body.map { [UInt8](UnsafeBufferPointer(start: $0, count: response.body_len)) } ?? []
-            let raw = response.headers.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: response.headers_len), as: UTF8.self) } ?? ""
-            return .success(HTTPResponse(status: response.status, headers: Self.headers(raw), body: bytes))
-        case Int(ACURL_TIMEOUT): return .failure(HTTPTransportError.timedOut)
-        case Int(ACURL_TOO_LARGE): return .failure(HTTPTransportError.responseTooLarge)
-        case Int(ACURL_HEADERS_TOO_LARGE): return .failure(HTTPTransportError.headersTooLarge(limit: Int(ACURL_MAX_HEADER_BYTES)))
-        case Int(ACURL_CANCELLED): return .failure(CancellationError())
-        case Int(ACURL_UNAVAILABLE): return .failure(HTTPTransportError.unreachable("\(host): libcurl (libcurl4) is not installed"))
-        case Int(ACURL_CONNECT_FAILED): return .failure(HTTPTransportError.unreachable("\(host): connection refused"))
-        case Int(ACURL_RESOLVE_FAILED): return .failure(HTTPTransportError.unreachable("\(host): host not found"))
-        case Int(ACURL_TLS_FAILED): return .failure(HTTPTransportError.tlsFailed(host))
-        default: return .failure(HTTPTransportError.unreachable("\(host): connection lost"))
+        case Int(ACURL_TIMEOUT): return HTTPTransportError.timedOut
+        case Int(ACURL_TOO_LARGE): return HTTPTransportError.responseTooLarge
+        case Int(ACURL_HEADERS_TOO_LARGE): return HTTPTransportError.headersTooLarge(limit: Int(ACURL_MAX_HEADER_BYTES))
+        case Int(ACURL_CANCELLED): return CancellationError()
+        case Int(ACURL_UNAVAILABLE): return HTTPTransportError.unreachable("\(host): libcurl (libcurl4) is not installed")
+        case Int(ACURL_CONNECT_FAILED): return HTTPTransportError.unreachable("\(host): connection refused")
+        case Int(ACURL_RESOLVE_FAILED): return HTTPTransportError.unreachable("\(host): host not found")
+        case Int(ACURL_TLS_FAILED): return HTTPTransportError.tlsFailed(host)
+        default: return HTTPTransportError.unreachable("\(host): connection lost")
         }
     }
 
