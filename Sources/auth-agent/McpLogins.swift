@@ -101,8 +101,10 @@ final class McpLogins: MCPAuthorizer {
         session.service.checkStore()
         if session.service.covers(url: url), (try? await session.service.sign(url: url, provider: nil, account: session.choice)) != nil { return }
         let name = origin?.description ?? url
+        let live = LivePromptLine(environment: ProcessEnvironment.current())
+        defer { live.stop() }
         let result = try await session.service.learn(url: url, challenge: challenge.flatMap(BearerChallenge.parse),
-                                                     flow: device ? .deviceCode : nil, context: context(name))
+                                                     flow: device ? .deviceCode : nil, context: context(name, live))
         Logger.stderrSink("Logged in to \(name) (learned as provider \(result.provider)).")
     }
 
@@ -114,17 +116,19 @@ final class McpLogins: MCPAuthorizer {
         session.service.checkStore()
         guard let asked = session.service.scopeChallenge(url: url, status: 403, headers: answer), !asked.asksNothingNew else { return }
         let name = Origin(url: url)?.description ?? url
-        _ = try await session.service.stepUp(asked, flow: device ? .deviceCode : nil, context: context(name))
+        let live = LivePromptLine(environment: ProcessEnvironment.current())
+        defer { live.stop() }
+        _ = try await session.service.stepUp(asked, flow: device ? .deviceCode : nil, context: context(name, live))
         Logger.stderrSink("Logged in to \(name) again for the scopes \(asked.scopes.joined(separator: " ")).")
     }
 
-    /// The prompt as `auth-agent login` shows it, on stderr; the browser opened where a display is (as `login URL` does).
-    private static func context(_ name: String) -> LoginContext {
+    /// The prompt as `auth-agent login` shows it, on stderr (and the terminal, where there is one, which also
+    /// takes a browser login's redirect pasted back); the browser opened where a display is (as `login URL` does).
+    private static func context(_ name: String, _ live: LivePromptLine) -> LoginContext {
         let environment = ProcessEnvironment.current()
         let display = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
-        return LoginContext(openBrowser: display, prompt: { prompt in
-            Logger.stderrSink(TerminalLogin.promptText(prompt, displayName: name))
-        })
+        return LoginContext(openBrowser: display, prompt: { prompt in TerminalLogin.show(prompt: prompt, displayName: name, live: live) },
+                            acceptPaste: { paste in live.acceptPaste { paste.complete($0) } })
     }
 
     /// The interactive-login lock `name`, taken on a thread of its own (it blocks while another process logs in).

@@ -82,6 +82,7 @@ enum TerminalLogin {
             show(prompt: prompt, displayName: name, live: live)
         })
         context.learning = { learned in target.withLock { $0 = learned } }
+        context.acceptPaste = { paste in live.acceptPaste { paste.complete($0) } }
         return context
     }
 

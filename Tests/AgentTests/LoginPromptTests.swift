@@ -89,14 +89,31 @@ final class LoginPromptTests: XCTestCase {
     func testPasteBackOnTheTerminalOverSSHWithoutADisplay() throws {
         try CLIHarness.requirePython()
         let h = try CLIHarness()
-        h.issuer.setAutoApprove(username: "alice")
-        let config = h.directory.appendingPathComponent("web.json")
         let web: JSONValue = [
             "store": ["kind": "file", "path": .string(h.directory.appendingPathComponent("store").path)],
             "providers": [["id": "web", "displayName": "Web SSO", "flow": "authorizationCode", "origins": ["https://web.example.com"],
                            "issuer": .string(h.issuer.baseURL), "clientId": "cli", "openBrowser": true]],
         ]
-        try Data(JSONSerializer.bytes(web)).write(to: config)
+        try pasteBack(h, config: web, arguments: ["login", "web"], loggedIn: "Logged in to Web SSO as alice")
+    }
+
+    /// `login URL --browser` learns the API and takes the redirect pasted back the same way (without
+    /// `--browser` a learned API that offers the device flow uses it over SSH without a display).
+    func testPasteBackOfALoginThatLearnsTheAPI() throws {
+        try CLIHarness.requirePython()
+        let h = try CLIHarness()
+        let empty: JSONValue = ["store": ["kind": "file", "path": .string(h.directory.appendingPathComponent("store").path)], "openBrowser": true]
+        let resource = h.issuer.baseURL + "/mcp"
+        try pasteBack(h, config: empty, arguments: ["login", resource, "--browser"], loggedIn: "Logged in to \(resource)")
+    }
+
+    /// Over SSH without a display: the browser on the other machine follows the login up to the redirect it
+    /// cannot reach; a forged `state` pasted first is refused and the login waits, the real one finishes it,
+    /// and the opener never runs.
+    private func pasteBack(_ h: CLIHarness, config body: JSONValue, arguments: [String], loggedIn: String) throws {
+        h.issuer.setAutoApprove(username: "alice")
+        let config = h.directory.appendingPathComponent("web.json")
+        try Data(JSONSerializer.bytes(body)).write(to: config)
         let bin = h.directory.appendingPathComponent("bin")
         let opened = h.directory.appendingPathComponent("opened")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
@@ -107,7 +124,6 @@ final class LoginPromptTests: XCTestCase {
         }
         let log = h.directory.appendingPathComponent("pty.log")
         let (forged, good) = (h.directory.appendingPathComponent("forged"), h.directory.appendingPathComponent("good"))
-        // The browser on the other machine: follows the login up to the redirect it cannot reach.
         let browser = Thread {
             for _ in 0..<400 {
                 if let text = try? String(contentsOf: log, encoding: .utf8), let range = text.range(of: "open this URL in a browser:\r\n  ") {
@@ -125,13 +141,13 @@ final class LoginPromptTests: XCTestCase {
         }
         browser.start()
         let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        let output = try drive(h, ["login", "web"], steps: [["expect": "login waits", "sendFile": .string(forged.path)],
-                                                             ["expect": "was not taken", "sendFile": .string(good.path)]],
+        let output = try drive(h, arguments, steps: [["expect": "login waits", "sendFile": .string(forged.path)],
+                                                     ["expect": "was not taken", "sendFile": .string(good.path)]],
                                environment: ["AUTH_AGENT_CONFIG": config.path, "PTY_LOG": log.path, "SSH_CONNECTION": "10.0.0.2 50000 10.0.0.1 22",
                                              "DISPLAY": "", "WAYLAND_DISPLAY": "", "PATH": path])
         XCTAssertTrue(output.contains("paste here the whole address it ends at"), output)
         XCTAssertTrue(output.contains("That URL was not taken: the redirect URL's state does not match the login's"), output.debugDescription)
-        XCTAssertTrue(output.contains("Logged in to Web SSO as alice"), output.debugDescription)
+        XCTAssertTrue(output.contains(loggedIn), output.debugDescription)
         XCTAssertFalse(output.contains("Press Enter"), "no browser to open over SSH without a display: \(output)")
         XCTAssertFalse(FileManager.default.fileExists(atPath: opened.path), "the opener never ran")
     }
