@@ -128,3 +128,25 @@ func monotonicNanos() -> UInt64 {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
+
+/// A child `auth-agent dev-issuer`, for the scenarios that need a token endpoint, and the base URL
+/// and port its first line names (nil when it printed none).
+struct DevIssuerChild {
+    let process: ChildProcess
+    let address: (base: String, port: Int)?
+
+    init(agentPath: String) {
+        process = ChildProcess(agentPath, ["dev-issuer"])
+        if let line = process.readLine(), let base = line.split(separator: "\"").dropFirst(3).first.map(String.init),
+           let port = base.split(separator: ":").last.flatMap({ Int($0) }) {
+            address = (base, port)
+        } else {
+            address = nil
+        }
+    }
+
+    func stop() {
+        process.closeInput()
+        _ = process.wait()
+    }
+}

@@ -7,13 +7,9 @@ import Foundation
 /// p50 within 2× plain `sign`'s.
 enum DPoPScenario {
     static func run(report: Report, agentPath: String, scale: Int) {
-        let issuer = ChildProcess(agentPath, ["dev-issuer"])
-        defer {
-            issuer.closeInput()
-            _ = issuer.wait()
-        }
-        guard let line = issuer.readLine(), let base = line.split(separator: "\"").dropFirst(3).first.map(String.init),
-              let port = base.split(separator: ":").last.flatMap({ Int($0) }) else {
+        let issuer = DevIssuerChild(agentPath: agentPath)
+        defer { issuer.stop() }
+        guard let (base, port) = issuer.address else {
             report.row("pipelined DPoP sign", agent: "(no dev issuer)", baseline: "", ratio: "")
             return
         }

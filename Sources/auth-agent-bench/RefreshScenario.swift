@@ -12,13 +12,9 @@ import Darwin
 /// then for 500 ms. Signs sent one at a time must not wait for it.
 enum RefreshScenario {
     static func run(report: Report, agentPath: String) {
-        let issuer = ChildProcess(agentPath, ["dev-issuer"])
-        defer {
-            issuer.closeInput()
-            _ = issuer.wait()
-        }
-        guard let line = issuer.readLine(), let base = line.split(separator: "\"").dropFirst(3).first.map(String.init),
-              let port = base.split(separator: ":").last.flatMap({ Int($0) }) else {
+        let issuer = DevIssuerChild(agentPath: agentPath)
+        defer { issuer.stop() }
+        guard let (base, port) = issuer.address else {
             report.row("sign during refresh", agent: "(no dev issuer)", baseline: "", ratio: "")
             return
         }
