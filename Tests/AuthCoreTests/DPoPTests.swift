@@ -132,10 +132,12 @@ final class DPoPTests: XCTestCase {
         nonces.update(from: HTTPResponse(status: 200), for: "https://as.example.com/token")
         XCTAssertEqual(nonces.nonce(for: "https://as.example.com/token"), "n1", "kept until a new one comes")
         let challenge = HTTPResponse(status: 401, headers: ["WWW-Authenticate": "DPoP algs=\"ES256\", error=\"use_dpop_nonce\"", "DPoP-Nonce": "n2"])
-        XCTAssertTrue(DPoPNonces.asksForNonce(challenge))
-        XCTAssertFalse(DPoPNonces.asksForNonce(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "DPoP error=\"invalid_token\"", "DPoP-Nonce": "n2"])))
-        XCTAssertTrue(DPoPNonces.asksForNonce(HTTPResponse(status: 400, headers: ["DPoP-Nonce": "n3"], body: Array(#"{"error":"use_dpop_nonce"}"#.utf8))))
-        XCTAssertEqual(DPoPErrors.code(of: HTTPResponse(status: 401, headers: ["WWW-Authenticate": "DPoP error_description=\"x\", error=\"invalid_dpop_proof\""])),
-                       "invalid_dpop_proof")
+        XCTAssertEqual(ServerChallenge.read(challenge, to: .provenToken), .retryWithNonce("n2"))
+        XCTAssertNotEqual(ServerChallenge.read(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "DPoP error=\"invalid_token\"", "DPoP-Nonce": "n2"]), to: .provenToken),
+                          .retryWithNonce("n2"))
+        XCTAssertEqual(ServerChallenge.read(HTTPResponse(status: 400, headers: ["DPoP-Nonce": "n3"], body: Array(#"{"error":"use_dpop_nonce"}"#.utf8)), to: .provenGrant),
+                       .retryWithNonce("n3"))
+        XCTAssertEqual(ServerChallenge.read(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "DPoP error_description=\"x\", error=\"invalid_dpop_proof\""]), to: .provenToken),
+                       .proofRefused)
     }
 }

@@ -39,7 +39,7 @@ extension OAuthClient {
                 return .transient("\(error)")
             }
             nonces.update(from: response, for: endpoint)
-            if !askedForNonce, DPoPNonces.asksForNonce(response) {
+            if !askedForNonce, case .retryWithNonce = ServerChallenge.read(response, to: .provenGrant) {
                 askedForNonce = true
                 continue
             }
@@ -50,7 +50,7 @@ extension OAuthClient {
                     tokenTypeWarning("\(config.id): the token endpoint answered a DPoP-proven request with token_type \(token.tokenType); its tokens are used as such")
                 }
                 return .success(token)
-            case .rejected(let error, let description) where DPoPErrors.refusals.contains(error):
+            case .rejected(let error, let description) where ServerChallenge.proofRefusals.contains(error):
                 return .transient("the token endpoint refused the DPoP proof (\(TokenEndpointResult.rejection(error, description)))")
             case let other:
                 return other
@@ -77,7 +77,7 @@ enum DPoPExchange {
                      _ exchange: (String) async throws -> HTTPResponse) async throws -> HTTPResponse {
         var response = try await exchange(try key.proof(method: method, url: url, at: clock.now(), accessToken: accessToken, nonce: nonces.nonce(for: url)))
         nonces.update(from: response, for: url)
-        if DPoPNonces.asksForNonce(response) {
+        if case .retryWithNonce = ServerChallenge.read(response, to: .provenToken) {
             response = try await exchange(try key.proof(method: method, url: url, at: clock.now(), accessToken: accessToken, nonce: nonces.nonce(for: url)))
             nonces.update(from: response, for: url)
         }

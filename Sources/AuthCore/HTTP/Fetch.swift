@@ -132,7 +132,7 @@ extension AuthService {
             let response = try await exchange(request, credential: nil, learned: nil)
             var answer = FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: nil, signed: false, retried: false)
             // An API that describes itself: learn it when asked (or allowed), else say how.
-            guard response.status == 401, provider == nil, let challenge = BearerChallenge.parse(response.headers["www-authenticate"] ?? "") else { return answer }
+            guard provider == nil, case .discover(let challenge?) = ServerChallenge.read(response, to: .unsigned) else { return answer }
             if login == .ifNeeded || config.learnAllow.allows(request.url) {
                 let learned = try await learn(url: request.url, challenge: challenge, context: context)
                 var again = try await fetch(request, provider: learned.provider, account: AccountChoice(account: learned.account), shape: shape, login: .hint, context: context)
@@ -158,14 +158,15 @@ extension AuthService {
         var response = try await exchange(request, credential: credential, learned: p.config.learned)
         var retried = false
         // A refused DPoP proof is not a dead token: it comes back as is, and no refresh is spent on it.
-        if response.status == 401, credential.dpopKey == nil || !DPoPErrors.refusals.contains(DPoPErrors.code(of: response) ?? "") {
+        if ServerChallenge.read(response, to: .init(credential)) == .refresh {
             let (renewed, _) = try await credentialAfterRejection(c, shape, failedAuthorization: credential.authorization)
             response = try await exchange(request, credential: renewed, learned: p.config.learned)
             retried = true
         }
         var answer = FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: p.id, signed: true, retried: retried)
         // Step-up (MCP 2025-11-25): the learned resource wants more scopes than the session has.
-        if let learned = p.config.learned, let asked = Self.scopeChallenge(p.config, status: response.status, headers: response.headers) {
+        if let learned = p.config.learned, case .insufficientScope(let scopes) = ServerChallenge.read(response, to: .init(credential)),
+           let asked = Self.scopeChallenge(p.config, asked: scopes) {
             guard login == .ifNeeded, !asked.asksNothingNew else {
                 answer.login = LoginHint(resource: learned.resource, authorizationServer: learned.issuer, scopes: asked.scopes)
                 return answer

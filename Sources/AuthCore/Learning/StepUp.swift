@@ -11,20 +11,20 @@ public struct ScopeChallenge: Sendable, Equatable {
 }
 
 extension AuthService {
-    /// The step-up `status` and `headers` (lowercased names) ask of `config`; nil unless it is a
-    /// learned provider's resource answering `403 insufficient_scope`.
-    static func scopeChallenge(_ config: ProviderConfig, status: Int, headers: [String: String]) -> ScopeChallenge? {
-        guard status == 403, config.learned != nil, let challenge = BearerChallenge.parse(headers["www-authenticate"] ?? ""),
-              challenge.error == "insufficient_scope" else { return nil }
-        let scopes = config.scopes + challenge.scopes.filter { !config.scopes.contains($0) }
+    /// The step-up a resource's `403 insufficient_scope` for the scopes `asked` (as `ServerChallenge`
+    /// read them) asks of `config`; nil unless it is a learned provider.
+    static func scopeChallenge(_ config: ProviderConfig, asked: [String]) -> ScopeChallenge? {
+        guard config.learned != nil else { return nil }
+        let scopes = config.scopes + asked.filter { !config.scopes.contains($0) }
         return ScopeChallenge(provider: config.id, scopes: scopes, asksNothingNew: scopes == config.scopes)
     }
 
-    /// The step-up an answer from `url` asks of the provider covering it, as this process knows
-    /// that provider now (after `checkStore`, with another process's step-up).
+    /// The step-up an answer from `url` (to a request with a token) asks of the provider covering
+    /// it, as this process knows that provider now (after `checkStore`, with another process's step-up).
     public func scopeChallenge(url: String, status: Int, headers: [String: String]) -> ScopeChallenge? {
-        guard let id = provider(forURL: url, explicit: nil), let config = providerConfig(id) else { return nil }
-        return Self.scopeChallenge(config, status: status, headers: headers)
+        guard case .insufficientScope(let asked) = ServerChallenge.read(HTTPResponse(status: status, headers: headers), to: .token),
+              let id = provider(forURL: url, explicit: nil), let config = providerConfig(id) else { return nil }
+        return Self.scopeChallenge(config, asked: asked)
     }
 
     /// Logs in to the challenge's learned provider again for its scopes, and keeps them.

@@ -105,31 +105,30 @@ extension MCPBridge {
             let proven = signing.contains { $0.0.lowercased() == "dpop" }
             if proven, let nonce = stream.headers["dpop-nonce"] { authorizer.keep(dpopNonce: nonce, url: url) }
             let sent = signing.first { $0.0.lowercased() == "authorization" }?.1
+            // The head only: a refusal's body is not waited for (the bridge streams).
             let head = HTTPResponse(status: stream.status, headers: stream.headers)
-            switch stream.status {
-            case 401 where proven && DPoPErrors.refusals.contains(DPoPErrors.code(of: head) ?? ""):
-                guard DPoPNonces.asksForNonce(head), !nonced else { return stream }
+            switch (ServerChallenge.read(head, to: sent == nil ? .unsigned : proven ? .provenToken : .token), sent) {
+            case (.retryWithNonce, _) where !nonced:
                 nonced = true
                 await drain(stream)
                 signing = try await authorizer.headers(for: url, method: method)
-            case 401 where !renewed:
+            case (.refresh, let sent?) where !renewed:
                 renewed = true
                 await drain(stream)
-                if let sent {
-                    signing = try await authorizer.renewed(after: sent, url: url, method: method)
-                } else if try await authorizer.logIn(url: url, challenge: stream.headers["www-authenticate"]) {
-                    signing = try await authorizer.headers(for: url, method: method)
-                } else {
+                signing = try await authorizer.renewed(after: sent, url: url, method: method)
+            case (.discover, nil) where !renewed:
+                renewed = true
+                await drain(stream)
+                guard try await authorizer.logIn(url: url, challenge: stream.headers["www-authenticate"]) else {
                     throw AuthError(.notLoggedIn, "The MCP server wants a login (HTTP 401) and no provider covers \(Origin(url: url)?.description ?? url)")
                 }
-            case 403 where !steppedUp:
-                guard let sent, let challenge = BearerChallenge.parse(stream.headers["www-authenticate"] ?? ""),
-                      challenge.error == "insufficient_scope" else { return stream }
+                signing = try await authorizer.headers(for: url, method: method)
+            case (.insufficientScope(let scopes), let sent?) where !steppedUp:
                 steppedUp = true
                 // Not held open through a login that may take minutes.
                 await drain(stream)
                 guard let next = try await authorizer.steppedUp(after: sent, url: url, method: method, challenge: stream.headers["www-authenticate"]) else {
-                    throw AuthError(.scopeNotGranted, "The MCP server wants the scope \(challenge.scopes.joined(separator: " ")) (HTTP 403 insufficient_scope), "
+                    throw AuthError(.scopeNotGranted, "The MCP server wants the scope \(scopes.joined(separator: " ")) (HTTP 403 insufficient_scope), "
                                     + "which the login cannot ask for or was not granted")
                 }
                 signing = next
