@@ -76,20 +76,6 @@ extension AuthService {
         return .signed(try signature(p, c, shape, try await usableCredential(c, shape), method: method, url: url))
     }
 
-    /// A `sign` answer; a DPoP-bound token gets a fresh proof for this method and URL (never cached).
-    func signature(_ p: ProviderAccounts, _ c: SessionCoordinator, _ shape: TokenShape, _ credential: Credential,
-                           method: String, url: String) throws(AuthError) -> Signature {
-        var proof: String?
-        if let key = credential.dpopKey {
-            do {
-                proof = try key.proof(method: method, url: url, at: clock.now(), accessToken: credential.accessToken, nonce: nonces.nonce(for: url))
-            } catch {
-                throw AuthError.unavailable(c.config, error.description)
-            }
-        }
-        return Signature(provider: p.id, account: c.account, shape: shape, credential: credential, proof: proof)
-    }
-
     /// The access token of `shape`, obtained or refreshed first when needed.
     public func token(provider id: String, account: AccountChoice = AccountChoice(), shape: TokenShape = .none) async throws(AuthError) -> TokenResult {
         TokenResult(try await usableCredential(try resolve(try accounts(id), account), shape))
