@@ -67,7 +67,7 @@ final class McpLogins: MCPAuthorizer {
     private func sign(_ url: String, _ method: String) async throws(AuthError) -> [(String, String)] {
         switch try await session.service.sign(url: url, provider: nil, account: session.choice, shape: session.shape, method: method) {
         case .unsigned: return []
-        case .signed(let signature): return [("Authorization", signature.authorization)] + (signature.proof.map { [("DPoP", $0)] } ?? [])
+        case .signed(let signature): return signature.headers
         }
     }
 

@@ -130,6 +130,6 @@ enum Tool {
         guard case .signed(let signature)? = decision else {
             throw ToolFailure(.failed, "notCovered: no configured provider covers \(Origin(url: url)?.description ?? url) over https or loopback")
         }
-        return "Authorization: \(signature.authorization)\n" + (signature.proof.map { "DPoP: \($0)\n" } ?? "")
+        return signature.headers.map { "\($0): \($1)\n" }.joined()
     }
 }

@@ -140,4 +140,33 @@ final class DPoPTests: XCTestCase {
         XCTAssertEqual(ServerChallenge.read(HTTPResponse(status: 401, headers: ["WWW-Authenticate": "DPoP error_description=\"x\", error=\"invalid_dpop_proof\""]), to: .provenToken),
                        .proofRefused)
     }
+
+    /// One producer of a request's headers: a Bearer token's are the same for every request (what
+    /// `sign`'s cache relies on); a DPoP-bound token's carry a proof of this method and URL, with `ath`
+    /// and the origin's nonce; `sign`'s answer lists them in the same order.
+    func testACredentialAuthorizesEachRequestInOnePlace() throws {
+        let (clock, nonces) = (FakeClock(), DPoPNonces())
+        let bearer = Credential(Session(accessToken: "b", obtainedAt: clock.now()), authorization: "Bearer b")
+        XCTAssertEqual(try bearer.authorize(method: "GET", url: "https://api.example.com/a", clock: clock, nonces: nonces).map { "\($0): \($1)" },
+                       ["Authorization: Bearer b"])
+        XCTAssertEqual(try bearer.authorize(method: "POST", url: "https://api.example.com/b", clock: clock, nonces: nonces).map { "\($0): \($1)" },
+                       ["Authorization: Bearer b"])
+
+        let key = try DPoPKey.generate()
+        nonces.keep("n-9", for: "https://api.example.com/")
+        let bound = Credential(Session(accessToken: "d", tokenType: "DPoP", obtainedAt: clock.now(), dpopKey: key), authorization: "DPoP d")
+        let headers = try bound.authorize(method: "DELETE", url: "https://api.example.com/items/1?x=2", clock: clock, nonces: nonces)
+        XCTAssertEqual(headers.map(\.0), ["Authorization", "DPoP"])
+        XCTAssertEqual(headers[0].1, "DPoP d")
+        let claims = try decode(headers[1].1.split(separator: ".")[1])
+        XCTAssertEqual(claims["htm"], "DELETE")
+        XCTAssertEqual(claims["htu"], "https://api.example.com/items/1")
+        XCTAssertEqual(claims["ath"]?.stringValue, Base64URL.encode(SHA256.hash("d")))
+        XCTAssertEqual(claims["nonce"], "n-9")
+        let again = try bound.authorize(method: "DELETE", url: "https://api.example.com/items/1?x=2", clock: clock, nonces: nonces)
+        XCTAssertNotEqual(again[1].1, headers[1].1, "a proof is good for one request only")
+
+        let signature = Signature(provider: "p", account: "a", shape: .none, credential: bound, proof: headers[1].1)
+        XCTAssertEqual(signature.headers.map { "\($0): \($1)" }, headers.map { "\($0): \($1)" })
+    }
 }

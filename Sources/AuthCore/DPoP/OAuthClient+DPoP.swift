@@ -60,25 +60,31 @@ extension OAuthClient {
 
     /// The userinfo request for a freshly issued token: with a proof (and `ath`) when the token is DPoP-bound.
     func userinfo(_ endpoint: String, accessToken: String, tokenType: String, key: DPoPKey?) async throws -> HTTPResponse {
-        let headers = [("Authorization", "\(tokenType) \(accessToken)"), ("Accept", "application/json")]
-        guard tokenType == "DPoP", let key else { return try await http.send("GET", endpoint, headers: headers, body: nil) }
-        return try await DPoPExchange.send(method: "GET", url: endpoint, accessToken: accessToken, key: key, nonces: nonces, clock: clock) { proof in
-            try await http.send("GET", endpoint, headers: headers + [("DPoP", proof)], body: nil)
+        let authorization = "\(tokenType) \(accessToken)"
+        let accept = [("Accept", "application/json")]
+        guard tokenType == "DPoP", let key else {
+            return try await http.send("GET", endpoint, headers: Credential.headers(authorization: authorization, proof: nil) + accept, body: nil)
+        }
+        return try await DPoPExchange.send(url: endpoint, nonces: nonces, authorize: { [clock, nonces] in
+            let proof = try Credential.proof(key, accessToken: accessToken, method: "GET", url: endpoint, clock: clock, nonces: nonces)
+            return Credential.headers(authorization: authorization, proof: proof)
+        }) { headers in
+            try await http.send("GET", endpoint, headers: headers + accept, body: nil)
         }
     }
 }
 
 /// A resource request with a proof (RFC 9449 §7), shared by `fetch` and userinfo.
 enum DPoPExchange {
-    /// Sends with a proof for `method` and `url`; on `401` with `WWW-Authenticate:
-    /// DPoP error="use_dpop_nonce"` and a `DPoP-Nonce`, once more with that nonce.
-    /// Every answer's `DPoP-Nonce` is remembered for its origin.
-    static func send(method: String, url: String, accessToken: String, key: DPoPKey, nonces: DPoPNonces, clock: Clock,
-                     _ exchange: (String) async throws -> HTTPResponse) async throws -> HTTPResponse {
-        var response = try await exchange(try key.proof(method: method, url: url, at: clock.now(), accessToken: accessToken, nonce: nonces.nonce(for: url)))
+    /// Sends with the headers `authorize` makes (a proof for this request, with the nonce its
+    /// origin gave last); when the answer asks for a nonce (`ServerChallenge.retryWithNonce`), once
+    /// more with it. Every answer's `DPoP-Nonce` is remembered for its origin.
+    static func send(url: String, nonces: DPoPNonces, authorize: () throws -> [(String, String)],
+                     _ exchange: ([(String, String)]) async throws -> HTTPResponse) async throws -> HTTPResponse {
+        var response = try await exchange(try authorize())
         nonces.update(from: response, for: url)
         if case .retryWithNonce = ServerChallenge.read(response, to: .provenToken) {
-            response = try await exchange(try key.proof(method: method, url: url, at: clock.now(), accessToken: accessToken, nonce: nonces.nonce(for: url)))
+            response = try await exchange(try authorize())
             nonces.update(from: response, for: url)
         }
         return response

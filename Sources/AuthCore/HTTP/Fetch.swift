@@ -188,21 +188,22 @@ extension AuthService {
         var body = request.body
         for _ in 0...FetchRequest.maxRedirects {
             let replaced: Set<String> = credential == nil ? [] : ["authorization", "dpop"]
-            var headers = request.headers.filter { !replaced.contains($0.0.lowercased()) }
-            if let credential { headers.append(("Authorization", credential.authorization)) }
+            let headers = request.headers.filter { !replaced.contains($0.0.lowercased()) }
             let response: HTTPResponse
             do {
-                let (hopMethod, hopURL, hopBody, hopHeaders) = (method, url, body, headers)
-                let send = { [transport] (proof: String?) async throws -> HTTPResponse in
-                    try await transport.send(HTTPRequest(method: hopMethod, url: hopURL, headers: hopHeaders + (proof.map { [("DPoP", $0)] } ?? []),
+                let (hopMethod, hopURL, hopBody) = (method, url, body)
+                let send = { [transport] (authorization: [(String, String)]) async throws -> HTTPResponse in
+                    try await transport.send(HTTPRequest(method: hopMethod, url: hopURL, headers: headers + authorization,
                                                          body: hopBody, timeout: request.timeout, maxResponseBytes: request.maxResponseBytes,
                                                          lane: .resource))
                 }
-                if let credential, let key = credential.dpopKey {
-                    response = try await DPoPExchange.send(method: method, url: url, accessToken: credential.accessToken, key: key,
-                                                           nonces: nonces, clock: clock) { try await send($0) }
+                let authorize = { [clock, nonces] () throws -> [(String, String)] in
+                    try credential?.authorize(method: hopMethod, url: hopURL, clock: clock, nonces: nonces) ?? []
+                }
+                if credential?.dpopKey != nil {
+                    response = try await DPoPExchange.send(url: url, nonces: nonces, authorize: authorize, send)
                 } else {
-                    response = try await send(nil)
+                    response = try await send(try authorize())
                 }
             } catch let error as HTTPTransportError {
                 throw Self.fetchError(error, url: url, limit: request.maxResponseBytes)

@@ -150,20 +150,20 @@ final class SignAnswers: @unchecked Sendable {
 
     func text(for decision: SignDecision) -> JSONText {
         guard case .signed(let s) = decision else { return Self.unsignedText }
-        if let proof = s.proof { return JSONText(Self.value(s, proof: proof)) }
+        if s.proof != nil { return JSONText(Self.value(s)) }
         return entry(s).text
     }
 
     func value(for decision: SignDecision) -> JSONValue {
         guard case .signed(let s) = decision else { return Self.unsigned }
-        if let proof = s.proof { return Self.value(s, proof: proof) }
+        if s.proof != nil { return Self.value(s) }
         return entry(s).value
     }
 
     /// The answer for `s`, with the `DPoP` header when there is a proof.
-    private static func value(_ s: Signature, proof: String?) -> JSONValue {
-        var headers: JSONObject = ["Authorization": .string(s.authorization)]
-        if let proof { headers["DPoP"] = .string(proof) }
+    private static func value(_ s: Signature) -> JSONValue {
+        var headers: JSONObject = [:]
+        for (name, value) in s.headers { headers[name] = .string(value) }
         return ["signed": true, "provider": .string(s.provider), "headers": .object(headers), "expiresAt": RFC3339.json(s.expiresAt)]
     }
 
@@ -179,7 +179,7 @@ final class SignAnswers: @unchecked Sendable {
             return cached
         }
         lock.unlock()
-        let fresh = Entry(s, value: Self.value(s, proof: nil))
+        let fresh = Entry(s, value: Self.value(s))
         lock.lock()
         var list = entries[s.provider, default: []].filter { !($0.account == s.account && $0.shape == s.shape) }
         if list.count >= 16 { list.removeFirst() }  // accounts and shapes come and go; keep it small
