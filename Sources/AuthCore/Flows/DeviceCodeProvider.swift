@@ -49,7 +49,7 @@ struct DeviceCodeProvider: OAuthLoginProvider {
         var failures = 0
         while true {
             do {
-                try await clock.sleep(seconds: Double(interval))
+                try await clock.sleep(for: Double(interval))
             } catch {
                 throw AuthError(.loginDenied, "The \(config.displayName) login was cancelled.", provider: config.id)
             }
