@@ -36,7 +36,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
                 return try LoopbackRedirectListener(port: port, path: Self.callbackPath, state: state)
             } catch {
                 if port == 0 || attempt == 19 { break }
-                try? await Task.sleep(nanoseconds: 50_000_000)
+                try? await SystemClock().sleep(for: 0.05)
             }
         }
         throw unavailable("cannot listen for the browser's redirect on 127.0.0.1:\(config.redirectPort ?? 0)")
