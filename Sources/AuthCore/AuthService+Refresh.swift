@@ -61,7 +61,7 @@ extension AuthService {
         let held = try await sync.lock(c.config)
         defer { held.unlock() }
         guard let current = try sync.adopt(c) else { throw notLoggedIn(c) }
-        if !current.sameTokens(as: stale) { return current }
+        if !current.isSameIssue(as: stale) { return current }
         // A refresh that got the lock after shutdown began has sent nothing yet: it must not start now.
         guard !shuttingDown.current else { throw AuthError.unavailable(c.config, "auth-agent is shutting down") }
         guard let p = providers[c.id] else { throw notLoggedIn(c) }
@@ -86,7 +86,7 @@ extension AuthService {
             return installed
         case .rejected(let why):
             // Before declaring the session dead, look again: newer tokens in the store win.
-            if let current = try sync.adopt(c), !current.sameTokens(as: stale) { return current }
+            if let current = try sync.adopt(c), !current.isSameIssue(as: stale) { return current }
             // A learned provider's registration the server forgot: the next login registers again.
             if let learned = c.config.learned, why.hasPrefix("invalid_client"), let clientId = c.config.clientId {
                 try? await dropRegistration(issuer: learned.issuer, clientId: clientId)
@@ -135,7 +135,7 @@ extension AuthService {
         defer { held?.unlock() }
         if held != nil {
             guard let current = try sync.adopt(c) else { throw notLoggedIn(c) }
-            if !current.sameTokens(as: session) { return current }
+            if !current.isSameIssue(as: session) { return current }
         }
         throw expire(c, session, why: why)
     }

@@ -140,7 +140,7 @@ public final class AuthService: Sendable {
     public func canRefresh(provider id: String, account choice: AccountChoice = AccountChoice()) throws(AuthError) -> Bool {
         let c = try resolve(try accounts(id), choice)
         guard let session = c.current else { throw notLoggedIn(c) }
-        return canRefresh(c, session)
+        return c.canRefresh(session)
     }
 
     /// The account a request uses (see `AccountChoice`); looks at the store once

@@ -37,3 +37,12 @@ struct Credential: Sendable, TokenLifetime {
         dpopKey = token.tokenType == "DPoP" ? session.dpopKey : nil
     }
 }
+
+extension Session {
+    /// The token of `shape` as a request uses it: the session's own for `.none`, else its
+    /// shaped token of `shape`, if it has one.
+    func credential(_ shape: TokenShape) -> Credential? {
+        if shape.isNone { return Credential(self, authorization: authorization) }
+        return token(for: shape).map { Credential($0, of: self) }
+    }
+}
