@@ -45,6 +45,20 @@ extension AuthService {
         return TokenResult(credential)
     }
 
+    /// `sign` for a caller that can wait: the answer now, else the `sign` that waits for it.
+    /// The waiting closure is only made when needed: answering now allocates nothing more.
+    public func signNowOrWait(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
+                              method: String = "GET") throws(AuthError) -> NowOrWait<SignDecision> {
+        if let now = try signNow(url: url, provider: provider, account: account, shape: shape, method: method) { return .now(now) }
+        return .wait { [self] () async throws(AuthError) in try await sign(url: url, provider: provider, account: account, shape: shape, method: method) }
+    }
+
+    /// `token` for a caller that can wait, like `signNowOrWait`.
+    public func tokenNowOrWait(provider id: String, account: AccountChoice = AccountChoice(), shape: TokenShape = .none) throws(AuthError) -> NowOrWait<TokenResult> {
+        if let now = try tokenNow(provider: id, account: account, shape: shape) { return .now(now) }
+        return .wait { [self] () async throws(AuthError) in try await token(provider: id, account: account, shape: shape) }
+    }
+
     /// The token of `shape` if it can be used without waiting (a stale one's background
     /// refresh started); nil when one must be obtained first.
     func credentialNow(_ c: SessionCoordinator, _ shape: TokenShape) throws(AuthError) -> Credential? {

@@ -39,18 +39,17 @@ enum SignMethod: AuthMethod {
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         let params = try Params(call.params)
         let account = try AuthMethods.account(call, context)
-        let service = context.service
         let answers = context.signAnswers
+        let answer: NowOrWait<SignDecision>
         do {
-            if let now = try service.signNow(url: params.url, provider: params.provider, account: account, shape: params.shape, method: params.method) {
-                return .encoded(answers.text(for: now))
-            }
+            answer = try context.service.signNowOrWait(url: params.url, provider: params.provider, account: account, shape: params.shape, method: params.method)
         } catch {
             throw error.rpcError
         }
-        return AuthMethods.later({ () async throws(AuthError) in
-            try await service.sign(url: params.url, provider: params.provider, account: account, shape: params.shape, method: params.method)
-        }, encode: { answers.value(for: $0) })
+        switch answer {
+        case .now(let decision): return .encoded(answers.text(for: decision))
+        case .wait(let sign): return AuthMethods.later(sign, encode: { answers.value(for: $0) })
+        }
     }
 
     /// The shortcut: a plain `sign` answered from the line's bytes, routed once —
