@@ -9,7 +9,7 @@ import JSONRPC
 import Locking
 
 /// `sign`, `token` and `refresh` after a 401: acting on the account session's decision of which
-/// token a request uses now (`SessionCoordinator.credential`, after `RefreshTiming.decision`).
+/// token a request uses now (`AccountSession.credential`, after `RefreshTiming.decision`).
 extension AuthService {
     // MARK: sign / token / refresh
 
@@ -61,7 +61,7 @@ extension AuthService {
 
     /// The token of `shape` if it can be used without waiting (a stale one's background
     /// refresh started); nil when one must be obtained first.
-    func credentialNow(_ c: SessionCoordinator, _ shape: TokenShape) throws(AuthError) -> Credential? {
+    func credentialNow(_ c: AccountSession, _ shape: TokenShape) throws(AuthError) -> Credential? {
         switch try decide(c, shape) {
         case .use(let credential), .useAndRefreshInBackground(let credential, _): return credential
         case .wait: return nil
@@ -69,7 +69,7 @@ extension AuthService {
     }
 
     /// The account session's decision for `shape` now, with a stale token's background refresh started.
-    private func decide(_ c: SessionCoordinator, _ shape: TokenShape) throws(AuthError) -> SessionCoordinator.CredentialNow {
+    private func decide(_ c: AccountSession, _ shape: TokenShape) throws(AuthError) -> AccountSession.CredentialNow {
         guard let decided = c.credential(shape, timing: timing, now: clock.now()) else { throw notLoggedIn(c) }
         if case .useAndRefreshInBackground(_, let stale) = decided { refreshInBackground(c, stale, shape) }
         return decided
@@ -85,7 +85,7 @@ extension AuthService {
     }
 
     /// A `sign` answer; a DPoP-bound token gets a fresh proof for this method and URL (never cached).
-    func signature(_ p: ProviderAccounts, _ c: SessionCoordinator, _ shape: TokenShape, _ credential: Credential,
+    func signature(_ p: ProviderAccounts, _ c: AccountSession, _ shape: TokenShape, _ credential: Credential,
                            method: String, url: String) throws(AuthError) -> Signature {
         var proof: String?
         if let key = credential.dpopKey {
@@ -116,7 +116,7 @@ extension AuthService {
     /// The `refresh` rule, once for `refresh` and `fetch`: the token of `shape` to use
     /// after the server rejected `failedAuthorization` (nil: the current one), and
     /// whether a refresh happened. Nothing is sent when that token was already replaced.
-    func credentialAfterRejection(_ c: SessionCoordinator, _ shape: TokenShape, failedAuthorization: String?) async throws(AuthError) -> (Credential, Bool) {
+    func credentialAfterRejection(_ c: AccountSession, _ shape: TokenShape, failedAuthorization: String?) async throws(AuthError) -> (Credential, Bool) {
         guard let session = c.current else { throw notLoggedIn(c) }
         let held = session.credential(shape)
         if let held, let failed = failedAuthorization, failed != held.authorization, failed != held.accessToken {
@@ -135,7 +135,7 @@ extension AuthService {
     /// The token of `shape` to use now, obtained first when the account session's decision
     /// says to wait — and if that fails for any reason but a dead session or a refused shape
     /// while a token is still valid, that token is used: never an error while a valid token exists.
-    func usableCredential(_ c: SessionCoordinator, _ shape: TokenShape) async throws(AuthError) -> Credential {
+    func usableCredential(_ c: AccountSession, _ shape: TokenShape) async throws(AuthError) -> Credential {
         // Another shape's refresh (here or in another agent) may replace the session
         // under this one's feet: then look again, a few times at most.
         for _ in 0..<4 {
@@ -169,7 +169,7 @@ extension AuthService {
 
     /// Starts a refresh of a stale token that nobody waits for (the decision said it can be
     /// refreshed). A passing failure delays the next attempt (backoff with jitter); the token stays in use.
-    func refreshInBackground(_ c: SessionCoordinator, _ stale: Session, _ shape: TokenShape) {
+    func refreshInBackground(_ c: AccountSession, _ stale: Session, _ shape: TokenShape) {
         guard !shuttingDown.current,
               c.claimBackgroundRefresh(of: stale, shape: shape, now: clock.now()) else { return }
         Task { [self] in

@@ -23,7 +23,7 @@ import Locking
 /// The lock guards memory only and is never held across I/O: writes to the
 /// store are serialized by the store's own per-provider lock, which every
 /// writer — and `StoreSync`'s re-read of what other agents wrote — holds.
-final class SessionCoordinator: @unchecked Sendable {
+final class AccountSession: @unchecked Sendable {
     let config: ProviderConfig
     let provider: LoginProvider
     /// The account's id (`AccountIdentity`) and its record's key in the store.
