@@ -23,20 +23,28 @@ extension AuthService {
     /// makes the answer nil without touching the session.
     public func signNow(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
                         method: String = "GET", runsNow: (String) -> Bool = { _ in true }) throws(AuthError) -> SignDecision? {
-        let routed: (accounts: ProviderAccounts, shape: TokenShape)?
+        let routed: Route?
         do {
-            routed = try route(url: url, provider: provider)
+            routed = try router.route(url: url, provider: provider)
         } catch {
             // An error is an answer too: it must not overtake an earlier login or logout of the provider named.
             if let provider, !runsNow(provider) { return nil }
             throw error
         }
-        guard let (p, originShape) = routed else { return .unsigned }
-        guard runsNow(p.id) else { return nil }
+        guard let routed else { return .unsigned }
+        guard runsNow(routed.provider) else { return nil }
+        return try signNow(routed, url: url, account: account, shape: shape, method: method).map(SignDecision.signed)
+    }
+
+    /// `signNow` of a request already routed (`sign`'s handler and `header` route once for both tries):
+    /// nil when a token must be obtained first (then `sign(_:url:…)`).
+    public func signNow(_ route: Route, url: String, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
+                        method: String = "GET") throws(AuthError) -> Signature? {
+        let (p, originShape) = (route.accounts, route.shape)
         let c = try resolve(p, account)
         let shape = shape ?? originShape
         guard let credential = try credentialNow(c, shape) else { return nil }
-        return .signed(try signature(p, c, shape, credential, method: method, url: url))
+        return try signature(p, c, shape, credential, method: method, url: url)
     }
 
     /// `token` from memory, like `signNow`: nil when the token must be obtained first (then `token`).
@@ -70,10 +78,17 @@ extension AuthService {
     /// `sign`, waiting for a token when one must be obtained first.
     public func sign(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
                      method: String = "GET") async throws(AuthError) -> SignDecision {
-        guard let (p, originShape) = try route(url: url, provider: provider) else { return .unsigned }
+        guard let route = try router.route(url: url, provider: provider) else { return .unsigned }
+        return .signed(try await sign(route, url: url, account: account, shape: shape, method: method))
+    }
+
+    /// `sign` of a request already routed (`signNow(_:url:…)` found no token to use at once).
+    public func sign(_ route: Route, url: String, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
+                     method: String = "GET") async throws(AuthError) -> Signature {
+        let (p, originShape) = (route.accounts, route.shape)
         let c = try resolve(p, account)
         let shape = shape ?? originShape
-        return .signed(try signature(p, c, shape, try await usableCredential(c, shape), method: method, url: url))
+        return try signature(p, c, shape, try await usableCredential(c, shape), method: method, url: url)
     }
 
     /// A `sign` answer; a DPoP-bound token gets a fresh proof for this method and URL (never cached).

@@ -119,16 +119,22 @@ enum Tool {
     /// before an unsigned request.
     static func header(_ url: String, method: String, _ session: ToolSession) throws(ToolFailure) -> String {
         let service = session.service
-        var decision: SignDecision?
         let (choice, shape) = (session.choice, session.shape)
-        do { decision = try service.signNow(url: url, provider: nil, account: choice, shape: shape, method: method) } catch { throw ToolFailure(error) }
-        if decision == nil {
-            decision = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
-                try await service.sign(url: url, provider: nil, account: choice, shape: shape, method: method)
-            }
-        }
-        guard case .signed(let signature)? = decision else {
+        // Routed once, for the answer now and the one that waits.
+        let covering: Route?
+        do { covering = try service.coverage(url: url) } catch { throw ToolFailure(error) }
+        guard let route = covering else {
             throw ToolFailure(.failed, "notCovered: no configured provider covers \(Origin(url: url)?.description ?? url) over https or loopback")
+        }
+        let now: Signature?
+        do { now = try service.signNow(route, url: url, account: choice, shape: shape, method: method) } catch { throw ToolFailure(error) }
+        let signature: Signature
+        if let now {
+            signature = now
+        } else {
+            signature = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
+                try await service.sign(route, url: url, account: choice, shape: shape, method: method)
+            }
         }
         return "Authorization: \(signature.authorization)\n" + (signature.proof.map { "DPoP: \($0)\n" } ?? "")
     }

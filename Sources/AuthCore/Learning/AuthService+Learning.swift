@@ -94,7 +94,7 @@ extension AuthService {
     /// registration that does not allow them is replaced by one that does) and keeps them.
     func stepUp(_ id: String, scopes: [String], flow: Flow? = nil, context: LoginContext) async throws(AuthError) -> LoginResult {
         guard var api = learnedDocument().apis.first(where: { $0.id == id }) else {
-            throw AuthError(.unknownProvider, "Provider \"\(id)\" is not a learned provider.", provider: id)
+            throw AuthError.unknownProvider(id, .notLearned)
         }
         api.scopes = scopes
         let client = try await client(for: api.server, scopes: scopes)
@@ -155,9 +155,9 @@ extension AuthService {
     /// server), then drops it — and its registration, when no other learned API uses that
     /// server — from the store. True when the server confirmed every revocation.
     public func forget(provider id: String) async throws(AuthError) -> Bool {
-        guard let p = providers(id) else { throw AuthError(.unknownProvider, "No provider \"\(id)\" is known.", provider: id) }
+        guard let p = providers(id) else { throw AuthError.unknownProvider(id, .notKnown) }
         guard let learned = p.config.learned else {
-            throw AuthError(.unknownProvider, "Provider \"\(id)\" is configured, not learned: remove it from the configuration instead.", provider: id)
+            throw AuthError.unknownProvider(id, .configuredNotLearned)
         }
         let revoked = try await logout(provider: id, all: true)
         try await updateLearned { doc in

@@ -41,16 +41,20 @@ enum SignMethod: AuthMethod {
         let account = try AuthMethods.account(call, context)
         let service = context.service
         let answers = context.signAnswers
+        // Routed once, for the answer now and the one that waits.
+        let route: Route
         do {
-            if let now = try service.signNow(url: params.url, provider: params.provider, account: account, shape: params.shape, method: params.method) {
-                return .encoded(answers.text(for: now))
+            guard let routed = try service.router.route(url: params.url, provider: params.provider) else { return .encoded(SignAnswers.unsignedText) }
+            route = routed
+            if let now = try service.signNow(route, url: params.url, account: account, shape: params.shape, method: params.method) {
+                return .encoded(answers.text(for: .signed(now)))
             }
         } catch {
             throw error.rpcError
         }
         return AuthMethods.later({ () async throws(AuthError) in
-            try await service.sign(url: params.url, provider: params.provider, account: account, shape: params.shape, method: params.method)
-        }, encode: { answers.value(for: $0) })
+            try await service.sign(route, url: params.url, account: account, shape: params.shape, method: params.method)
+        }, encode: { answers.value(for: .signed($0)) })
     }
 
     /// The shortcut: a plain `sign` answered from the line's bytes, routed once —
