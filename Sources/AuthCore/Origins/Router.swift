@@ -60,6 +60,10 @@ final class Router: Sendable {
         return found.accounts.map { Route(accounts: $0, shape: found.shape) }
     }
 
+    /// How many origins were resolved rather than found in the cache: a URL's path, query
+    /// or fragment must never cost a new resolution (issue 21).
+    var originsResolved: Int { origins.resolved }
+
     /// The provider a request to `url` is ordered by: `explicit` when given, else the one
     /// covering it; nil when none does. Never throws: a bad request is refused by the
     /// operation itself.
