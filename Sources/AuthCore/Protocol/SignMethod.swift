@@ -44,7 +44,7 @@ enum SignMethod: AuthMethod {
         // Routed once, for the answer now and the one that waits.
         let route: Route
         do {
-            guard let routed = try service.router.route(url: params.url, provider: params.provider) else { return .encoded(SignAnswers.unsignedText) }
+            guard let routed = try service.router.route(url: params.url, provider: params.provider) else { return .encoded(answers.text(for: .unsigned)) }
             route = routed
             if let now = try service.signNow(route, url: params.url, account: account, shape: params.shape, method: params.method) {
                 return .encoded(answers.text(for: .signed(now)))
