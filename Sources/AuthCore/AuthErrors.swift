@@ -1,4 +1,4 @@
-/// The errors every part of the agent gives about providers, accounts and origins, each
+/// The errors every part of the agent gives about providers, accounts, origins and logins, each
 /// worded here once: the texts are part of the protocol's transcripts and of what the
 /// command line prints, so a caller picks the case that fits rather than writing its own.
 extension AuthError {
@@ -44,6 +44,38 @@ extension AuthError {
     /// account is chosen, rather than one of them at random.
     static func ambiguousAccount(_ name: String, of provider: ProviderConfig, matches: String) -> AuthError {
         AuthError(.notLoggedIn, "\"\(name)\" names several accounts of \(provider.displayName): \(matches); name one by its id.", provider: provider.id)
+    }
+
+    /// The login was cancelled (the person, the host, or the task waiting for it): 1008.
+    /// Nil when no provider was chosen yet (learning an API).
+    static func loginCancelled(_ provider: ProviderConfig?) -> AuthError {
+        guard let provider else { return AuthError(.loginDenied, "The login was cancelled.") }
+        return AuthError(.loginDenied, "The \(provider.displayName) login was cancelled.", provider: provider.id)
+    }
+
+    /// A password login was asked for without a username or password (1003).
+    static func needsUsernameAndPassword(_ provider: ProviderConfig) -> AuthError {
+        AuthError(.invalidCredentials, "\(provider.displayName) needs a username and a password.", provider: provider.id)
+    }
+
+    /// What learning could not keep in the session store (1010): nothing is learned from it.
+    enum LearnedRecord {
+        /// The client registration at an authorization server's `issuer`.
+        case registration(issuer: String)
+        /// The store lock of the learned record.
+        case lock
+        /// The learned record itself.
+        case record
+    }
+
+    /// The session store refused to keep part of what was learned (1010); `problem` says why.
+    static func learnedNotKept(_ what: LearnedRecord, _ problem: Error) -> AuthError {
+        switch what {
+        case .registration(let issuer):
+            return AuthError(.storeUnavailable, "The registration at \(issuer) cannot be kept in the session store: \(problem).")
+        case .lock: return AuthError(.storeUnavailable, "The session store cannot be locked to keep what was learned: \(problem).")
+        case .record: return AuthError(.storeUnavailable, "What was learned cannot be kept in the session store: \(problem).")
+        }
     }
 
     /// A request named `provider` for a URL of `origin` that provider does not cover (1006).

@@ -58,7 +58,7 @@ extension AuthService {
             return result
         } catch {
             if !joined { registry.flights.withLock { $0[origin] = nil } }
-            throw error as? AuthError ?? AuthError(.loginDenied, "The login was cancelled.")
+            throw error as? AuthError ?? AuthError.loginCancelled(nil)
         }
     }
 
@@ -190,7 +190,7 @@ extension AuthService {
         do {
             try sync.store.saveDocument(doc.encoded(), key: StoreKeys.learned)
         } catch {
-            throw AuthError(.storeUnavailable, "The registration at \(server.issuer) cannot be kept in the session store: \(error).")
+            throw AuthError.learnedNotKept(.registration(issuer: server.issuer), error)
         }
         logger.info("registered a client at \(server.issuer)")
         return fresh
@@ -213,7 +213,7 @@ extension AuthService {
         do {
             return try await sync.store.lock(StoreKeys.learned, timeout: Double(config.lockTimeoutSeconds))
         } catch {
-            throw AuthError(.storeUnavailable, "The session store cannot be locked to keep what was learned: \(error).")
+            throw AuthError.learnedNotKept(.lock, error)
         }
     }
 
@@ -226,7 +226,7 @@ extension AuthService {
         do {
             try sync.store.saveDocument(doc.apis.isEmpty && doc.clients.isEmpty ? nil : doc.encoded(), key: StoreKeys.learned)
         } catch {
-            throw AuthError(.storeUnavailable, "What was learned cannot be kept in the session store: \(error).")
+            throw AuthError.learnedNotKept(.record, error)
         }
     }
 
