@@ -23,20 +23,28 @@ extension AuthService {
     /// makes the answer nil without touching the session.
     public func signNow(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
                         method: String = "GET", runsNow: (String) -> Bool = { _ in true }) throws(AuthError) -> SignDecision? {
-        let routed: (accounts: ProviderAccounts, shape: TokenShape)?
+        let routed: Route?
         do {
-            routed = try route(url: url, provider: provider)
+            routed = try router.route(url: url, provider: provider)
         } catch {
             // An error is an answer too: it must not overtake an earlier login or logout of the provider named.
             if let provider, !runsNow(provider) { return nil }
             throw error
         }
-        guard let (p, originShape) = routed else { return .unsigned }
-        guard runsNow(p.id) else { return nil }
+        guard let routed else { return .unsigned }
+        guard runsNow(routed.provider) else { return nil }
+        return try signNow(routed, url: url, account: account, shape: shape, method: method).map(SignDecision.signed)
+    }
+
+    /// `signNow` of a request already routed (`sign`'s handler and `header` route once for both tries):
+    /// nil when a token must be obtained first (then `sign(_:url:…)`).
+    public func signNow(_ route: Route, url: String, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
+                        method: String = "GET") throws(AuthError) -> Signature? {
+        let (p, originShape) = (route.accounts, route.shape)
         let c = try resolve(p, account)
         let shape = shape ?? originShape
         guard let credential = try credentialNow(c, shape) else { return nil }
-        return .signed(try signature(p, c, shape, credential, method: method, url: url))
+        return try signature(p, c, shape, credential, method: method, url: url)
     }
 
     /// `token` from memory, like `signNow`: nil when the token must be obtained first (then `token`).
@@ -45,12 +53,14 @@ extension AuthService {
         return TokenResult(credential)
     }
 
-    /// `sign` for a caller that can wait: the answer now, else the `sign` that waits for it.
-    /// The waiting closure is only made when needed: answering now allocates nothing more.
+    /// `sign` for a caller that can wait: the answer now, else the `sign` that waits for it,
+    /// routed once for both. The waiting closure is only made when needed: answering now
+    /// allocates nothing more.
     public func signNowOrWait(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
                               method: String = "GET") throws(AuthError) -> NowOrWait<SignDecision> {
-        if let now = try signNow(url: url, provider: provider, account: account, shape: shape, method: method) { return .now(now) }
-        return .wait { [self] () async throws(AuthError) in try await sign(url: url, provider: provider, account: account, shape: shape, method: method) }
+        guard let route = try router.route(url: url, provider: provider) else { return .now(.unsigned) }
+        if let now = try signNow(route, url: url, account: account, shape: shape, method: method) { return .now(.signed(now)) }
+        return .wait { [self] () async throws(AuthError) in .signed(try await sign(route, url: url, account: account, shape: shape, method: method)) }
     }
 
     /// `token` for a caller that can wait, like `signNowOrWait`.
@@ -78,10 +88,17 @@ extension AuthService {
     /// `sign`, waiting for a token when one must be obtained first.
     public func sign(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
                      method: String = "GET") async throws(AuthError) -> SignDecision {
-        guard let (p, originShape) = try route(url: url, provider: provider) else { return .unsigned }
+        guard let route = try router.route(url: url, provider: provider) else { return .unsigned }
+        return .signed(try await sign(route, url: url, account: account, shape: shape, method: method))
+    }
+
+    /// `sign` of a request already routed (`signNow(_:url:…)` found no token to use at once).
+    public func sign(_ route: Route, url: String, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
+                     method: String = "GET") async throws(AuthError) -> Signature {
+        let (p, originShape) = (route.accounts, route.shape)
         let c = try resolve(p, account)
         let shape = shape ?? originShape
-        return .signed(try signature(p, c, shape, try await usableCredential(c, shape), method: method, url: url))
+        return try signature(p, c, shape, try await usableCredential(c, shape), method: method, url: url)
     }
 
     /// The access token of `shape`, obtained or refreshed first when needed.

@@ -89,7 +89,8 @@ enum GitCredential {
     /// with (as `sign` gives it). Not covered or not logged in → no answer (exit 0), so git moves on
     /// to its other helpers; one hint on stderr.
     private static func get(_ request: [String: String], session: ToolSession) throws(ToolFailure) -> String {
-        guard let (provider, shape) = coverage(request, session: session) else { return "" }
+        guard let route = coverage(request, session: session) else { return "" }
+        let (provider, shape) = (route.provider, route.shape)
         let token: (token: String, type: String, expiresAt: String?)
         guard let named = namedAccount(request, provider: provider, session: session) else { return "" }
         do {
@@ -109,7 +110,7 @@ enum GitCredential {
 
     /// `erase`: git got a 401 with this password; refresh unless it was already replaced.
     private static func erase(_ request: [String: String], session: ToolSession) throws(ToolFailure) {
-        guard let (provider, _) = coverage(request, session: session), let password = request["password"],
+        guard let provider = coverage(request, session: session)?.provider, let password = request["password"],
               let named = namedAccount(request, provider: provider, session: session) else { return }
         let service = session.service
         do {
@@ -143,7 +144,7 @@ enum GitCredential {
     }
 
     /// The provider covering git's origin and the token shape configured there: `sign`'s rule.
-    private static func coverage(_ request: [String: String], session: ToolSession) -> (provider: String, shape: TokenShape)? {
+    private static func coverage(_ request: [String: String], session: ToolSession) -> Route? {
         guard let origin = origin(request) else { return nil }
         return (try? session.service.coverage(url: origin.description)) ?? nil
     }

@@ -95,7 +95,7 @@ enum RemoteTool {
     private static func providerEntry(_ id: String, link: AgentLink) throws(ToolFailure) -> JSONValue {
         let status = try link.call("status", [:], timeout: requestTimeout)
         guard let entry = status["providers"]?.arrayValue?.first(where: { $0["id"]?.stringValue == id }) else {
-            throw ToolFailure(AuthError(.unknownProvider, "No provider \"\(id)\" is served by the agent at \(link.path).", provider: id))
+            throw ToolFailure(AuthError.unknownProvider(id, .notServed(socket: link.path)))
         }
         return entry
     }

@@ -83,7 +83,7 @@ struct ToolSession {
     func provider(_ id: String) throws(ToolFailure) -> ProviderConfig {
         guard let p = config.providers.first(where: { $0.id == id }) ?? service.providerConfig(id) else {
             if config.providers.isEmpty { throw ToolFailure(.usage, ConfigCommand.noConfiguration(configPath)) }
-            throw ToolFailure(AuthError(.unknownProvider, "No provider \"\(id)\" is configured; known: \(config.providers.map(\.id).joined(separator: ", ")).", provider: id))
+            throw ToolFailure(AuthError.unknownProvider(id, .notConfigured(known: config.providers.map(\.id))))
         }
         return p
     }

@@ -66,7 +66,7 @@ final class ProviderAccounts: Sendable {
         let matching = loggedIn.filter { AccountNames.matches(name, account: $0.account, user: $0.current?.user) }
         guard matching.count > 1 else { return matching.first }
         let list = matching.map { "\($0.account) (\(AccountNames.display($0.current?.user, account: $0.account)))" }.joined(separator: ", ")
-        throw AuthError(.notLoggedIn, "\"\(name)\" names several accounts of \(config.displayName): \(list); name one by its id.", provider: id)
+        throw AuthError.ambiguousAccount(name, of: config, matches: list)
     }
 
     /// Whether a login now leaves the provider's requests running while it waits for the

@@ -66,7 +66,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         } catch .timedOut {
             throw AuthError(.loginTimedOut, "The \(config.displayName) login did not come back from the browser in time.", provider: config.id)
         } catch {
-            throw AuthError(.loginDenied, "The \(config.displayName) login was cancelled.", provider: config.id)
+            throw AuthError.loginCancelled(config)
         }
         if let problem = Self.issProblem(callback.query["iss"], learned: config.learned) {
             callback.respond(false, "The sign-in could not be completed: the answer did not come from the expected server.")

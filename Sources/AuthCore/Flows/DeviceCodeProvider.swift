@@ -51,7 +51,7 @@ struct DeviceCodeProvider: OAuthLoginProvider {
             do {
                 try await clock.sleep(for: Double(interval))
             } catch {
-                throw AuthError(.loginDenied, "The \(config.displayName) login was cancelled.", provider: config.id)
+                throw AuthError.loginCancelled(config)
             }
             if clock.remaining(until: deadline) <= 0 { throw timedOut() }
             let result = await oauth.grant([("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)])

@@ -19,7 +19,7 @@ struct PasswordProvider: OAuthLoginProvider {
 
     func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
         guard case .password(let username, let password)? = credentials else {
-            throw AuthError(.invalidCredentials, "\(config.displayName) needs a username and a password.", provider: config.id)
+            throw AuthError.needsUsernameAndPassword(config)
         }
         let token = try await oauth.loginGrant([("grant_type", "password"), ("username", username), ("password", password)] + oauth.scopePairs(),
                                                rejected: "\(config.displayName) rejected the username or password.")

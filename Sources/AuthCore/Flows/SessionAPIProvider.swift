@@ -22,7 +22,7 @@ struct SessionAPIProvider: LoginProvider {
 
     func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
         guard case .password(let username, let password)? = credentials else {
-            throw AuthError(.invalidCredentials, "\(config.displayName) needs a username and a password.", provider: config.id)
+            throw AuthError.needsUsernameAndPassword(config)
         }
         guard let endpoint = config.loginEndpoint else {
             throw AuthError(.authServerUnavailable, "\(config.displayName) has no login endpoint.", provider: config.id)

@@ -124,7 +124,7 @@ extension AuthService {
     /// one resend after a 401 for the token that was sent.
     public func fetch(_ request: FetchRequest, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
                       login: FetchLogin = .hint, context: LoginContext = LoginContext()) async throws(AuthError) -> FetchResponse {
-        guard let (p, originShape) = try route(url: request.url, provider: provider) else {
+        guard let route = try router.route(url: request.url, provider: provider) else {
             guard config.fetchesUncoveredURLs else {
                 throw AuthError(.originNotAllowed, "No provider served here covers \(Origin(url: request.url)?.description ?? request.url); "
                                 + "this socket fetches only URLs its providers cover.")
@@ -142,6 +142,7 @@ extension AuthService {
             answer.login = await loginHint(for: request.url, challenge: challenge)
             return answer
         }
+        let (p, originShape) = (route.accounts, route.shape)
         let c: AccountSession
         let credential: Credential
         let shape = shape ?? originShape

@@ -58,7 +58,7 @@ extension AuthService {
             return result
         } catch {
             if !joined { registry.flights.withLock { $0[origin] = nil } }
-            throw error as? AuthError ?? AuthError(.loginDenied, "The login was cancelled.")
+            throw error as? AuthError ?? AuthError.loginCancelled(nil)
         }
     }
 
@@ -94,7 +94,7 @@ extension AuthService {
     /// registration that does not allow them is replaced by one that does) and keeps them.
     func stepUp(_ id: String, scopes: [String], flow: Flow? = nil, context: LoginContext) async throws(AuthError) -> LoginResult {
         guard var api = learnedDocument().apis.first(where: { $0.id == id }) else {
-            throw AuthError(.unknownProvider, "Provider \"\(id)\" is not a learned provider.", provider: id)
+            throw AuthError.unknownProvider(id, .notLearned)
         }
         api.scopes = scopes
         let client = try await client(for: api.server, scopes: scopes)
@@ -155,9 +155,9 @@ extension AuthService {
     /// server), then drops it — and its registration, when no other learned API uses that
     /// server — from the store. True when the server confirmed every revocation.
     public func forget(provider id: String) async throws(AuthError) -> Bool {
-        guard let p = providers(id) else { throw AuthError(.unknownProvider, "No provider \"\(id)\" is known.", provider: id) }
+        guard let p = providers(id) else { throw AuthError.unknownProvider(id, .notKnown) }
         guard let learned = p.config.learned else {
-            throw AuthError(.unknownProvider, "Provider \"\(id)\" is configured, not learned: remove it from the configuration instead.", provider: id)
+            throw AuthError.unknownProvider(id, .configuredNotLearned)
         }
         let revoked = try await logout(provider: id, all: true)
         try await updateLearned { doc in
@@ -190,7 +190,7 @@ extension AuthService {
         do {
             try sync.store.saveDocument(doc.encoded(), key: StoreKeys.learned)
         } catch {
-            throw AuthError(.storeUnavailable, "The registration at \(server.issuer) cannot be kept in the session store: \(error).")
+            throw AuthError.learnedNotKept(.registration(issuer: server.issuer), error)
         }
         logger.info("registered a client at \(server.issuer)")
         return fresh
@@ -213,7 +213,7 @@ extension AuthService {
         do {
             return try await sync.store.lock(StoreKeys.learned, timeout: Double(config.lockTimeoutSeconds), clock: clock)
         } catch {
-            throw AuthError(.storeUnavailable, "The session store cannot be locked to keep what was learned: \(error).")
+            throw AuthError.learnedNotKept(.lock, error)
         }
     }
 
@@ -226,7 +226,7 @@ extension AuthService {
         do {
             try sync.store.saveDocument(doc.apis.isEmpty && doc.clients.isEmpty ? nil : doc.encoded(), key: StoreKeys.learned)
         } catch {
-            throw AuthError(.storeUnavailable, "What was learned cannot be kept in the session store: \(error).")
+            throw AuthError.learnedNotKept(.record, error)
         }
     }
 

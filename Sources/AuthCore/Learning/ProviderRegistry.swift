@@ -39,6 +39,13 @@ final class ProviderRegistry: Sendable {
     var providers: [String: ProviderAccounts] { state.withLock { $0.providers } }
     var order: [String] { state.withLock { $0.order } }
 
+    /// The provider `id` names; 1002 listing the known ones otherwise.
+    func accounts(_ id: String) throws(AuthError) -> ProviderAccounts {
+        let (found, known) = state.withLock { s in (s.providers[id], s.providers[id] == nil ? s.order : []) }
+        guard let found else { throw AuthError.unknownProvider(id, .notConfigured(known: known)) }
+        return found
+    }
+
     /// The learned provider whose resource `url` (of `origin`, already parsed by the caller's
     /// cache) lies under; nil at once when none was learned.
     func learnedCovering(_ url: String, origin: Origin?) -> ProviderAccounts? {

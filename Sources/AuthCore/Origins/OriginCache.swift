@@ -23,6 +23,8 @@ final class OriginCache<Value: Sendable>: @unchecked Sendable {
     private var last: Entry?
     private let capacity: Int
     private let resolve: @Sendable (Origin?) -> Value
+    /// How many prefixes were resolved and kept: what a test reads to see that URLs shared an entry.
+    private var kept = 0
 
     init(capacity: Int = 256, resolve: @escaping @Sendable (Origin?) -> Value) {
         self.capacity = capacity
@@ -52,10 +54,14 @@ final class OriginCache<Value: Sendable>: @unchecked Sendable {
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[key] = entry
             last = entry
+            kept += 1
             lock.unlock()
             return entry.value
         }
     }
+
+    /// How many prefixes were resolved and kept so far (misses of the cache).
+    var resolved: Int { lock.withLock { kept } }
 
     private enum Lookup {
         case hit(Value)

@@ -23,7 +23,7 @@ enum SubscribeMethod: AuthMethod {
         }
         let providers = try call.params.optionalStringArray("providers")
         for p in providers ?? [] where !context.service.knows(p) {
-            throw AuthError(.unknownProvider, "No provider \"\(p)\" is configured.", provider: p).rpcError
+            throw AuthError.unknownProvider(p, .notConfigured(known: nil)).rpcError
         }
         let filter = providers.map(Set.init)
         context.subscriptions.subscribe(call.connection, events: Set(events), providers: filter)
