@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSON
-import JSONRPC
+import Logging
 import Locking
 
 /// `sign`, `token` and `refresh` after a 401: which token a request uses now, and when one

@@ -1,6 +1,7 @@
 import Dispatch
 import JSON
 import Locking
+import Logging
 
 /// One JSON-RPC 2.0 peer: validates and dispatches incoming messages, owns the
 /// lifecycle (`initialize`, `shutdown`, `exit`), cancellation and batching, and

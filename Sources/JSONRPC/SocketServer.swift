@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Dispatch
 import Locking
+import Logging
 
 /// Serves the protocol on a listening Unix-domain socket: each accepted connection of this
 /// user gets its own `RPCConnection` (its own lifecycle, requests and host state) and its own

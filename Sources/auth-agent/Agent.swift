@@ -13,6 +13,7 @@ import Darwin
 import JSON
 import JSONRPC
 import Locking
+import Logging
 
 /// Wires the engine, the auth core and stdio together: the only file that
 /// knows all three.

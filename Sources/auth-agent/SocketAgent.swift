@@ -6,6 +6,7 @@ import Darwin
 #endif
 import JSONRPC
 import Locking
+import Logging
 
 /// `auth-agent serve --socket`: one agent for every tool of a session, as ssh-agent is for
 /// keys. Each connection is a host session of its own over the same service (one memory, one

@@ -1,6 +1,7 @@
 import AuthCore
 import JSON
 import JSONRPC
+import Logging
 import XCTest
 
 /// The method registry and schema/openrpc.json must describe the same protocol.

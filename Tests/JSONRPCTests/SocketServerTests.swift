@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import JSONRPC
 import Locking
+import Logging
 import XCTest
 
 /// The engine's Unix-socket server in-process: a connection per host, `exit` ending one
