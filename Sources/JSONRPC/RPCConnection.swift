@@ -6,7 +6,8 @@ import Logging
 /// One JSON-RPC 2.0 peer: validates and dispatches incoming messages, owns the
 /// lifecycle (`initialize`, `shutdown`, `exit`), cancellation and batching, and
 /// writes answers to an `OutputSink`. Knows nothing of stdio or auth: bytes in
-/// through `handleLine`, messages out through the sink.
+/// through `handleLine` (a `Transport`'s, framed by `serve`), messages out through
+/// the sink. What the program keeps for the host beside that is its `session`.
 ///
 /// Threading: `handleLine` is called from one reader thread. Methods that
 /// answer at once do so on that thread; the rest run as tasks, concurrently,
@@ -39,6 +40,9 @@ public final class RPCConnection: @unchecked Sendable {
     ]
 
     public let output: OutputSink
+    /// What the program keeps for this host (an auth agent's subscription and account
+    /// selections), freed with the connection: told `closed` when it ends.
+    public let session: (any HostSession)?
     private let registry: MethodRegistry
     private let options: Options
     private let logger: Logger
@@ -55,10 +59,11 @@ public final class RPCConnection: @unchecked Sendable {
     }
 
     public init(registry: MethodRegistry, output: OutputSink, logger: Logger, options: Options = Options(),
-                onExit: @escaping @Sendable (Int32) -> Void)
+                session: (any HostSession)? = nil, onExit: @escaping @Sendable (Int32) -> Void)
     {
         self.registry = registry
         self.output = output
+        self.session = session
         self.logger = logger
         self.options = options
         self.onExit = onExit
@@ -131,8 +136,9 @@ public final class RPCConnection: @unchecked Sendable {
         output.send(["jsonrpc": "2.0", "method": .string(method), "params": params])
     }
 
-    /// End of input or a termination signal: let in-flight work finish within
-    /// the grace period, flush, exit 0 — within the grace (plus
+    /// End of input, `exit` or a termination signal: let in-flight work finish within
+    /// the grace period, flush, then `onExit(0)` — which ends the process for stdio's
+    /// host and disconnects the transport of any other — within the grace (plus
     /// `finalFlushTimeout`) even when the host stopped reading and every
     /// writer is stuck on a full stdout.
     public func finish() {
@@ -154,7 +160,7 @@ public final class RPCConnection: @unchecked Sendable {
     /// Cancels every request still in flight once `finish` has given them their grace: a
     /// socket connection that closed leaves the agent running, and a login nobody waits for
     /// any more must not hold its provider's lock (stdio's `finish` ends the process instead).
-    public func cancelInFlight() {
+    func cancelInFlight() {
         for (id, deliver) in inFlight.cancelAll() { deliver(RPCResponse(id: id, error: .requestCancelled)) }
     }
 
