@@ -6,8 +6,8 @@ public struct RPCCall: Sendable {
     /// `nil` for notifications.
     public let id: JSONValue?
     public let params: RPCParams
-    /// The host that made this call: notifications back to it (`notify`), and what the
-    /// program keeps for it (`session`).
+    /// The host that made this call: notifications and requests back to it (`notify`,
+    /// `request`), and what the program keeps for it (`session`).
     public let connection: RPCConnection
 }
 

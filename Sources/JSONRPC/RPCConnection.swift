@@ -9,6 +9,9 @@ import Logging
 /// through `handleLine` (a `Transport`'s, framed by `serve`), messages out through
 /// the sink. What the program keeps for the host beside that is its `session`.
 ///
+/// The agent may also send the host requests of its own (`request`): their ids are
+/// strings `agent-N`, and the host answers them as any JSON-RPC peer answers a request.
+///
 /// Threading: `handleLine` is called from one reader thread. Methods that
 /// answer at once do so on that thread; the rest run as tasks, concurrently,
 /// so a slow request never holds back a later one.
@@ -51,6 +54,7 @@ public final class RPCConnection: @unchecked Sendable {
     private let scheduler = RequestScheduler()
     private let running = DispatchGroup()
     private let lifecycle = Locked(Lifecycle())
+    private let hostRequests = HostRequests()
 
     private struct Lifecycle {
         var initialized = false
@@ -136,6 +140,22 @@ public final class RPCConnection: @unchecked Sendable {
         output.send(["jsonrpc": "2.0", "method": .string(method), "params": params])
     }
 
+    /// Sends the host a request and waits for its answer: the result, or the host's error
+    /// thrown as an `RPCError`. Throws `HostRequestFailure.timedOut` when no answer came within
+    /// `timeout` seconds, `.closed` when the host went first (end of input, `exit`), and
+    /// `CancellationError` when the waiting task is cancelled; an answer after any of those is
+    /// ignored. The id is the string `agent-N`: the agent's own numbering, which its prefix
+    /// keeps apart from the ids of the host's requests in the host's bookkeeping and logs.
+    public func request(_ method: String, _ params: JSONValue, timeout: Double) async throws -> JSONValue {
+        try await hostRequests.send(timeout: timeout) { id in
+            output.send(["jsonrpc": "2.0", "id": id, "method": .string(method), "params": params])
+        }
+    }
+
+    /// The host went (end of input, `exit`): fails the requests sent to it that are still
+    /// unanswered, and any sent later, with `HostRequestFailure.closed`.
+    func failHostRequests() { hostRequests.closeAll() }
+
     /// End of input, `exit` or a termination signal: let in-flight work finish within
     /// the grace period, flush, then `onExit(0)` — which ends the process for stdio's
     /// host and disconnects the transport of any other — within the grace (plus
@@ -211,8 +231,10 @@ public final class RPCConnection: @unchecked Sendable {
         }
         guard case .string(let method)? = o["method"] else {
             if o["result"] != nil || o["error"] != nil {
-                // A response from the host: the agent sends no requests, so there is nothing to match it to.
-                logger.debug("ignoring a response message from the host")
+                // The host's answer to a request the agent sent (`request`).
+                if !hostRequests.answer(id, result: o["result"], error: o["error"]) {
+                    logger.debug("ignoring a response from the host that answers no request of the agent's")
+                }
                 return .none
             }
             return .now(RPCResponse(id: id, error: .invalidRequest("'method' must be a string")))
@@ -265,7 +287,9 @@ public final class RPCConnection: @unchecked Sendable {
                 lifecycle.withLock { $0.shutDown = true }
                 return .now(RPCResponse(id: id ?? .null, result: .null))
             case "exit":
-                // Like end of input: requests still in flight get their answers first (bounded).
+                // Like end of input: requests still in flight get their answers first (bounded);
+                // the host, told to go, answers none of the agent's any more.
+                failHostRequests()
                 finish()
                 return .none
             case "$/cancelRequest":

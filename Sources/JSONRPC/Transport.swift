@@ -58,7 +58,9 @@ extension RPCConnection {
     }
 
     /// The framing loop: reads in large chunks, frames lines, dispatches them, and writes the
-    /// answers produced by each read with one write. Returns at end of input.
+    /// answers produced by each read with one write. Returns at end of input, having failed
+    /// the requests this agent sent the host that are still unanswered (nothing more comes
+    /// from it).
     func readLines<T: Transport>(from transport: T, maxLineBytes: Int) {
         var framer = LineFramer(maxLineBytes: maxLineBytes)
         let capacity = 64 * 1024
@@ -79,5 +81,6 @@ extension RPCConnection {
         }
         framer.finish(handle)
         output.flush()
+        failHostRequests()
     }
 }
