@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "Wire", swiftSettings: strict),
         // Leveled logging to stderr: what the engine, the auth core and the executable all log through.
         .target(name: "Logging", swiftSettings: strict),
-        // The JSON-RPC 2.0 engine: framing, dispatch, lifecycle, cancellation. Knows nothing of auth.
+        // The JSON-RPC 2.0 engine: framing, dispatch, lifecycle, cancellation, its transports. Knows nothing of auth.
         .target(name: "JSONRPC", dependencies: ["JSON", "Locking", "Logging"], swiftSettings: strict),
         // Providers, sessions, refresh, signing, the store and events. Knows nothing of stdio.
         // libcurl loaded with dlopen on the first request (Linux), so start-up does not map it.

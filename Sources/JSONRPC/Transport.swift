@@ -1,10 +1,13 @@
 /// One host's byte stream, as the engine serves it: bytes in, bytes out, an end.
 ///
-/// Shaped like the MCP SDK's transports (receive, send, disconnect) but at the level the
-/// engine works at: whole chunks of bytes in — the framing loop (`RPCConnection.serve`)
-/// splits them into lines with `LineFramer` — and the answers of one read out in one
-/// write through `OutputSink`. There is no `connect`: a transport exists connected (the
-/// process's stdin and stdout, an accepted socket, one end of an in-memory pair).
+/// Shaped like the MCP Swift SDK's `Transport` (connect, send, receive, disconnect) but at
+/// the level the engine works at, and synchronous: that one is an actor handing out each
+/// message through an `AsyncThrowingStream`, a task hop and an allocation per message, which
+/// the pipelined `sign` path cannot afford. Here whole chunks of bytes come in on the
+/// connection's own thread — the framing loop (`RPCConnection.serve`) splits them into lines
+/// with `LineFramer`, without copying — and the answers of one read go out in one write
+/// through `OutputSink`. There is no `connect`: a transport exists connected (the process's
+/// stdin and stdout, an accepted socket, one end of an in-memory pair).
 ///
 /// The engine has three: `StdioTransport` (one host, whose end is the process's),
 /// `SocketTransport` (each connection `SocketServer` accepts) and `MemoryTransport` (a
