@@ -4,7 +4,14 @@ import Locking
 /// A host in the same process, for tests: the agent's end of an in-memory pair, served like
 /// a socket connection (`RPCConnection.serve`), with `MemoryHost` at the other end writing
 /// lines in and reading lines out — a connection and a method registry driven without a
-/// process or a file descriptor.
+/// process or a file descriptor:
+///
+///     let host = MemoryTransport.serve { output, onExit in
+///         RPCConnection(registry: registry, output: output, logger: logger, session: session, onExit: onExit)
+///     }
+///     host.send(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+///     host.readLine(timeout: 5)  // {"jsonrpc":"2.0","id":1,"result":{}}
+///     host.close()               // the connection ends; `session.closed()` is called
 public final class MemoryTransport: Transport, Sendable {
     private let inbound: MemoryPipe
     private let outbound: MemoryPipe
@@ -24,6 +31,7 @@ public final class MemoryTransport: Transport, Sendable {
         let connection = makeConnection(OutputSink(transport: transport, onClosed: { transport.disconnect() }), { _ in transport.disconnect() })
         if !DetachedThread.start({ connection.serve(transport, maxLineBytes: maxLineBytes) }) {
             transport.disconnect()
+            connection.serve(transport, maxLineBytes: maxLineBytes)  // reads nothing: it only closes
         }
         return MemoryHost(toAgent: toAgent, toHost: toHost)
     }
