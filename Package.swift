@@ -26,8 +26,10 @@ let package = Package(
         // What both ends of a loopback OAuth exchange share: base64url, form encoding, HTML escaping,
         // secure random tokens, POSIX loopback sockets. Used by AuthCore and DevIssuer.
         .target(name: "Wire", swiftSettings: strict),
-        // The JSON-RPC 2.0 engine: framing, dispatch, lifecycle, cancellation. Knows nothing of auth.
-        .target(name: "JSONRPC", dependencies: ["JSON", "Locking"], swiftSettings: strict),
+        // Leveled logging to stderr: what the engine, the auth core and the executable all log through.
+        .target(name: "Logging", swiftSettings: strict),
+        // The JSON-RPC 2.0 engine: framing, dispatch, lifecycle, cancellation, its transports. Knows nothing of auth.
+        .target(name: "JSONRPC", dependencies: ["JSON", "Locking", "Logging"], swiftSettings: strict),
         // Providers, sessions, refresh, signing, the store and events. Knows nothing of stdio.
         // libcurl loaded with dlopen on the first request (Linux), so start-up does not map it.
         .target(name: "CurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
@@ -38,13 +40,13 @@ let package = Package(
         // P-256 keys, ES256 signatures and RFC 7638 thumbprints over CryptoShim or CryptoKit: DPoP proofs and their checks.
         .target(name: "ES256", dependencies: ["Digest", "Wire", "Locking", .target(name: "CryptoShim", condition: .when(platforms: [.linux]))],
                 swiftSettings: strict),
-        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Locking", "Digest", "Wire", "ES256", .target(name: "CurlShim", condition: .when(platforms: [.linux])),
+        .target(name: "AuthCore", dependencies: ["JSON", "JSONRPC", "Logging", "Locking", "Digest", "Wire", "ES256", .target(name: "CurlShim", condition: .when(platforms: [.linux])),
                                                  .target(name: "SecretShim", condition: .when(platforms: [.linux]))],
                 swiftSettings: strict),
         // A loopback-only OAuth 2.0 / session-API issuer for the demo and the tests.
         .target(name: "DevIssuer", dependencies: ["JSON", "Locking", "Digest", "Wire", "ES256"], swiftSettings: strict),
         // The thin executable that wires the layers to stdin/stdout.
-        .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "AuthCore", "DevIssuer"], swiftSettings: strict),
+        .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "Logging", "AuthCore", "DevIssuer"], swiftSettings: strict),
         // Drives the built agent over pipes beside an echo baseline; prints ratios.
         .executableTarget(name: "auth-agent-bench", dependencies: ["AuthCore"], swiftSettings: strict),
         // The bench's start-up baseline: an empty Foundation program that answers each line with `{}`.
@@ -55,10 +57,10 @@ let package = Package(
         .testTarget(name: "DigestTests", dependencies: ["Digest"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: strict),
         .testTarget(name: "LockingTests", dependencies: ["Locking"], swiftSettings: strict),
-        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "Locking"], swiftSettings: strict),
-        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSON", "Wire", "ES256", "Digest", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "Logging", "Locking", "JSON"], swiftSettings: strict),
+        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSONRPC", "Logging", "JSON", "Wire", "ES256", "Digest", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON", "ES256", "Wire", "Digest"], swiftSettings: strict),
         // Golden transcripts, schema checks and fuzzing against the built binary.
-        .testTarget(name: "AgentTests", dependencies: ["TestSupport", "JSON", "JSONRPC", "Locking", "AuthCore", "DevIssuer", "ES256", "Wire", "Digest", "auth-agent"], swiftSettings: strict),
+        .testTarget(name: "AgentTests", dependencies: ["TestSupport", "JSON", "JSONRPC", "Logging", "Locking", "AuthCore", "DevIssuer", "ES256", "Wire", "Digest", "auth-agent"], swiftSettings: strict),
     ]
 )

@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSON
-import JSONRPC
+import Logging
 import Locking
 
 /// Status, login, logout and the default account: what changes who is logged in.

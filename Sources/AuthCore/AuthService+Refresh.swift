@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSON
-import JSONRPC
+import Logging
 import Locking
 
 /// Refreshing: one refresh in flight per account and shape, serialised with every other agent

@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSON
-import JSONRPC
+import Logging
 import Locking
 
 /// `sign`, `token` and `refresh` after a 401: acting on the account session's decision of which

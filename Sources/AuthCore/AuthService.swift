@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSON
-import JSONRPC
+import Logging
 import Locking
 
 /// The one place where the current users and tokens live: login, logout,

@@ -29,16 +29,6 @@ public final class OutputSink: @unchecked Sendable {
         buffer.reserveCapacity(64 * 1024)
     }
 
-    /// A sink over a file descriptor (stdout in the agent).
-    ///
-    /// A full pipe is the host's backpressure: the writer waits for it as long
-    /// as the host keeps its end open — in write(2) on a blocking descriptor,
-    /// in `poll` on a non-blocking one (never spinning on `EAGAIN`). What must
-    /// not wait forever is the exit, which is why `flush(before:)` exists.
-    public convenience init(fileDescriptor fd: Int32, onClosed: @escaping @Sendable () -> Void) {
-        self.init(write: { bytes in SystemCalls.writeAll(fd, bytes) }, onClosed: onClosed)
-    }
-
     /// Appends one message built in place by `build`, followed by a newline.
     public func enqueue(_ build: (inout [UInt8]) -> Void) {
         lock.lock()

@@ -6,7 +6,8 @@ public struct RPCCall: Sendable {
     /// `nil` for notifications.
     public let id: JSONValue?
     public let params: RPCParams
-    /// Sends notifications back to the host that made this call.
+    /// The host that made this call: notifications and requests back to it (`notify`,
+    /// `request`), and what the program keeps for it (`session`).
     public let connection: RPCConnection
 }
 

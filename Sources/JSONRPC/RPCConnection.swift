@@ -1,11 +1,16 @@
 import Dispatch
 import JSON
 import Locking
+import Logging
 
 /// One JSON-RPC 2.0 peer: validates and dispatches incoming messages, owns the
 /// lifecycle (`initialize`, `shutdown`, `exit`), cancellation and batching, and
 /// writes answers to an `OutputSink`. Knows nothing of stdio or auth: bytes in
-/// through `handleLine`, messages out through the sink.
+/// through `handleLine` (a `Transport`'s, framed by `serve`), messages out through
+/// the sink. What the program keeps for the host beside that is its `session`.
+///
+/// The agent may also send the host requests of its own (`request`): their ids are
+/// strings `agent-N`, and the host answers them as any JSON-RPC peer answers a request.
 ///
 /// Threading: `handleLine` is called from one reader thread. Methods that
 /// answer at once do so on that thread; the rest run as tasks, concurrently,
@@ -38,6 +43,9 @@ public final class RPCConnection: @unchecked Sendable {
     ]
 
     public let output: OutputSink
+    /// What the program keeps for this host (an auth agent's subscription and account
+    /// selections), freed with the connection: told `closed` when it ends.
+    public let session: (any HostSession)?
     private let registry: MethodRegistry
     private let options: Options
     private let logger: Logger
@@ -46,6 +54,7 @@ public final class RPCConnection: @unchecked Sendable {
     private let scheduler = RequestScheduler()
     private let running = DispatchGroup()
     private let lifecycle = Locked(Lifecycle())
+    private let hostRequests = HostRequests()
 
     private struct Lifecycle {
         var initialized = false
@@ -54,10 +63,11 @@ public final class RPCConnection: @unchecked Sendable {
     }
 
     public init(registry: MethodRegistry, output: OutputSink, logger: Logger, options: Options = Options(),
-                onExit: @escaping @Sendable (Int32) -> Void)
+                session: (any HostSession)? = nil, onExit: @escaping @Sendable (Int32) -> Void)
     {
         self.registry = registry
         self.output = output
+        self.session = session
         self.logger = logger
         self.options = options
         self.onExit = onExit
@@ -130,8 +140,25 @@ public final class RPCConnection: @unchecked Sendable {
         output.send(["jsonrpc": "2.0", "method": .string(method), "params": params])
     }
 
-    /// End of input or a termination signal: let in-flight work finish within
-    /// the grace period, flush, exit 0 — within the grace (plus
+    /// Sends the host a request and waits for its answer: the result, or the host's error
+    /// thrown as an `RPCError`. Throws `HostRequestFailure.timedOut` when no answer came within
+    /// `timeout` seconds, `.closed` when the host went first (end of input, `exit`), and
+    /// `CancellationError` when the waiting task is cancelled; an answer after any of those is
+    /// ignored. The id is the string `agent-N`: the agent's own numbering, which its prefix
+    /// keeps apart from the ids of the host's requests in the host's bookkeeping and logs.
+    public func request(_ method: String, _ params: JSONValue, timeout: Double) async throws -> JSONValue {
+        try await hostRequests.send(timeout: timeout) { id in
+            output.send(["jsonrpc": "2.0", "id": id, "method": .string(method), "params": params])
+        }
+    }
+
+    /// The host went (end of input, `exit`): fails the requests sent to it that are still
+    /// unanswered, and any sent later, with `HostRequestFailure.closed`.
+    func failHostRequests() { hostRequests.closeAll() }
+
+    /// End of input, `exit` or a termination signal: let in-flight work finish within
+    /// the grace period, flush, then `onExit(0)` — which ends the process for stdio's
+    /// host and disconnects the transport of any other — within the grace (plus
     /// `finalFlushTimeout`) even when the host stopped reading and every
     /// writer is stuck on a full stdout.
     public func finish() {
@@ -153,7 +180,7 @@ public final class RPCConnection: @unchecked Sendable {
     /// Cancels every request still in flight once `finish` has given them their grace: a
     /// socket connection that closed leaves the agent running, and a login nobody waits for
     /// any more must not hold its provider's lock (stdio's `finish` ends the process instead).
-    public func cancelInFlight() {
+    func cancelInFlight() {
         for (id, deliver) in inFlight.cancelAll() { deliver(RPCResponse(id: id, error: .requestCancelled)) }
     }
 
@@ -204,8 +231,10 @@ public final class RPCConnection: @unchecked Sendable {
         }
         guard case .string(let method)? = o["method"] else {
             if o["result"] != nil || o["error"] != nil {
-                // A response from the host: the agent sends no requests, so there is nothing to match it to.
-                logger.debug("ignoring a response message from the host")
+                // The host's answer to a request the agent sent (`request`).
+                if !hostRequests.answer(id, result: o["result"], error: o["error"]) {
+                    logger.debug("ignoring a response from the host that answers no request of the agent's")
+                }
                 return .none
             }
             return .now(RPCResponse(id: id, error: .invalidRequest("'method' must be a string")))
@@ -258,7 +287,9 @@ public final class RPCConnection: @unchecked Sendable {
                 lifecycle.withLock { $0.shutDown = true }
                 return .now(RPCResponse(id: id ?? .null, result: .null))
             case "exit":
-                // Like end of input: requests still in flight get their answers first (bounded).
+                // Like end of input: requests still in flight get their answers first (bounded);
+                // the host, told to go, answers none of the agent's any more.
+                failHostRequests()
                 finish()
                 return .none
             case "$/cancelRequest":

@@ -13,6 +13,7 @@ import Darwin
 import JSON
 import JSONRPC
 import Locking
+import Logging
 
 /// Wires the engine, the auth core and stdio together: the only file that
 /// knows all three.
@@ -64,7 +65,7 @@ enum Agent {
         let subscriptions = Subscriptions()
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(),
                                   logger: logger, lockTimeout: config.lockTimeoutSeconds, events: { subscriptions.deliver($0) })
-        let (registry, options, _) = methods(service, subscriptions)
+        let (registry, options) = methods(service)
         // Before exiting, a refresh the server may already have answered is waited for and persisted.
         // Once: a closed stdout and the end of input can both end the process, and exit(3) must not
         // run on two threads at once.
@@ -74,28 +75,26 @@ enum Agent {
             service.finishRefreshes()
             exit(code)
         }
-        let output = OutputSink(fileDescriptor: 1, onClosed: { leave(0) })
-        let connection = RPCConnection(registry: registry, output: output, logger: logger, options: options,
-                                       onExit: { code in leave(code) })
-        logger.debug("serving \(config.providers.count) providers from \(configFile)")
         // Logins, logouts and refreshes by other agents on the same store reach this one within 250 ms.
         // The first look is due 250 ms after start, so the timer (and the Dispatch thread it starts,
         // a tenth of a cold start) waits until then: a process answering one request never makes it.
-        let watch = StdioServer.Deferred(after: 0.25) { service.watchStore(every: 0.25) }
-        StdioServer.run(connection, maxLineBytes: arguments.maxMessageBytes, deferred: watch)
+        let stdio = StdioTransport(deferred: .init(after: 0.25) { service.watchStore(every: 0.25) })
+        let output = OutputSink(transport: stdio, onClosed: { leave(0) })
+        let connection = RPCConnection(registry: registry, output: output, logger: logger, options: options,
+                                       session: AuthHost(subscriptions: subscriptions), onExit: { code in leave(code) })
+        logger.debug("serving \(config.providers.count) providers from \(configFile)")
+        StdioServer.run(connection, over: stdio, maxLineBytes: arguments.maxMessageBytes)
     }
 
-    /// The protocol over `service`: the registry, the engine's options, and what frees a closed
-    /// connection's state (a socket agent's; a stdio agent's one connection ends with the process).
-    static func methods(_ service: AuthService, _ subscriptions: Subscriptions)
-        -> (MethodRegistry, RPCConnection.Options, @Sendable (RPCConnection) -> Void)
-    {
+    /// The protocol over `service`: the registry and the engine's options. Each connection is
+    /// made with an `AuthHost` of its own as its session.
+    static func methods(_ service: AuthService) -> (MethodRegistry, RPCConnection.Options) {
         var registry = MethodRegistry()
-        let release = AuthMethods.register(into: &registry, service: service, subscriptions: subscriptions)
+        AuthMethods.register(into: &registry, service: service)
         var options = RPCConnection.Options()
         options.serverVersion = Arguments.version
         options.capabilities = AuthMethods.capabilities
-        return (registry, options, release)
+        return (registry, options)
     }
 
     /// The configured session store, shared by the long-lived agent and the one-shot subcommands,

@@ -6,6 +6,7 @@ import Darwin
 import AuthCore
 import JSON
 import JSONRPC
+import Logging
 
 /// A one-shot command's connection to the socket agent `AUTH_AGENT_SOCK` names: requests out,
 /// answers in, the agent's errors as the command's failures. With it the command needs no

@@ -1,5 +1,6 @@
 import AuthCore
 import JSONRPC
+import Logging
 
 /// The command line, parsed by hand (no dependencies): a subcommand and options.
 struct Arguments {

@@ -6,6 +6,7 @@ import Darwin
 import AuthCore
 import JSON
 import JSONRPC
+import Logging
 
 /// `auth-agent config path|check|add|remove`: the configuration file from the command line, so a
 /// first run needs no hand-written JSON. They work on the file alone (no store is opened).

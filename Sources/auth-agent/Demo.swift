@@ -12,6 +12,7 @@ import Darwin
 #endif
 import JSON
 import JSONRPC
+import Logging
 
 /// `auth-agent demo`: the agent against a built-in dev issuer on a free
 /// loopback port, with a memory store, so anyone can try the protocol with

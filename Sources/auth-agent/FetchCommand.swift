@@ -11,6 +11,7 @@ import Darwin
 #endif
 import JSON
 import JSONRPC
+import Logging
 import Wire
 
 /// `auth-agent fetch`: one HTTP request through the agent's `fetch` — signed with the

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import AuthCore
 import JSONRPC
+import Logging
 
 /// `auth-agent git-credential configure [URL]`: git's helper line for URL, or for every https
 /// origin of every provider, in the user's global git configuration — once, like `gh auth setup-git`,

@@ -6,6 +6,7 @@ import Foundation
 #endif
 import JSON
 import JSONRPC
+import Logging
 
 /// `auth-agent git-credential get|store|erase`: git's credential-helper protocol
 /// (`key=value` lines on stdin, ended by a blank line or end of file).

@@ -11,6 +11,7 @@ import Darwin
 #endif
 import JSON
 import JSONRPC
+import Logging
 
 /// `auth-agent kubectl-credential PROVIDER`: a kubectl exec credential plugin. kubectl runs it
 /// for every command (and again after a 401), so a fresh token comes straight from the store.

@@ -7,6 +7,7 @@ import AuthCore
 import Dispatch
 import JSONRPC
 import Locking
+import Logging
 
 /// `auth-agent mcp URL`: an MCP host's stdio server that is the remote Streamable HTTP server
 /// at URL, reached with the agent's logins (`MCPBridge` does the transport).

@@ -2,6 +2,7 @@ import AuthCore
 import Dispatch
 import JSONRPC
 import Locking
+import Logging
 
 /// The bridge's logins: `sign` and `refresh` of the same `AuthService` every command uses (so
 /// one refresh per expiry across bridges and agents on the store), and a terminal login when

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import JSONRPC
 import Locking
+import Logging
 
 /// `auth-agent connect`: a host that spawns an agent on stdin/stdout (the clients, an editor)
 /// reaches the session's socket agent through this relay, unchanged; where none answers it

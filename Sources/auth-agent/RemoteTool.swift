@@ -11,6 +11,7 @@ import Foundation
 #endif
 import JSON
 import JSONRPC
+import Logging
 
 /// The one-shot commands through a socket agent (`AUTH_AGENT_SOCK`): each becomes the protocol
 /// requests a host would send, so the agent's providers, flows, `gitUsername` and store (a

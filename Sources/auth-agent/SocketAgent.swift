@@ -6,6 +6,7 @@ import Darwin
 #endif
 import JSONRPC
 import Locking
+import Logging
 
 /// `auth-agent serve --socket`: one agent for every tool of a session, as ssh-agent is for
 /// keys. Each connection is a host session of its own over the same service (one memory, one
@@ -115,10 +116,10 @@ enum SocketAgent {
         let subscriptions = Subscriptions()
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(),
                                   logger: logger, lockTimeout: config.lockTimeoutSeconds, pendingLogins: pending, events: { subscriptions.deliver($0) })
-        let (registry, options, release) = Agent.methods(service, subscriptions)
+        let (registry, options) = Agent.methods(service)
         let server = SocketServer(path: path, listener: listener, maxLineBytes: arguments.maxMessageBytes, logger: logger) { output, onExit in
-            let connection = RPCConnection(registry: registry, output: output, logger: logger, options: options, onExit: onExit)
-            return SocketServer.Session(connection: connection, closed: { release(connection) })
+            RPCConnection(registry: registry, output: output, logger: logger, options: options,
+                          session: AuthHost(subscriptions: subscriptions), onExit: onExit)
         }
         return (server, service)
     }

@@ -11,6 +11,7 @@ import Foundation
 #endif
 import JSONRPC
 import Locking
+import Logging
 
 /// The user's terminal (`/dev/tty`), for asking login fields: it works when stdin and stdout
 /// belong to git or kubectl, and a secret is read with echo off.

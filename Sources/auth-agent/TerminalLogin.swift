@@ -12,6 +12,7 @@ import Foundation
 import JSON
 import JSONRPC
 import Locking
+import Logging
 
 /// `auth-agent login`: a login for a person at a terminal, or a script (`--password-stdin`,
 /// `--token-stdin`), through the same `AuthService.beginLogin` the protocol's `login` uses.

@@ -11,6 +11,7 @@ import Foundation
 #endif
 import JSON
 import JSONRPC
+import Logging
 
 /// Runs a one-shot subcommand and exits with its code (see `ToolFailure`); its answer alone goes
 /// to stdout, everything for people to stderr.

@@ -1,5 +1,6 @@
 import AuthCore
 import JSONRPC
+import Logging
 
 /// A one-shot subcommand (`login`, `token`, `git-credential`, …) and its options, parsed by hand.
 /// Kept apart from `Arguments` so the long-lived agent's command line stays as it was.

@@ -8,6 +8,7 @@ import Foundation
 import JSON
 import JSONRPC
 import Locking
+import Logging
 
 /// What every one-shot subcommand works on: the same `AuthService` over the same store as the
 /// long-lived agent, so refreshes take the same per-provider lock, re-read the store and check

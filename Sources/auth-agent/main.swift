@@ -5,6 +5,7 @@ import Darwin
 #endif
 import AuthCore
 import JSONRPC
+import Logging
 
 // The process entry point: parse the command line, wire the layers, serve.
 let arguments: Arguments

@@ -5,6 +5,7 @@ import Foundation
 import JSON
 import JSONRPC
 import Locking
+import Logging
 import TestSupport
 import Wire
 import XCTest

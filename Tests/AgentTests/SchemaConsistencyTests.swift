@@ -1,6 +1,7 @@
 import AuthCore
 import JSON
 import JSONRPC
+import Logging
 import XCTest
 
 /// The method registry and schema/openrpc.json must describe the same protocol.
@@ -10,7 +11,7 @@ final class SchemaConsistencyTests: XCTestCase {
         let service = AuthService(config: AgentConfig(store: .memory), store: MemorySessionStore(), transport: SystemHTTPTransport(),
                                   logger: Logger(level: .error, sink: { _ in }), events: { _ in })
         var registry = MethodRegistry()
-        AuthMethods.register(into: &registry, service: service, subscriptions: Subscriptions())
+        AuthMethods.register(into: &registry, service: service)
         return RPCConnection.lifecycleMethods + registry.descriptors
     }
 

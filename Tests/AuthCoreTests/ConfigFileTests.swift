@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import JSONRPC
+import Logging
 import TestSupport
 import XCTest
 @testable import AuthCore

@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import JSON
 import JSONRPC
+import Logging
 import XCTest
 
 /// Issue 22 against fakes: the challenge parser, discovery's order and refusals (each a 1014

@@ -1,6 +1,7 @@
 @testable import AuthCore
 import Foundation
 import JSONRPC
+import Logging
 import TestSupport
 import XCTest
 

@@ -1,5 +1,6 @@
 @testable import AuthCore
 import JSONRPC
+import Logging
 import TestSupport
 import XCTest
 

@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import JSONRPC
 import Locking
+import Logging
 import XCTest
 
 /// The engine in-process, with an in-memory output, for behaviour that needs

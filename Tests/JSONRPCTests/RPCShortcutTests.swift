@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import JSONRPC
 import Locking
+import Logging
 import XCTest
 
 /// A shortcut answers only what its method's handler would answer at that

@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import JSONRPC
 import Locking
+import Logging
 import XCTest
 
 /// The engine's Unix-socket server in-process: a connection per host, `exit` ending one
@@ -37,8 +38,7 @@ final class SocketServerTests: XCTestCase {
             let listener = try UnixSocket.listen(at: path)
             let logger = Logger(level: .error, sink: { _ in })
             server = SocketServer(path: path, listener: listener, maxLineBytes: 1 << 16, logger: logger) { [closed, registry, options] output, onExit in
-                let connection = RPCConnection(registry: registry, output: output, logger: logger, options: options, onExit: onExit)
-                return SocketServer.Session(connection: connection, closed: { closed.withLock { $0 += 1 } })
+                RPCConnection(registry: registry, output: output, logger: logger, options: options, session: CountedSession(closed), onExit: onExit)
             }
             XCTAssertTrue(server.start())
         }
@@ -49,6 +49,13 @@ final class SocketServerTests: XCTestCase {
             let deadline = Date().addingTimeInterval(5)
             while !condition() && Date() < deadline { usleep(5_000) }
         }
+    }
+
+    /// Counts the connections whose session was told they closed.
+    private final class CountedSession: HostSession {
+        let count: Locked<Int>
+        init(_ count: Locked<Int>) { self.count = count }
+        func closed() { count.withLock { $0 += 1 } }
     }
 
     private func line(_ fd: Int32) -> String? {

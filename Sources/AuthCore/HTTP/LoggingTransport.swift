@@ -1,4 +1,4 @@
-import JSONRPC
+import Logging
 
 /// `--log-level debug`: one line per HTTP exchange — to an auth server or for `fetch` — with
 /// the method, the URL without its query (`HTTPRequest.description`, which is where a secret

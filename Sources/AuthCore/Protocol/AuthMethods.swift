@@ -18,10 +18,9 @@ protocol AuthMethod: Sendable {
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome
 }
 
-/// What the methods are bound to.
+/// What the methods are bound to; what each host keeps is its connection's `AuthHost`.
 struct AuthMethodContext: Sendable {
     let service: AuthService
-    let subscriptions: Subscriptions
     /// `sign`'s answers, serialized once per session.
     let signAnswers = SignAnswers()
     let selections = AccountSelections()
@@ -50,22 +49,17 @@ public enum AuthMethods {
         StatusMethod.result(providers, store: store)
     }
 
-    /// Registers every auth method; events reach the host through `subscriptions`. Returns what
-    /// frees a closed connection's state (its subscription and account selections), for an
-    /// agent that serves many connections (the socket); a stdio agent's one ends with the process.
-    @discardableResult
-    public static func register(into registry: inout MethodRegistry, service: AuthService, subscriptions: Subscriptions) -> @Sendable (RPCConnection) -> Void {
-        let context = AuthMethodContext(service: service, subscriptions: subscriptions)
+    /// Registers every auth method. Each connection they serve is made with its own `AuthHost`
+    /// as its session (its subscription and account selections, freed when it closes); events
+    /// reach the subscribed hosts through the `Subscriptions` those hosts share.
+    public static func register(into registry: inout MethodRegistry, service: AuthService) {
+        let context = AuthMethodContext(service: service)
         for method in all {
             registry.register(method.descriptor, ordering: { method.ordering($0, context) }) { call in
                 try method.handle(call, context)
             }
         }
         registry.registerShortcut(SignMethod.descriptor.name, SignMethod.shortcut(context))
-        return { connection in
-            subscriptions.unsubscribe(connection)
-            context.selections.release(connection)
-        }
     }
 
     /// Work that waits; auth failures become their protocol errors.

@@ -26,7 +26,7 @@ enum SubscribeMethod: AuthMethod {
             throw AuthError.unknownProvider(p, .notConfigured(known: nil)).rpcError
         }
         let filter = providers.map(Set.init)
-        context.subscriptions.subscribe(call.connection, events: Set(events), providers: filter)
+        try AuthHost.of(call.connection).subscribe(call.connection, events: Set(events), providers: filter)
         return .result(["events": .array(events.map { .string($0.rawValue) }),
                         "status": StatusMethod.result(context.service.status(providers: filter, choice: context.selections.choice(nil, on: call.connection)),
                                                             store: context.service.storeStatus)])
@@ -41,7 +41,7 @@ enum UnsubscribeMethod: AuthMethod {
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: [])
-        context.subscriptions.unsubscribe(call.connection)
+        try AuthHost.of(call.connection).unsubscribe()
         return .result([:])
     }
 }

@@ -1,30 +1,22 @@
-import JSON
-import JSONRPC
 import Locking
 
-/// Each connection's subscription: which events, for which providers. One entry per
-/// connection (a socket agent serves many), removed when it unsubscribes or closes.
+/// The hosts subscribed to events, across every connection of one service: a host joins when
+/// it subscribes and leaves when it unsubscribes or its connection closes (`AuthHost`, which
+/// keeps what it subscribed to).
 public final class Subscriptions: Sendable {
-    private struct Entry {
-        let connection: RPCConnection
-        let events: Set<AuthEvent.Name>
-        let providers: Set<String>?
-    }
-
-    private let entries = Locked([ObjectIdentifier: Entry]())
+    private let hosts = Locked([ObjectIdentifier: AuthHost]())
 
     public init() {}
 
-    func subscribe(_ connection: RPCConnection, events: Set<AuthEvent.Name>, providers: Set<String>?) {
-        entries.withLock { $0[ObjectIdentifier(connection)] = Entry(connection: connection, events: events, providers: providers) }
-    }
+    func add(_ host: AuthHost) { hosts.withLock { $0[ObjectIdentifier(host)] = host } }
 
-    func unsubscribe(_ connection: RPCConnection) { entries.withLock { $0[ObjectIdentifier(connection)] = nil } }
+    func remove(_ host: AuthHost) { hosts.withLock { $0[ObjectIdentifier(host)] = nil } }
 
-    /// Sends the event to every connection subscribed to it.
+    /// How many hosts are subscribed.
+    var count: Int { hosts.current.count }
+
+    /// Sends the event to every host subscribed to it.
     public func deliver(_ event: AuthEvent) {
-        for entry in entries.current.values where entry.events.contains(event.name) && (entry.providers?.contains(event.provider) ?? true) {
-            entry.connection.notify(event.name.rawValue, event.params)
-        }
+        for host in hosts.current.values { host.deliver(event) }
     }
 }

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSON
-import JSONRPC
+import Logging
 import Locking
 
 /// How this agent keeps in step with the other agent processes on the same

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Leveled logging to stderr, never stdout (stdout carries protocol messages only).
 ///
 /// Callers must not pass secrets; messages name providers and hosts, not tokens.
@@ -29,7 +35,16 @@ public struct Logger: Sendable {
 
     public static let stderrSink: @Sendable (String) -> Void = { line in
         var text = line + "\n"
-        _ = text.withUTF8 { SystemCalls.writeAll(2, UnsafeRawBufferPointer($0)) }
+        text.withUTF8 { bytes in
+            // Whole, through partial writes and signals; a stderr nobody reads is not waited on further.
+            var offset = 0
+            while offset < bytes.count {
+                let n = write(2, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                offset += n
+            }
+        }
     }
 
     public func log(_ l: Level, _ message: @autoclosure () -> String) {
