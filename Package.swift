@@ -50,7 +50,7 @@ let package = Package(
         // The bench's start-up baseline: an empty Foundation program that answers each line with `{}`.
         .executableTarget(name: "auth-agent-empty", swiftSettings: strict),
         // What several test targets use: a slow local client for the browser-login listener.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["AuthCore", "JSON", "Locking"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "DigestTests", dependencies: ["Digest"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: strict),

@@ -2,15 +2,15 @@
 import Foundation
 import JSON
 import JSONRPC
+import TestSupport
 import XCTest
 
 /// Issue 15, tokens per request, at the flow level: what each flow sends to the
 /// token endpoint for a shaped (scopes, audience, resource) refresh, what it makes
 /// of the answer, and which flows cannot shape at all.
 final class ShapedRefreshTests: XCTestCase {
-    typealias Transport = AuthServiceHardeningTests.ScriptedTransport
 
-    let transport = Transport()
+    let transport = FakeOAuthServer()
     let clock = FakeClock()
 
     static let shape = TokenShape(scopes: ["write", "read", "read"], audience: "api://orders", resource: "https://api.example.com/v1")
