@@ -6,32 +6,6 @@ import Foundation
 import JSON
 import Wire
 
-/// Header fields in arrival order with case-insensitive lookup.
-///
-/// Kept as a list, not a dictionary, so repeated fields stay visible: two
-/// different `Content-Length` values must be rejected, not silently merged.
-struct HTTPHeaders: Sendable {
-    private(set) var fields: [(name: String, value: String)] = []
-
-    mutating func append(_ name: String, _ value: String) {
-        fields.append((name, value))
-    }
-
-    /// The first value of `name` (compared case-insensitively).
-    func value(_ name: String) -> String? {
-        fields.first { HTTPText.equalIgnoringCase($0.name, name) }?.value
-    }
-
-    func values(_ name: String) -> [String] {
-        fields.filter { HTTPText.equalIgnoringCase($0.name, name) }.map(\.value)
-    }
-
-    /// The comma-separated tokens of every `name` field, lowercased (`Connection`, `Expect`).
-    func tokens(_ name: String) -> [String] {
-        values(name).flatMap { $0.split(separator: ",") }.map { HTTPText.trimmingWhitespace($0).lowercased() }
-    }
-}
-
 /// One parsed HTTP/1.x request with its whole body in memory (bodies are capped).
 struct HTTPRequest: Sendable {
     var method: String

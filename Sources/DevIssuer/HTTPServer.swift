@@ -180,36 +180,38 @@ struct RequestReader {
 
     mutating func next() -> Next {
         var scanned = 0
-        var headEnd: Int? = nil
-        while true {
+        let headLength: Int
+        reading: while true {
             // Clients may send stray CRLFs between requests (RFC 9112 §2.2).
             while buffer.count >= 2, buffer[0] == 0x0D, buffer[1] == 0x0A {
                 buffer.removeFirst(2)
                 scanned = 0
             }
-            if let end = RequestReader.findBlankLine(buffer, from: scanned) {
-                headEnd = end
-                break
-            }
-            scanned = max(0, buffer.count - 3)
-            if buffer.count > HTTPServer.maxRequestBytes {
+            switch HTTPHeadScan.scan(buffer, from: scanned, limit: HTTPServer.maxRequestBytes) {
+            case .complete(let length):
+                headLength = length
+                break reading
+            case .tooLarge:
                 return .rejected(HTTPRejection(status: 413, reason: "request head too large"))
+            case .incomplete(let resumeAt):
+                scanned = resumeAt
+                guard case .data = LoopbackSocket.receive(fd, into: &buffer) else { return .end }
             }
-            guard case .data = LoopbackSocket.receive(fd, into: &buffer) else { return .end }
         }
-        guard let headEnd else { return .end }
 
-        let bodyStart = headEnd + 4
-        if bodyStart > HTTPServer.maxRequestBytes {
-            return .rejected(HTTPRejection(status: 413, reason: "request head too large"))
-        }
+        let bodyStart = headLength + 4
         let head: HTTPRequestHead
-        switch HTTPRequestHead.parse(buffer[..<headEnd], maxBodyLength: HTTPServer.maxRequestBytes - bodyStart) {
+        switch HTTPRequestHead.parse(buffer[..<headLength]) {
         case .success(let parsed): head = parsed
+        case .failure(let error): return .rejected(HTTPRejection(status: error.status, reason: error.reason))
+        }
+        let contentLength: Int
+        switch head.contentLength(max: HTTPServer.maxRequestBytes - bodyStart) {
+        case .success(let length): contentLength = length
         case .failure(let rejection): return .rejected(rejection)
         }
 
-        let total = bodyStart + head.contentLength
+        let total = bodyStart + contentLength
         if buffer.count < total, head.headers.tokens("expect").contains("100-continue") {
             guard LoopbackSocket.sendAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return .end }
         }
@@ -220,16 +222,5 @@ struct RequestReader {
         buffer.removeFirst(total)
         return .request(HTTPRequest(method: head.method, target: head.target, minorVersion: head.minorVersion,
                                     headers: head.headers, body: body))
-    }
-
-    /// The index of the first CRLF CRLF at or after `from`.
-    private static func findBlankLine(_ bytes: [UInt8], from: Int) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        var i = from
-        while i + 3 < bytes.count {
-            if bytes[i] == 0x0D, bytes[i + 1] == 0x0A, bytes[i + 2] == 0x0D, bytes[i + 3] == 0x0A { return i }
-            i += 1
-        }
-        return nil
     }
 }

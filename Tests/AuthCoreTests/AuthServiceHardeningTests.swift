@@ -13,43 +13,6 @@ import XCTest
 final class AuthServiceHardeningTests: XCTestCase {
     // MARK: Fixtures
 
-    /// Answers requests by URL path with whatever the test scripted; records what was asked.
-    final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
-        private let lock = NSLock()
-        private var routes: [String: [HTTPResponse]] = [:]
-        private var lastServed: [String: HTTPResponse] = [:]
-        private(set) var requests: [HTTPRequest] = []
-
-        /// Queues an answer for `path`; answers are served in order, and the last one served repeats.
-        func answer(_ path: String, _ status: Int, _ body: String, headers: [String: String] = ["Content-Type": "application/json"]) {
-            lock.lock()
-            defer { lock.unlock() }
-            routes[path, default: []].append(HTTPResponse(status: status, headers: headers, body: Array(body.utf8)))
-        }
-
-        func count(_ path: String) -> Int {
-            lock.lock()
-            defer { lock.unlock() }
-            return requests.filter { URL(string: $0.url)?.path == path }.count
-        }
-
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse { next(request) }
-
-        private func next(_ request: HTTPRequest) -> HTTPResponse {
-            lock.lock()
-            defer { lock.unlock() }
-            requests.append(request)
-            let path = URL(string: request.url)?.path ?? ""
-            if var queue = routes[path], !queue.isEmpty {
-                let first = queue.removeFirst()
-                routes[path] = queue
-                lastServed[path] = first
-                return first
-            }
-            return lastServed[path] ?? HTTPResponse(status: 404)
-        }
-    }
-
     /// A store whose writes fail on demand, as a read-only or full directory's do.
     final class BreakableStore: SessionStore, @unchecked Sendable {
         let inner = MemorySessionStore()
@@ -72,7 +35,7 @@ final class AuthServiceHardeningTests: XCTestCase {
         func indexStamp(_ provider: String) -> String? { inner.indexStamp(provider) }
     }
 
-    let transport = ScriptedTransport()
+    let transport = FakeOAuthServer()
     let clock = FakeClock()
     let log = WarningLog()
     let events = TestBox<[AuthEvent]>([])

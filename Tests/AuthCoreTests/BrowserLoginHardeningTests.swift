@@ -14,18 +14,14 @@ final class BrowserLoginHardeningTests: XCTestCase {
     // MARK: The login as a whole, against a stalled callback connection
 
     /// A token endpoint that issues an ID token carrying `nonce`; nothing else answers.
-    private struct TokenEndpoint: HTTPTransport {
-        var nonce = "unused"
-
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-            guard request.url.hasSuffix("/token") else { return HTTPResponse(status: 404) }
-            let idToken = "eyJhbGciOiJub25lIn0." + Base64URL.encode(JSONSerializer.bytes(["sub": "alice", "nonce": .string(nonce)])) + ".sig"
-            return HTTPResponse(status: 200, headers: ["content-type": "application/json"],
-                                body: JSONSerializer.bytes(["access_token": "at", "token_type": "Bearer", "expires_in": 60, "id_token": .string(idToken)]))
-        }
+    private static func tokenEndpoint(nonce: String = "unused") -> FakeOAuthServer {
+        let idToken = "eyJhbGciOiJub25lIn0." + Base64URL.encode(JSONSerializer.bytes(["sub": "alice", "nonce": .string(nonce)])) + ".sig"
+        let server = FakeOAuthServer()
+        server.answer("/token", FakeOAuthServer.json(200, ["access_token": "at", "token_type": "Bearer", "expires_in": 60, "id_token": .string(idToken)]))
+        return server
     }
 
-    private func provider(callbackTimeout: TimeInterval, scopes: [String] = [], transport: HTTPTransport = TokenEndpoint()) -> AuthorizationCodeProvider {
+    private func provider(callbackTimeout: TimeInterval, scopes: [String] = [], transport: HTTPTransport = BrowserLoginHardeningTests.tokenEndpoint()) -> AuthorizationCodeProvider {
         var config = ProviderConfig(id: "web", displayName: "Web", flow: .authorizationCode)
         config.authorizationEndpoint = "https://id.example.com/authorize"
         config.tokenEndpoint = "https://id.example.com/token"
@@ -91,7 +87,7 @@ final class BrowserLoginHardeningTests: XCTestCase {
     /// OIDC Core §3.1.3.7: an ID token that carries another login's nonce ends the login with 1008.
     func testIDTokenWithAnotherNonceIsRefused() async throws {
         let (login, port, request) = try await startLogin(provider(callbackTimeout: 30, scopes: ["openid"],
-                                                                   transport: TokenEndpoint(nonce: "replayed")))
+                                                                   transport: Self.tokenEndpoint(nonce: "replayed")))
         XCTAssertNotNil(request["nonce"], "openid asks for a nonce")
         let state = try XCTUnwrap(request["state"])
         let (_, page) = try await fetchPage(port, "/callback?code=c&state=\(state)")

@@ -71,14 +71,12 @@ final class ConfigFileTests: XCTestCase {
 
     /// `--log-level debug`: method, URL without query, status and milliseconds; never headers or bodies.
     func testLoggingTransportLogsOneLinePerRequestWithoutSecrets() async throws {
-        struct Answer: HTTPTransport {
-            func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-                if request.url.contains("down") { throw HTTPTransportError.unreachable("down") }
-                return HTTPResponse(status: 200, body: Array("{\"access_token\":\"SECRET-TOKEN\"}".utf8))
-            }
+        let answer = FakeOAuthServer { request in
+            if request.url.contains("down") { throw HTTPTransportError.unreachable("down") }
+            return HTTPResponse(status: 200, body: Array("{\"access_token\":\"SECRET-TOKEN\"}".utf8))
         }
         let lines = WarningLog()
-        let logged = LoggingTransport.wrapping(Answer(), logger: Logger(level: .debug, sink: lines.sink))
+        let logged = LoggingTransport.wrapping(answer, logger: Logger(level: .debug, sink: lines.sink))
         _ = try await logged.send(HTTPRequest(method: "POST", url: "https://sso.example.com/token?code=SECRET-CODE",
                                               headers: [("Authorization", "Basic SECRET-BASIC")], body: Array("password=SECRET-PW".utf8)))
         _ = try? await logged.send(HTTPRequest(url: "https://down.example.com/x"))
@@ -86,7 +84,7 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertNotNil(lines.all[0].range(of: #"^auth-agent: debug: POST https://sso\.example\.com/token → 200 \(\d+ ms\)$"#, options: .regularExpression), lines.all[0])
         XCTAssertTrue(lines.all[1].hasPrefix("auth-agent: debug: GET https://down.example.com/x → https://down.example.com could not be reached ("), lines.all[1])
         XCTAssertFalse(lines.all.joined().contains("SECRET"))
-        let quiet = LoggingTransport.wrapping(Answer(), logger: Logger(level: .info, sink: lines.sink))
+        let quiet = LoggingTransport.wrapping(answer, logger: Logger(level: .info, sink: lines.sink))
         XCTAssertFalse(quiet is LoggingTransport, "no wrapper below debug")
     }
 }

@@ -3,44 +3,46 @@ import Foundation
 import JSON
 import TestSupport
 import Wire
+import TestSupport
 import XCTest
 
 /// The device-code flow's polling (RFC 8628 §3.4–3.5) against a scripted server
 /// and a fake clock: intervals, slow_down, expiry and denial in milliseconds.
 final class DeviceCodePollingTests: XCTestCase {
     /// Answers the device authorization request, then each poll from `polls` in order.
-    final class DeviceServer: HTTPTransport, @unchecked Sendable {
+    final class DeviceServer: Sendable {
         let polls: TestBox<[String]>
-        let pollCount = TestBox(0)
-        let expiresIn: Int
+        let pollCount: TestBox<Int>
+        /// The shared fake: the device endpoint's answer is scripted, each poll is answered by the handler.
+        let transport: FakeOAuthServer
+        private let hold: TestBox<Int?>
+        private let held: TestBox<CheckedContinuation<Void, Never>?>
+
         /// When set, the poll with this number waits for `release()` before answering.
-        var holdPoll: Int?
-        private let held = TestBox<CheckedContinuation<Void, Never>?>(nil)
+        var holdPoll: Int? {
+            get { hold.get() }
+            set { hold.set(newValue) }
+        }
 
         func release() { held.update { c -> CheckedContinuation<Void, Never>? in defer { c = nil }; return c }?.resume() }
         var isHolding: Bool { held.get() != nil }
 
         init(polls: [String], expiresIn: Int = 600) {
-            self.polls = TestBox(polls)
-            self.expiresIn = expiresIn
-        }
-
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-            if request.url.hasSuffix("/device") {
-                return json(200, ["device_code": "dc", "user_code": "ABCD-EFGH", "verification_uri": "https://id.example.com/activate",
-                                  "expires_in": .int(Int64(expiresIn)), "interval": 5])
+            let polls = TestBox(polls), pollCount = TestBox(0), hold = TestBox<Int?>(nil), held = TestBox<CheckedContinuation<Void, Never>?>(nil)
+            (self.polls, self.pollCount, self.hold, self.held) = (polls, pollCount, hold, held)
+            transport = FakeOAuthServer { _ in
+                let n = pollCount.update { $0 += 1; return $0 }
+                if n == hold.get() { await withCheckedContinuation { c in held.set(c) } }
+                let answer = polls.update { $0.isEmpty ? "authorization_pending" : $0.removeFirst() }
+                if answer == "ok" {
+                    return FakeOAuthServer.json(200, ["access_token": "at", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt"])
+                }
+                return FakeOAuthServer.json(400, ["error": .string(answer)])
             }
-            let n = pollCount.update { $0 += 1; return $0 }
-            if n == holdPoll { await withCheckedContinuation { c in held.set(c) } }
-            let answer = polls.update { $0.isEmpty ? "authorization_pending" : $0.removeFirst() }
-            if answer == "ok" {
-                return json(200, ["access_token": "at", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt"])
-            }
-            return json(400, ["error": .string(answer)])
-        }
-
-        private func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
-            HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: JSONSerializer.bytes(value))
+            transport.answer("/device", FakeOAuthServer.json(200, [
+                "device_code": "dc", "user_code": "ABCD-EFGH", "verification_uri": "https://id.example.com/activate",
+                "expires_in": .int(Int64(expiresIn)), "interval": 5,
+            ]))
         }
     }
 
@@ -55,7 +57,7 @@ final class DeviceCodePollingTests: XCTestCase {
         config.deviceAuthorizationEndpoint = "https://id.example.com/device"
         config.tokenEndpoint = "https://id.example.com/token"
         config.clientId = "cli"
-        let http = HTTPCalls(transport: server, timeout: 5)
+        let http = HTTPCalls(transport: server.transport, timeout: 5)
         let oauth = OAuthClient(config: config, http: http, clock: clock, discovery: Discovery(http: http), lifetimeWarning: WarnOnce { _ in })
         let provider = DeviceCodeProvider(config: config, oauth: oauth, clock: clock, revokeTimeout: 1, browser: BrowserLauncher())
         do {

@@ -9,12 +9,11 @@ import XCTest
 /// loopback listener): through `PendingLogins` (the protocol's `completeLogin`) and
 /// `RedirectPaste` (the terminal). Only the login's `state` is taken, and only once.
 final class PasteBackLoginTests: XCTestCase {
-    private struct TokenEndpoint: HTTPTransport {
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-            guard request.url.hasSuffix("/token") else { return HTTPResponse(status: 404) }
-            return HTTPResponse(status: 200, headers: ["content-type": "application/json"],
-                                body: JSONSerializer.bytes(["access_token": "at", "token_type": "Bearer", "expires_in": 60]))
-        }
+    /// A token endpoint that issues an access token; nothing else answers.
+    private static func tokenEndpoint() -> FakeOAuthServer {
+        let server = FakeOAuthServer()
+        server.answer("/token", FakeOAuthServer.json(200, ["access_token": "at", "token_type": "Bearer", "expires_in": 60]))
+        return server
     }
 
     private func provider() -> AuthorizationCodeProvider {
@@ -23,7 +22,7 @@ final class PasteBackLoginTests: XCTestCase {
         config.tokenEndpoint = "https://id.example.com/token"
         config.clientId = "cli"
         config.openBrowser = false
-        let http = HTTPCalls(transport: TokenEndpoint(), timeout: 5)
+        let http = HTTPCalls(transport: Self.tokenEndpoint(), timeout: 5)
         let oauth = OAuthClient(config: config, http: http, clock: SystemClock(), discovery: Discovery(http: http), lifetimeWarning: WarnOnce { _ in })
         return AuthorizationCodeProvider(config: config, oauth: oauth, clock: SystemClock(), revokeTimeout: 1, browser: BrowserLauncher(), callbackTimeout: 20)
     }

@@ -10,9 +10,8 @@ import XCTest
 /// token endpoint for a shaped (scopes, audience, resource) refresh, what it makes
 /// of the answer, and which flows cannot shape at all.
 final class ShapedRefreshTests: XCTestCase {
-    typealias Transport = AuthServiceHardeningTests.ScriptedTransport
 
-    let transport = Transport()
+    let transport = FakeOAuthServer()
     let clock = FakeClock()
 
     static let shape = TokenShape(scopes: ["write", "read", "read"], audience: "api://orders", resource: "https://api.example.com/v1")

@@ -95,7 +95,7 @@ final class LoopbackRedirectListener: @unchecked Sendable {
     static func pastedQuery(_ url: String) -> [String: String]? {
         guard let mark = url.firstIndex(of: "?") else { return nil }
         let query = url[mark...].prefix { $0 != " " && $0 != "\r" && $0 != "#" }
-        return parseRequest(Array("GET /\(query) HTTP/1.1\r\n".utf8))?.1
+        return parseRequest(Array("GET /\(query) HTTP/1.1".utf8))?.1
     }
 
     /// The callback with the right state; `.timedOut` at `deadline` on `clock`, `.closed` when
@@ -121,7 +121,7 @@ final class LoopbackRedirectListener: @unchecked Sendable {
         let text = String(url.drop { $0 == " " }.reversed().drop { $0 == " " || $0 == "\r" }.reversed())
         let target = ["http://127.0.0.1:\(port)", "http://localhost:\(port)"].first { text.hasPrefix($0 + path) }
             .map { String(text.dropFirst($0.count)) }
-        guard let target, let (requestPath, query) = Self.parseRequest(Array("GET \(target) HTTP/1.1\r\n".utf8)), requestPath == path else {
+        guard let target, let (requestPath, query) = Self.parseRequest(Array("GET \(target) HTTP/1.1".utf8)), requestPath == path else {
             return .notARedirect
         }
         guard query["state"] == state else { return .wrongState }
@@ -201,11 +201,8 @@ final class LoopbackRedirectListener: @unchecked Sendable {
 
     /// The index just past the blank line that ends an HTTP request head.
     static func headEnd(_ bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for i in 3..<bytes.count where bytes[i - 3] == 13 && bytes[i - 2] == 10 && bytes[i - 1] == 13 && bytes[i] == 10 {
-            return i + 1
-        }
-        return nil
+        guard case .complete(let length) = HTTPHeadScan.scan(bytes, limit: maxHeadBytes) else { return nil }
+        return length + 4
     }
 
     /// Answers a complete request head; the right callback goes to the waiting login.
@@ -234,12 +231,12 @@ final class LoopbackRedirectListener: @unchecked Sendable {
         }
     }
 
-    /// The path and query of a `GET` request head; `nil` for anything else.
+    /// The path and query of a `GET` request head (with or without its blank line and what follows);
+    /// `nil` for anything else, a head Wire's parser refuses among it.
     static func parseRequest(_ head: [UInt8]) -> (String, [String: String])? {
-        guard let lineEnd = head.firstIndex(of: 13) else { return nil }
-        let parts = String(decoding: head[..<lineEnd], as: UTF8.self).split(separator: " ")
-        guard parts.count == 3, parts[0] == "GET" else { return nil }
-        let target = parts[1]
+        let length = headEnd(head).map { $0 - 4 } ?? head.count
+        guard case .success(let request) = HTTPRequestHead.parse(head[..<length]), request.method == "GET" else { return nil }
+        let target = request.target
         let pathEnd = target.firstIndex(of: "?") ?? target.endIndex
         var query: [String: String] = [:]
         if pathEnd < target.endIndex {

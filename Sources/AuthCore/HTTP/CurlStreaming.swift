@@ -13,7 +13,7 @@ extension CurlTransport: HTTPStreamingTransport {
     /// The exchange on a thread of its own (like `send`), its body handed to the reader piece by
     /// piece from curl's write callback; the head is returned with the first piece, or at the end.
     public func open(_ request: HTTPRequest) async throws -> HTTPStream {
-        let origin = try Self.checkedOrigin(request)
+        let origin = try HTTPRequestChecks.checked(request).origin
         let timeoutMilliseconds = Int(min(request.timeout, 86_400) * 1000)
         let noProxy = !ProxyRule.mayUseProxy(request, origin)
         let flag = CancelFlag()

@@ -34,7 +34,7 @@ public final class CurlTransport: HTTPTransport {
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         // The deadline counts from here, so time spent waiting for a place counts against it.
         let accepted = DispatchTime.now()
-        let origin = try Self.checkedOrigin(request)
+        let origin = try HTTPRequestChecks.checked(request).origin
         let deadline = accepted + min(request.timeout, 86_400)
         let lane = request.lane == .resource ? resourceLane : nil
         if let lane, await !lane.enter(until: deadline) {
@@ -78,19 +78,6 @@ public final class CurlTransport: HTTPTransport {
         let bytes = response.body.map { [UInt8](UnsafeBufferPointer(start: $0, count: response.body_len)) } ?? []
         let raw = response.headers.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: response.headers_len), as: UTF8.self) } ?? ""
         return .success(HTTPResponse(status: response.status, headers: Self.headers(raw), body: bytes))
-    }
-
-    /// The request's origin, once the request passes the checks `send` and `open` both make before
-    /// curl sees it: a URL that `Origin` and Foundation read alike, header fields and a method that
-    /// cannot break a line, and some time to run.
-    static func checkedOrigin(_ request: HTTPRequest) throws -> Origin {
-        guard let origin = Origin(url: request.url), let url = URL(string: request.url),
-              HTTPRequestChecks.foundationAgrees(url, origin),
-              request.headers.allSatisfy({ HTTPRequestChecks.isHeaderSafe($0.0) && HTTPRequestChecks.isHeaderSafe($0.1) }),
-              !request.method.isEmpty, request.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") })
-        else { throw HTTPTransportError.invalidURL }
-        guard request.timeout > 0 else { throw HTTPTransportError.timedOut }
-        return origin
     }
 
     /// Runs `transfer` with the request's header lines and body as the C bridge takes them (pointer,

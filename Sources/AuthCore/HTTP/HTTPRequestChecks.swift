@@ -13,6 +13,28 @@ public typealias SystemHTTPTransport = URLSessionTransport
 
 /// Checks every transport applies before anything is sent.
 enum HTTPRequestChecks {
+    /// The request's origin and the URL Foundation reads, once the request passes the checks every
+    /// transport makes before its library sees it: a URL that `Origin` and Foundation read alike,
+    /// a method that is a token and header fields that cannot break a line, and some time to run.
+    /// One function, so curl and URLSession refuse the same requests.
+    static func checked(_ request: HTTPRequest) throws(HTTPTransportError) -> (origin: Origin, url: URL) {
+        guard let origin = Origin(url: request.url), let url = URL(string: request.url), foundationAgrees(url, origin),
+              isMethod(request.method),
+              request.headers.allSatisfy({ isHeaderSafe($0.0) && isHeaderSafe($0.1) })
+        else { throw .invalidURL }
+        guard request.timeout > 0 else { throw .timedOut }
+        return (origin, url)
+    }
+
+    /// An RFC 9110 token (`tchar`s: visible ASCII without delimiters): the request line carries the
+    /// method between spaces, so anything else could split it or be read differently by a proxy.
+    static func isMethod(_ method: String) -> Bool {
+        !method.isEmpty && method.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !delimiters.contains($0) }
+    }
+
+    /// RFC 9110 §5.6.2's delimiters, which a token may not contain.
+    private static let delimiters = Set("\"(),/:;<=>?@[\\]{}".utf8)
+
     /// No CR, LF or NUL: characters that would end a header line and start another.
     static func isHeaderSafe(_ text: String) -> Bool {
         !text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }

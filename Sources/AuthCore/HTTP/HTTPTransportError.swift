@@ -16,8 +16,8 @@ public enum HTTPTransportError: Error, Sendable, Equatable, CustomStringConverti
     /// The response's header section exceeded `limit` bytes (a limit of its own, apart from the body's).
     case headersTooLarge(limit: Int)
     /// Not a request the transport is willing to send: the URL is not an
-    /// absolute http(s) URL that `Origin` accepts, or the method or a header
-    /// contains characters that would split the request (CR, LF, NUL).
+    /// absolute http(s) URL that `Origin` accepts, the method is not a token,
+    /// or a header contains characters that would split the request (CR, LF, NUL).
     case invalidURL
 
     public var description: String {

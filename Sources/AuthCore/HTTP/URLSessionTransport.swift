@@ -52,12 +52,7 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let origin = Origin(url: request.url), let url = URL(string: request.url),
-              HTTPRequestChecks.foundationAgrees(url, origin),
-              request.headers.allSatisfy({ HTTPRequestChecks.isHeaderSafe($0.0) && HTTPRequestChecks.isHeaderSafe($0.1) }),
-              !request.method.isEmpty, request.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
-        else { throw HTTPTransportError.invalidURL }
-        guard request.timeout > 0 else { throw HTTPTransportError.timedOut }
+        let (origin, url) = try HTTPRequestChecks.checked(request)
         let timeout = min(request.timeout, 86_400)
         var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData,
                                     timeoutInterval: timeout)
