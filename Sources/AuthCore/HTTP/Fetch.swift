@@ -52,16 +52,12 @@ extension FetchRequest {
     }
 
     public static let reservedHeaderNames: Set<String> = ["host", "content-length", "transfer-encoding", "connection", "te", "upgrade"]
-    private static let separators = Set("\"(),/:;<=>?@[\\]{}".utf8)
-
     /// Whether `method` can be a request's method: an RFC 9110 token, as the RPC's `fetch` and the
     /// command line's `-X` both require (a DPoP proof names it, a request line carries it).
-    public static func isMethod(_ method: String) -> Bool {
-        !method.isEmpty && method.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !separators.contains($0) }
-    }
+    public static func isMethod(_ method: String) -> Bool { HTTPRequestChecks.isMethod(method) }
 
     public static func refusal(name: String, value: String) -> HeaderRefusal? {
-        guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && !separators.contains($0) }) else { return .notAToken }
+        guard HTTPRequestChecks.isToken(name) else { return .notAToken }
         let lowered = name.lowercased()
         if reservedHeaderNames.contains(lowered) || lowered.hasPrefix("proxy-") { return .reserved }
         return HTTPRequestChecks.isHeaderSafe(value) ? nil : .unsafeValue

@@ -28,8 +28,11 @@ enum HTTPRequestChecks {
 
     /// An RFC 9110 token (`tchar`s: visible ASCII without delimiters): the request line carries the
     /// method between spaces, so anything else could split it or be read differently by a proxy.
-    static func isMethod(_ method: String) -> Bool {
-        !method.isEmpty && method.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !delimiters.contains($0) }
+    static func isMethod(_ method: String) -> Bool { isToken(method) }
+
+    /// An RFC 9110 token: a method, or a header field's name.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !delimiters.contains($0) }
     }
 
     /// RFC 9110 §5.6.2's delimiters, which a token may not contain.
