@@ -54,19 +54,12 @@ public final class FakeClock: Clock, @unchecked Sendable {
         return Ticker { [ticks] in ticks.update { $0.removeAll { $0.id == id } } }
     }
 
-    /// The store lock's wait at the system's pace: each pause between tries takes its real time
-    /// and moves this clock as much, so a lock held by a task that waits in real time (a scripted
-    /// server's latency) is still waited for, a lock nobody frees times out as it would, and a
-    /// test that moves the clock past the deadline ends the wait at once.
-    public func poll<T>(until deadline: Deadline, _ attempt: () throws -> T?) async throws -> T? {
-        var backoff = PollingBackoff()
-        while true {
-            if let value = try attempt() { return value }
-            let left = remaining(until: deadline)
-            guard left > 0 else { return nil }
-            let pause = backoff.pause(leaving: left)
-            try await Task.sleep(nanoseconds: UInt64(pause * 1e9))
-            advance(pause)
-        }
+    /// A pause of the store lock's wait at the system's pace: it takes its real time and moves
+    /// this clock as much, so a lock held by a task that waits in real time (a scripted server's
+    /// latency) is still waited for, a lock nobody frees times out as it would, and a test that
+    /// moves the clock past the deadline ends the wait at once.
+    public func pollPause(_ seconds: Double) async throws {
+        try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        advance(seconds)
     }
 }

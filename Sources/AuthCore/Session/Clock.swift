@@ -21,11 +21,9 @@ public protocol Clock: Sendable {
     /// Calls `tick` now and every `interval` seconds of this clock's time until the ticker is stopped.
     /// A tick may block (it reads the store), so it never runs on Swift concurrency's threads.
     func every(_ interval: Double, _ tick: @escaping @Sendable () -> Void) -> Ticker
-    /// The one polling wait: tries `attempt` until it gives a value, pausing between tries as
-    /// `PollingBackoff` says (1 ms doubling to 25 ms, never past the deadline); nil when the
-    /// deadline passed first. `attempt` runs at least once. For what nobody can announce — a
-    /// lock that another process may hold. Implemented once below, on `sleep`.
-    func poll<T>(until deadline: Deadline, _ attempt: () throws -> T?) async throws -> T?
+    /// One pause between the tries of `poll`; `sleep(for:)` unless a clock says otherwise (the
+    /// tests' clock pauses in real time there, so a lock held across a real wait is still waited for).
+    func pollPause(_ seconds: Double) async throws
 }
 
 /// A point in a `Clock`'s time by which something must have happened.
@@ -58,16 +56,21 @@ extension Clock {
         try await sleep(for: max(0, remaining(until: deadline)))
     }
 
-    /// `Clock.poll`, pausing with this clock's `sleep`.
+    /// The one polling wait: tries `attempt` until it gives a value, pausing between tries as
+    /// `PollingBackoff` says (1 ms doubling to 25 ms, never past the deadline); nil when the
+    /// deadline passed first. `attempt` runs at least once. For what nobody can announce — a
+    /// lock that another process may hold.
     public func poll<T>(until deadline: Deadline, _ attempt: () throws -> T?) async throws -> T? {
         var backoff = PollingBackoff()
         while true {
             if let value = try attempt() { return value }
             let left = remaining(until: deadline)
             guard left > 0 else { return nil }
-            try await sleep(for: backoff.pause(leaving: left))
+            try await pollPause(backoff.pause(leaving: left))
         }
     }
+
+    public func pollPause(_ seconds: Double) async throws { try await sleep(for: seconds) }
 }
 
 public struct SystemClock: Clock {
