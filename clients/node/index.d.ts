@@ -29,14 +29,16 @@ export declare function findAgent(bin?: string): string | null;
 export type Expiry = string | null;
 /** Who is logged in, as the provider describes them. */
 export type User = Record<string, unknown>;
-export type EventName = 'userLoggedIn' | 'userLoggedOut' | 'tokenRefreshed';
+export type EventName = 'userLoggedIn' | 'userLoggedOut' | 'tokenRefreshed' | 'providersChanged';
 export type NotificationName = EventName | 'loginPrompt';
 export type Flow = 'session' | 'password' | 'clientCredentials' | 'token' | 'deviceCode' | 'authorizationCode';
 
-/** Each event names the account it concerns. */
+/** The account events name the account they concern. */
 export interface UserLoggedIn { provider: string; account: string; user: User; expiresAt: Expiry }
 export interface UserLoggedOut { provider: string; account: string; reason: 'logout' | 'expired' | 'external' }
 export interface TokenRefreshed { provider: string; account: string; expiresAt: Expiry }
+/** The provider ids learned or forgotten (by any agent on the store); call status() for what they show. */
+export interface ProvidersChanged { added: string[]; removed: string[] }
 /**
  * A device-code or browser login waits for the user: show `userCode` and
  * `verificationUri` (device code) or open `url` (browser). `requestId` is the login's id.
@@ -222,6 +224,7 @@ interface AuthAgentEvents {
   userLoggedIn: [UserLoggedIn];
   userLoggedOut: [UserLoggedOut];
   tokenRefreshed: [TokenRefreshed];
+  providersChanged: [ProvidersChanged];
   loginPrompt: [LoginPrompt];
   notification: [Notification];
 }

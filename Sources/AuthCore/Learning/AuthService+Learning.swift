@@ -130,8 +130,9 @@ extension AuthService {
             doc.apis.append(api)
             doc.clients[api.server.issuer] = client
         }
-        registry.remove(api.id)
-        registry.add(p)
+        // A step-up replaces the provider: the set is the same, nothing to announce.
+        let replaced = registry.remove(api.id)
+        if registry.add(p), !replaced { announce(added: [api.id]) }
         return result
     }
 
@@ -166,7 +167,7 @@ extension AuthService {
                 doc.clients[learned.issuer] = nil
             }
         }
-        registry.remove(id)
+        if registry.remove(id) { announce(removed: [id]) }
         logger.info("forgot \(learned.resource) (provider \(id))")
         return revoked
     }
@@ -241,17 +242,30 @@ extension AuthService {
         guard changed else { return }
         let doc = learnedDocument()
         let ids = Set(doc.apis.map(\.id))
-        for id in registry.learnedIds where !ids.contains(id) { registry.remove(id) }
+        var (added, removed) = ([String](), [String]())
+        for id in registry.learnedIds where !ids.contains(id) {
+            if registry.remove(id) { removed.append(id) }
+        }
         for api in doc.apis {
             guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else { continue }
+            var replaced = false
             if let existing = providers(api.id) {
                 if existing.config == config || existing.config.learned == nil { continue }
-                registry.remove(api.id)
+                replaced = registry.remove(api.id)
             }
             let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
             sync.load(p)
-            registry.add(p)
+            if registry.add(p), !replaced { added.append(api.id) }
         }
+        announce(added: added, removed: removed)
+    }
+
+    /// `providersChanged`, once per change of the set (never per account), outside every lock.
+    /// `add` and `remove` say whether they changed the registry, so a provider this process
+    /// learns and `checkLearned` also finds in the store is announced once.
+    private func announce(added: [String] = [], removed: [String] = []) {
+        guard !added.isEmpty || !removed.isEmpty else { return }
+        events(.providersChanged(added: added, removed: removed))
     }
 
     private func providers(_ id: String) -> ProviderAccounts? { registry.providers[id] }

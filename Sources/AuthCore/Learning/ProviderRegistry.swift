@@ -91,13 +91,16 @@ final class ProviderRegistry: Sendable {
         }
     }
 
-    /// Removes a learned provider (never a configured one).
-    func remove(_ id: String) {
+    /// Removes a learned provider (never a configured one); false when there was none, so
+    /// that of two racing removals (`forget`, `checkLearned`) only one announces it.
+    @discardableResult
+    func remove(_ id: String) -> Bool {
         state.withLock { s in
-            guard s.learned.contains(where: { $0.accounts.id == id }) else { return }
+            guard s.learned.contains(where: { $0.accounts.id == id }) else { return false }
             s.learned.removeAll { $0.accounts.id == id }
             s.providers[id] = nil
             s.order.removeAll { $0 == id }
+            return true
         }
     }
 

@@ -54,7 +54,7 @@ public final class AuthHost: HostSession {
     /// Sends the event to this host when it subscribed to it.
     func deliver(_ event: AuthEvent) {
         guard let s = state.current.subscription,
-              s.events.contains(event.name), s.providers?.contains(event.provider) ?? true
+              s.events.contains(event.name), event.provider.map({ s.providers?.contains($0) ?? true }) ?? true
         else { return }
         s.connection.notify(event.name.rawValue, event.params)
     }

@@ -10,9 +10,13 @@ public enum AuthEvent: Sendable, Equatable {
     case loggedIn(provider: String, account: String, user: JSONValue, expiresAt: Date?)
     case loggedOut(provider: String, account: String, reason: LogoutReason)
     case tokenRefreshed(provider: String, account: String, expiresAt: Date?)
+    /// The set of providers changed: APIs learned or forgotten, here or by another process
+    /// sharing the store. Only ids: what `status` shows of them depends on the host's
+    /// selections, so a host that shows providers asks `status` again.
+    case providersChanged(added: [String], removed: [String])
 
     public enum Name: String, CaseIterable, Sendable {
-        case userLoggedIn, userLoggedOut, tokenRefreshed
+        case userLoggedIn, userLoggedOut, tokenRefreshed, providersChanged
     }
 
     /// Why a session ended: the host asked, the server stopped accepting it,
@@ -26,18 +30,23 @@ public enum AuthEvent: Sendable, Equatable {
         case .loggedIn: return .userLoggedIn
         case .loggedOut: return .userLoggedOut
         case .tokenRefreshed: return .tokenRefreshed
+        case .providersChanged: return .providersChanged
         }
     }
 
-    public var provider: String {
+    /// The provider an account's event is about; nil for `providersChanged`, which is about
+    /// the set of providers, so a subscription's `providers` filter does not hold it back.
+    public var provider: String? {
         switch self {
         case .loggedIn(let p, _, _, _), .loggedOut(let p, _, _), .tokenRefreshed(let p, _, _): return p
+        case .providersChanged: return nil
         }
     }
 
-    public var account: String {
+    public var account: String? {
         switch self {
         case .loggedIn(_, let a, _, _), .loggedOut(_, let a, _), .tokenRefreshed(_, let a, _): return a
+        case .providersChanged: return nil
         }
     }
 
@@ -50,6 +59,8 @@ public enum AuthEvent: Sendable, Equatable {
             return ["provider": .string(p), "account": .string(a), "reason": .string(reason.rawValue)]
         case .tokenRefreshed(let p, let a, let expiresAt):
             return ["provider": .string(p), "account": .string(a), "expiresAt": RFC3339.json(expiresAt)]
+        case .providersChanged(let added, let removed):
+            return ["added": .array(added.map { .string($0) }), "removed": .array(removed.map { .string($0) })]
         }
     }
 }

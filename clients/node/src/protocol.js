@@ -34,13 +34,14 @@ export const HOST_NOTIFICATIONS = Object.freeze(['exit', '$/cancelRequest']);
 
 /**
  * Notifications the agent sends, each emitted as an event of that name: the
- * first three to a subscribed host, `loginPrompt` to the host whose
+ * first four to a subscribed host, `loginPrompt` to the host whose
  * device-code or browser login is waiting.
  */
 export const NOTIFICATIONS = Object.freeze([
   'userLoggedIn',
   'userLoggedOut',
   'tokenRefreshed',
+  'providersChanged',
   'loginPrompt',
 ]);
 

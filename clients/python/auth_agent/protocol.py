@@ -33,12 +33,13 @@ METHODS: Tuple[str, ...] = (
 #: Notifications the host sends; never answered.
 HOST_NOTIFICATIONS: Tuple[str, ...] = ("exit", "$/cancelRequest")
 
-#: Notifications the agent sends: the first three to a subscribed host,
+#: Notifications the agent sends: the first four to a subscribed host,
 #: ``loginPrompt`` to the host whose device-code or browser login is waiting.
 NOTIFICATIONS: Tuple[str, ...] = (
     "userLoggedIn",
     "userLoggedOut",
     "tokenRefreshed",
+    "providersChanged",
     "loginPrompt",
 )
 

@@ -20,7 +20,7 @@ local defaults = {
   config = nil, -- else the agent's default ($AUTH_AGENT_CONFIG, ...)
   args = {},
   providers = nil, -- subscribe to these provider ids only (default: all)
-  events = { "userLoggedIn", "userLoggedOut", "tokenRefreshed", "loginPrompt" },
+  events = { "userLoggedIn", "userLoggedOut", "tokenRefreshed", "providersChanged", "loginPrompt" },
   timeout_ms = 10000, -- sign_sync and the commands' waits
   notify_events = true, -- vim.notify on logins and logouts
   open_browser = false, -- open a loginPrompt's URL with xdg-open/open
@@ -65,9 +65,10 @@ local function on_notification(method, params)
   end
   M.last_event = { name = method, data = params }
   local p = provider(params.provider) or {}
-  if method ~= "loginPrompt" and params.account ~= nil and M.client and not M.client.stopping then
-    -- Accounts were added, removed or renewed: the lists come from status
-    -- (never from an agent started anew just for that, hence the check).
+  local changed = method == "providersChanged" or (method ~= "loginPrompt" and params.account ~= nil)
+  if changed and M.client and not M.client.stopping then
+    -- Accounts or providers were added, removed or renewed: the lists come from
+    -- status (never from an agent started anew just for that, hence the check).
     M.status(function() end)
   end
   if method ~= "loginPrompt" and not concerns_this_editor(p, params) then

@@ -30,6 +30,7 @@ M.events = {
   userLoggedIn = "AuthAgentLoggedIn",
   userLoggedOut = "AuthAgentLoggedOut",
   tokenRefreshed = "AuthAgentTokenRefreshed",
+  providersChanged = "AuthAgentProvidersChanged",
   loginPrompt = "AuthAgentLoginPrompt",
 }
 
