@@ -49,8 +49,8 @@ let package = Package(
         .executableTarget(name: "auth-agent-bench", dependencies: ["AuthCore"], swiftSettings: strict),
         // The bench's start-up baseline: an empty Foundation program that answers each line with `{}`.
         .executableTarget(name: "auth-agent-empty", swiftSettings: strict),
-        // What several test targets use: a slow local client for the browser-login listener.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        // What several test targets use: a slow local client for the browser-login listener, the fake clock.
+        .target(name: "TestSupport", dependencies: ["AuthCore", "Locking"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "DigestTests", dependencies: ["Digest"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: strict),

@@ -1,4 +1,3 @@
-import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -14,19 +13,22 @@ extension AuthService {
     /// Shutdown: no refresh starts from now on, and refreshes already under way
     /// are waited for — at most `httpTimeout` and a little for the write — so that a
     /// refresh token the server already rotated is persisted before the process exits.
-    /// Blocks the calling thread; returns false when it gave up waiting.
+    /// Blocks the calling thread (`ThreadWait`: the process exits when this returns);
+    /// returns false when it gave up waiting.
     @discardableResult
     public func finishRefreshes() -> Bool {
         shuttingDown.withLock { $0 = true }
         let providers = providers
         let tasks = order.flatMap { providers[$0]?.all.flatMap(\.refreshesInFlight) ?? [] }
         guard !tasks.isEmpty else { return true }
-        let done = DispatchSemaphore(value: 0)
+        let finished = Locked(false)
+        let done = ThreadWait()
         Task {
             for task in tasks { _ = try? await task.value }
-            done.signal()
+            finished.withLock { $0 = true }
+            done.wake()
         }
-        return done.wait(timeout: .now() + httpTimeout + 2) == .success
+        return done.wait(timeout: httpTimeout + 2) { finished.current ? true : nil } != nil
     }
 
     /// Single-flight refresh of `stale`'s token of `shape`; returns the session to

@@ -68,7 +68,7 @@ public final class AuthService: Sendable {
         self.clock = clock
         self.logger = logger
         self.events = events
-        let sync = StoreSync(store: store, logger: logger, lockTimeout: lockTimeout, events: events)
+        let sync = StoreSync(store: store, logger: logger, lockTimeout: lockTimeout, clock: clock, events: events)
         self.sync = sync
         let http = HTTPCalls(transport: transport, timeout: httpTimeout)
         let discovery = Discovery(http: http)

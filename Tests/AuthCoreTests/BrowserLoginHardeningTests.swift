@@ -111,7 +111,7 @@ final class BrowserLoginHardeningTests: XCTestCase {
         defer { stalls.forEach { $0.stop() } }
         try await Task.sleep(nanoseconds: 200_000_000)
         let browser = Task { try await fetchPage(port, "/callback?code=c&state=right") }
-        let callback = try await listener.callback(deadline: Date().addingTimeInterval(5))
+        let callback = try await listener.callback(until: Deadline(Date().addingTimeInterval(5)), on: SystemClock())
         XCTAssertEqual(callback.query["code"], "c")
         callback.respond(true, "done")
         let (status, page) = try await browser.value
@@ -130,7 +130,7 @@ final class BrowserLoginHardeningTests: XCTestCase {
             }
             return pages
         }
-        let callback = try await listener.callback(deadline: Date().addingTimeInterval(10))
+        let callback = try await listener.callback(until: Deadline(Date().addingTimeInterval(10)), on: SystemClock())
         XCTAssertEqual(callback.query, ["code": "c", "state": "right"], "only the right state ends the wait")
         callback.respond(true, "done")
         let pages = try await browser.value

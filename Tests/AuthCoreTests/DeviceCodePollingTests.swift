@@ -1,6 +1,7 @@
 @testable import AuthCore
 import Foundation
 import JSON
+import TestSupport
 import Wire
 import XCTest
 

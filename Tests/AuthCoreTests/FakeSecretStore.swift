@@ -1,5 +1,6 @@
 @testable import AuthCore
 import Foundation
+import TestSupport
 
 /// An in-memory keyring for tests: items by provider and name, a `locked`
 /// switch that makes every call fail as a locked Secret Service does, and a

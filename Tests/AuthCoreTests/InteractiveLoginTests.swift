@@ -57,7 +57,7 @@ final class InteractiveLoginTests: XCTestCase {
             }
             return pages
         }
-        let callback = try await listener.callback(deadline: Date().addingTimeInterval(10))
+        let callback = try await listener.callback(until: Deadline(Date().addingTimeInterval(10)), on: SystemClock())
         XCTAssertEqual(callback.query, ["code": "abc/1", "state": "s t"])
         callback.respond(true, "Signed in <b>")
         let pages = try await browser.value
@@ -70,7 +70,7 @@ final class InteractiveLoginTests: XCTestCase {
         let listener = try LoopbackRedirectListener(port: 0, path: "/callback", state: "s")
         defer { listener.shutDown() }
         do {
-            _ = try await listener.callback(deadline: Date().addingTimeInterval(0.3))
+            _ = try await listener.callback(until: Deadline(Date().addingTimeInterval(0.3)), on: SystemClock())
             XCTFail("no callback should arrive")
         } catch {
             guard case .timedOut = error else { return XCTFail("\(error)") }
@@ -78,7 +78,7 @@ final class InteractiveLoginTests: XCTestCase {
         let second = try LoopbackRedirectListener(port: 0, path: "/callback", state: "s")
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { second.shutDown() }
         do {
-            _ = try await second.callback(deadline: Date().addingTimeInterval(10))
+            _ = try await second.callback(until: Deadline(Date().addingTimeInterval(10)), on: SystemClock())
             XCTFail("shut down listeners do not wait")
         } catch {
             guard case .closed = error else { return XCTFail("\(error)") }

@@ -1,5 +1,6 @@
 import XCTest
 import AuthCore
+import TestSupport
 
 final class MemorySessionStoreTests: XCTestCase {
     func testSaveLoadRemove() throws {

@@ -2,6 +2,7 @@
 import Foundation
 import JSON
 import JSONRPC
+import TestSupport
 import Wire
 import XCTest
 

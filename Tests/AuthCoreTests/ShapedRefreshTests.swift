@@ -2,6 +2,7 @@
 import Foundation
 import JSON
 import JSONRPC
+import TestSupport
 import XCTest
 
 /// Issue 15, tokens per request, at the flow level: what each flow sends to the

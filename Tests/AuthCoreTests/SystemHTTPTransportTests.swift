@@ -1,6 +1,7 @@
 import XCTest
 import AuthCore
 import Wire
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,4 +1,3 @@
-import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -99,13 +98,13 @@ final class LoopbackRedirectListener: @unchecked Sendable {
         return parseRequest(Array("GET /\(query) HTTP/1.1\r\n".utf8))?.1
     }
 
-    /// The callback with the right state; `.timedOut` at `deadline`, `.closed` when
+    /// The callback with the right state; `.timedOut` at `deadline` on `clock`, `.closed` when
     /// the task is cancelled or the listener shut down, whichever comes first.
-    func callback(deadline: Date) async throws(Failure) -> Callback {
-        let timer = DispatchWorkItem { [weak self, outcome] in
+    func callback(until deadline: Deadline, on clock: Clock) async throws(Failure) -> Callback {
+        let timer = Task { [weak self, outcome] in
+            guard (try? await clock.sleep(until: deadline)) != nil else { return }  // cancelled: the login ended first
             if outcome.resolve(.failure(.timedOut)) { self?.shutDown() }
         }
-        DispatchQueue.global().asyncAfter(wallDeadline: .now() + max(0, deadline.timeIntervalSinceNow), execute: timer)
         defer { timer.cancel() }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { outcome.wait($0) }

@@ -36,7 +36,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
                 return try LoopbackRedirectListener(port: port, path: Self.callbackPath, state: state)
             } catch {
                 if port == 0 || attempt == 19 { break }
-                try? await Task.sleep(nanoseconds: 50_000_000)
+                try? await SystemClock().sleep(for: 0.05)
             }
         }
         throw unavailable("cannot listen for the browser's redirect on 127.0.0.1:\(config.redirectPort ?? 0)")
@@ -55,14 +55,14 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
                                                                redirectURI: redirectURI, scopes: config.scopes, pkce: pkce, nonce: nonce,
                                                                resource: config.learned?.resource),
                                          what: "authorization URL", provider: config)
-        let deadline = clock.now().addingTimeInterval(callbackTimeout)
+        let deadline = clock.deadline(after: callbackTimeout)
         context.acceptPaste(RedirectPaste(listener: listener))
-        context.prompt(.browser(url: url.text, expiresAt: deadline))
+        context.prompt(.browser(url: url.text, expiresAt: deadline.date))
         if context.openBrowser ?? config.openBrowser { browser.open(url) }
 
         let callback: LoopbackRedirectListener.Callback
         do {
-            callback = try await listener.callback(deadline: Date().addingTimeInterval(callbackTimeout))
+            callback = try await listener.callback(until: deadline, on: clock)
         } catch .timedOut {
             throw AuthError(.loginTimedOut, "The \(config.displayName) login did not come back from the browser in time.", provider: config.id)
         } catch {

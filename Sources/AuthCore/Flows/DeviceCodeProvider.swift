@@ -35,7 +35,7 @@ struct DeviceCodeProvider: OAuthLoginProvider {
         else { throw unavailable("the device authorization response lacks device_code, user_code or verification_uri") }
         let lifetime = authorization["expires_in"]?.intValue.map { max(1, min($0, 3600)) } ?? 600
         var interval = authorization["interval"]?.intValue.map { max(1, min($0, 60)) } ?? 5
-        let deadline = clock.now().addingTimeInterval(TimeInterval(lifetime))
+        let deadline = clock.deadline(after: TimeInterval(lifetime))
 
         // Both come from the server: neither is shown or opened unless a browser may open it.
         let verification = try BrowserURL.checked(verificationURI, what: "verification URI", provider: config)
@@ -43,17 +43,17 @@ struct DeviceCodeProvider: OAuthLoginProvider {
             try BrowserURL.checked(text, what: "verification URI", provider: config)
         }
         context.prompt(.deviceCode(userCode: userCode, verificationURI: verification.text, verificationURIComplete: complete?.text,
-                                   expiresAt: deadline))
+                                   expiresAt: deadline.date))
         if context.openBrowser ?? config.openBrowser { browser.open(complete ?? verification) }
 
         var failures = 0
         while true {
             do {
-                try await clock.sleep(seconds: Double(interval))
+                try await clock.sleep(for: Double(interval))
             } catch {
                 throw AuthError(.loginDenied, "The \(config.displayName) login was cancelled.", provider: config.id)
             }
-            if clock.now() >= deadline { throw timedOut() }
+            if clock.remaining(until: deadline) <= 0 { throw timedOut() }
             let result = await oauth.grant([("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)])
             switch result {
             case .rejected("authorization_pending", _):

@@ -211,7 +211,7 @@ extension AuthService {
 
     func lockLearned() async throws(AuthError) -> StoreLock {
         do {
-            return try await sync.store.lock(StoreKeys.learned, timeout: Double(config.lockTimeoutSeconds))
+            return try await sync.store.lock(StoreKeys.learned, timeout: Double(config.lockTimeoutSeconds), clock: clock)
         } catch {
             throw AuthError(.storeUnavailable, "The session store cannot be locked to keep what was learned: \(error).")
         }

@@ -1,4 +1,3 @@
-import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -16,26 +15,29 @@ final class StoreSync: Sendable {
     let store: SessionStore
     private let logger: Logger
     private let lockTimeout: Double
+    /// Times the store lock's wait and the watch.
+    private let clock: Clock
     private let events: @Sendable (AuthEvent) -> Void
     /// The store fingerprint last seen per record key.
     private let stamps = Locked<[String: String?]>([:])
     /// Record keys whose stored session could not be read because the keyring is
     /// locked or gone, with what it said: they answer 1010, not "not logged in".
     private let troubles = Locked<[String: String]>([:])
-    private let watcher = Locked<DispatchSourceTimer?>(nil)
+    private let watcher = Locked<Ticker?>(nil)
 
-    init(store: SessionStore, logger: Logger, lockTimeout: Double, events: @escaping @Sendable (AuthEvent) -> Void) {
+    init(store: SessionStore, logger: Logger, lockTimeout: Double, clock: Clock, events: @escaping @Sendable (AuthEvent) -> Void) {
         self.store = store
         self.logger = logger
         self.lockTimeout = lockTimeout
+        self.clock = clock
         self.events = events
     }
 
-    /// A dispatch source stays armed until cancelled, whoever still holds it: a service that
-    /// goes away (many do in the tests) stops its watch here rather than leave a timer firing
-    /// into nothing for the rest of the process.
+    /// A ticker runs until stopped, whoever still holds it: a service that goes away (many do
+    /// in the tests) stops its watch here rather than leave a timer firing into nothing for the
+    /// rest of the process.
     deinit {
-        watcher.withLock { $0?.cancel() }
+        watcher.withLock { $0?.stop() }
     }
 
     /// A provider's accounts at start-up: a session written before accounts existed
@@ -102,7 +104,7 @@ final class StoreSync: Sendable {
     /// symlink, an unwritable directory) is a store problem, and said so.
     func lock(_ config: ProviderConfig) async throws(AuthError) -> StoreLock {
         do {
-            return try await store.lock(config.id, timeout: lockTimeout)
+            return try await store.lock(config.id, timeout: lockTimeout, clock: clock)
         } catch SessionStoreError.lockTimeout, is CancellationError {
             throw AuthError(.authServerUnavailable, "Another auth-agent is busy with \(config.displayName); try again.", provider: config.id)
         } catch {
@@ -168,16 +170,13 @@ final class StoreSync: Sendable {
     }
 
     /// Runs `check` for every provider `providers` lists (asked each time: learned providers
-    /// come and go) now and every `interval` seconds, for the life of this object.
+    /// come and go) now and every `interval` seconds of the clock, for the life of this object.
     func watch(every interval: Double, _ providers: @escaping @Sendable () -> [ProviderAccounts]) {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
-        timer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(20))
-        timer.setEventHandler { [weak self] in
+        let ticker = clock.every(interval) { [weak self] in
             guard let self else { return }
             providers().forEach { self.check($0) }
         }
-        timer.resume()
-        watcher.withLock { $0 = timer }
+        watcher.withLock { $0 = ticker }
     }
 
     /// Writes (or, for `nil`, removes) the account's stored session; a failure is logged, then thrown.

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Locking
 
 /// An exclusive `flock(2)` on a lock file, shared by every agent process of the user.
 ///
@@ -12,8 +13,8 @@ import Darwin
 /// including when the process dies, so a crash never leaves a stale lock. The
 /// lock file is never deleted: unlinking it would let a waiter lock an orphan.
 enum FileLock {
-    /// Polls a non-blocking `flock` with short sleeps until `timeout` seconds;
-    /// returns the locked descriptor, or `nil` on timeout.
+    /// Polls a non-blocking `flock` until `timeout` seconds (`ThreadWait`: the callers are
+    /// synchronous, and `flock` has no timed wait); returns the locked descriptor, or `nil` on timeout.
     static func acquire(_ path: String, timeout: Double) throws(SessionStoreError) -> Int32? {
         let fd = POSIX.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
@@ -21,27 +22,23 @@ enum FileLock {
             if errno == ELOOP { throw SessionStoreError.io("\(path) is a symbolic link; remove it (a lock file must be a regular file)") }
             throw POSIX.failure("open the lock file", path)
         }
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .milliseconds(Int64(max(0, timeout) * 1000)))
-        var pause = 1_000  // microseconds, doubling to 25 ms
-        while true {
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return fd }
-            let code = errno
-            if code == EINTR { continue }
-            guard code == EWOULDBLOCK || code == EAGAIN else {
-                POSIX.close(fd)
-                throw POSIX.failure("lock", path, code)
-            }
-            let now = clock.now
-            guard now < deadline else {
-                POSIX.close(fd)
+        let attempt = { () throws(SessionStoreError) -> Int32? in
+            while true {
+                if flock(fd, LOCK_EX | LOCK_NB) == 0 { return fd }
+                let code = errno
+                if code == EINTR { continue }
+                guard code == EWOULDBLOCK || code == EAGAIN else {
+                    POSIX.close(fd)
+                    throw POSIX.failure("lock", path, code)
+                }
                 return nil
             }
-            let remaining = now.duration(to: deadline).components
-            let remainingMicros = Int(remaining.seconds) * 1_000_000 + Int(remaining.attoseconds / 1_000_000_000_000)
-            usleep(useconds_t(max(1, min(pause, remainingMicros))))
-            pause = min(pause * 2, 25_000)
         }
+        guard let locked = try ThreadWait().wait(timeout: timeout, until: attempt) else {
+            POSIX.close(fd)
+            return nil
+        }
+        return locked
     }
 
     static func release(_ fd: Int32) {

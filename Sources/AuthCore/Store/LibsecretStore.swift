@@ -1,5 +1,4 @@
 #if canImport(SecretShim)
-import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -31,16 +30,16 @@ public struct LibsecretStore: SecretStore {
     /// never answers costs `timeout`, not a hang.
     public static func probe(timeout: Double) -> String? {
         let outcome = Locked<String??>(nil)
-        let done = DispatchSemaphore(value: 0)
+        let done = ThreadWait()
         let started = DetachedThread.start {
             var error: UnsafeMutablePointer<CChar>?
             let status = asecret_probe(Int32(timeout * 1000), &error)
             outcome.withLock { $0 = .some(status == Int32(ASECRET_OK) ? nil : text(error)) }
             asecret_free(error)
-            done.signal()
+            done.wake()
         }
         guard started else { return "cannot start a thread to ask the Secret Service" }
-        guard done.wait(timeout: .now() + timeout + 0.2) == .success, let result = outcome.current else {
+        guard let result = done.wait(timeout: timeout + 0.2, until: { outcome.current }) else {
             return "no answer within \(timeout) s"
         }
         return result

@@ -3,11 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Locking
 
 /// Where sessions live between runs, and the lock that keeps two refreshers
@@ -66,32 +61,24 @@ extension SessionStore {
     public func saveDocument(_ bytes: [UInt8]?, key: String) throws { throw SessionStoreError.io("this store keeps no documents") }
     public func documentStamp(_ key: String) -> String? { nil }
 
-    /// Waits at most `timeout` seconds for the provider's lock without blocking a
-    /// thread (then `SessionStoreError.lockTimeout`).
-    public func lock(_ provider: String, timeout: Double) async throws -> StoreLock {
-        let deadline = Date(timeIntervalSinceNow: max(0, timeout))
-        var pause: UInt64 = 1_000_000  // nanoseconds, doubling to 25 ms
-        while true {
-            if let held = try tryLock(provider) { return held }
-            guard Date() < deadline else { throw SessionStoreError.lockTimeout(provider: provider) }
-            try await Task.sleep(nanoseconds: pause)
-            pause = min(pause * 2, 25_000_000)
+    /// Waits at most `timeout` seconds of `clock`'s time for the provider's lock without
+    /// blocking a thread (then `SessionStoreError.lockTimeout`): the store lock is waited for by
+    /// polling `tryLock`, as another process may hold it and no store can say when it is freed.
+    public func lock(_ provider: String, timeout: Double, clock: Clock) async throws -> StoreLock {
+        guard let held = try await clock.poll(until: clock.deadline(after: timeout), { try tryLock(provider) }) else {
+            throw SessionStoreError.lockTimeout(provider: provider)
         }
+        return held
     }
 
     /// Runs `body` holding the provider's lock, waiting at most `timeout` seconds
-    /// for it (then `SessionStoreError.lockTimeout`); blocks the calling thread.
+    /// for it (then `SessionStoreError.lockTimeout`); blocks the calling thread
+    /// (`ThreadWait`), for the synchronous start-up of a service or a keyring store.
     public func withLock<T>(_ provider: String, timeout: Double, _ body: () throws -> T) throws -> T {
-        let deadline = Date(timeIntervalSinceNow: max(0, timeout))
-        var pause: useconds_t = 1_000
-        while true {
-            if let held = try tryLock(provider) {
-                defer { held.unlock() }
-                return try body()
-            }
-            guard Date() < deadline else { throw SessionStoreError.lockTimeout(provider: provider) }
-            usleep(pause)
-            pause = min(pause * 2, 25_000)
+        guard let held = try ThreadWait().wait(timeout: timeout, until: { try tryLock(provider) }) else {
+            throw SessionStoreError.lockTimeout(provider: provider)
         }
+        defer { held.unlock() }
+        return try body()
     }
 }
