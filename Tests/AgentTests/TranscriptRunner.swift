@@ -22,7 +22,7 @@ struct TranscriptRunner {
     var environment: [String: String] = [:]
     var readTimeout = 10.0
     /// How long the in-process agent writes nothing before a wait for its next line counts as idle.
-    static let idle = 0.05
+    static let idle = 0.1
     /// Every message the agent sends is validated against schema/openrpc.json.
     var schema: SchemaValidator?
     /// The agent in this process, with the dev issuer on the same `VirtualClock`; else the built binary.

@@ -61,12 +61,16 @@ final class TranscriptTests: XCTestCase {
         for failure in failures.current { XCTFail(failure) }
     }
 
-    /// The transcripts that `!sleep` longest start first, so that none of them starts last and
-    /// keeps the others' lanes waiting.
+    /// The transcripts that wait longest in real time — `!sleep`, and an issuer's injected latency
+    /// (counted once) — start first, so that none of them starts last and keeps the others' lanes waiting.
     private func longestFirst(_ files: [URL]) throws -> [URL] {
         let sleeps = try files.map { url in
             try Transcript(text: String(contentsOf: url, encoding: .utf8), file: url.lastPathComponent).steps.reduce(0.0) {
-                if case .sleep(let seconds) = $1.step { $0 + seconds } else { $0 }
+                switch $1.step {
+                case .sleep(let seconds): $0 + seconds
+                case .issuer("latency", let milliseconds): $0 + Double(milliseconds) / 1000
+                default: $0
+                }
             }
         }
         return files.indices.sorted { (sleeps[$0], $1) > (sleeps[$1], $0) }.map { files[$0] }
