@@ -50,8 +50,6 @@ public struct Signature: Sendable, Equatable {
     /// The `Authorization` header value.
     public let authorization: String
     public let expiresAt: Date?
-    /// The session's generation: the same generation and authorization mean the same answer.
-    public let generation: Int
     /// The `DPoP` header value for a DPoP-bound token (RFC 9449): a proof for this one request, so never reused.
     public let proof: String?
 
@@ -62,7 +60,6 @@ public struct Signature: Sendable, Equatable {
         self.proof = proof
         authorization = credential.authorization
         expiresAt = credential.expiresAt
-        generation = credential.generation
     }
 }
 

@@ -86,7 +86,7 @@ extension AuthService {
         defer { held?.unlock() }
         if held != nil { sync.check(p, evenIfBusy: true) }
         let targets = try all ? p.loggedIn : pick(p, choice).map { [$0] } ?? []
-        var ended: [(SessionCoordinator, Session)] = []
+        var ended: [(AccountSession, Session)] = []
         for c in targets {
             guard let session = c.current else { continue }
             sync.persist(c, nil)

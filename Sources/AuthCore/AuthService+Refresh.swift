@@ -33,7 +33,7 @@ extension AuthService {
 
     /// Single-flight refresh of `stale`'s token of `shape`; returns the session to
     /// use and whether a refresh happened.
-    func refresh(_ c: SessionCoordinator, stale: Session, shape: TokenShape = .none) async throws(AuthError) -> (Session, Bool) {
+    func refresh(_ c: AccountSession, stale: Session, shape: TokenShape = .none) async throws(AuthError) -> (Session, Bool) {
         let start = c.beginRefresh(of: stale, shape: shape, mayStart: !shuttingDown.current) { [self] () async throws -> Session in
             try await performRefresh(c, stale: stale, shape: shape)
         }
@@ -58,12 +58,12 @@ extension AuthService {
     /// already refreshed (or logged out), use that and send nothing. A token of
     /// another shape comes from the same refresh token; a rotation it brings
     /// replaces the refresh token for every shape, in one new generation.
-    func performRefresh(_ c: SessionCoordinator, stale: Session, shape: TokenShape) async throws -> Session {
+    func performRefresh(_ c: AccountSession, stale: Session, shape: TokenShape) async throws -> Session {
         let id = c.id
         let held = try await sync.lock(c.config)
         defer { held.unlock() }
         guard let current = try sync.adopt(c) else { throw notLoggedIn(c) }
-        if !current.sameTokens(as: stale) { return current }
+        if !current.isSameIssue(as: stale) { return current }
         // A refresh that got the lock after shutdown began has sent nothing yet: it must not start now.
         guard !shuttingDown.current else { throw AuthError.unavailable(c.config, "auth-agent is shutting down") }
         guard let p = providers[c.id] else { throw notLoggedIn(c) }
@@ -74,7 +74,7 @@ extension AuthService {
             // If the store refuses, the fresh session is still installed (the old one may be dead at the
             // server), but the caller hears that it was not saved.
             guard c.isCurrent(stale) else { return c.current ?? fresh }
-            let installed = SessionCoordinator.numbered(refresh: Self.merge(fresh, into: stale, shape: shape), of: stale)
+            let installed = AccountSession.numbered(refresh: Self.merge(fresh, into: stale, shape: shape), of: stale)
             var unsaved: Error?
             do { try sync.save(c, installed) } catch { unsaved = error }
             guard c.replace(stale, with: installed) else { return c.current ?? installed }
@@ -88,7 +88,7 @@ extension AuthService {
             return installed
         case .rejected(let why):
             // Before declaring the session dead, look again: newer tokens in the store win.
-            if let current = try sync.adopt(c), !current.sameTokens(as: stale) { return current }
+            if let current = try sync.adopt(c), !current.isSameIssue(as: stale) { return current }
             // A learned provider's registration the server forgot: the next login registers again.
             if let learned = c.config.learned, why.hasPrefix("invalid_client"), let clientId = c.config.clientId {
                 try? await dropRegistration(issuer: learned.issuer, clientId: clientId)
@@ -132,18 +132,18 @@ extension AuthService {
     /// Ends `session` — unless another agent already replaced it in the store, in
     /// which case the replacement is returned. Takes the store lock so another
     /// agent's newer login is never removed.
-    func expireUnlessReplaced(_ c: SessionCoordinator, _ session: Session, why: String) async throws(AuthError) -> Session {
+    func expireUnlessReplaced(_ c: AccountSession, _ session: Session, why: String) async throws(AuthError) -> Session {
         let held = try? await sync.lock(c.config)
         defer { held?.unlock() }
         if held != nil {
             guard let current = try sync.adopt(c) else { throw notLoggedIn(c) }
-            if !current.sameTokens(as: session) { return current }
+            if !current.isSameIssue(as: session) { return current }
         }
         throw expire(c, session, why: why)
     }
 
     /// The server no longer accepts `session`: forget it and tell subscribers.
-    func expire(_ c: SessionCoordinator, _ session: Session, why: String) -> AuthError {
+    func expire(_ c: AccountSession, _ session: Session, why: String) -> AuthError {
         if c.isCurrent(session) {
             sync.persist(c, nil)
             _ = c.clear(ifStill: session)

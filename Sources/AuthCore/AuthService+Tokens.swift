@@ -8,8 +8,8 @@ import JSON
 import JSONRPC
 import Locking
 
-/// `sign`, `token` and `refresh` after a 401: which token a request uses now, and when one
-/// must be obtained first (the freshness rule is `RefreshTiming`'s; the decisions on it are here).
+/// `sign`, `token` and `refresh` after a 401: acting on the account session's decision of which
+/// token a request uses now (`AccountSession.credential`, after `RefreshTiming.decision`).
 extension AuthService {
     // MARK: sign / token / refresh
 
@@ -45,26 +45,34 @@ extension AuthService {
         return TokenResult(credential)
     }
 
-    /// The token of `shape` if it can be used without waiting (fresh, or stale with a
-    /// background refresh started); nil when it is expired or not obtained yet.
-    func credentialNow(_ c: SessionCoordinator, _ shape: TokenShape) throws(AuthError) -> Credential? {
-        guard let now = c.snapshot() else { throw notLoggedIn(c) }
-        let session = now.session
-        if shape.isNone {
-            switch timing.freshness(of: session, at: clock.now()) {
-            case .fresh: break
-            case .stale: refreshInBackground(c, session, .none)
-            case .expired: return nil
-            }
-            return Credential(session, authorization: now.authorization)
+    /// `sign` for a caller that can wait: the answer now, else the `sign` that waits for it.
+    /// The waiting closure is only made when needed: answering now allocates nothing more.
+    public func signNowOrWait(url: String, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
+                              method: String = "GET") throws(AuthError) -> NowOrWait<SignDecision> {
+        if let now = try signNow(url: url, provider: provider, account: account, shape: shape, method: method) { return .now(now) }
+        return .wait { [self] () async throws(AuthError) in try await sign(url: url, provider: provider, account: account, shape: shape, method: method) }
+    }
+
+    /// `token` for a caller that can wait, like `signNowOrWait`.
+    public func tokenNowOrWait(provider id: String, account: AccountChoice = AccountChoice(), shape: TokenShape = .none) throws(AuthError) -> NowOrWait<TokenResult> {
+        if let now = try tokenNow(provider: id, account: account, shape: shape) { return .now(now) }
+        return .wait { [self] () async throws(AuthError) in try await token(provider: id, account: account, shape: shape) }
+    }
+
+    /// The token of `shape` if it can be used without waiting (a stale one's background
+    /// refresh started); nil when one must be obtained first.
+    func credentialNow(_ c: AccountSession, _ shape: TokenShape) throws(AuthError) -> Credential? {
+        switch try decide(c, shape) {
+        case .use(let credential), .useAndRefreshInBackground(let credential, _): return credential
+        case .wait: return nil
         }
-        guard let token = session.token(for: shape) else { return nil }
-        switch timing.freshness(of: token, at: clock.now()) {
-        case .fresh: break
-        case .stale: refreshInBackground(c, session, shape)
-        case .expired: return nil
-        }
-        return Credential(token, of: session)
+    }
+
+    /// The account session's decision for `shape` now, with a stale token's background refresh started.
+    private func decide(_ c: AccountSession, _ shape: TokenShape) throws(AuthError) -> AccountSession.CredentialNow {
+        guard let decided = c.credential(shape, timing: timing, now: clock.now()) else { throw notLoggedIn(c) }
+        if case .useAndRefreshInBackground(_, let stale) = decided { refreshInBackground(c, stale, shape) }
+        return decided
     }
 
     /// `sign`, waiting for a token when one must be obtained first.
@@ -94,52 +102,36 @@ extension AuthService {
     /// The `refresh` rule, once for `refresh` and `fetch`: the token of `shape` to use
     /// after the server rejected `failedAuthorization` (nil: the current one), and
     /// whether a refresh happened. Nothing is sent when that token was already replaced.
-    func credentialAfterRejection(_ c: SessionCoordinator, _ shape: TokenShape, failedAuthorization: String?) async throws(AuthError) -> (Credential, Bool) {
+    func credentialAfterRejection(_ c: AccountSession, _ shape: TokenShape, failedAuthorization: String?) async throws(AuthError) -> (Credential, Bool) {
         guard let session = c.current else { throw notLoggedIn(c) }
-        let held = shape.isNone ? Credential(session, authorization: session.authorization) : session.token(for: shape).map { Credential($0, of: session) }
+        let held = session.credential(shape)
         if let held, let failed = failedAuthorization, failed != held.authorization, failed != held.accessToken {
             return (held, false)
         }
-        if shape.isNone, !canRefresh(c, session) {
+        if shape.isNone, !c.canRefresh(session) {
             // The server rejected the current token and there is no way to get another.
             let current = try await expireUnlessReplaced(c, session, why: "the server no longer accepts the token")
             return (Credential(current, authorization: current.authorization), false)
         }
         let (fresh, refreshed) = try await refresh(c, stale: session, shape: shape)
-        guard let credential = Self.credential(in: fresh, shape) else { return (try await usableCredential(c, shape), true) }
+        guard let credential = fresh.credential(shape) else { return (try await usableCredential(c, shape), true) }
         return (credential, refreshed)
     }
 
-    static func credential(in session: Session, _ shape: TokenShape) -> Credential? {
-        if shape.isNone { return Credential(session, authorization: session.authorization) }
-        return session.token(for: shape).map { Credential($0, of: session) }
-    }
-
-    func canRefresh(_ c: SessionCoordinator, _ session: Session) -> Bool {
-        c.config.flow.descriptor.canRefresh(c.config, session)
-    }
-
-    /// The token of `shape` to use now. A stale token is used while a refresh runs in
-    /// the background; an expired (or nearly expired, or missing) one is obtained
-    /// first — and if that fails for any reason but a dead session or a refused shape
+    /// The token of `shape` to use now, obtained first when the account session's decision
+    /// says to wait — and if that fails for any reason but a dead session or a refused shape
     /// while a token is still valid, that token is used: never an error while a valid token exists.
-    func usableCredential(_ c: SessionCoordinator, _ shape: TokenShape) async throws(AuthError) -> Credential {
+    func usableCredential(_ c: AccountSession, _ shape: TokenShape) async throws(AuthError) -> Credential {
         // Another shape's refresh (here or in another agent) may replace the session
         // under this one's feet: then look again, a few times at most.
         for _ in 0..<4 {
-            guard let session = c.current else { throw notLoggedIn(c) }
-            let held = Self.credential(in: session, shape)
-            if let held {
-                switch timing.freshness(of: held, at: clock.now()) {
-                case .fresh: return held
-                case .stale:
-                    refreshInBackground(c, session, shape)
-                    return held
-                case .expired: break
-                }
+            let session: Session
+            switch try decide(c, shape) {
+            case .use(let credential), .useAndRefreshInBackground(let credential, _): return credential
+            case .wait(let stale): session = stale
             }
-            if shape.isNone, !canRefresh(c, session) {
-                if RefreshTiming.isValid(session, at: clock.now()) { return Credential(session, authorization: session.authorization) }  // no way to refresh: use it while it lasts
+            if shape.isNone, !c.canRefresh(session) {
+                // Expired, and no way to get another (one still valid was used above).
                 let current = try await expireUnlessReplaced(c, session, why: "the session has expired")
                 return Credential(current, authorization: current.authorization)
             }
@@ -147,21 +139,24 @@ extension AuthService {
                 // Another shape's refresh may have replaced the session first (it keeps this shape's
                 // old token): only a token callers need not wait for ends the loop.
                 let (fresh, _) = try await refresh(c, stale: session, shape: shape)
-                if let credential = Self.credential(in: fresh, shape), timing.freshness(of: credential, at: clock.now()) != .expired { return credential }
+                switch c.decide(fresh.credential(shape), of: fresh, shape, timing: timing, now: clock.now()) {
+                case .use(let credential), .useAndRefreshInBackground(let credential, _): return credential
+                case .wait: break
+                }
             } catch where error.code != .sessionExpired && error.code != .scopeNotGranted {
                 // The server, the store or the refresh limit failed, not the session: a token that is
                 // still valid (the old one, or a new one that could not be saved) is used meanwhile.
-                guard let current = c.current.flatMap({ Self.credential(in: $0, shape) }), RefreshTiming.isValid(current, at: clock.now()) else { throw error }
+                guard let current = c.current?.credential(shape), RefreshTiming.isValid(current, at: clock.now()) else { throw error }
                 return current
             }
         }
         throw AuthError.unavailable(c.config, "the session kept changing while a token for \(shape) was obtained")
     }
 
-    /// Starts a refresh of a stale token that nobody waits for. A passing failure
-    /// delays the next attempt (backoff with jitter); the token stays in use.
-    func refreshInBackground(_ c: SessionCoordinator, _ stale: Session, _ shape: TokenShape) {
-        guard !shape.isNone || canRefresh(c, stale), !shuttingDown.current,
+    /// Starts a refresh of a stale token that nobody waits for (the decision said it can be
+    /// refreshed). A passing failure delays the next attempt (backoff with jitter); the token stays in use.
+    func refreshInBackground(_ c: AccountSession, _ stale: Session, _ shape: TokenShape) {
+        guard !shuttingDown.current,
               c.claimBackgroundRefresh(of: stale, shape: shape, now: clock.now()) else { return }
         Task { [self] in
             do throws(AuthError) {

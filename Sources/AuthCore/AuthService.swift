@@ -12,7 +12,7 @@ import Locking
 /// signing, refresh and status for every configured provider, over an
 /// injected store, HTTP transport and clock.
 ///
-/// A thin composition: each account of each provider has a `SessionCoordinator`
+/// A thin composition: each account of each provider has an `AccountSession`
 /// holding its session (with its shaped tokens) and refresh state, `StoreSync` keeps it in step with other agent processes,
 /// and the operations here are plain async functions returning Swift values.
 /// They know nothing of JSON-RPC, ordering or stdio: `Protocol/` declares each
@@ -126,7 +126,7 @@ public final class AuthService: Sendable {
         return AuthError(.notLoggedIn, "Not logged in to \(p.config.displayName).", provider: p.id)
     }
 
-    func notLoggedIn(_ c: SessionCoordinator) -> AuthError {
+    func notLoggedIn(_ c: AccountSession) -> AuthError {
         if let why = sync.trouble(c) { return StoreSync.unavailable(c.config, why) }
         guard let p = providers[c.id] else { return AuthError(.notLoggedIn, "Not logged in to \(c.config.displayName).", provider: c.id) }
         return notLoggedIn(p, account: c.account)
@@ -140,12 +140,12 @@ public final class AuthService: Sendable {
     public func canRefresh(provider id: String, account choice: AccountChoice = AccountChoice()) throws(AuthError) -> Bool {
         let c = try resolve(try accounts(id), choice)
         guard let session = c.current else { throw notLoggedIn(c) }
-        return canRefresh(c, session)
+        return c.canRefresh(session)
     }
 
     /// The account a request uses (see `AccountChoice`); looks at the store once
     /// before answering "not logged in", since another agent may have logged in.
-    func resolve(_ p: ProviderAccounts, _ choice: AccountChoice) throws(AuthError) -> SessionCoordinator {
+    func resolve(_ p: ProviderAccounts, _ choice: AccountChoice) throws(AuthError) -> AccountSession {
         if let c = try pick(p, choice) { return c }
         sync.catchUp(p)
         if let c = try pick(p, choice) { return c }
@@ -153,7 +153,7 @@ public final class AuthService: Sendable {
     }
 
     /// The account `choice` means, by id or by a name its user logs in with (`ProviderAccounts.account(named:)`).
-    func pick(_ p: ProviderAccounts, _ choice: AccountChoice) throws(AuthError) -> SessionCoordinator? {
+    func pick(_ p: ProviderAccounts, _ choice: AccountChoice) throws(AuthError) -> AccountSession? {
         guard let name = choice.name(for: p.id) else { return p.defaultCoordinator }
         return try p.account(named: name)
     }

@@ -118,16 +118,10 @@ enum Tool {
     /// failure when no provider covers it, so `h=$(auth-agent header "$URL")` stops a `set -e` script
     /// before an unsigned request.
     static func header(_ url: String, method: String, _ session: ToolSession) throws(ToolFailure) -> String {
-        let service = session.service
-        var decision: SignDecision?
-        let (choice, shape) = (session.choice, session.shape)
-        do { decision = try service.signNow(url: url, provider: nil, account: choice, shape: shape, method: method) } catch { throw ToolFailure(error) }
-        if decision == nil {
-            decision = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
-                try await service.sign(url: url, provider: nil, account: choice, shape: shape, method: method)
-            }
-        }
-        guard case .signed(let signature)? = decision else {
+        let decision = try ToolSession.wait(timeout: session.requestTimeout, nowOr: { () throws(AuthError) in
+            try session.service.signNowOrWait(url: url, provider: nil, account: session.choice, shape: session.shape, method: method)
+        })
+        guard case .signed(let signature) = decision else {
             throw ToolFailure(.failed, "notCovered: no configured provider covers \(Origin(url: url)?.description ?? url) over https or loopback")
         }
         return signature.headers.map { "\($0): \($1)\n" }.joined()

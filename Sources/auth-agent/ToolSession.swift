@@ -67,6 +67,16 @@ struct ToolSession {
         return try outcome.current!.get()
     }
 
+    /// The answer now when `answer` has one, else its operation's, waited for as above.
+    static func wait<T: Sendable>(timeout: Double, nowOr answer: () throws(AuthError) -> NowOrWait<T>) throws(ToolFailure) -> T {
+        let decided: NowOrWait<T>
+        do { decided = try answer() } catch { throw ToolFailure(error) }
+        switch decided {
+        case .now(let value): return value
+        case .wait(let operation): return try wait(timeout: timeout, operation)
+        }
+    }
+
     /// Seconds a token, refresh or logout may take: longer than the store lock and one HTTP call.
     var requestTimeout: Double { config.lockTimeoutSeconds + 30 }
 
@@ -105,15 +115,11 @@ struct ToolSession {
     /// - Parameter shape: the shape the URL's origin is configured with (the helpers); the command line's wins.
     func token(_ provider: String, account: AccountChoice? = nil, shape: TokenShape? = nil) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
         if try self.provider(provider).dpop { throw Self.boundToken(provider) }
-        let service = self.service
         let choice = account ?? self.choice
         let shape = self.shape ?? shape ?? .none
-        var now: TokenResult?
-        do { now = try service.tokenNow(provider: provider, account: choice, shape: shape) } catch { throw ToolFailure(error) }
-        if now == nil {
-            now = try Self.wait(timeout: requestTimeout) { () async throws(AuthError) in try await service.token(provider: provider, account: choice, shape: shape) }
-        }
-        let result = now!
+        let result = try Self.wait(timeout: requestTimeout, nowOr: { () throws(AuthError) in
+            try service.tokenNowOrWait(provider: provider, account: choice, shape: shape)
+        })
         if result.tokenType == "DPoP" { throw Self.boundToken(provider) }
         return (result.accessToken, result.tokenType, result.expiresAt.map(RFC3339.format))
     }

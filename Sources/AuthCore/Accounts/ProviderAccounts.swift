@@ -1,6 +1,6 @@
 import Locking
 
-/// One provider's accounts in this process: a `SessionCoordinator` per account
+/// One provider's accounts in this process: an `AccountSession` per account
 /// (kept once created, so a refresh in flight never loses its coordinator), and
 /// the account list with its default as last read from or written to the store.
 ///
@@ -15,7 +15,7 @@ final class ProviderAccounts: Sendable {
     let logins: [Flow: LoginProvider]
 
     private struct State {
-        var coordinators: [String: SessionCoordinator] = [:]
+        var coordinators: [String: AccountSession] = [:]
         var index = AccountIndex()
     }
 
@@ -33,19 +33,19 @@ final class ProviderAccounts: Sendable {
     func renewer(of session: Session) -> LoginProvider { session.flow.flatMap { logins[$0] } ?? provider }
 
     /// The account's coordinator, created (logged out) if this process has none yet.
-    func coordinator(_ account: String) -> SessionCoordinator {
+    func coordinator(_ account: String) -> AccountSession {
         state.withLock { s in
             if let c = s.coordinators[account] { return c }
-            let c = SessionCoordinator(config: config, provider: provider, account: account, session: nil)
+            let c = AccountSession(config: config, provider: provider, account: account, session: nil)
             s.coordinators[account] = c
             return c
         }
     }
 
-    func existing(_ account: String) -> SessionCoordinator? { state.withLock { $0.coordinators[account] } }
+    func existing(_ account: String) -> AccountSession? { state.withLock { $0.coordinators[account] } }
 
     /// Every coordinator, logged in or not (for store checks and shutdown).
-    var all: [SessionCoordinator] { state.withLock { Array($0.coordinators.values) } }
+    var all: [AccountSession] { state.withLock { Array($0.coordinators.values) } }
 
     var index: AccountIndex {
         get { state.withLock { $0.index } }
@@ -54,14 +54,14 @@ final class ProviderAccounts: Sendable {
 
     /// The logged-in accounts, in login order. Every write of a session also writes the
     /// list (login adds to it, logout and expiry remove from it), so the list names them all.
-    var loggedIn: [SessionCoordinator] {
+    var loggedIn: [AccountSession] {
         state.withLock { s in s.index.accounts.compactMap { s.coordinators[$0] } }.filter(\.isLoggedIn)
     }
 
     /// The logged-in account `name` names: the account with that id, else the one
     /// whose user logs in with that name (`AccountNames.matches`). Nil when none does;
     /// several is an error listing them, never a guess — a token is never sent as the wrong person.
-    func account(named name: String) throws(AuthError) -> SessionCoordinator? {
+    func account(named name: String) throws(AuthError) -> AccountSession? {
         if let c = existing(name), c.isLoggedIn { return c }
         let matching = loggedIn.filter { AccountNames.matches(name, account: $0.account, user: $0.current?.user) }
         guard matching.count > 1 else { return matching.first }
@@ -84,7 +84,7 @@ final class ProviderAccounts: Sendable {
 
     /// The account a request uses when it names none and its connection selected none:
     /// the stored default if it is logged in, else the earliest logged-in account.
-    var defaultCoordinator: SessionCoordinator? {
+    var defaultCoordinator: AccountSession? {
         // On `sign`'s hot path: one lookup under the lock, nothing copied out.
         if let c = state.withLock({ s in s.index.defaultAccount.flatMap { s.coordinators[$0] } }), c.isLoggedIn { return c }
         return loggedIn.first

@@ -142,7 +142,7 @@ extension AuthService {
             answer.login = await loginHint(for: request.url, challenge: challenge)
             return answer
         }
-        let c: SessionCoordinator
+        let c: AccountSession
         let credential: Credential
         let shape = shape ?? originShape
         do {

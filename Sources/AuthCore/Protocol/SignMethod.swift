@@ -39,18 +39,17 @@ enum SignMethod: AuthMethod {
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         let params = try Params(call.params)
         let account = try AuthMethods.account(call, context)
-        let service = context.service
         let answers = context.signAnswers
+        let answer: NowOrWait<SignDecision>
         do {
-            if let now = try service.signNow(url: params.url, provider: params.provider, account: account, shape: params.shape, method: params.method) {
-                return .encoded(answers.text(for: now))
-            }
+            answer = try context.service.signNowOrWait(url: params.url, provider: params.provider, account: account, shape: params.shape, method: params.method)
         } catch {
             throw error.rpcError
         }
-        return AuthMethods.later({ () async throws(AuthError) in
-            try await service.sign(url: params.url, provider: params.provider, account: account, shape: params.shape, method: params.method)
-        }, encode: { answers.value(for: $0) })
+        switch answer {
+        case .now(let decision): return .encoded(answers.text(for: decision))
+        case .wait(let sign): return AuthMethods.later(sign, encode: { answers.value(for: $0) })
+        }
     }
 
     /// The shortcut: a plain `sign` answered from the line's bytes, routed once —
@@ -111,33 +110,24 @@ enum SignMethod: AuthMethod {
     }
 }
 
-/// `sign`'s answers, serialized once per session, account and shape: the same
-/// generation and `Authorization` value give the same bytes. An answer with a
+/// `sign`'s answers, serialized once per account, shape and token: an equal
+/// `Signature` gives the same bytes, so the cache needs no notion of a session
+/// being replaced — a new token is simply another signature. An answer with a
 /// DPoP proof is made afresh every time: a proof is good for one request only.
 final class SignAnswers: @unchecked Sendable {
     private final class Entry: Sendable {
-        let provider: String
-        let account: String
-        let shape: TokenShape
-        let generation: Int
-        let authorization: String
+        let signature: Signature
         let value: JSONValue
         let text: JSONText
 
         init(_ s: Signature, value: JSONValue) {
-            provider = s.provider
-            account = s.account
-            shape = s.shape
-            generation = s.generation
-            authorization = s.authorization
+            signature = s
             self.value = value
             text = JSONText(value)
         }
 
         /// Cheap when it holds: the strings are then the very ones the session keeps.
-        func answers(_ s: Signature) -> Bool {
-            generation == s.generation && provider == s.provider && account == s.account && authorization == s.authorization && shape == s.shape
-        }
+        func answers(_ s: Signature) -> Bool { signature == s }
     }
 
     private let lock = Lock()
@@ -181,7 +171,7 @@ final class SignAnswers: @unchecked Sendable {
         lock.unlock()
         let fresh = Entry(s, value: Self.value(s))
         lock.lock()
-        var list = entries[s.provider, default: []].filter { !($0.account == s.account && $0.shape == s.shape) }
+        var list = entries[s.provider, default: []].filter { !($0.signature.account == s.account && $0.signature.shape == s.shape) }
         if list.count >= 16 { list.removeFirst() }  // accounts and shapes come and go; keep it small
         list.append(fresh)
         entries[s.provider] = list

@@ -11,8 +11,6 @@ struct Credential: Sendable, TokenLifetime {
     let authorization: String
     let expiresAt: Date?
     let obtainedAt: Date
-    /// The session's generation, for `sign`'s answer cache.
-    let generation: Int
     /// The key every request with this token must prove (RFC 9449): set for a DPoP-bound token only.
     let dpopKey: DPoPKey?
 
@@ -22,7 +20,6 @@ struct Credential: Sendable, TokenLifetime {
         self.authorization = authorization
         expiresAt = session.expiresAt
         obtainedAt = session.obtainedAt
-        generation = session.generation
         dpopKey = session.tokenType == "DPoP" ? session.dpopKey : nil
     }
 
@@ -33,7 +30,15 @@ struct Credential: Sendable, TokenLifetime {
         authorization = token.authorization
         expiresAt = token.expiresAt
         obtainedAt = token.obtainedAt
-        generation = session.generation
         dpopKey = token.tokenType == "DPoP" ? session.dpopKey : nil
+    }
+}
+
+extension Session {
+    /// The token of `shape` as a request uses it: the session's own for `.none`, else its
+    /// shaped token of `shape`, if it has one.
+    func credential(_ shape: TokenShape) -> Credential? {
+        if shape.isNone { return Credential(self, authorization: authorization) }
+        return token(for: shape).map { Credential($0, of: self) }
     }
 }

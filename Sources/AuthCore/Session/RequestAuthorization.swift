@@ -40,7 +40,7 @@ extension Signature {
 
 extension AuthService {
     /// A `sign` answer; a DPoP-bound token gets a fresh proof for this method and URL (never cached).
-    func signature(_ p: ProviderAccounts, _ c: SessionCoordinator, _ shape: TokenShape, _ credential: Credential,
+    func signature(_ p: ProviderAccounts, _ c: AccountSession, _ shape: TokenShape, _ credential: Credential,
                            method: String, url: String) throws(AuthError) -> Signature {
         let proof: String?
         do {

@@ -93,10 +93,10 @@ final class StoreSync: Sendable {
         return keys.compactMap { all[$0] }.first
     }
 
-    func trouble(_ c: SessionCoordinator) -> String? { troubles.withLock { $0[c.key] } }
+    func trouble(_ c: AccountSession) -> String? { troubles.withLock { $0[c.key] } }
 
     /// The stored session's generation, for numbering a new login after it.
-    func storedGeneration(_ c: SessionCoordinator) -> Int? { (try? store.load(c.key))?.generation }
+    func storedGeneration(_ c: AccountSession) -> Int? { (try? store.load(c.key))?.generation }
 
     /// Takes the provider's store lock, shared with other agent processes; it covers
     /// every account of the provider and its account list. Only a lock held
@@ -116,7 +116,7 @@ final class StoreSync: Sendable {
     /// Adopts whatever another agent process saved for this account (call it
     /// holding the lock); returns the session now current, nil when logged out.
     /// A keyring in trouble changes nothing and is 1010.
-    func adopt(_ c: SessionCoordinator) throws(AuthError) -> Session? {
+    func adopt(_ c: AccountSession) throws(AuthError) -> Session? {
         let stamp = store.modificationStamp(c.key)
         do {
             try reconcile(c)
@@ -135,7 +135,7 @@ final class StoreSync: Sendable {
     /// Reads under the store lock, so it never sees a write half-done in memory; when
     /// someone holds the lock it tries again next time (the change is not marked seen) —
     /// unless `evenIfBusy`: with no session in memory there is nothing a read could undo.
-    func check(_ c: SessionCoordinator, evenIfBusy: Bool = false) {
+    func check(_ c: AccountSession, evenIfBusy: Bool = false) {
         let stamp = store.modificationStamp(c.key)
         guard stamps.withLock({ $0[c.key] != .some(stamp) }) else { return }
         let held = try? store.tryLock(c.id)
@@ -180,7 +180,7 @@ final class StoreSync: Sendable {
     }
 
     /// Writes (or, for `nil`, removes) the account's stored session; a failure is logged, then thrown.
-    func save(_ c: SessionCoordinator, _ session: Session?) throws {
+    func save(_ c: AccountSession, _ session: Session?) throws {
         do {
             if let session { try store.save(session, for: c.key) } else { try store.remove(c.key) }
         } catch {
@@ -190,7 +190,7 @@ final class StoreSync: Sendable {
     }
 
     /// `save` for logouts and expiries, which happen whether or not the store takes them.
-    func persist(_ c: SessionCoordinator, _ session: Session?) {
+    func persist(_ c: AccountSession, _ session: Session?) {
         try? save(c, session)
     }
 
@@ -211,7 +211,7 @@ final class StoreSync: Sendable {
     /// lock) in the stored account list, where every agent process on the store counts its own;
     /// 1007 when it would exceed the `RefreshLimit`. A list that cannot be written is logged and
     /// does not stop the refresh.
-    func admitRefresh(_ p: ProviderAccounts, _ c: SessionCoordinator, shape: TokenShape, now: Date) throws(AuthError) {
+    func admitRefresh(_ p: ProviderAccounts, _ c: AccountSession, shape: TokenShape, now: Date) throws(AuthError) {
         var exceeded: RefreshLimit.Exceeded?
         do {
             try updateIndex(p) { exceeded = $0.admitRefresh(of: c.account, shape: shape, at: now) }
@@ -222,7 +222,7 @@ final class StoreSync: Sendable {
     }
 
     /// Call holding the store lock.
-    private func reconcile(_ c: SessionCoordinator) throws(KeyringTrouble) {
+    private func reconcile(_ c: AccountSession) throws(KeyringTrouble) {
         if let event = c.reconcile(with: try loadQuietly(c.key)) {
             logger.info("\(c.id) (\(c.account)) was changed by another agent (\(event.name.rawValue))")
             events(event)

@@ -67,6 +67,29 @@ public struct RefreshTiming: Sendable, Equatable {
         guard let expiresAt = session.expiresAt else { return true }
         return expiresAt > now
     }
+
+    /// What a request does with `token` (nil: none of its shape yet) at `now` — the one
+    /// freshness decision. A fresh token is used; a stale one is used while a refresh runs
+    /// in the background; an expired or missing one makes the caller wait for a new one.
+    /// A token that cannot be refreshed (`refreshable`, asked only when it matters) is
+    /// used as long as it is valid at all: waiting could not get a better one.
+    public func decision(for token: (some TokenLifetime)?, refreshable: @autoclosure () -> Bool, at now: Date) -> CredentialDecision {
+        guard let token else { return .wait }
+        switch freshness(of: token, at: now) {
+        case .fresh: return .use
+        case .stale: return refreshable() ? .useAndRefreshInBackground : .use
+        case .expired: return !refreshable() && Self.isValid(token, at: now) ? .use : .wait
+        }
+    }
+}
+
+/// `RefreshTiming.decision`'s answer.
+public enum CredentialDecision: Sendable, Equatable {
+    case use
+    /// Use it, and refresh it in the background: callers never wait for that refresh.
+    case useAndRefreshInBackground
+    /// Obtain a new token first.
+    case wait
 }
 
 /// When to try a failed background refresh again: exponential from 1 s, capped

@@ -8,8 +8,10 @@ import Locking
 
 /// The live state of one account of a provider as one value behind one lock —
 /// the current session and its `Authorization` value, the refreshes in flight
-/// (one per token shape), the background-refresh backoff —
-/// in the shape of Alamofire's `AuthenticationInterceptor`.
+/// (one per token shape), the background-refresh backoff — and the decisions
+/// on it: which token a request uses now (`credential(_:timing:now:)`) and whether
+/// a session is still the one (`Session.isSameIssue(as:)`), in the shape of
+/// Alamofire's `AuthenticationInterceptor`.
 ///
 /// Single flight, per shape: however many callers find a token stale at once, one
 /// refresh runs and all of them await it; a caller that arrives after it
@@ -21,7 +23,7 @@ import Locking
 /// The lock guards memory only and is never held across I/O: writes to the
 /// store are serialized by the store's own per-provider lock, which every
 /// writer — and `StoreSync`'s re-read of what other agents wrote — holds.
-final class SessionCoordinator: @unchecked Sendable {
+final class AccountSession: @unchecked Sendable {
     let config: ProviderConfig
     let provider: LoginProvider
     /// The account's id (`AccountIdentity`) and its record's key in the store.
@@ -32,7 +34,8 @@ final class SessionCoordinator: @unchecked Sendable {
     private var session: Session?
     /// `session` with its `Authorization` value, built once per session.
     private var snapshotted: Snapshot?
-    private var inFlight: [TokenShape: (generation: Int, task: Task<Session, Error>)] = [:]
+    /// The refresh running for each shape, with the session it started from.
+    private var inFlight: [TokenShape: (from: Session, task: Task<Session, Error>)] = [:]
     /// When a failed background refresh of a shape may be tried again.
     private var backoff: [TokenShape: RefreshBackoff] = [:]
     /// Shapes whose background refresh has been claimed and has not ended: at most one each.
@@ -74,6 +77,43 @@ final class SessionCoordinator: @unchecked Sendable {
         return snapshotted
     }
 
+    // MARK: Freshness
+
+    /// What a request does with a token now: `RefreshTiming.decision` with the token and
+    /// the session it comes from.
+    enum CredentialNow {
+        case use(Credential)
+        /// Use it; `stale` is refreshed in the background, and nobody waits for that.
+        case useAndRefreshInBackground(Credential, stale: Session)
+        /// Obtain a token from `session` first: the token is expired (or nearly), or there is none of the shape yet.
+        case wait(Session)
+    }
+
+    /// The token of `shape` a request uses at `now`, and whether it must wait — the one
+    /// freshness decision, for `sign`'s fast path and every caller that can wait; nil
+    /// when logged out. One lock and one retain: the session's own token reuses the
+    /// snapshot's `Authorization` value, and whether the session can be refreshed is
+    /// only asked of a token that is not fresh.
+    func credential(_ shape: TokenShape, timing: RefreshTiming, now: Date) -> CredentialNow? {
+        guard let snapshot = snapshot() else { return nil }
+        let session = snapshot.session
+        let held = shape.isNone ? Credential(session, authorization: snapshot.authorization) : session.credential(shape)
+        return decide(held, of: session, shape, timing: timing, now: now)
+    }
+
+    /// The decision on `held`, `session`'s token of `shape` (a refresh's result, or the current one).
+    /// A shaped token is always worth asking for: the refresh token gets it, or the server says why not.
+    func decide(_ held: Credential?, of session: Session, _ shape: TokenShape, timing: RefreshTiming, now: Date) -> CredentialNow {
+        let decision = timing.decision(for: held, refreshable: !shape.isNone || canRefresh(session), at: now)
+        guard let held, decision != .wait else { return .wait(session) }
+        return decision == .use ? .use(held) : .useAndRefreshInBackground(held, stale: session)
+    }
+
+    /// Whether `session` has what a refresh needs (a refresh token, a refresh endpoint…), as its flow says.
+    func canRefresh(_ session: Session) -> Bool {
+        config.flow.descriptor.canRefresh(config, session)
+    }
+
     /// Whether a session is held (cheap; for listing accounts).
     var isLoggedIn: Bool {
         lock.lock()
@@ -103,18 +143,18 @@ final class SessionCoordinator: @unchecked Sendable {
         install(login)
     }
 
-    /// Whether `expected` is still the session (by generation and tokens).
+    /// Whether `expected` is still the session.
     func isCurrent(_ expected: Session) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        return session.map { $0.sameTokens(as: expected) } ?? false
+        return session?.isSameIssue(as: expected) ?? false
     }
 
     /// Removes the session if it is still `expected`; returns whether it did.
     func clear(ifStill expected: Session) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        guard let s = session, s.sameTokens(as: expected) else { return false }
+        guard let s = session, s.isSameIssue(as: expected) else { return false }
         install(nil)
         return true
     }
@@ -130,7 +170,7 @@ final class SessionCoordinator: @unchecked Sendable {
         case (nil, nil):
             return nil
         case (let current?, let stored?):
-            if current.sameTokens(as: stored) { return nil }
+            if current.isSameIssue(as: stored) { return nil }
             if current.user != stored.user {
                 event = .loggedIn(provider: config.id, account: account, user: stored.user ?? [:], expiresAt: stored.expiresAt)
             } else if current.accessToken != stored.accessToken {
@@ -167,15 +207,14 @@ final class SessionCoordinator: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard let s = session else { return .loggedOut }
-        if !s.sameTokens(as: stale) { return .alreadyFresh(s) }
-        if let running = inFlight[shape], running.generation == s.generation { return .joined(running.task) }
+        if !s.isSameIssue(as: stale) { return .alreadyFresh(s) }
+        if let running = inFlight[shape], running.from.isSameIssue(as: s) { return .joined(running.task) }
         guard mayStart else { return .refused }
-        let generation = s.generation
         let task = Task { [weak self] in
-            defer { self?.endRefresh(shape: shape, generation: generation) }
+            defer { self?.endRefresh(shape: shape, from: s) }
             return try await work()
         }
-        inFlight[shape] = (generation, task)
+        inFlight[shape] = (s, task)
         return .started(task)
     }
 
@@ -185,7 +224,7 @@ final class SessionCoordinator: @unchecked Sendable {
     func claimBackgroundRefresh(of stale: Session, shape: TokenShape = .none, now: Date) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        guard !backgroundRefreshing.contains(shape), let s = session, s.sameTokens(as: stale), inFlight[shape] == nil,
+        guard !backgroundRefreshing.contains(shape), let s = session, s.isSameIssue(as: stale), inFlight[shape] == nil,
               backoff[shape]?.allows(at: now) ?? true else { return false }
         backgroundRefreshing.insert(shape)
         return true
@@ -206,10 +245,11 @@ final class SessionCoordinator: @unchecked Sendable {
         return inFlight.values.map(\.task)
     }
 
-    private func endRefresh(shape: TokenShape, generation: Int) {
+    /// Forgets the refresh of `shape` that started from `from` — not a later one.
+    private func endRefresh(shape: TokenShape, from: Session) {
         lock.lock()
         defer { lock.unlock() }
-        if inFlight[shape]?.generation == generation { inFlight[shape] = nil }
+        if inFlight[shape]?.from.isSameIssue(as: from) == true { inFlight[shape] = nil }
     }
 
     /// The refresh of `stale`, numbered as its next generation.
@@ -223,7 +263,7 @@ final class SessionCoordinator: @unchecked Sendable {
     func replace(_ stale: Session, with fresh: Session) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        guard let s = session, s.sameTokens(as: stale) else { return false }
+        guard let s = session, s.isSameIssue(as: stale) else { return false }
         install(fresh)
         return true
     }
@@ -233,8 +273,11 @@ extension Session {
     /// The `Authorization` header value.
     var authorization: String { "\(tokenType) \(accessToken)" }
 
-    /// Same tokens and generation: "nobody replaced this session meanwhile".
-    func sameTokens(as other: Session) -> Bool {
+    /// "Nobody replaced this session meanwhile" — the one check every install, refresh,
+    /// expiry, join of a refresh in flight and re-read of the store makes: the same
+    /// generation (every write numbers the session anew) and the same tokens (a login
+    /// after a logout may start the numbering again).
+    func isSameIssue(as other: Session) -> Bool {
         generation == other.generation && accessToken == other.accessToken && refreshToken == other.refreshToken
     }
 }
