@@ -13,6 +13,7 @@ public final class InProcessAgent: @unchecked Sendable {
     public typealias Methods = (AuthService, Subscriptions) -> (MethodRegistry, RPCConnection.Options)
 
     private let connection: RPCConnection
+    /// Lives as long as the agent, as the executable's lives as long as the process.
     private let service: AuthService
     private var framer: LineFramer
     private let output = LineQueue()
