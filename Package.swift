@@ -51,8 +51,9 @@ let package = Package(
         .executableTarget(name: "auth-agent-bench", dependencies: ["AuthCore"], swiftSettings: strict),
         // The bench's start-up baseline: an empty Foundation program that answers each line with `{}`.
         .executableTarget(name: "auth-agent-empty", swiftSettings: strict),
-        // What several test targets use: a slow local client for the browser-login listener, the fake clock, a scripted OAuth server.
-        .target(name: "TestSupport", dependencies: ["AuthCore", "JSON", "Locking"], path: "Tests/TestSupport", swiftSettings: strict),
+        // What several test targets use: a slow local client for the browser-login listener, the fake and virtual clocks,
+        // a scripted OAuth server, the agent wired in-process (the in-process transcripts).
+        .target(name: "TestSupport", dependencies: ["AuthCore", "JSONRPC", "Logging", "JSON", "Locking"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "DigestTests", dependencies: ["Digest"], swiftSettings: strict),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: strict),
@@ -60,7 +61,7 @@ let package = Package(
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "Logging", "Locking", "JSON"], swiftSettings: strict),
         .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "JSONRPC", "Logging", "JSON", "Wire", "ES256", "Digest", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DevIssuerTests", dependencies: ["DevIssuer", "JSON", "ES256", "Wire", "Digest"], swiftSettings: strict),
-        // Golden transcripts, schema checks and fuzzing against the built binary.
+        // Golden transcripts (most in-process, those about the process against the built binary), schema checks and fuzzing.
         .testTarget(name: "AgentTests", dependencies: ["TestSupport", "JSON", "JSONRPC", "Logging", "Locking", "AuthCore", "DevIssuer", "ES256", "Wire", "Digest", "auth-agent"], swiftSettings: strict),
     ]
 )

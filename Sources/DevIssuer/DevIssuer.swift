@@ -25,9 +25,14 @@ public final class DevIssuer: Sendable {
     private let state: IssuerState
     private let server = Locked<HTTPServer?>(nil)
     private let boundPort = Locked<UInt16>(0)
+    /// Seconds since 1970 by the issuer's clock: token expiry, device codes, refresh-token grace, DPoP `iat`.
+    private let now: @Sendable () -> Double
 
-    public init(options: DevIssuerOptions = .init()) {
+    /// - Parameter now: the issuer's time; the real clock unless a test shares a virtual one
+    ///   with the agent it plays against, so that token lifetimes pass without waiting.
+    public init(options: DevIssuerOptions = .init(), now: @escaping @Sendable () -> Date = { Date() }) {
         state = IssuerState(options: options)
+        self.now = { now().timeIntervalSince1970 }
     }
 
     deinit {
@@ -41,8 +46,9 @@ public final class DevIssuer: Sendable {
         try server.withLock { server in
             guard server == nil else { throw DevIssuerError.alreadyStarted }
             let state = self.state
+            let now = self.now
             let started = try HTTPServer(port: port) { boundPort in
-                let router = IssuerRouter(state: state, issuer: "http://127.0.0.1:\(boundPort)")
+                let router = IssuerRouter(state: state, issuer: "http://127.0.0.1:\(boundPort)", now: now)
                 return { router.handle($0) }
             }
             server = started
@@ -148,13 +154,13 @@ public final class DevIssuer: Sendable {
     /// verification page would; `false` when the code is not pending or the user unknown.
     @discardableResult
     public func approveDevice(userCode: String, username: String) -> Bool {
-        state.decideDevice(userCode: userCode, approvingFor: username, now: Date().timeIntervalSince1970)
+        state.decideDevice(userCode: userCode, approvingFor: username, now: now())
     }
 
     /// Denies the pending device login showing `userCode`; `false` when it is not pending.
     @discardableResult
     public func denyDevice(userCode: String) -> Bool {
-        state.decideDevice(userCode: userCode, approvingFor: nil, now: Date().timeIntervalSince1970)
+        state.decideDevice(userCode: userCode, approvingFor: nil, now: now())
     }
 
     /// Device authorizations started from now on announce `uri` as their `verification_uri`

@@ -80,6 +80,8 @@ enum IssuerRoutes {
 struct IssuerRouter: Sendable {
     let state: IssuerState
     let issuer: String
+    /// Seconds since 1970: the issuer's clock (`DevIssuer.init`'s `now`).
+    let now: @Sendable () -> Double
 
     /// Blocks this connection's thread for the injected latency, through signals.
     static func sleep(milliseconds: Int) {
@@ -117,7 +119,7 @@ struct IssuerRouter: Sendable {
             let allowed = route.handlers.keys.sorted().joined(separator: ", ")
             return .error(405, "method_not_allowed", "\(request.method) is not allowed here", headers: [("Allow", allowed)])
         }
-        let context = RouteContext(state: state, issuer: issuer, now: Date().timeIntervalSince1970)
+        let context = RouteContext(state: state, issuer: issuer, now: now())
         return handler(request, context)
     }
 }

@@ -65,6 +65,14 @@ public final class MemoryHost: Sendable {
         Array((line + "\n").utf8).withUnsafeBytes { toAgent.write($0) }
     }
 
+    /// Writes `bytes` as they are (any framing, any encoding): what a host may put on a pipe.
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { toAgent.write($0) } }
+
+    /// The host stops writing but goes on reading, as a process's stdin closing: the agent
+    /// reads end of input, answers what is in flight, and its output ends when it has.
+    public func closeInput() { toAgent.close() }
+
     /// The agent's next line (without its newline); nil at the end of its output, or when
     /// `timeout` seconds pass first.
     public func readLine(timeout: Double) -> String? {

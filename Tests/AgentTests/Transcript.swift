@@ -13,6 +13,8 @@ struct Transcript {
         case exit(Int32)
         case stderrContains(String)
         case sleep(Double)
+        /// Moves the clock that the in-process agent and its dev issuer share (fractions allowed).
+        case advance(Double)
         case signal(Int32)
         /// Drives the dev issuer: `lifetime N`, `fail N`, `drop N`, `latency MS`, `revoke-all`, `reset`,
         /// `slow-down N`, `device-interval N`, `expire-devices`, `require-nonce`, `dpop-nonce`, `dpop-rotate-nonce`,
@@ -103,6 +105,9 @@ struct Transcript {
                 case "sleep":
                     guard let s = Double(arg) else { throw FormatError(description: "\(file):\(n): !sleep needs seconds") }
                     steps.append(Line(number: n, step: .sleep(s)))
+                case "advance":
+                    guard let s = Double(arg), s >= 0 else { throw FormatError(description: "\(file):\(n): !advance needs seconds") }
+                    steps.append(Line(number: n, step: .advance(s)))
                 case "signal":
                     let sig: Int32 = arg == "TERM" ? SIGTERM : arg == "INT" ? SIGINT : -1
                     guard sig > 0 else { throw FormatError(description: "\(file):\(n): !signal takes TERM or INT") }
@@ -163,6 +168,28 @@ struct Transcript {
             }
         }
         flushGroup()
+    }
+
+    /// Why this transcript must play against the built binary — the first step (or setup) that
+    /// is about the process: its arguments, its stdin's end and exit code, signals, the stdio
+    /// framer's limit — or nil when the agent in this process can play it.
+    var processDirective: String? {
+        if !arguments.isEmpty { return "!args" }
+        for line in steps {
+            switch line.step {
+            case .sendLarge: return "!send-large (line \(line.number))"
+            case .close: return "!close (line \(line.number))"
+            case .exit: return "!exit (line \(line.number))"
+            case .signal: return "!signal (line \(line.number))"
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    /// Whether the transcript moves the shared clock, and so needs the in-process agent.
+    var advancesTheClock: Bool {
+        steps.contains { if case .advance = $0.step { true } else { false } }
     }
 
     /// `name` from a `<$name>` reference to a capture, or nil when `word` is not one.

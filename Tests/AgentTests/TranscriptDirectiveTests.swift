@@ -56,6 +56,21 @@ final class TranscriptDirectiveTests: XCTestCase {
         }
     }
 
+    /// `!advance` moves the in-process clock; a transcript about the process plays against the binary.
+    func testAdvanceAndWhichAgentPlays() throws {
+        let advancing = try Transcript(text: "!advance 2.5\n--> {}", file: "t")
+        XCTAssertEqual(advancing.steps.map { "\($0.step)" }, ["advance(2.5)", #"send("{}")"#])
+        XCTAssertTrue(advancing.advancesTheClock)
+        XCTAssertNil(advancing.processDirective)
+        for bad in ["!advance", "!advance soon", "!advance -1"] {
+            XCTAssertThrowsError(try Transcript(text: bad, file: "t"), bad)
+        }
+        for (text, why) in [("!args --max-message-bytes 100", "!args"), ("--> {}\n!close", "!close (line 2)"),
+                            ("!exit 2", "!exit (line 1)"), ("!signal TERM", "!signal (line 1)"), ("!send-large 10", "!send-large (line 1)")] {
+            XCTAssertEqual(try Transcript(text: text, file: "t").processDirective, why, text)
+        }
+    }
+
     func testDeviceApproveAndDeny() throws {
         _ = try perform(.issuer("device-interval", 0))
         let approved = try startDevice()

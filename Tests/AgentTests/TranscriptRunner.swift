@@ -4,8 +4,9 @@ import JSON
 import TestSupport
 import XCTest
 
-/// Plays one transcript against a freshly spawned agent and reports every
-/// difference at the transcript's own file and line.
+/// Plays one transcript against a fresh agent — the built binary, or the same wiring in this
+/// process on a clock that `!advance` moves — and reports every difference at the transcript's
+/// own file and line.
 struct TranscriptRunner {
     static let directory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Transcripts")
@@ -20,8 +21,12 @@ struct TranscriptRunner {
     var variables: [String: String] = [:]
     var environment: [String: String] = [:]
     var readTimeout = 10.0
+    /// How long the in-process agent writes nothing before a wait for its next line counts as idle.
+    static let idle = 0.1
     /// Every message the agent sends is validated against schema/openrpc.json.
     var schema: SchemaValidator?
+    /// The agent in this process, with the dev issuer on the same `VirtualClock`; else the built binary.
+    var inProcess = false
 
     struct Failure: Error, CustomStringConvertible {
         let file: String
@@ -35,7 +40,8 @@ struct TranscriptRunner {
         let transcript = try Transcript(text: String(contentsOf: url, encoding: .utf8), file: name)
         let tmp = try TemporaryDirectory(prefix: "auth-agent-transcript").url
         defer { try? FileManager.default.removeItem(at: tmp) }
-        let issuer = DevIssuer()
+        let clock = VirtualClock()
+        let issuer = inProcess ? DevIssuer(now: { clock.now() }) : DevIssuer()
         _ = try issuer.start(port: 0)
         defer { issuer.stop() }
         var vars = variables
@@ -70,7 +76,13 @@ struct TranscriptRunner {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: expand(link.target))
         }
-        var agent = try AgentProcess(arguments: args, environment: env)
+        let inProcess = self.inProcess
+        func start() throws -> any TranscriptAgent {
+            guard inProcess else { return try AgentProcess(arguments: args, environment: env) }
+            // The variables the executable would have: the runner's own, with the overrides.
+            return try InProcessAgent.start(arguments: args, environment: ProcessInfo.processInfo.environment.merging(env) { $1 }, clock: clock)
+        }
+        var agent: any TranscriptAgent = try start()
         defer { agent.kill() }
 
         var matcher = JSONMatcher()
@@ -86,8 +98,19 @@ struct TranscriptRunner {
         func fail(_ line: Int, _ message: String) -> Failure {
             Failure(file: name, line: line, message: message + (agent.stderr.isEmpty ? "" : "\n  agent stderr:\n" + agent.stderr))
         }
+        /// The agent's next line. In this process, a wait in which the agent writes nothing while
+        /// something of it sleeps on the clock (a device login's poll interval) skips to its wake-up.
+        func nextLine() -> Data? {
+            guard inProcess else { return agent.nextLine(timeout: readTimeout) }
+            let deadline = Date().addingTimeInterval(readTimeout)
+            while true {
+                if let line = agent.nextLine(timeout: min(Self.idle, max(0, deadline.timeIntervalSinceNow))) { return line }
+                if Date() >= deadline { return nil }
+                clock.skipToNextWakeUp()
+            }
+        }
         func receive(_ line: Int) throws -> (JSONValue, String) {
-            guard let data = agent.nextLine(timeout: readTimeout) else {
+            guard let data = nextLine() else {
                 throw fail(line, "no message from the agent within \(readTimeout) s")
             }
             let text = String(decoding: data, as: UTF8.self)
@@ -113,7 +136,7 @@ struct TranscriptRunner {
                 let head = #"{"jsonrpc":"2.0","method":"ping","id":"large","pad":""#
                 let tail = #""}"#
                 let pad = max(0, size - head.utf8.count - tail.utf8.count)
-                try agent.send(head + String(repeating: "x", count: pad) + tail)
+                try agent.send(Data((head + String(repeating: "x", count: pad) + tail).utf8))
             case .expect(let text):
                 let expected = try parseExpected(text, step.number)
                 let (actual, raw) = try receive(step.number)
@@ -150,13 +173,16 @@ struct TranscriptRunner {
                 if !agent.stderr.contains(expand(text)) { throw fail(step.number, "stderr does not contain \"\(text)\"") }
             case .sleep(let seconds):
                 usleep(UInt32(seconds * 1_000_000))
+            case .advance(let seconds):
+                guard inProcess else { throw fail(step.number, "!advance moves the in-process agent's clock; this transcript played against the binary") }
+                clock.advance(seconds)
             case .restart:
                 agent.closeInput()
                 if let extra = agent.nextLine(timeout: readTimeout) {
                     throw fail(step.number, "unexpected message before restart: \(String(decoding: extra, as: UTF8.self))")
                 }
                 guard agent.waitForExit(timeout: readTimeout) == 0 else { throw fail(step.number, "the agent did not exit 0 before restart") }
-                agent = try AgentProcess(arguments: args, environment: env)
+                agent = try start()
             case .issuer, .issuerAnswer, .issuerCount, .issuerAutoApprove, .issuerClientMetadata, .device, .browser, .browserSays, .browserDeny, .browserRedirect:
                 do {
                     var directive = step.step
@@ -167,7 +193,8 @@ struct TranscriptRunner {
                     throw fail(step.number, "\(error)")
                 }
             case .signal(let sig):
-                kill(agent.process.processIdentifier, sig)
+                guard let process = agent as? AgentProcess else { throw fail(step.number, "!signal needs the agent as a process") }
+                kill(process.process.processIdentifier, sig)
             }
         }
         // Whatever the agent says after the last expectation is a failure: nothing may go unanswered or extra.
