@@ -12,30 +12,15 @@ import XCTest
 final class McpFastMCPTests: XCTestCase {
     private var directory: URL!
     private var server: FastMCPServer!
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var started: Result<FastMCPServer, Error>?
-
-    /// One server for the class, started by the first test (a start and stop take 1.7 s on two cores).
-    /// No test needs a fresh one: each registers a client of its own, counts only requests made after
-    /// `setUp` empties the log, and gets the default token lifetime back in `setUp`.
-    private static func sharedServer() throws -> FastMCPServer {
-        lock.lock()
-        defer { lock.unlock() }
-        if started == nil { started = Result { try FastMCPServer.start() } }
-        return try started!.get()
-    }
+    private static let shared = FastMCPServer.Shared()
 
     override class func tearDown() {
-        lock.lock()
-        if case .success(let server)? = started { server.stop() }
-        started = nil
-        lock.unlock()
+        shared.stop()
         super.tearDown()
     }
 
     override func setUpWithError() throws {
-        server = try Self.sharedServer()
-        try server.setAccessTokenLifetime(3600)
+        server = try Self.shared.server()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-mcp-sdk-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("bin"), withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
