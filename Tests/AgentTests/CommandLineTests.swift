@@ -72,9 +72,11 @@ final class CommandLineTests: XCTestCase {
         let h = try CLIHarness(refreshWindowSeconds: 1)
         h.issuer.setAccessTokenLifetime(2)
         try h.login()
+        // The login's process received the token before it ended: it has expired 2 s from here.
+        let expired = Date().addingTimeInterval(2.2)
         let first = try h.agent(["token", "corp"]).stdout
         h.issuer.setAccessTokenLifetime(300)
-        sleep(3)
+        Thread.sleep(until: expired)
         h.issuer.resetCounts()
         let second = try h.agent(["token", "corp"])
         XCTAssertEqual(second.status, 0, second.stderr)

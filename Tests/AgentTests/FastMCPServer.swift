@@ -62,6 +62,32 @@ final class FastMCPServer: @unchecked Sendable {
         return server
     }
 
+    /// One server for a whole test class, started by the first test that asks and stopped in the
+    /// class's `tearDown` (a start and stop take 1.7 s on two cores); a failed start fails (or skips)
+    /// every test alike. For tests that need no fresh server: each asks for it with its request log
+    /// emptied and the default token lifetime, and registers (or learns) a client of its own.
+    final class Shared: @unchecked Sendable {
+        private let lock = NSLock()
+        private var started: Result<FastMCPServer, Error>?
+
+        func server() throws -> FastMCPServer {
+            let server = try lock.withLock {
+                if started == nil { started = Result { try FastMCPServer.start() } }
+                return try started!.get()
+            }
+            try server.setAccessTokenLifetime(3600)
+            server.resetRequestLog()
+            return server
+        }
+
+        func stop() {
+            lock.withLock {
+                if case .success(let server)? = started { server.stop() }
+                started = nil
+            }
+        }
+    }
+
     private init(process: InteropServer, requestLog: URL) {
         self.process = process
         self.requestLog = requestLog

@@ -10,10 +10,16 @@ import XCTest
 /// on one expired token making one refresh between them with FastMCP's rotation.
 /// The browser is a fake `xdg-open` on the PATH that follows `/authorize`'s redirect to the agent.
 final class LearnFastMCPTests: XCTestCase {
+    private static let shared = FastMCPServer.Shared()
+
+    override class func tearDown() {
+        shared.stop()
+        super.tearDown()
+    }
+
     func testLoginWithNoConfigurationThenMCPThroughFetchThenOneRefreshForFourProcesses() throws {
         try CLIHarness.requirePython()
-        let server = try FastMCPServer.start()
-        defer { server.stop() }
+        let server = try Self.shared.server()
         let directory = try TemporaryDirectory(prefix: "auth-agent-learn").url
         defer { try? FileManager.default.removeItem(at: directory) }
         let agent = try Self.agentWithoutConfiguration(directory)
@@ -94,8 +100,7 @@ final class LearnFastMCPTests: XCTestCase {
     /// redirect port is registered) and then logs in to the provider learned meanwhile.
     func testTwoLoginsOfOneAPIAtOnceRegisterOnceAndBothSucceed() throws {
         try CLIHarness.requirePython()
-        let server = try FastMCPServer.start()
-        defer { server.stop() }
+        let server = try Self.shared.server()
         let directory = try TemporaryDirectory(prefix: "auth-agent-learn").url
         defer { try? FileManager.default.removeItem(at: directory) }
         let agent = try Self.agentWithoutConfiguration(directory)

@@ -12,9 +12,15 @@ import XCTest
 final class McpFastMCPTests: XCTestCase {
     private var directory: URL!
     private var server: FastMCPServer!
+    private static let shared = FastMCPServer.Shared()
+
+    override class func tearDown() {
+        shared.stop()
+        super.tearDown()
+    }
 
     override func setUpWithError() throws {
-        server = try FastMCPServer.start()
+        server = try Self.shared.server()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-mcp-sdk-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("bin"), withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
@@ -28,7 +34,6 @@ final class McpFastMCPTests: XCTestCase {
     }
 
     override func tearDown() {
-        server?.stop()
         if let directory { try? FileManager.default.removeItem(at: directory) }
         super.tearDown()
     }

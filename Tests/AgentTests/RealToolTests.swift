@@ -158,9 +158,11 @@ final class RealToolTests: XCTestCase {
 
         h.issuer.setAccessTokenLifetime(2)
         try h.login()
+        // The login's process received the token before it ended: it has expired 2 s from here.
+        let expired = Date().addingTimeInterval(2.2)
         XCTAssertEqual(try version().status, 0)
         h.issuer.setAccessTokenLifetime(300)
-        sleep(3)  // the stored token has expired
+        Thread.sleep(until: expired)  // the stored token has expired
         h.issuer.resetCounts()
         let results = Locked<[CLIHarness.Finished]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { _ in

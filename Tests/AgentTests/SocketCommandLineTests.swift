@@ -185,7 +185,9 @@ final class SocketCommandLineTests: XCTestCase {
     }
 
     /// A socket another user serves is not the agent (a login would type passwords into it):
-    /// the command says so and uses the store. The stranger is socat run as `nobody`, answering a ping.
+    /// the command says so and uses the store. The stranger is socat run as `nobody`, answering a ping
+    /// and holding each connection until the client hangs up (a `sleep 2` there held the end of the
+    /// test: stopping socat waited for it).
     func testASocketServedByAnotherUserIsNotUsed() throws {
         guard geteuid() == 0 else { throw XCTSkip("running as another user with setpriv needs root") }
         guard let setpriv = CLIHarness.which("setpriv") else { throw XCTSkip("setpriv (util-linux) is not installed") }
@@ -199,7 +201,7 @@ final class SocketCommandLineTests: XCTestCase {
         let stranger = Process()
         stranger.executableURL = URL(fileURLWithPath: setpriv)
         stranger.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", socat, "UNIX-LISTEN:\(path),fork,mode=777",
-                              #"SYSTEM:echo '{"jsonrpc":"2.0","id":1,"result":{}}'; sleep 2"#]
+                              #"SYSTEM:echo '{"jsonrpc":"2.0","id":1,"result":{}}'; cat >/dev/null"#]
         try stranger.run()
         defer { stranger.terminate(); stranger.waitUntilExit() }
         let deadline = Date().addingTimeInterval(10)
