@@ -31,9 +31,10 @@ final class TranscriptTests: XCTestCase {
     }
 
     /// Each transcript has its own issuer, directory and agent, so six run at once: most of a
-    /// transcript's time is spent waiting (token lifetimes, timeouts), not computing. Measured on two
-    /// cores, the auth transcripts took 14.8 s with four lanes and 10.7 s with six, eight or twelve:
-    /// six reach the floor, the longest transcript's own `!sleep`s. On threads of their own
+    /// transcript's time is spent waiting (an issuer's latency, timeouts), not computing. Measured on
+    /// two cores with every transcript on the binary, the auth transcripts took 14.8 s with four lanes
+    /// and 10.7 s with six, eight or twelve; in-process on the virtual clock they take about 3 s, the
+    /// floor being auth-refresh-timing's injected issuer latency. On threads of their own
     /// (`concurrently`): `concurrentPerform` would run only one per CPU.
     /// `TRANSCRIPTS=auth-accounts,auth-sign swift test --filter TranscriptTests` runs only those.
     private func run(_ all: [URL]) throws {
