@@ -24,6 +24,8 @@ public final class MCPBridge: @unchecked Sendable {
     let transport: any HTTPStreamingTransport
     let authorizer: any MCPAuthorizer
     let options: Options
+    /// The end-of-input grace and the GET stream's pause before it is opened again are waited on it.
+    let clock: Clock
     /// Writes one line (the message without its newline); serialized by the caller.
     let output: @Sendable ([UInt8]) -> Void
     let log: @Sendable (String) -> Void
@@ -45,9 +47,10 @@ public final class MCPBridge: @unchecked Sendable {
     var closing = false
 
     public init(url: String, transport: any HTTPStreamingTransport, authorizer: any MCPAuthorizer, options: Options = Options(),
-                output: @escaping @Sendable ([UInt8]) -> Void, log: @escaping @Sendable (String) -> Void,
+                clock: Clock = SystemClock(), output: @escaping @Sendable ([UInt8]) -> Void, log: @escaping @Sendable (String) -> Void,
                 debug: (@Sendable (String) -> Void)? = nil) {
         self.url = url
+        self.clock = clock
         self.transport = transport
         self.authorizer = authorizer
         self.options = options
@@ -114,9 +117,9 @@ public final class MCPBridge: @unchecked Sendable {
             closing = true
             return Array(inFlight.values)
         }
-        let deadline = Self.now() + grace
+        let deadline = clock.deadline(after: grace)
         for task in tasks {
-            while !isDone(task) && Self.now() < deadline { try? await Task.sleep(nanoseconds: 5_000_000) }
+            _ = try? await clock.poll(until: deadline) { isDone(task) ? () : nil }
         }
         for task in tasks { task.cancel() }
         let (listener, id) = lock.withLock { (self.listener, sessionId) }

@@ -53,7 +53,7 @@ extension MCPBridge {
                 log("mcp: the server's GET stream could not be opened: \(error)")
                 if failures >= 3 { return }
             }
-            try? await Task.sleep(nanoseconds: UInt64(max(0.05, min(retry, 60)) * 1e9))
+            try? await clock.sleep(for: max(0.05, min(retry, 60)))
         }
     }
 }
