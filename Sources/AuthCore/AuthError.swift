@@ -50,40 +50,12 @@ public struct AuthError: Error, Sendable, Equatable {
     /// For 1014 `discoveryFailed`: the `LearningStep` that failed (`data.step`).
     public var step: String?
 
+    /// Sources build errors through the named constructors of `AuthErrors*.swift`, where each
+    /// code's wording lives; this stays public (Swift has no access level for a set of files)
+    /// for those files, for tests that spell out the error they expect, and for nothing else.
     public init(_ code: AuthErrorCode, _ message: String, provider: String? = nil) {
         self.code = code
         self.message = message
         self.provider = provider
-    }
-
-    /// The auth server of `provider` could not be reached or failed; retryable.
-    static func unavailable(_ provider: ProviderConfig, _ why: String) -> AuthError {
-        AuthError(.authServerUnavailable, "\(provider.displayName) is unavailable: \(why).", provider: provider.id)
-    }
-
-
-    /// The server refused the scopes, audience or resource a request asked for
-    /// (`invalid_scope`, `invalid_target`); `why` is its error and description as
-    /// one sanitised line. Not retryable (the same request gets the same answer),
-    /// and the account stays logged in.
-    static func scopeNotGranted(_ provider: ProviderConfig, _ shape: TokenShape = .none, _ why: String) -> AuthError {
-        let what = shape.isNone ? "the requested scopes, audience or resource" : "a token for \(shape)"
-        return AuthError(.scopeNotGranted, "\(provider.displayName) did not grant \(what) (\(why)).", provider: provider.id)
-    }
-
-    /// The session store of `provider` cannot be used; `problem` says why and names the path.
-    static func storeUnavailable(_ provider: ProviderConfig, _ problem: Error) -> AuthError {
-        let detail: String
-        switch problem as? SessionStoreError {
-        case .io(let message)?: detail = message
-        default: detail = "\(problem)"
-        }
-        return AuthError(.storeUnavailable, "The session store cannot be used for \(provider.displayName): \(detail).", provider: provider.id)
-    }
-
-    /// The server's answer to a login or refresh could not be used, and asking
-    /// again would get the same answer: not retryable, and the message names the problem.
-    static func malformedResponse(_ provider: ProviderConfig, _ problem: String) -> AuthError {
-        AuthError(.loginDenied, "\(provider.displayName) sent an unusable answer: \(problem).", provider: provider.id)
     }
 }

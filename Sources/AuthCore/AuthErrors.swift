@@ -1,7 +1,31 @@
-/// The errors every part of the agent gives about providers, accounts, origins and logins, each
-/// worded here once: the texts are part of the protocol's transcripts and of what the
-/// command line prints, so a caller picks the case that fits rather than writing its own.
+/// The errors about providers, accounts, origins, credentials and sessions, each worded here
+/// once, grouped by code: the texts are part of the protocol's transcripts and of what the
+/// command line prints, so a caller names the reason rather than writing its own sentence.
+/// How a login ended (1008, 1009): `AuthErrors+Login.swift`; server, transport and store
+/// errors: `AuthErrors+Server.swift`. Only these three files call `AuthError.init`.
 extension AuthError {
+    // MARK: 1001 notLoggedIn
+
+    /// Nobody is logged in to `provider` (1001); with `account`, that account is not.
+    /// (When the keyring could not be read, the service says 1010 instead: `AuthService.notLoggedIn`.)
+    static func notLoggedIn(_ provider: ProviderConfig, account: String? = nil) -> AuthError {
+        guard let account else { return AuthError(.notLoggedIn, "Not logged in to \(provider.displayName).", provider: provider.id) }
+        return AuthError(.notLoggedIn, "Account \(account) is not logged in to \(provider.displayName).", provider: provider.id)
+    }
+
+    /// `name` fits several logged-in accounts of `provider` (`matches` lists them): 1001, as no
+    /// account is chosen, rather than one of them at random.
+    static func ambiguousAccount(_ name: String, of provider: ProviderConfig, matches: String) -> AuthError {
+        AuthError(.notLoggedIn, "\"\(name)\" names several accounts of \(provider.displayName): \(matches); name one by its id.", provider: provider.id)
+    }
+
+    /// An MCP server at `url` answered 401 and no provider covers it, nor could one be learned (1001).
+    static func mcpLoginUncovered(_ url: String) -> AuthError {
+        AuthError(.notLoggedIn, "The MCP server wants a login (HTTP 401) and no provider covers \(Origin(url: url)?.description ?? url)")
+    }
+
+    // MARK: 1002 unknownProvider
+
     /// Why a provider id names nothing a request can use (1002).
     public enum UnknownProvider: Sendable {
         /// Not among the service's providers; `known` lists them (empty: there is no
@@ -33,53 +57,61 @@ extension AuthError {
         return AuthError(.unknownProvider, message, provider: id)
     }
 
-    /// Nobody is logged in to `provider` (1001); with `account`, that account is not.
-    /// (When the keyring could not be read, the service says 1010 instead: `AuthService.notLoggedIn`.)
-    static func notLoggedIn(_ provider: ProviderConfig, account: String? = nil) -> AuthError {
-        guard let account else { return AuthError(.notLoggedIn, "Not logged in to \(provider.displayName).", provider: provider.id) }
-        return AuthError(.notLoggedIn, "Account \(account) is not logged in to \(provider.displayName).", provider: provider.id)
+    // MARK: 1003 invalidCredentials
+
+    /// What was wrong with the credentials a login was given (1003).
+    enum CredentialProblem {
+        /// A password login without a username or password.
+        case needsUsernameAndPassword
+        /// The server refused the username or password.
+        case passwordRejected
+        /// The server refused the client credentials.
+        case clientCredentialsRejected
+        /// A token login without a token.
+        case needsToken
+        /// The token has characters a header value cannot carry.
+        case tokenNotAHeaderValue
+        /// The userinfo endpoint did not accept the token.
+        case tokenNotAccepted
     }
 
-    /// `name` fits several logged-in accounts of `provider` (`matches` lists them): 1001, as no
-    /// account is chosen, rather than one of them at random.
-    static func ambiguousAccount(_ name: String, of provider: ProviderConfig, matches: String) -> AuthError {
-        AuthError(.notLoggedIn, "\"\(name)\" names several accounts of \(provider.displayName): \(matches); name one by its id.", provider: provider.id)
-    }
-
-    /// The login was cancelled (the person, the host, or the task waiting for it): 1008.
-    /// Nil when no provider was chosen yet (learning an API).
-    static func loginCancelled(_ provider: ProviderConfig?) -> AuthError {
-        guard let provider else { return AuthError(.loginDenied, "The login was cancelled.") }
-        return AuthError(.loginDenied, "The \(provider.displayName) login was cancelled.", provider: provider.id)
+    /// `provider` cannot log in with what it was given (1003), for the reason `why`.
+    static func invalidCredentials(_ provider: ProviderConfig, _ why: CredentialProblem) -> AuthError {
+        let name = provider.displayName
+        let message: String
+        switch why {
+        case .needsUsernameAndPassword: message = "\(name) needs a username and a password."
+        case .passwordRejected: message = "\(name) rejected the username or password."
+        case .clientCredentialsRejected: message = "\(name) rejected the client credentials."
+        case .needsToken: message = "\(name) needs a token."
+        case .tokenNotAHeaderValue: message = "The token for \(name) contains \(AuthorizationToken.rule)."
+        case .tokenNotAccepted: message = "\(name) did not accept the token."
+        }
+        return AuthError(.invalidCredentials, message, provider: provider.id)
     }
 
     /// A password login was asked for without a username or password (1003).
     static func needsUsernameAndPassword(_ provider: ProviderConfig) -> AuthError {
-        AuthError(.invalidCredentials, "\(provider.displayName) needs a username and a password.", provider: provider.id)
+        invalidCredentials(provider, .needsUsernameAndPassword)
     }
 
-    /// What learning could not keep in the session store (1010): nothing is learned from it.
-    enum LearnedRecord {
-        /// The client registration at an authorization server's `issuer`.
-        case registration(issuer: String)
-        /// The store lock of the learned record.
-        case lock
-        /// The learned record itself.
-        case record
+    // MARK: 1004 sessionExpired
+
+    /// The session of `provider` ended (its refresh token was refused): log in again (1004).
+    static func sessionExpired(_ provider: ProviderConfig) -> AuthError {
+        AuthError(.sessionExpired, "The \(provider.displayName) session has expired; log in again.", provider: provider.id)
     }
 
-    /// The session store refused to keep part of what was learned (1010); `problem` says why.
-    static func learnedNotKept(_ what: LearnedRecord, _ problem: Error) -> AuthError {
-        switch what {
-        case .registration(let issuer):
-            return AuthError(.storeUnavailable, "The registration at \(issuer) cannot be kept in the session store: \(problem).")
-        case .lock: return AuthError(.storeUnavailable, "The session store cannot be locked to keep what was learned: \(problem).")
-        case .record: return AuthError(.storeUnavailable, "What was learned cannot be kept in the session store: \(problem).")
-        }
-    }
+    // MARK: 1006 originNotAllowed
 
     /// A request named `provider` for a URL of `origin` that provider does not cover (1006).
     static func notCovering(_ provider: String, _ origin: Origin?) -> AuthError {
         AuthError(.originNotAllowed, "Provider \(provider) does not cover \(origin?.description ?? "that URL").", provider: provider)
+    }
+
+    /// A socket agent that fetches only covered URLs was asked for `url`, which none of its providers covers (1006).
+    static func uncoveredFetch(_ url: String) -> AuthError {
+        AuthError(.originNotAllowed, "No provider served here covers \(Origin(url: url)?.description ?? url); "
+                  + "this socket fetches only URLs its providers cover.")
     }
 }

@@ -48,7 +48,7 @@ extension AuthService {
         let id = p.id
         let chosen = flow ?? p.config.defaultFlow()
         guard let login = p.logins[chosen] else {
-            throw AuthError(.loginDenied, "\(p.config.displayName) has no \(chosen.rawValue) login; its flows: \(p.config.flowNames).", provider: id)
+            throw AuthError.loginDenied(p.config, .noSuchFlow(chosen))
         }
         var fresh = try await login.login(credentials, context: context)
         if p.config.flows.count > 1 { fresh.flow = chosen }

@@ -33,12 +33,12 @@ extension AuthService {
 
     /// No session in memory: not logged in — or, when the keyring could not be read, 1010.
     func notLoggedIn(_ p: ProviderAccounts, account: String? = nil) -> AuthError {
-        if let why = sync.trouble(p) { return StoreSync.unavailable(p.config, why) }
+        if let why = sync.trouble(p) { return AuthError.keyringUnavailable(p.config, why) }
         return AuthError.notLoggedIn(p.config, account: account)
     }
 
     func notLoggedIn(_ c: AccountSession) -> AuthError {
-        if let why = sync.trouble(c) { return StoreSync.unavailable(c.config, why) }
+        if let why = sync.trouble(c) { return AuthError.keyringUnavailable(c.config, why) }
         // A provider forgotten meanwhile has no accounts to name.
         guard let p = providers[c.id] else { return AuthError.notLoggedIn(c.config) }
         return notLoggedIn(p, account: c.account)

@@ -49,7 +49,7 @@ extension AuthService {
         } catch let e as AuthError {
             throw e
         } catch {
-            throw AuthError(.authServerUnavailable, "\(c.config.displayName) is unavailable.", provider: c.id)
+            throw AuthError.unavailable(c.config)
         }
     }
 
@@ -151,6 +151,6 @@ extension AuthService {
             logger.info("session of \(c.id) (\(c.account)) ended: \(why)")
             events(.loggedOut(provider: c.id, account: c.account, reason: .expired))
         }
-        return AuthError(.sessionExpired, "The \(c.config.displayName) session has expired; log in again.", provider: c.id)
+        return AuthError.sessionExpired(c.config)
     }
 }

@@ -116,7 +116,7 @@ final class AgentLink {
     static func failure(_ error: JSONValue?) -> ToolFailure {
         let message = error?["message"]?.stringValue ?? "the agent answered with an error"
         if let number = error?["code"]?.intValue, let code = AuthErrorCode(rawValue: Int(number)) {
-            return ToolFailure(AuthError(code, message, provider: error?["data"]?["provider"]?.stringValue))
+            return ToolFailure(AuthError.relayed(code, message, provider: error?["data"]?["provider"]?.stringValue))
         }
         return ToolFailure(.failed, message)
     }

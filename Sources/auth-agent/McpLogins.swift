@@ -87,7 +87,7 @@ final class McpLogins: MCPAuthorizer {
         }
         defer { logins.withLock { if $0[key] == task { $0[key] = nil } } }
         do { try await task.value } catch let error as AuthError { throw error } catch {
-            throw AuthError(.loginDenied, "The login failed: \(error)")
+            throw AuthError.loginFailed(error)
         }
     }
 
@@ -137,10 +137,10 @@ final class McpLogins: MCPAuthorizer {
         try await withCheckedThrowingContinuation { continuation in
             let started = DetachedThread.start {
                 do throws(ToolFailure) { continuation.resume(returning: try TerminalLogin.loginLock(session, provider: name)) } catch {
-                    continuation.resume(throwing: AuthError(error.authCode ?? .authServerUnavailable, error.message))
+                    continuation.resume(throwing: AuthError.relayed(error.authCode ?? .authServerUnavailable, error.message))
                 }
             }
-            if !started { continuation.resume(throwing: AuthError(.loginDenied, "no thread for the login")) }
+            if !started { continuation.resume(throwing: AuthError.noLoginThread()) }
         }
     }
 
@@ -160,10 +160,10 @@ final class McpLogins: MCPAuthorizer {
                 } catch {
                     let code = error.authCode ?? .loginDenied
                     let message = error.message.hasPrefix("\(code.reason): ") ? String(error.message.dropFirst(code.reason.count + 2)) : error.message
-                    continuation.resume(throwing: AuthError(code, message, provider: provider))
+                    continuation.resume(throwing: AuthError.relayed(code, message, provider: provider))
                 }
             }
-            if !started { continuation.resume(throwing: AuthError(.loginDenied, "no thread for the login", provider: provider)) }
+            if !started { continuation.resume(throwing: AuthError.noLoginThread(provider: provider)) }
         }
     }
 }

@@ -97,7 +97,7 @@ enum TerminalLogin {
             Logger.stderrSink("auth-agent: another login to \(id) is in progress; waiting for it to finish…")
             if let lock = try files.interactiveLoginLock(id, timeout: timeout) { return lock }
         } catch {
-            throw ToolFailure(AuthError(.authServerUnavailable, "cannot lock the store for the login: \(error)", provider: id))
+            throw ToolFailure(AuthError.loginLockUnavailable(id, error))
         }
         throw ToolFailure(.unavailable, "authServerUnavailable: another login to \(id) is still in progress")
     }

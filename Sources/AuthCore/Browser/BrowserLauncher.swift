@@ -34,8 +34,7 @@ struct BrowserURL: Sendable, Equatable {
     /// The URL, or `loginDenied` naming what it was (`what`) and why it is refused.
     static func checked(_ text: String, what: String, provider: ProviderConfig) throws(AuthError) -> BrowserURL {
         guard let url = BrowserURL(text) else {
-            throw AuthError(.loginDenied, "The \(provider.displayName) login was refused: the \(what) cannot be opened safely (\(problem(text) ?? "")).",
-                            provider: provider.id)
+            throw AuthError.loginDenied(provider, .unsafeURL(what: what, problem: problem(text) ?? ""))
         }
         return url
     }

@@ -64,7 +64,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         do {
             callback = try await listener.callback(until: deadline, on: clock)
         } catch .timedOut {
-            throw AuthError(.loginTimedOut, "The \(config.displayName) login did not come back from the browser in time.", provider: config.id)
+            throw AuthError.loginTimedOut(config, .browserRedirect)
         } catch {
             throw AuthError.loginCancelled(config)
         }
@@ -74,26 +74,24 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         }
         if let error = callback.query["error"] {
             callback.respond(false, "The sign-in was not completed (\(error)). You can close this tab.")
-            throw AuthError(.loginDenied, "The \(config.displayName) login was denied (\(error)).", provider: config.id)
+            throw AuthError.loginDenied(config, .denied(error: error))
         }
         guard let code = callback.query["code"], !code.isEmpty else {
             callback.respond(false, "The sign-in did not return an authorization code.")
-            throw AuthError(.loginDenied, "The \(config.displayName) login returned no authorization code.", provider: config.id)
+            throw AuthError.loginDenied(config, .noAuthorizationCode)
         }
         let result = await oauth.grant([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
                                         ("code_verifier", pkce.verifier)])
         let token: TokenResponse
         do {
-            token = try result.loginTokens(config) {
-                AuthError(.loginDenied, "\(config.displayName) refused the authorization code (\($0)).", provider: config.id)
-            }
+            token = try result.loginTokens(config) { AuthError.loginDenied(config, .codeRefused($0)) }
         } catch {
             callback.respond(false, Self.failurePage(result))
             throw error
         }
         if let problem = Self.nonceProblem(idToken: token.idToken, expected: nonce) {
             callback.respond(false, "The sign-in could not be completed: the server's answer does not belong to this login.")
-            throw AuthError(.loginDenied, "The \(config.displayName) login was refused: \(problem).", provider: config.id)
+            throw AuthError.loginDenied(config, .refused(problem))
         }
         callback.respond(true, "You are signed in to \(config.displayName). You can close this tab.")
         return await oauth.finish(token, fallbackUser: [:])

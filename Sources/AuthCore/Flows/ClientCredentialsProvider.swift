@@ -18,7 +18,7 @@ struct ClientCredentialsProvider: OAuthLoginProvider {
     let revokeTimeout: Double
 
     func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
-        let token = try await oauth.loginGrant(grant(.none), rejected: "\(config.displayName) rejected the client credentials.")
+        let token = try await oauth.loginGrant(grant(.none), rejected: .clientCredentialsRejected)
         return oauth.session(from: token, previous: nil, user: ["clientId": .string(config.clientId ?? "")])
     }
 

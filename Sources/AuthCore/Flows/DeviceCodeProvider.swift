@@ -53,7 +53,7 @@ struct DeviceCodeProvider: OAuthLoginProvider {
             } catch {
                 throw AuthError.loginCancelled(config)
             }
-            if clock.remaining(until: deadline) <= 0 { throw timedOut() }
+            if clock.remaining(until: deadline) <= 0 { throw AuthError.loginTimedOut(config, .deviceApproval) }
             let result = await oauth.grant([("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)])
             switch result {
             case .rejected("authorization_pending", _):
@@ -61,18 +61,16 @@ struct DeviceCodeProvider: OAuthLoginProvider {
             case .rejected("slow_down", _):
                 interval += 5  // RFC 8628 §3.5: for this and every later poll
             case .rejected("access_denied", _):
-                throw AuthError(.loginDenied, "The \(config.displayName) login was denied.", provider: config.id)
+                throw AuthError.loginDenied(config, .denied(error: nil))
             case .rejected("expired_token", _):
-                throw timedOut()
+                throw AuthError.loginTimedOut(config, .deviceApproval)
             case .transient:
                 // Keep polling through short outages, backing off, until the code expires.
                 failures += 1
                 interval = min(interval * 2, 60)
                 if failures > 8 { throw unavailable("the token endpoint keeps failing") }
             case .success, .rejected, .malformed:
-                let token = try result.loginTokens(config) {
-                    AuthError(.loginDenied, "\(config.displayName) refused the device login (\($0)).", provider: config.id)
-                }
+                let token = try result.loginTokens(config) { AuthError.loginDenied(config, .deviceLoginRefused($0)) }
                 return await oauth.finish(token, fallbackUser: [:])
             }
         }
@@ -90,16 +88,12 @@ struct DeviceCodeProvider: OAuthLoginProvider {
         }
         if (400..<500).contains(response.status) {
             let error = object["error"]?.stringValue ?? "HTTP \(response.status)"
-            return .failure(AuthError(.loginDenied, "\(config.displayName) refused to start a device login (\(error)).", provider: config.id))
+            return .failure(AuthError.loginDenied(config, .deviceLoginNotStarted(error)))
         }
         guard response.status == 200 else { return .failure(unavailable("the device authorization endpoint answered HTTP \(response.status)")) }
         return .success(object)
     }
 
     private func unavailable(_ why: String) -> AuthError { AuthError.unavailable(config, why) }
-
-    private func timedOut() -> AuthError {
-        AuthError(.loginTimedOut, "The \(config.displayName) login was not approved in time.", provider: config.id)
-    }
 
 }

@@ -22,7 +22,7 @@ struct PasswordProvider: OAuthLoginProvider {
             throw AuthError.needsUsernameAndPassword(config)
         }
         let token = try await oauth.loginGrant([("grant_type", "password"), ("username", username), ("password", password)] + oauth.scopePairs(),
-                                               rejected: "\(config.displayName) rejected the username or password.")
+                                               rejected: .passwordRejected)
         return await oauth.finish(token, fallbackUser: ["username": .string(username)])
     }
 }

@@ -25,7 +25,7 @@ struct SessionAPIProvider: LoginProvider {
             throw AuthError.needsUsernameAndPassword(config)
         }
         guard let endpoint = config.loginEndpoint else {
-            throw AuthError(.authServerUnavailable, "\(config.displayName) has no login endpoint.", provider: config.id)
+            throw AuthError.noLoginEndpoint(config)
         }
         let body = Self.fill(config.loginBody ?? [:], username: username, password: password)
         let response: HTTPResponse
@@ -37,7 +37,7 @@ struct SessionAPIProvider: LoginProvider {
         switch response.status {
         case 200..<300: break
         case 400, 401, 403, 404, 422:
-            throw AuthError(.invalidCredentials, "\(config.displayName) rejected the username or password.", provider: config.id)
+            throw AuthError.invalidCredentials(config, .passwordRejected)
         default:
             throw unavailable("the login endpoint answered HTTP \(response.status)")
         }

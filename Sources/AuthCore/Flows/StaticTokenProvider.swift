@@ -19,17 +19,17 @@ struct StaticTokenProvider: LoginProvider {
 
     func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
         guard case .token(let token)? = credentials, !token.isEmpty else {
-            throw AuthError(.invalidCredentials, "\(config.displayName) needs a token.", provider: config.id)
+            throw AuthError.invalidCredentials(config, .needsToken)
         }
         guard AuthorizationToken.isValid(token) else {
-            throw AuthError(.invalidCredentials, "The token for \(config.displayName) contains \(AuthorizationToken.rule).", provider: config.id)
+            throw AuthError.invalidCredentials(config, .tokenNotAHeaderValue)
         }
         var user: JSONValue = [:]
         if config.userinfoEndpoint != nil {
             // The only way to check a pasted token is to use it.
             let info = await oauth.user(accessToken: token, tokenType: "Bearer", idToken: nil, key: nil, fallback: .null)
             if info == .null {
-                throw AuthError(.invalidCredentials, "\(config.displayName) did not accept the token.", provider: config.id)
+                throw AuthError.invalidCredentials(config, .tokenNotAccepted)
             }
             user = info
         }

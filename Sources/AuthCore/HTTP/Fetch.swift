@@ -122,8 +122,7 @@ extension AuthService {
                       login: FetchLogin = .hint, context: LoginContext = LoginContext()) async throws(AuthError) -> FetchResponse {
         guard let route = try router.route(url: request.url, provider: provider) else {
             guard config.fetchesUncoveredURLs else {
-                throw AuthError(.originNotAllowed, "No provider served here covers \(Origin(url: request.url)?.description ?? request.url); "
-                                + "this socket fetches only URLs its providers cover.")
+                throw AuthError.uncoveredFetch(request.url)
             }
             let response = try await exchange(request, credential: nil, learned: nil)
             var answer = FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: nil, signed: false, retried: false)
@@ -205,9 +204,9 @@ extension AuthService {
             } catch let error as HTTPTransportError {
                 throw Self.fetchError(error, url: url, limit: request.maxResponseBytes)
             } catch let error as P256Key.Unavailable {
-                throw AuthError(.requestFailed, "The request was not sent: \(error.description).")
+                throw AuthError.requestFailed(.notSent(error.description))
             } catch {
-                throw AuthError(.requestFailed, "The request was not completed: \(HTTPCalls.describe(error, url: url)).")
+                throw AuthError.requestFailed(.notCompleted(HTTPCalls.describe(error, url: url)))
             }
             guard let next = RedirectRule.next(status: response.status, location: response.headers["location"], from: url, method: method) else {
                 return response
@@ -216,16 +215,15 @@ extension AuthService {
             (method, url) = (next.method, next.url)
             if !next.keepsBody { body = nil }
         }
-        throw AuthError(.requestFailed, "The request was redirected more than \(FetchRequest.maxRedirects) times.")
+        throw AuthError.requestFailed(.tooManyRedirects)
     }
 
     static func fetchError(_ error: HTTPTransportError, url: String, limit: Int) -> AuthError {
         switch error {
-        case .responseTooLarge: return AuthError(.responseTooLarge, "The response is larger than \(limit) bytes.")
-        case .headersTooLarge(let headerLimit):
-            return AuthError(.responseTooLarge, "The response headers are larger than \(headerLimit) bytes.")
-        case .invalidURL: return AuthError(.requestFailed, "The request cannot be sent: \(error).")
-        default: return AuthError(.requestFailed, "The request was not completed: \(HTTPCalls.describe(error, url: url)).")
+        case .responseTooLarge: return AuthError.responseTooLarge(.body(limit: limit))
+        case .headersTooLarge(let headerLimit): return AuthError.responseTooLarge(.headers(limit: headerLimit))
+        case .invalidURL: return AuthError.requestFailed(.cannotBeSent("\(error)"))
+        default: return AuthError.requestFailed(.notCompleted(HTTPCalls.describe(error, url: url)))
         }
     }
 }

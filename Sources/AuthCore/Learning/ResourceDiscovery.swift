@@ -5,15 +5,6 @@ public enum LearningStep: String, Sendable {
     case resourceMetadata, serverMetadata, registration, login
 }
 
-extension AuthError {
-    /// 1014: learning stopped at `step`; nothing from the attempt is kept.
-    static func discoveryFailed(_ step: LearningStep, _ message: String) -> AuthError {
-        var e = AuthError(.discoveryFailed, message)
-        e.step = step.rawValue
-        return e
-    }
-}
-
 /// RFC 9728 protected-resource metadata, reduced to what a login needs.
 struct ProtectedResource: Sendable, Equatable {
     var resource: String

@@ -99,7 +99,7 @@ extension MCPBridge {
                 stream = try await transport.open(request)
             } catch let error as HTTPTransportError {
                 debug?("\(request) → \(error) (\(Int((Self.now() - started) * 1000)) ms)")
-                throw AuthError(.requestFailed, "The MCP request was not completed: \(HTTPCalls.describe(error, url: url)).")
+                throw AuthError.requestFailed(.mcpNotCompleted(HTTPCalls.describe(error, url: url)))
             }
             debug?("\(request) → \(stream.status) (\(Int((Self.now() - started) * 1000)) ms to the head)")
             let proven = signing.contains { $0.0.lowercased() == "dpop" }
@@ -120,7 +120,7 @@ extension MCPBridge {
                 renewed = true
                 await drain(stream)
                 guard try await authorizer.logIn(url: url, challenge: stream.headers["www-authenticate"]) else {
-                    throw AuthError(.notLoggedIn, "The MCP server wants a login (HTTP 401) and no provider covers \(Origin(url: url)?.description ?? url)")
+                    throw AuthError.mcpLoginUncovered(url)
                 }
                 signing = try await authorizer.headers(for: url, method: method)
             case (.insufficientScope(let scopes), let sent?) where !steppedUp:
@@ -128,8 +128,7 @@ extension MCPBridge {
                 // Not held open through a login that may take minutes.
                 await drain(stream)
                 guard let next = try await authorizer.steppedUp(after: sent, url: url, method: method, challenge: stream.headers["www-authenticate"]) else {
-                    throw AuthError(.scopeNotGranted, "The MCP server wants the scope \(scopes.joined(separator: " ")) (HTTP 403 insufficient_scope), "
-                                    + "which the login cannot ask for or was not granted")
+                    throw AuthError.mcpScopeNotGranted(scopes)
                 }
                 signing = next
             default:

@@ -37,12 +37,12 @@ final class Discovery: Sendable {
                 continue
             }
             guard metadata["issuer"]?.stringValue == issuer else {
-                throw AuthError(.authServerUnavailable, "The discovery document at \(url) names another issuer than \(issuer).")
+                throw AuthError.endpointsNotDiscovered(issuer, .otherIssuer(url: url))
             }
             cache.withLock { $0[issuer] = metadata }
             return metadata
         }
-        throw AuthError(.authServerUnavailable, "Cannot discover the endpoints of \(issuer): \(lastProblem).")
+        throw AuthError.endpointsNotDiscovered(issuer, .noDocument(lastProblem))
     }
 
     /// `{issuer}/.well-known/openid-configuration`, then RFC 8414's form, which

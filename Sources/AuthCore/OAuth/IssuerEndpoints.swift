@@ -19,7 +19,7 @@ public struct IssuerEndpoints: Sendable, Equatable {
 
     /// Fetches the discovery document (OpenID Connect, else RFC 8414) as the agent will at login.
     public static func discover(issuer: String, transport: HTTPTransport) async throws(AuthError) -> IssuerEndpoints {
-        if let problem = ProviderConfig.endpointProblem(issuer) { throw AuthError(.loginDenied, "The issuer \(issuer) cannot be used: \(problem).") }
+        if let problem = ProviderConfig.endpointProblem(issuer) { throw AuthError.issuerUnusable(issuer, problem) }
         let discovery = Discovery(http: HTTPCalls(transport: transport, timeout: 10))
         return IssuerEndpoints(try await discovery.metadata(issuer: issuer))
     }

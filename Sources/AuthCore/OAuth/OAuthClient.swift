@@ -29,7 +29,7 @@ struct OAuthClient: Sendable {
             do {
                 endpoints.fill(from: try await discovery.metadata(issuer: issuer))
             } catch {
-                throw AuthError(error.code, error.message, provider: config.id)
+                throw error.about(config.id)
             }
         }
         return endpoints
@@ -129,11 +129,11 @@ struct OAuthClient: Sendable {
         return [("resource", resource)]
     }
 
-    /// A grant that logs in: its tokens, `invalidCredentials` (saying `rejected`)
+    /// A grant that logs in: its tokens, `invalidCredentials` (for the reason `rejected`)
     /// when the server refuses, `authServerUnavailable` on transient failure,
     /// `loginDenied` naming the problem when the answer is malformed.
-    func loginGrant(_ pairs: [(String, String)], rejected: String) async throws(AuthError) -> TokenResponse {
-        try await grant(pairs).loginTokens(config) { _ in AuthError(.invalidCredentials, rejected, provider: config.id) }
+    func loginGrant(_ pairs: [(String, String)], rejected: AuthError.CredentialProblem) async throws(AuthError) -> TokenResponse {
+        try await grant(pairs).loginTokens(config) { _ in AuthError.invalidCredentials(config, rejected) }
     }
 
     /// A grant that renews `session` (a refresh token, or client credentials again).

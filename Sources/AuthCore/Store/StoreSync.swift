@@ -106,7 +106,7 @@ final class StoreSync: Sendable {
         do {
             return try await store.lock(config.id, timeout: lockTimeout, clock: clock)
         } catch SessionStoreError.lockTimeout, is CancellationError {
-            throw AuthError(.authServerUnavailable, "Another auth-agent is busy with \(config.displayName); try again.", provider: config.id)
+            throw AuthError.anotherAgentBusy(config)
         } catch {
             logger.error("cannot lock the session of \(config.id): \(error)")
             throw AuthError.storeUnavailable(config, error)
@@ -121,14 +121,10 @@ final class StoreSync: Sendable {
         do {
             try reconcile(c)
         } catch {
-            throw Self.unavailable(c.config, error.reason)
+            throw AuthError.keyringUnavailable(c.config, error.reason)
         }
         stamps.withLock { $0[c.key] = stamp }
         return c.current
-    }
-
-    static func unavailable(_ config: ProviderConfig, _ why: String) -> AuthError {
-        AuthError(.storeUnavailable, "The keyring holding the \(config.displayName) session is unavailable: \(why).", provider: config.id)
     }
 
     /// Picks up a login, logout or refresh another agent made, if the store changed.
@@ -218,7 +214,7 @@ final class StoreSync: Sendable {
         } catch {
             logger.warn("could not count the refresh of \(c.id) (\(c.account)) in the store: \(error)")
         }
-        if let exceeded { throw AuthError(.excessiveRefresh, exceeded.message(c.config.displayName, account: c.account), provider: c.id) }
+        if let exceeded { throw AuthError.excessiveRefresh(c.config, account: c.account, exceeded) }
     }
 
     /// Call holding the store lock.

@@ -1,0 +1,92 @@
+/// How a login ended without a session — denied, refused, cancelled, timed out — worded
+/// here once (1008, 1009), as the transcripts and the command line show these texts.
+extension AuthError {
+    // MARK: 1008 loginDenied
+
+    /// Why the server, the person or the agent refused a login of a provider (1008).
+    enum LoginRefusal {
+        /// The person or server denied it; `error` is the redirect's `error` when it gave one.
+        case denied(error: String?)
+        /// The redirect came back without an authorization code.
+        case noAuthorizationCode
+        /// The token endpoint refused the authorization code; `why` is its error and description.
+        case codeRefused(String)
+        /// The token endpoint refused the device login; `why` is its error and description.
+        case deviceLoginRefused(String)
+        /// The device authorization endpoint refused to start; `why` is its error.
+        case deviceLoginNotStarted(String)
+        /// The agent refused what the login brought back or would open; `problem` says what.
+        case refused(String)
+        /// The browser URL, naming `what` it was, cannot be opened safely (`problem`).
+        case unsafeURL(what: String, problem: String)
+        /// The provider has no login of the flow asked for.
+        case noSuchFlow(Flow)
+    }
+
+    /// The login of `provider` was refused, for the reason `why` (1008).
+    static func loginDenied(_ provider: ProviderConfig, _ why: LoginRefusal) -> AuthError {
+        let name = provider.displayName
+        let message: String
+        switch why {
+        case .denied(nil): message = "The \(name) login was denied."
+        case .denied(let error?): message = "The \(name) login was denied (\(error))."
+        case .noAuthorizationCode: message = "The \(name) login returned no authorization code."
+        case .codeRefused(let why): message = "\(name) refused the authorization code (\(why))."
+        case .deviceLoginRefused(let why): message = "\(name) refused the device login (\(why))."
+        case .deviceLoginNotStarted(let why): message = "\(name) refused to start a device login (\(why))."
+        case .refused(let problem): message = "The \(name) login was refused: \(problem)."
+        case .unsafeURL(let what, let problem): message = "The \(name) login was refused: the \(what) cannot be opened safely (\(problem))."
+        case .noSuchFlow(let flow): message = "\(name) has no \(flow.rawValue) login; its flows: \(provider.flowNames)."
+        }
+        return AuthError(.loginDenied, message, provider: provider.id)
+    }
+
+    /// The login was cancelled (the person, the host, or the task waiting for it): 1008.
+    /// Nil when no provider was chosen yet (learning an API).
+    static func loginCancelled(_ provider: ProviderConfig?) -> AuthError {
+        guard let provider else { return AuthError(.loginDenied, "The login was cancelled.") }
+        return AuthError(.loginDenied, "The \(provider.displayName) login was cancelled.", provider: provider.id)
+    }
+
+    /// The server's answer to a login or refresh could not be used, and asking
+    /// again would get the same answer: not retryable, and the message names the problem (1008).
+    static func malformedResponse(_ provider: ProviderConfig, _ problem: String) -> AuthError {
+        AuthError(.loginDenied, "\(provider.displayName) sent an unusable answer: \(problem).", provider: provider.id)
+    }
+
+    /// A configured `issuer` that cannot be used (`problem`), found before any login (1008).
+    static func issuerUnusable(_ issuer: String, _ problem: String) -> AuthError {
+        AuthError(.loginDenied, "The issuer \(issuer) cannot be used: \(problem).")
+    }
+
+    /// A login the command line runs for a host failed with something that is not an
+    /// `AuthError` (1008); `error` says what.
+    public static func loginFailed(_ error: Error) -> AuthError {
+        AuthError(.loginDenied, "The login failed: \(error)")
+    }
+
+    /// No thread could be started for a command-line login (of `provider`, when one was named): 1008.
+    public static func noLoginThread(provider: String? = nil) -> AuthError {
+        AuthError(.loginDenied, "no thread for the login", provider: provider)
+    }
+
+    // MARK: 1009 loginTimedOut
+
+    /// What a login waited for that did not come in time (1009).
+    enum LoginWait {
+        /// The browser's redirect back to the agent.
+        case browserRedirect
+        /// The person's approval of a device code.
+        case deviceApproval
+    }
+
+    /// The login of `provider` waited for `what` past its deadline (1009).
+    static func loginTimedOut(_ provider: ProviderConfig, _ what: LoginWait) -> AuthError {
+        switch what {
+        case .browserRedirect:
+            return AuthError(.loginTimedOut, "The \(provider.displayName) login did not come back from the browser in time.", provider: provider.id)
+        case .deviceApproval:
+            return AuthError(.loginTimedOut, "The \(provider.displayName) login was not approved in time.", provider: provider.id)
+        }
+    }
+}
