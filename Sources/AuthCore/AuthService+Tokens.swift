@@ -81,7 +81,7 @@ extension AuthService {
     /// The account session's decision for `shape` now, with a stale token's background refresh started.
     private func decide(_ c: AccountSession, _ shape: TokenShape) throws(AuthError) -> AccountSession.CredentialNow {
         guard let decided = c.credential(shape, timing: timing, now: clock.now()) else { throw notLoggedIn(c) }
-        if case .useAndRefreshInBackground(_, let stale) = decided { refreshInBackground(c, stale, shape) }
+        if case .useAndRefreshInBackground(_, let stale) = decided { refreshInBackground(c, stale.session, shape) }
         return decided
     }
 
@@ -145,7 +145,7 @@ extension AuthService {
             let session: Session
             switch try decide(c, shape) {
             case .use(let credential), .useAndRefreshInBackground(let credential, _): return credential
-            case .wait(let stale): session = stale
+            case .wait(let stale): session = stale.session
             }
             if shape.isNone, !c.canRefresh(session) {
                 // Expired, and no way to get another (one still valid was used above).
@@ -156,7 +156,7 @@ extension AuthService {
                 // Another shape's refresh may have replaced the session first (it keeps this shape's
                 // old token): only a token callers need not wait for ends the loop.
                 let (fresh, _) = try await refresh(c, stale: session, shape: shape)
-                switch c.decide(fresh.credential(shape), of: fresh, shape, timing: timing, now: clock.now()) {
+                switch c.decide(fresh.credential(shape), of: AccountSession.Snapshot(fresh), shape, timing: timing, now: clock.now()) {
                 case .use(let credential), .useAndRefreshInBackground(let credential, _): return credential
                 case .wait: break
                 }

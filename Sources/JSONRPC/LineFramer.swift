@@ -20,6 +20,7 @@ public struct LineFramer {
     }
 
     /// Feeds one chunk read from the stream; `emit` is called for each complete line, in order.
+    @inline(__always)
     public mutating func feed(_ chunk: UnsafeBufferPointer<UInt8>, _ emit: (Event) -> Void) {
         var start = 0
         let n = chunk.count
