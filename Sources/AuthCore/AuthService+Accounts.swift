@@ -19,7 +19,7 @@ extension AuthService {
         return order.filter { filter?.contains($0) ?? true }.map { id in
             let p = providers[id]!
             let used = (try? pick(p, choice)) ?? nil
-            let defaultAccount = p.defaultCoordinator?.account
+            let defaultAccount = p.defaultSession?.account
             let accounts = p.loggedIn.compactMap { c in
                 c.current.map { ProviderStatus.Account(id: c.account, user: $0.user ?? [:], expiresAt: $0.expiresAt, isDefault: c.account == defaultAccount) }
             }
@@ -59,7 +59,7 @@ extension AuthService {
         fresh.account = account
         let held = try await sync.lock(p.config)
         defer { held.unlock() }
-        let c = p.coordinator(account)
+        let c = p.session(account)
         fresh.user = AccountNames.user(fresh.user, typed: nil, previous: c.current?.user)
         // Saved first (under the store lock, which every writer holds), then installed:
         // a login that is not saved would be lost with this process, so it fails and installs nothing.

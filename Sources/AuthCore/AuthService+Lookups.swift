@@ -64,7 +64,7 @@ extension AuthService {
 
     /// The account `choice` means, by id or by a name its user logs in with (`ProviderAccounts.account(named:)`).
     func pick(_ p: ProviderAccounts, _ choice: AccountChoice) throws(AuthError) -> AccountSession? {
-        guard let name = choice.name(for: p.id) else { return p.defaultCoordinator }
+        guard let name = choice.name(for: p.id) else { return p.defaultSession }
         return try p.account(named: name)
     }
 

@@ -9,7 +9,7 @@ import XCTest
 /// token needs nothing first; else an operation that sends nothing until it is waited for.
 final class NowOrWaitTests: XCTestCase {
     func testAnswersNowOrSaysHowToWait() async throws {
-        let endpoint = SessionCoordinatorTests.FakeTokenEndpoint()
+        let endpoint = AccountSessionTests.FakeTokenEndpoint()
         let clock = FakeClock()
         let config = AgentConfig(refreshWindowSeconds: 60, store: .memory, providers: [
             ProviderConfig(id: "corp", flow: .password, origins: [Origin(url: "https://api.example.com")!],

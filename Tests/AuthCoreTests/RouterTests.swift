@@ -20,7 +20,7 @@ final class RouterTests: XCTestCase {
         let files = ProviderConfig(id: "files", flow: .password, origins: [Origin(url: "https://files.example.com")!],
                                    tokenEndpoint: "https://sso.example.com/token", clientId: "cli")
         return AuthService(config: AgentConfig(store: .memory, providers: [corp, files]), store: store,
-                           transport: SessionCoordinatorTests.FakeTokenEndpoint(), clock: FakeClock(),
+                           transport: AccountSessionTests.FakeTokenEndpoint(), clock: FakeClock(),
                            logger: Logger(level: .error, sink: { _ in }), events: { _ in })
     }
 

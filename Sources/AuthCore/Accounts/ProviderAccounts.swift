@@ -1,7 +1,7 @@
 import Locking
 
 /// One provider's accounts in this process: an `AccountSession` per account
-/// (kept once created, so a refresh in flight never loses its coordinator), and
+/// (kept once created, so a refresh in flight never loses its account session), and
 /// the account list with its default as last read from or written to the store.
 ///
 /// The accounts are the provider's, whichever of its flows logged them in: the
@@ -15,7 +15,7 @@ final class ProviderAccounts: Sendable {
     let logins: [Flow: LoginProvider]
 
     private struct State {
-        var coordinators: [String: AccountSession] = [:]
+        var sessions: [String: AccountSession] = [:]
         var index = AccountIndex()
     }
 
@@ -32,20 +32,20 @@ final class ProviderAccounts: Sendable {
     /// What refreshes and revokes `session`: the flow that logged it in, whose client issued its tokens.
     func renewer(of session: Session) -> LoginProvider { session.flow.flatMap { logins[$0] } ?? provider }
 
-    /// The account's coordinator, created (logged out) if this process has none yet.
-    func coordinator(_ account: String) -> AccountSession {
+    /// The account's session, created (logged out) if this process has none yet.
+    func session(_ account: String) -> AccountSession {
         state.withLock { s in
-            if let c = s.coordinators[account] { return c }
+            if let c = s.sessions[account] { return c }
             let c = AccountSession(config: config, provider: provider, account: account, session: nil)
-            s.coordinators[account] = c
+            s.sessions[account] = c
             return c
         }
     }
 
-    func existing(_ account: String) -> AccountSession? { state.withLock { $0.coordinators[account] } }
+    func existing(_ account: String) -> AccountSession? { state.withLock { $0.sessions[account] } }
 
-    /// Every coordinator, logged in or not (for store checks and shutdown).
-    var all: [AccountSession] { state.withLock { Array($0.coordinators.values) } }
+    /// Every account session, logged in or not (for store checks and shutdown).
+    var all: [AccountSession] { state.withLock { Array($0.sessions.values) } }
 
     var index: AccountIndex {
         get { state.withLock { $0.index } }
@@ -55,7 +55,7 @@ final class ProviderAccounts: Sendable {
     /// The logged-in accounts, in login order. Every write of a session also writes the
     /// list (login adds to it, logout and expiry remove from it), so the list names them all.
     var loggedIn: [AccountSession] {
-        state.withLock { s in s.index.accounts.compactMap { s.coordinators[$0] } }.filter(\.isLoggedIn)
+        state.withLock { s in s.index.accounts.compactMap { s.sessions[$0] } }.filter(\.isLoggedIn)
     }
 
     /// The logged-in account `name` names: the account with that id, else the one
@@ -84,9 +84,9 @@ final class ProviderAccounts: Sendable {
 
     /// The account a request uses when it names none and its connection selected none:
     /// the stored default if it is logged in, else the earliest logged-in account.
-    var defaultCoordinator: AccountSession? {
+    var defaultSession: AccountSession? {
         // On `sign`'s hot path: one lookup under the lock, nothing copied out.
-        if let c = state.withLock({ s in s.index.defaultAccount.flatMap { s.coordinators[$0] } }), c.isLoggedIn { return c }
+        if let c = state.withLock({ s in s.index.defaultAccount.flatMap { s.sessions[$0] } }), c.isLoggedIn { return c }
         return loggedIn.first
     }
 }

@@ -23,7 +23,7 @@ public protocol LoginProvider: Sendable {
     func revoke(_ session: Session) async -> Bool
 }
 
-/// What a refresh attempt came to; the coordinator decides what it means for the user.
+/// What a refresh attempt came to; the account session decides what it means for the user.
 public enum RefreshOutcome: Sendable, Equatable {
     case refreshed(Session)
     /// The server no longer accepts the session (e.g. `invalid_grant`).

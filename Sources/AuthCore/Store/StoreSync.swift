@@ -52,7 +52,7 @@ final class StoreSync: Sendable {
         stamps.withLock { $0[StoreKeys.index(of: p.id)] = indexStamp }
         p.index = index ?? AccountIndex()
         for account in p.index.accounts {
-            let c = p.coordinator(account)
+            let c = p.session(account)
             let stamp = store.modificationStamp(c.key)
             do {
                 if let session = try loadQuietly(c.key) { c.install(login: session) }
@@ -151,7 +151,7 @@ final class StoreSync: Sendable {
             let held = try? store.tryLock(p.id)
             if held != nil || evenIfBusy, let index = try? store.loadIndex(p.id) ?? AccountIndex() {
                 p.index = index
-                for account in index.accounts { _ = p.coordinator(account) }
+                for account in index.accounts { _ = p.session(account) }
                 stamps.withLock { $0[key] = stamp }
             }
             held?.unlock()

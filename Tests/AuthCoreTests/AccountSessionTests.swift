@@ -11,7 +11,7 @@ import XCTest
 /// background refresh, failures while a token is valid, shutdown — driven with
 /// a fake clock and a scripted token endpoint: no process, no socket, no sleeping
 /// for token lifetimes.
-final class SessionCoordinatorTests: XCTestCase {
+final class AccountSessionTests: XCTestCase {
     /// A token endpoint that answers from a script and counts what it was asked.
     final class FakeTokenEndpoint: HTTPTransport, @unchecked Sendable {
         /// `hang` waits for `unhang()`, then times out or (`thenTokens`) answers with new tokens.
