@@ -309,16 +309,7 @@ final class AccountSessionTests: XCTestCase {
     /// Issue 10.4: shutdown waits for a refresh already sent and persists it; none starts afterwards.
     func testShutdownPersistsTheRefreshInFlightAndStartsNoOther() async throws {
         let service = makeService()
-        try await login(service)
-        clock.advance(3600 - 30)
-        endpoint.next.set([.hang(thenTokens: false)])
-        _ = try await Self.signedAuthorization(service)
-        try await eventually("the refresh is under way") { endpoint.refreshes == 1 }
-        // The server answers while the process is shutting down.
-        let finished = Task.detached { service.finishRefreshes() }
-        try await Task.sleep(nanoseconds: 50_000_000)
-        endpoint.unhang()
-        let waited = await finished.value
+        let waited = try await shutDownWhileRefreshing(service, thenTokens: false)
         XCTAssertTrue(waited)
         XCTAssertEqual(try store.load(StoreKeys.account("alice", of: "corp"))?.accessToken, "access-1")
         // The hung call timed out here, so the store keeps the old tokens; nothing new may start now.
@@ -334,16 +325,22 @@ final class AccountSessionTests: XCTestCase {
 
     func testShutdownWaitsForARefreshThatSucceedsAndItIsStored() async throws {
         let service = makeService()
+        let waited = try await shutDownWhileRefreshing(service, thenTokens: true)
+        XCTAssertTrue(waited)
+        XCTAssertEqual(try store.load(StoreKeys.account("alice", of: "corp"))?.accessToken, "access-2", "persisted before the process may exit")
+    }
+
+    /// A refresh is sent and hangs at the server; the process starts shutting down, and the server
+    /// answers (with tokens, or not) while it does. What `finishRefreshes` returned.
+    private func shutDownWhileRefreshing(_ service: AuthService, thenTokens: Bool) async throws -> Bool {
         try await login(service)
         clock.advance(3600 - 30)
-        endpoint.next.set([.hang(thenTokens: true)])
+        endpoint.next.set([.hang(thenTokens: thenTokens)])
         _ = try await Self.signedAuthorization(service)
         try await eventually("the refresh is under way") { endpoint.refreshes == 1 }
         let finished = Task.detached { service.finishRefreshes() }
         try await Task.sleep(nanoseconds: 50_000_000)
         endpoint.unhang()
-        let waited = await finished.value
-        XCTAssertTrue(waited)
-        XCTAssertEqual(try store.load(StoreKeys.account("alice", of: "corp"))?.accessToken, "access-2", "persisted before the process may exit")
+        return await finished.value
     }
 }
