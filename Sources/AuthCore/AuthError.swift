@@ -17,6 +17,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
     case responseTooLarge = 1012
     case scopeNotGranted = 1013
     case discoveryFailed = 1014
+    case notAllowed = 1015
 
     public var reason: String {
         switch self {
@@ -34,6 +35,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
         case .responseTooLarge: return "responseTooLarge"
         case .scopeNotGranted: return "scopeNotGranted"
         case .discoveryFailed: return "discoveryFailed"
+        case .notAllowed: return "notAllowed"
         }
     }
 

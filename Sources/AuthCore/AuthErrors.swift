@@ -114,4 +114,23 @@ extension AuthError {
         AuthError(.originNotAllowed, "No provider served here covers \(Origin(url: url)?.description ?? url); "
                   + "this socket fetches only URLs its providers cover.")
     }
+
+    // MARK: 1015 notAllowed
+
+    /// `method` is not for this connection (1015): on a forward socket, what would change this
+    /// machine's sessions or providers, or make it learn an API, is refused before anything is sent.
+    static func notAllowed(_ method: String) -> AuthError {
+        AuthError(.notAllowed, "'\(method)' is not allowed on this socket: a forward socket may use its providers' sessions, not change them or learn APIs.")
+    }
+
+    /// A token to be sent without a proof (`TokenUse.bearer`) of a provider whose tokens are DPoP-bound (1015).
+    static func boundToken(_ provider: ProviderConfig) -> AuthError {
+        AuthError(.notAllowed, "\(provider.id) uses DPoP: its tokens are bound to a key that never leaves the agent and are useless without a proof "
+                  + "for each request; use `auth-agent header URL -X METHOD`, `auth-agent fetch` or the sign method instead", provider: provider.id)
+    }
+
+    /// A forward socket's `completeLogin` named a login another door started (1015).
+    static func notYourLogin() -> AuthError {
+        AuthError(.notAllowed, "'completeLogin' on a forward socket completes only logins started on that socket.")
+    }
 }

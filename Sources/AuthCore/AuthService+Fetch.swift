@@ -17,7 +17,7 @@ extension AuthService {
     public func fetch(_ request: FetchRequest, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
                       login: FetchLogin = .hint, context: LoginContext = LoginContext()) async throws(AuthError) -> FetchResponse {
         guard let route = try router.route(url: request.url, provider: provider) else {
-            guard config.fetchesUncoveredURLs else {
+            guard door.reachesTheNetwork else {
                 throw AuthError.uncoveredFetch(request.url)
             }
             let response = try await exchange(request, credential: nil, learned: nil)

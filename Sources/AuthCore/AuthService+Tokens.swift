@@ -48,8 +48,12 @@ extension AuthService {
     }
 
     /// `token` from memory, like `signNow`: nil when the token must be obtained first (then `token`).
-    public func tokenNow(provider id: String, account: AccountChoice = AccountChoice(), shape: TokenShape = .none) throws(AuthError) -> TokenResult? {
-        guard let credential = try credentialNow(try resolve(try accounts(id), account), shape) else { return nil }
+    public func tokenNow(provider id: String, account: AccountChoice = AccountChoice(), shape: TokenShape = .none,
+                         use: TokenUse = .any) throws(AuthError) -> TokenResult? {
+        let p = try accounts(id)
+        try use.check(p.config)
+        guard let credential = try credentialNow(try resolve(p, account), shape) else { return nil }
+        try use.check(p.config, credential)
         return TokenResult(credential)
     }
 
@@ -64,9 +68,10 @@ extension AuthService {
     }
 
     /// `token` for a caller that can wait, like `signNowOrWait`.
-    public func tokenNowOrWait(provider id: String, account: AccountChoice = AccountChoice(), shape: TokenShape = .none) throws(AuthError) -> NowOrWait<TokenResult> {
-        if let now = try tokenNow(provider: id, account: account, shape: shape) { return .now(now) }
-        return .wait { [self] () async throws(AuthError) in try await token(provider: id, account: account, shape: shape) }
+    public func tokenNowOrWait(provider id: String, account: AccountChoice = AccountChoice(), shape: TokenShape = .none,
+                               use: TokenUse = .any) throws(AuthError) -> NowOrWait<TokenResult> {
+        if let now = try tokenNow(provider: id, account: account, shape: shape, use: use) { return .now(now) }
+        return .wait { [self] () async throws(AuthError) in try await token(provider: id, account: account, shape: shape, use: use) }
     }
 
     /// The token of `shape` if it can be used without waiting (a stale one's background
@@ -102,8 +107,13 @@ extension AuthService {
     }
 
     /// The access token of `shape`, obtained or refreshed first when needed.
-    public func token(provider id: String, account: AccountChoice = AccountChoice(), shape: TokenShape = .none) async throws(AuthError) -> TokenResult {
-        TokenResult(try await usableCredential(try resolve(try accounts(id), account), shape))
+    public func token(provider id: String, account: AccountChoice = AccountChoice(), shape: TokenShape = .none,
+                      use: TokenUse = .any) async throws(AuthError) -> TokenResult {
+        let p = try accounts(id)
+        try use.check(p.config)
+        let credential = try await usableCredential(try resolve(p, account), shape)
+        try use.check(p.config, credential)
+        return TokenResult(credential)
     }
 
     /// After a 401: refresh unless the rejected authorization is no longer one the account holds.

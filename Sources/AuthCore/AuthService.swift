@@ -47,17 +47,22 @@ public final class AuthService: Sendable {
     /// Browser logins waiting for their redirect, for `completeLogin`: shared by the services
     /// of one agent process (a socket agent's forward socket has a service of its own).
     public let pendingLogins: PendingLogins
+    /// The door this service's connections come in by: what they see and may do (`Door`).
+    public let door: Door
 
     /// Seconds a logout may spend telling the server; the local session is gone either way.
     static let revokeTimeout = 5.0
 
     /// - Parameter lockTimeout: how long to wait for another agent process that
     ///   holds a provider's store lock (then 1005, retryable).
+    /// - Parameter door: the door the service serves; its providers are those of `config` the door serves.
     public init(config: AgentConfig, store: SessionStore, storeStatus: StoreStatus? = nil, transport: HTTPTransport, clock: Clock = SystemClock(),
                 logger: Logger, httpTimeout: Double = 10, lockTimeout: Double = 15, pendingLogins: PendingLogins = PendingLogins(),
-                events: @escaping @Sendable (AuthEvent) -> Void)
+                door: Door = .host, events: @escaping @Sendable (AuthEvent) -> Void)
     {
+        let config = door.visible(config)
         self.config = config
+        self.door = door
         self.pendingLogins = pendingLogins
         self.httpTimeout = httpTimeout
         self.givenStoreStatus = storeStatus

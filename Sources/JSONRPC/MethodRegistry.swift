@@ -7,6 +7,9 @@ public struct MethodRegistry: Sendable {
         public let descriptor: MethodDescriptor
         /// Where a call stands against earlier calls, from its params.
         public let ordering: @Sendable (RPCParams) -> RequestOrdering
+        /// Whether this connection's door may make the call, from its params: nil, or the
+        /// error it is answered with before it is ordered or run.
+        public let access: @Sendable (RPCParams) -> RPCError?
         public let handler: RPCHandler
     }
 
@@ -18,9 +21,9 @@ public struct MethodRegistry: Sendable {
     public init() {}
 
     public mutating func register(_ descriptor: MethodDescriptor, ordering: @escaping @Sendable (RPCParams) -> RequestOrdering = { _ in .free },
-                                  _ handler: @escaping RPCHandler) {
+                                  access: @escaping @Sendable (RPCParams) -> RPCError? = { _ in nil }, _ handler: @escaping RPCHandler) {
         precondition(entries[descriptor.name] == nil, "method \(descriptor.name) registered twice")
-        entries[descriptor.name] = Entry(descriptor: descriptor, ordering: ordering, handler: handler)
+        entries[descriptor.name] = Entry(descriptor: descriptor, ordering: ordering, access: access, handler: handler)
         order.append(descriptor.name)
     }
 

@@ -301,6 +301,7 @@ public final class RPCConnection: @unchecked Sendable {
             guard let entry = registry.entry(method) else {
                 return .now(RPCResponse(id: id ?? .null, error: .methodNotFound(method)))
             }
+            if let refusal = entry.access(p) { return .now(RPCResponse(id: id ?? .null, error: refusal)) }
             return ordered(entry, RPCCall(method: method, id: id, params: p, connection: self))
         } catch let error as RPCError {
             return .now(RPCResponse(id: id ?? .null, error: error))

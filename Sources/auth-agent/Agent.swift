@@ -52,7 +52,9 @@ enum Agent {
             exit(2)
         }
         do {
-            return (try AgentConfig.load(path: path), path)
+            let config = try AgentConfig.load(path: path)
+            if let warning = config.warning { logger.warn(warning) }
+            return (config, path)
         } catch {
             Logger.stderrSink("auth-agent: invalid configuration: \(error)")
             exit(2)

@@ -27,6 +27,7 @@ enum ConfigCommand {
             guard existing != nil else { throw ToolFailure(.usage, noConfiguration(path)) }
             let config: AgentConfig
             do { config = try AgentConfig.load(path: path) } catch { throw ToolFailure(.usage, "invalid configuration: \(error)") }
+            if let warning = config.warning { Logger.stderrSink("auth-agent: warning: " + warning) }
             return "\(path): valid, \(config.providers.count) provider\(config.providers.count == 1 ? "" : "s")"
                 + (config.providers.isEmpty ? "" : " (\(config.providers.map(\.id).joined(separator: ", ")))") + "\n"
         case .remove(let id):

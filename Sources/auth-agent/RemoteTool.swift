@@ -104,7 +104,7 @@ enum RemoteTool {
     /// `token`, and with `--min-valid` a refresh first when the token expires sooner (naming the
     /// token that is too short-lived, so a refresh another process already made is not repeated).
     private static func token(_ provider: String, _ shape: JSONObject, minValid: Int?, link: AgentLink) throws(ToolFailure) -> JSONValue {
-        let params = shape.merging(["provider": .string(provider)])
+        let params = shape.merging(["provider": .string(provider), "bearer": true])
         let first = try link.call("token", params, timeout: requestTimeout)
         guard let seconds = minValid, let until = first["expiresAt"]?.stringValue.flatMap(RFC3339.parse), until.timeIntervalSinceNow < Double(seconds),
               let stale = first["accessToken"]?.stringValue else { return first }
@@ -278,7 +278,11 @@ enum RemoteTool {
                 return ""
             }
             let signed = try sign(url, params, link: link)
-            guard let token = bearerToken(signed.authorization) else { return "" }
+            guard let token = bearerToken(signed.authorization) else {
+                // Not a bearer token (DPoP): the core says why git cannot be given it.
+                _ = try link.call("token", params.merging(["provider": .string(provider), "bearer": true]), timeout: requestTimeout)
+                return ""
+            }
             let username = named.flatMap { _ in request["username"] } ?? entry?["gitUsername"]?.stringValue ?? GitCredential.defaultUsername
             guard let text = GitCredential.answer(username: username, token: token, expiresAt: signed.expiresAt.flatMap(RFC3339.parse)) else {
                 throw ToolFailure(.failed, "the token or gitUsername of \(provider) holds a line break; git cannot be given it")
@@ -299,12 +303,15 @@ enum RemoteTool {
             if let server = info.server {
                 let signed = try link.call("sign", params.merging(["provider": .string(provider), "request": ["method": "GET", "url": .string(server)]]),
                                            timeout: requestTimeout)
-                guard signed["signed"] == true, let token = bearerToken(signed["headers"]?["Authorization"]?.stringValue) else {
-                    throw ToolFailure(.failed, "originNotAllowed: \(provider) does not cover the cluster \(server)")
+                guard signed["signed"] == true else { throw ToolFailure(.failed, "originNotAllowed: \(provider) does not cover the cluster \(server)") }
+                guard let token = bearerToken(signed["headers"]?["Authorization"]?.stringValue) else {
+                    // Not a bearer token (DPoP): the core says why kubectl cannot be given it.
+                    _ = try link.call("token", params.merging(["provider": .string(provider), "bearer": true]), timeout: requestTimeout)
+                    throw ToolFailure(.failed, "\(provider) signed the cluster's requests with something other than a bearer token")
                 }
                 return KubectlCredential.execCredential(apiVersion: info.apiVersion, token: token, expiresAt: signed["expiresAt"]?.stringValue)
             }
-            let token = try link.call("token", params.merging(["provider": .string(provider)]), timeout: requestTimeout)
+            let token = try link.call("token", params.merging(["provider": .string(provider), "bearer": true]), timeout: requestTimeout)
             return KubectlCredential.execCredential(apiVersion: info.apiVersion, token: token["accessToken"]?.stringValue ?? "", expiresAt: token["expiresAt"]?.stringValue)
         }
         do {

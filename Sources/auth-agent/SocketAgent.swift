@@ -15,33 +15,33 @@ enum SocketAgent {
     static func serve(_ options: SocketOptions, _ arguments: Arguments, config: AgentConfig, configFile: String, logger: Logger) -> Never {
         let environment = ProcessEnvironment.current()
         let path = options.path ?? UnixSocket.defaultPath(environment: environment)
-        let known = Set(config.providers.map(\.id))
-        if let unknown = options.forwardProviders.first(where: { !known.contains($0) }) {
-            Logger.stderrSink("auth-agent: --forward-providers names \"\(unknown)\", which \(configFile) does not configure")
-            exit(2)
-        }
         let locks = [claim(path)] + (options.forwardPath.map { [claim($0)] } ?? [])
         // The daemon listens itself: a client's SO_PEERCRED names the process that called listen(2).
         let ready = options.daemon ? daemonize(path: path) : nil
         let main = listen(path)
         let forward = options.forwardPath.map(listen)
-        if let ready {
-            // Now the parent may print the lines and exit: the socket answers.
-            StandardStream.write([0x0A], to: ready)
-            close(ready)
-        }
 
         let (store, storeStatus) = Agent.openStore(config, logger: logger)
-        // A login started on either socket can be completed (`completeLogin`) from the other.
+        // A login started on either socket can be completed (`completeLogin`) from the main one;
+        // the forward socket completes only its own (`PendingLogins`).
         let pending = PendingLogins()
-        var servers = [server(path, main, config, store, storeStatus, arguments, logger, pending)]
+        var servers = [server(path, main, config, store, storeStatus, arguments, logger, pending, door: .host)]
         if let forward, let forwardPath = options.forwardPath {
-            // Its own service over the same store: the providers left out do not exist there
-            // at all (1002, absent from `status`), and sessions are the same ones.
-            var subset = config
-            subset.providers = config.providers.filter { options.forwardProviders.contains($0.id) }
-            subset.fetchesUncoveredURLs = false
-            servers.append(server(forwardPath, forward, subset, store, storeStatus, arguments, logger, pending))
+            // A configured provider or an API learned before (`login {resource}` on the laptop).
+            if let unknown = options.forwardProviders.first(where: { !servers[0].service.knows($0) }) {
+                Logger.stderrSink("auth-agent: --forward-providers names \"\(unknown)\", which \(configFile) does not configure and no learned API has as its id")
+                exit(2)
+            }
+            // Its own service over the same store, whose door decides what exists and what is
+            // allowed there; sessions are the same ones.
+            let door = Door.forwarded(providers: Set(options.forwardProviders))
+            servers.append(server(forwardPath, forward, config, store, storeStatus, arguments, logger, pending, door: door))
+        }
+        if let ready {
+            // Now the parent may print the lines and exit: the socket answers (and the
+            // forwarded providers were found; a child that exits before this exits the parent).
+            StandardStream.write([0x0A], to: ready)
+            close(ready)
         }
         for s in servers where !s.server.start() {
             Logger.stderrSink("auth-agent: cannot start a thread to accept connections on \(s.server.path)")
@@ -111,11 +111,12 @@ enum SocketAgent {
     }
 
     private static func server(_ path: String, _ listener: Int32, _ config: AgentConfig, _ store: SessionStore, _ storeStatus: StoreStatus?,
-                               _ arguments: Arguments, _ logger: Logger, _ pending: PendingLogins) -> (server: SocketServer, service: AuthService)
+                               _ arguments: Arguments, _ logger: Logger, _ pending: PendingLogins, door: Door) -> (server: SocketServer, service: AuthService)
     {
         let subscriptions = Subscriptions()
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(),
-                                  logger: logger, lockTimeout: config.lockTimeoutSeconds, pendingLogins: pending, events: { subscriptions.deliver($0) })
+                                  logger: logger, lockTimeout: config.lockTimeoutSeconds, pendingLogins: pending, door: door,
+                                  events: { subscriptions.deliver($0) })
         let (registry, options) = Agent.methods(service)
         let server = SocketServer(path: path, listener: listener, maxLineBytes: arguments.maxMessageBytes, logger: logger) { output, onExit in
             RPCConnection(registry: registry, output: output, logger: logger, options: options,

@@ -109,19 +109,16 @@ struct ToolSession {
         return TokenShape(scopes: command.scopes, audience: command.audience, resource: command.resource)
     }
 
-    /// `token`: the access token, expiry and type, refreshed first when needed. Refused for
-    /// a DPoP provider (and a DPoP-bound token): the token is useless without a proof per
-    /// request, which only `header`, `fetch` and `sign` make — git-credential and
+    /// `token`: the access token, expiry and type, refreshed first when needed, for use as a
+    /// bearer (`TokenUse.bearer`: refused for a DPoP provider) — git-credential and
     /// kubectl-credential, which come here too, fail loudly rather than hand it out.
     /// - Parameter shape: the shape the URL's origin is configured with (the helpers); the command line's wins.
     func token(_ provider: String, account: AccountChoice? = nil, shape: TokenShape? = nil) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
-        if try self.provider(provider).dpop { throw Self.boundToken(provider) }
         let choice = account ?? self.choice
         let shape = self.shape ?? shape ?? .none
         let result = try Self.wait(timeout: requestTimeout, nowOr: { () throws(AuthError) in
-            try service.tokenNowOrWait(provider: provider, account: choice, shape: shape)
+            try service.tokenNowOrWait(provider: provider, account: choice, shape: shape, use: .bearer)
         })
-        if result.tokenType == "DPoP" { throw Self.boundToken(provider) }
         return (result.accessToken, result.tokenType, result.expiresAt.map(RFC3339.format))
     }
 
@@ -159,9 +156,5 @@ struct ToolSession {
 
     private func canRefresh(_ provider: String) throws(ToolFailure) -> Bool {
         do { return try service.canRefresh(provider: provider, account: choice) } catch { throw ToolFailure(error) }
-    }
-
-    static func boundToken(_ provider: String) -> ToolFailure {
-        ToolFailure(.failed, "\(provider) uses DPoP: its tokens are bound to a key that never leaves the agent and are useless without a proof for each request; use `auth-agent header URL -X METHOD`, `auth-agent fetch` or the sign method instead")
     }
 }

@@ -28,6 +28,30 @@ final class CommandLineSetupTests: XCTestCase {
         XCTAssertEqual(answer["error"]?["message"], "No provider \"corp\" is configured; there is no configuration yet ('auth-agent config add' adds a provider).")
     }
 
+    /// Issue 29 item 9: a secret added to an existing world-readable file leaves it readable by its
+    /// owner alone; a file holding a secret that others can read is named by `config check` and at
+    /// every start (a warning: the secret may already have been read, and is rotated at the server).
+    func testAFileHoldingASecretIsWrittenPrivateAndAReadableOneIsWarnedAbout() throws {
+        let h = try CLIHarness()
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: h.configPath.path)
+        XCTAssertFalse(try h.agent(["config", "check"]).stderr.contains("client secret"), "no secret, no warning")
+        let add = try h.agent(["config", "add", "sso", "--issuer", h.issuer.baseURL, "--client-id", "cli", "--origin", "https://sso-api.example",
+                               "--client-secret-stdin"], stdin: "client-SECRET\n")
+        XCTAssertEqual(add.status, 0, add.stderr)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: h.configPath.path)[.posixPermissions] as? Int, 0o600)
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: h.configPath.path)
+        let warning = "holds a client secret and other users can read it (mode 644); run: chmod go-r \(h.configPath.path)"
+        let check = try h.agent(["config", "check"])
+        XCTAssertEqual(check.status, 0, check.stderr)
+        XCTAssertTrue(check.stderr.contains(warning), check.stderr)
+        let status = try h.agent(["status"])
+        XCTAssertTrue(status.stderr.contains(warning), status.stderr)
+        let served = try h.agent([], stdin: #"{"jsonrpc":"2.0","id":1,"method":"ping"}"# + "\n")
+        XCTAssertTrue(served.stderr.contains(warning), served.stderr)
+        XCTAssertFalse((check.stderr + status.stderr + served.stderr).contains("client-SECRET"))
+    }
+
     /// `config add` discovers the issuer, shows the endpoints, writes a provider (0700/0600 when
     /// created, the rest of the file kept); `config check` and `config remove`.
     func testConfigAddCheckRemove() throws {

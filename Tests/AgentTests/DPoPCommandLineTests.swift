@@ -19,17 +19,25 @@ final class DPoPCommandLineTests: XCTestCase {
         return h
     }
 
+    /// In-process and through a socket agent alike (issue 29 item 10: through the socket, `token`
+    /// printed the bound token and exited 0): the refusal is the core's (`TokenUse.bearer`).
     func testTokenGitAndKubectlHelpersRefuseABoundToken() throws {
         let h = try harness()
         try h.login()
-        let kube = ["KUBERNETES_EXEC_INFO": #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":false}}"#]
-        for (arguments, stdin, environment) in [(["token", "corp"], "", [:]), (["token", "corp", "--json"], "", [:]),
-                                                (["git-credential", "get"], "protocol=http\nhost=127.0.0.1:\(h.issuer.port)\n", [:]),
-                                                (["kubectl-credential", "corp"], "", kube)] {
-            let r = try h.agent(arguments, stdin: stdin, environment: environment)
-            XCTAssertEqual(r.status, 1, "\(arguments): \(r.stderr)")
-            XCTAssertEqual(r.stdout, "", "\(arguments): no token handed out")
-            XCTAssertTrue(r.stderr.contains("corp uses DPoP"), r.stderr)
+        let agent = try SocketAgentProcess(path: h.directory.appendingPathComponent("run/agent.sock").path, environment: h.environment)
+        let kube = #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":false}}"#
+        let kubeWithServer = #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":false,"#
+            + #""cluster":{"server":"\#(h.issuer.baseURL)"}}}"#
+        for (door, extra) in [("in-process", [String: String]()), ("socket", ["AUTH_AGENT_SOCK": agent.path])] {
+            for (arguments, stdin, environment) in [(["token", "corp"], "", [:]), (["token", "corp", "--json"], "", [:]),
+                                                    (["git-credential", "get"], "protocol=http\nhost=127.0.0.1:\(h.issuer.port)\n", [:]),
+                                                    (["kubectl-credential", "corp"], "", ["KUBERNETES_EXEC_INFO": kube]),
+                                                    (["kubectl-credential", "corp"], "", ["KUBERNETES_EXEC_INFO": kubeWithServer])] {
+                let r = try h.agent(arguments, stdin: stdin, environment: environment.merging(extra) { $1 })
+                XCTAssertEqual(r.status, 1, "\(door) \(arguments): \(r.stderr)")
+                XCTAssertEqual(r.stdout, "", "\(door) \(arguments): no token handed out")
+                XCTAssertTrue(r.stderr.contains("corp uses DPoP"), "\(door): \(r.stderr)")
+            }
         }
     }
 

@@ -32,7 +32,7 @@ final class PasteBackLoginTests: XCTestCase {
         let prompted = TestBox<String?>(nil)
         let provider = provider()
         let context = LoginContext(prompt: { if case .browser(let url, _) = $0 { prompted.set(url) } },
-                                   acceptPaste: { pending.add(requestId: requestId, $0) })
+                                   acceptPaste: { pending.add(requestId: requestId, door: .host, $0) })
         let login = Task { () -> Bool in (try? await provider.login(nil, context: context)) != nil }
         for _ in 0..<200 where prompted.get() == nil { try await Task.sleep(nanoseconds: 10_000_000) }
         let url = try XCTUnwrap(prompted.get().flatMap(URLComponents.init(string:)), "no loginPrompt")

@@ -37,7 +37,7 @@ declare -gA AUTH_AGENT_ERRORS=(
   [1004]=sessionExpired [1005]=authServerUnavailable [1006]=originNotAllowed
   [1007]=excessiveRefresh [1008]=loginDenied [1009]=loginTimedOut
   [1010]=storeUnavailable [1011]=requestFailed [1012]=responseTooLarge
-  [1013]=scopeNotGranted [1014]=discoveryFailed
+  [1013]=scopeNotGranted [1014]=discoveryFailed [1015]=notAllowed
 )
 
 # Seconds a call waits for its answer before cancelling it.

@@ -165,6 +165,8 @@ export declare class ResponseTooLargeError extends AuthAgentError {}
 export declare class ScopeNotGrantedError extends AuthAgentError {}
 /** Learning an API failed at `data.step`; nothing was learned. */
 export declare class DiscoveryFailedError extends AuthAgentError {}
+/** Not allowed on this connection (a forward socket's logout, forget, setDefaultAccount, login {resource}); nothing was sent. */
+export declare class NotAllowedError extends AuthAgentError {}
 /** The class each application reason rejects with. */
 export declare const ERROR_CLASSES: Readonly<Record<string, typeof AuthAgentError>>;
 

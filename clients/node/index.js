@@ -13,6 +13,7 @@ export {
   InvalidCredentialsError,
   LoginDeniedError,
   LoginTimedOutError,
+  NotAllowedError,
   NotLoggedInError,
   OriginNotAllowedError,
   RequestFailedError,

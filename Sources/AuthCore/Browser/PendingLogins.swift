@@ -27,6 +27,8 @@ public final class PendingLogins: Sendable {
     private struct Entry: Sendable {
         let requestId: JSONValue
         let paste: RedirectPaste
+        /// Where the login was started: a forward socket completes only its own.
+        let door: Door
     }
 
     private let entries = Locked<[Entry]>([])
@@ -42,6 +44,8 @@ public final class PendingLogins: Sendable {
         case notARedirect
         case wrongState
         case used
+        /// A forward socket named a login started at another door (1015 rather than -32602).
+        case otherDoor
 
         public var message: String {
             switch self {
@@ -50,19 +54,22 @@ public final class PendingLogins: Sendable {
                 return "not the address the login redirects to: paste the whole URL the browser ended at, http://127.0.0.1:PORT/callback?code=…&state=… (a bare code carries no state and is not accepted)"
             case .wrongState: return "the redirect URL's state does not match the login's: it belongs to another login"
             case .used: return "this redirect URL was already used"
+            case .otherDoor: return AuthError.notYourLogin().message
             }
         }
     }
 
-    func add(requestId: JSONValue, _ paste: RedirectPaste) {
+    func add(requestId: JSONValue, door: Door, _ paste: RedirectPaste) {
         entries.withLock { entries in
             entries.removeAll { !$0.paste.listener.isWaiting }
-            entries.append(Entry(requestId: requestId, paste: paste))
+            entries.append(Entry(requestId: requestId, paste: paste, door: door))
         }
     }
 
     /// Hands `redirectURL` to the login `requestId` names; throws when no login took it.
-    public func complete(requestId: JSONValue, redirectURL: String) throws(Rejection) {
+    /// From a forward socket, only logins started at a forward socket are candidates: the
+    /// laptop's own login is not the remote side's to finish with a redirect of its choosing.
+    public func complete(requestId: JSONValue, redirectURL: String, door: Door = .host) throws(Rejection) {
         let state = LoopbackRedirectListener.pastedQuery(redirectURL)?["state"]
         if let state, used.current.contains(state) { throw .used }
         let candidates = entries.withLock { entries in
@@ -70,8 +77,10 @@ public final class PendingLogins: Sendable {
             return entries.filter { $0.requestId == requestId }
         }
         guard !candidates.isEmpty else { throw .unknownRequest }
+        let reachable = door == .host ? candidates : candidates.filter { $0.door != .host }
+        guard !reachable.isEmpty else { throw .otherDoor }
         var outcomes: [LoopbackRedirectListener.PasteOutcome] = []
-        for candidate in candidates {
+        for candidate in reachable {
             let outcome = candidate.paste.listener.paste(redirectURL)
             if outcome == .accepted {
                 if let state { used.withLock { $0 = Array(($0 + [state]).suffix(Self.usedKept)) } }

@@ -29,6 +29,8 @@ public struct AgentConfig: Sendable, Equatable {
     public var providers: [ProviderConfig]
     /// Clients registered by hand at authorization servers the agent may learn about (`clients`).
     public var clients: [ConfiguredClient] = []
+    /// Set by `load` when the file holds a secret others can read (`readableSecretWarning`); not a file key.
+    public internal(set) var warning: String?
     /// A Client ID Metadata Document URL the agent identifies itself with where a server accepts one.
     public var clientMetadataUrl: String?
     /// Origins where `fetch` learns an API from its 401 unasked (`learn.allow`).
@@ -38,10 +40,6 @@ public struct AgentConfig: Sendable, Equatable {
     public var learnDPoP = false
     /// Whether logins to learned providers open the browser (`login`'s `openBrowser` overrides it).
     public var openBrowser = false
-    /// Whether `fetch` sends a request no provider covers (unsigned). Not a file key: a socket
-    /// forwarded to another host (`--forward-socket`) sets it false, so the remote side gets the
-    /// listed providers' tokens but not this machine's network (its loopback services, the intranet).
-    public var fetchesUncoveredURLs = true
 
     public init(refreshWindowSeconds: Int = 60, store: StoreConfig = .auto(path: nil), providers: [ProviderConfig] = []) {
         self.refreshWindowSeconds = refreshWindowSeconds
@@ -126,12 +124,14 @@ public struct AgentConfig: Sendable, Equatable {
         let fd = POSIX.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ConfigError(file: path, path: "$", problem: "cannot read the file: \(POSIX.errorText())") }
         defer { POSIX.close(fd) }
-        try checkAccess(fd, path: path)
+        let mode = try checkAccess(fd, path: path)
         guard let bytes = POSIX.readAll(fd, limit: maxFileBytes) else {
             let reason = errno == EFBIG ? "larger than 1 MiB" : POSIX.errorText()
             throw ConfigError(file: path, path: "$", problem: "cannot read the file: \(reason)")
         }
-        return try parse(bytes, file: path)
+        var config = try parse(bytes, file: path)
+        config.warning = config.readableSecretWarning(mode: mode, path: path)
+        return config
     }
 
     /// `--config` if given, else `$AUTH_AGENT_CONFIG`, else

@@ -39,13 +39,15 @@ public enum ConfigFile {
     }
 
     /// Writes `bytes` to `path` atomically; a missing directory is created 0700 and a new file 0600,
-    /// an existing file keeps its mode.
+    /// an existing file keeps its mode — less what lets others read it when the file holds a
+    /// secret (`AgentConfig.holdsSecret`: `config add --client-secret-stdin` into a 0644 file).
     public static func write(_ bytes: [UInt8], to path: String) throws(ConfigError) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         func fail(_ what: String) -> ConfigError { ConfigError(file: path, path: "$", problem: "cannot \(what): \(POSIX.errorText())") }
         try makeDirectories(directory)
-        let mode = POSIX.status(path).map { $0.st_mode & 0o7777 } ?? 0o600
+        var mode = POSIX.status(path).map { $0.st_mode & 0o7777 } ?? 0o600
+        if (try? AgentConfig.parse(bytes, file: path))?.holdsSecret ?? true { mode &= ~0o077 }
         let temporary = "\(directory)/.config.json.tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let fd = POSIX.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw fail("create \(temporary)") }

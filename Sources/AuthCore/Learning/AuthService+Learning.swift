@@ -37,6 +37,8 @@ extension AuthService {
     /// Failures of discovery and registration are 1014 `discoveryFailed`; nothing is learned from them.
     public func learn(url: String, challenge: BearerChallenge? = nil, exact: Bool = false, flow: Flow? = nil,
                       context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
+        // Whatever method asked: a forward socket never makes this machine learn an API.
+        guard door.reachesTheNetwork else { throw AuthError.notAllowed("login") }
         checkLearned()
         guard registry.learnedCovering(url) == nil, let origin = Origin(url: url) else {
             return try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, context: context)
@@ -241,12 +243,13 @@ extension AuthService {
         }
         guard changed else { return }
         let doc = learnedDocument()
-        let ids = Set(doc.apis.map(\.id))
+        let ids = Set(doc.apis.map(\.id).filter(door.serves))
         var (added, removed) = ([String](), [String]())
         for id in registry.learnedIds where !ids.contains(id) {
             if registry.remove(id) { removed.append(id) }
         }
-        for api in doc.apis {
+        // A door that does not serve a learned API does not know it (forward sockets name theirs).
+        for api in doc.apis where door.serves(api.id) {
             guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else { continue }
             var replaced = false
             if let existing = providers(api.id) {

@@ -15,6 +15,9 @@ protocol AuthMethod: Sendable {
     static var descriptor: MethodDescriptor { get }
     /// Where a call stands against earlier ones (`RequestOrdering`), from its params.
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering
+    /// Which doors (`Door`) may make the call, from its params; the engine refuses it at the
+    /// others (1015) before it is ordered or run.
+    static func access(_ params: RPCParams) -> MethodAccess
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome
 }
 
@@ -54,11 +57,15 @@ public enum AuthMethods {
     /// reach the subscribed hosts through the `Subscriptions` those hosts share.
     public static func register(into registry: inout MethodRegistry, service: AuthService) {
         let context = AuthMethodContext(service: service)
+        let door = service.door
         for method in all {
-            registry.register(method.descriptor, ordering: { method.ordering($0, context) }) { call in
+            let name = method.descriptor.name
+            registry.register(method.descriptor, ordering: { method.ordering($0, context) },
+                              access: { method.access($0).refusal(name, at: door)?.rpcError }) { call in
                 try method.handle(call, context)
             }
         }
+        // The shortcut skips the access check: `sign` is for every door.
         registry.registerShortcut(SignMethod.descriptor.name, SignMethod.shortcut(context))
     }
 

@@ -9,9 +9,11 @@ enum CompleteLoginMethod: AuthMethod {
     static let descriptor = MethodDescriptor(
         "completeLogin",
         summary: "Finish a waiting browser login with the whole redirect URL the browser ended at (pasted back); the login's own request gets its answer.",
-        params: [.init("requestId", required: true), .init("redirectUrl", required: true)], result: "EmptyResult")
+        params: [.init("requestId", required: true), .init("redirectUrl", required: true)], result: "EmptyResult", errors: [1015])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering { .free }
+
+    static func access(_ params: RPCParams) -> MethodAccess { .everyDoor }
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: descriptor.paramNames)
@@ -20,7 +22,9 @@ enum CompleteLoginMethod: AuthMethod {
         }
         let url = try call.params.string("redirectUrl")
         do throws(PendingLogins.Rejection) {
-            try context.service.pendingLogins.complete(requestId: requestId, redirectURL: url)
+            try context.service.pendingLogins.complete(requestId: requestId, redirectURL: url, door: context.service.door)
+        } catch .otherDoor {
+            throw AuthError.notYourLogin().rpcError
         } catch {
             throw .invalidParams("'redirectUrl': \(error.message); the login keeps waiting")
         }

@@ -18,6 +18,8 @@ enum FetchMethod: AuthMethod {
         SignMethod.ordering(params, context)
     }
 
+    static func access(_ params: RPCParams) -> MethodAccess { .everyDoor }
+
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: descriptor.paramNames)
         let request = try request(call.params)
@@ -32,7 +34,7 @@ enum FetchMethod: AuthMethod {
         }
         let service = context.service
         // A login fetch runs itself prompts the host that asked, as `login` does.
-        let prompts = LoginMethod.learnedPrompts(call, openBrowser: try call.params.optionalBool("openBrowser"))
+        let prompts = LoginMethod.learnedPrompts(call, context, openBrowser: try call.params.optionalBool("openBrowser"))
         return AuthMethods.later({ () async throws(AuthError) in
             try await service.fetch(request, provider: provider, account: account, shape: shape, login: login, context: prompts)
         }, encode: result)

@@ -6,11 +6,13 @@ import JSONRPC
 enum ForgetMethod: AuthMethod {
     static let descriptor = MethodDescriptor(
         "forget", summary: "Forget a provider the agent learned from an API: log every account out (revoking), delete it and its registration from the store.",
-        params: [.init("provider", required: true)], result: "ForgetResult", errors: [1002, 1010])
+        params: [.init("provider", required: true)], result: "ForgetResult", errors: [1002, 1010, 1015])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
         AuthMethods.provider(params, RequestOrdering.changes)
     }
+
+    static func access(_ params: RPCParams) -> MethodAccess { .hostOnly }
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: descriptor.paramNames)

@@ -10,7 +10,7 @@ enum LoginMethod: AuthMethod {
     static let descriptor = MethodDescriptor(
         "login", summary: "Log in through a provider, or to the API at resource (learning it: discovery, registration); emits userLoggedIn. Device-code and browser logins send loginPrompt and wait.",
         params: [.init("provider"), .init("resource"), .init("flow"), .init("credentials"), .init("openBrowser")], result: "LoginResult",
-        errors: [1002, 1003, 1005, 1008, 1009, 1010, 1014])
+        errors: [1002, 1003, 1005, 1008, 1009, 1010, 1014, 1015])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
         if params["provider"] == nil, let resource = params["resource"]?.stringValue {
@@ -20,6 +20,12 @@ enum LoginMethod: AuthMethod {
         // The flow named (a bad name is refused by `handle`; ordered as the default meanwhile).
         let flow = params["flow"]?.stringValue.flatMap(Flow.init(rawValue:))
         return AuthMethods.provider(params) { id in context.service.loginLeavesAccounts(provider: id, flow: flow) ? .adds(id) : .changes(id) }
+    }
+
+    /// Logging in to a provider the door serves is what forwarding is for; learning an API
+    /// (`resource`) would make this machine fetch, register and log in where the caller says.
+    static func access(_ params: RPCParams) -> MethodAccess {
+        params["provider"] == nil && params["resource"] != nil ? .hostOnly : .everyDoor
     }
 
     struct Params {
@@ -70,7 +76,7 @@ enum LoginMethod: AuthMethod {
         let requestId = call.id ?? .null
         let login = LoginContext(openBrowser: params.openBrowser, prompt: { [connection = call.connection] prompt in
             connection.notify(AuthMethods.loginPrompt, Self.prompt(prompt, provider: params.provider, requestId: requestId))
-        }, acceptPaste: { [pending = context.service.pendingLogins] in pending.add(requestId: requestId, $0) })
+        }, acceptPaste: acceptPaste(call, context))
         let service = context.service
         return AuthMethods.later({ () async throws(AuthError) in
             try await service.login(provider: params.provider, flow: params.flow, credentials: params.credentials, context: login)
@@ -87,7 +93,7 @@ enum LoginMethod: AuthMethod {
         if let flow, flow != .authorizationCode, flow != .deviceCode {
             throw .invalidParams("'flow': an API learned from its metadata logs in with authorizationCode or deviceCode")
         }
-        let login = learnedPrompts(call, openBrowser: try p.optionalBool("openBrowser"))
+        let login = learnedPrompts(call, context, openBrowser: try p.optionalBool("openBrowser"))
         let service = context.service
         return AuthMethods.later({ () async throws(AuthError) in
             try await service.login(resource: resource, flow: flow, context: login)
@@ -96,7 +102,7 @@ enum LoginMethod: AuthMethod {
 
     /// The login context of a request that may learn an API: `loginPrompt`s to the host that
     /// asked, naming the learned provider, its resource and the authorization server.
-    static func learnedPrompts(_ call: RPCCall, openBrowser: Bool?) -> LoginContext {
+    static func learnedPrompts(_ call: RPCCall, _ context: AuthMethodContext, openBrowser: Bool?) -> LoginContext {
         let requestId = call.id ?? .null
         let target = Locked<LearnedLogin?>(nil)
         var login = LoginContext(openBrowser: openBrowser, prompt: { [connection = call.connection] prompt in
@@ -108,9 +114,17 @@ enum LoginMethod: AuthMethod {
                 params = .object(o)
             }
             connection.notify(AuthMethods.loginPrompt, params)
-        })
+        }, acceptPaste: acceptPaste(call, context))
         login.learning = { learned in target.withLock { $0 = learned } }
         return login
+    }
+
+    /// A browser login's redirect may also come pasted back (`completeLogin`), on any connection
+    /// of the agent — a forward socket's only for the logins it started (`PendingLogins`).
+    static func acceptPaste(_ call: RPCCall, _ context: AuthMethodContext) -> @Sendable (RedirectPaste) -> Void {
+        { [requestId = call.id ?? .null, pending = context.service.pendingLogins, door = context.service.door] in
+            pending.add(requestId: requestId, door: door, $0)
+        }
     }
 
     /// `loginPrompt`'s params: the prompt, with the provider and the id of the `login` it belongs to.

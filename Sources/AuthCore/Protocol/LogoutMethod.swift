@@ -6,11 +6,13 @@ import JSONRPC
 enum LogoutMethod: AuthMethod {
     static let descriptor = MethodDescriptor(
         "logout", summary: "Log out of an account of a provider (or all of them), revoking its tokens at the server when configured; emits userLoggedOut.",
-        params: [.init("provider", required: true), .init("account"), .init("all")], result: "LogoutResult", errors: [1001, 1002])
+        params: [.init("provider", required: true), .init("account"), .init("all")], result: "LogoutResult", errors: [1001, 1002, 1015])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
         AuthMethods.provider(params, RequestOrdering.changes)
     }
+
+    static func access(_ params: RPCParams) -> MethodAccess { .hostOnly }
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: descriptor.paramNames)

@@ -12,6 +12,8 @@ enum RefreshMethod: AuthMethod {
         AuthMethods.provider(params, RequestOrdering.uses)
     }
 
+    static func access(_ params: RPCParams) -> MethodAccess { .everyDoor }
+
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: descriptor.paramNames)
         let provider = try call.params.string("provider")

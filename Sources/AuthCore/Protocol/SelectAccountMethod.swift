@@ -14,6 +14,8 @@ enum SelectAccountMethod: AuthMethod {
         AuthMethods.provider(params, RequestOrdering.changes)
     }
 
+    static func access(_ params: RPCParams) -> MethodAccess { .everyDoor }
+
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: descriptor.paramNames)
         let provider = try call.params.string("provider")

@@ -6,11 +6,13 @@ import JSONRPC
 enum SetDefaultAccountMethod: AuthMethod {
     static let descriptor = MethodDescriptor(
         "setDefaultAccount", summary: "Make an account the provider's default, for every agent sharing the store.",
-        params: [.init("provider", required: true), .init("account", required: true)], result: "AccountResult", errors: [1001, 1002, 1005, 1010])
+        params: [.init("provider", required: true), .init("account", required: true)], result: "AccountResult", errors: [1001, 1002, 1005, 1010, 1015])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
         AuthMethods.provider(params, RequestOrdering.changes)
     }
+
+    static func access(_ params: RPCParams) -> MethodAccess { .hostOnly }
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: descriptor.paramNames)

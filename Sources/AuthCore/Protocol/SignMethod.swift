@@ -16,6 +16,8 @@ enum SignMethod: AuthMethod {
         return context.service.provider(forURL: url, explicit: params["provider"]?.stringValue).map(RequestOrdering.uses) ?? .free
     }
 
+    static func access(_ params: RPCParams) -> MethodAccess { .everyDoor }
+
     struct Params {
         let method: String
         let url: String

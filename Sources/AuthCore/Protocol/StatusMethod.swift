@@ -8,6 +8,8 @@ enum StatusMethod: AuthMethod {
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering { .free }
 
+    static func access(_ params: RPCParams) -> MethodAccess { .everyDoor }
+
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: [])
         let choice = context.selections.choice(nil, on: call.connection)

@@ -9,6 +9,8 @@ enum SubscribeMethod: AuthMethod {
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering { .free }
 
+    static func access(_ params: RPCParams) -> MethodAccess { .everyDoor }
+
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: descriptor.paramNames)
         var events: [AuthEvent.Name] = [.userLoggedIn, .userLoggedOut]
@@ -38,6 +40,8 @@ enum UnsubscribeMethod: AuthMethod {
     static let descriptor = MethodDescriptor("unsubscribe", summary: "Stop receiving notifications.", result: "EmptyResult")
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering { .free }
+
+    static func access(_ params: RPCParams) -> MethodAccess { .everyDoor }
 
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         try call.params.rejectUnknown(allowed: [])

@@ -80,6 +80,8 @@ export class ResponseTooLargeError extends AuthAgentError {}
 export class ScopeNotGrantedError extends AuthAgentError {}
 /** Learning an API failed at `data.step` (resourceMetadata, serverMetadata, registration, login); nothing was learned. */
 export class DiscoveryFailedError extends AuthAgentError {}
+/** Not allowed on this connection (a forward socket's logout, forget, setDefaultAccount, login {resource}); nothing was sent. */
+export class NotAllowedError extends AuthAgentError {}
 
 /** The class `fromResponse` gives each application reason; other reasons get AuthAgentError. */
 export const ERROR_CLASSES = Object.freeze({
@@ -97,4 +99,5 @@ export const ERROR_CLASSES = Object.freeze({
   responseTooLarge: ResponseTooLargeError,
   scopeNotGranted: ScopeNotGrantedError,
   discoveryFailed: DiscoveryFailedError,
+  notAllowed: NotAllowedError,
 });

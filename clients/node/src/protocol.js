@@ -71,6 +71,7 @@ export const ERRORS = Object.freeze({
   1012: { reason: 'responseTooLarge', retryable: false },
   1013: { reason: 'scopeNotGranted', retryable: false },
   1014: { reason: 'discoveryFailed', retryable: false },
+  1015: { reason: 'notAllowed', retryable: false },
 });
 
 /** Reasons for failures the client detects itself; no agent answer carries them. */

@@ -135,6 +135,11 @@ class DiscoveryFailed(AuthAgentError):
     registration or login); the message names the problem and nothing was learned."""
 
 
+class NotAllowed(AuthAgentError):
+    """1015: not allowed on this connection (a forward socket's ``logout``, ``forget``,
+    ``setDefaultAccount``, ``login(resource=…)``); nothing was sent or changed."""
+
+
 def _reason_of(cls: Type[AuthAgentError]) -> str:
     """``NotLoggedIn`` -> ``notLoggedIn``: the class name is the reason."""
     return cls.__name__[0].lower() + cls.__name__[1:]
@@ -158,6 +163,7 @@ _CLASSES: Dict[str, Type[AuthAgentError]] = {
         ResponseTooLarge,
         ScopeNotGranted,
         DiscoveryFailed,
+        NotAllowed,
     )
 }
 

@@ -74,6 +74,7 @@ ERRORS: Dict[int, ErrorKind] = {
     1012: ErrorKind("responseTooLarge", False),
     1013: ErrorKind("scopeNotGranted", False),
     1014: ErrorKind("discoveryFailed", False),
+    1015: ErrorKind("notAllowed", False),
 }
 
 #: Reasons for failures the client detects itself (no agent answer carries them).

@@ -56,6 +56,7 @@ M.errors = {
   [1012] = "responseTooLarge",
   [1013] = "scopeNotGranted",
   [1014] = "discoveryFailed",
+  [1015] = "notAllowed",
 }
 
 -- Errors raised by this client, not the agent: they have no code.
