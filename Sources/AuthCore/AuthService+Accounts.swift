@@ -29,7 +29,7 @@ extension AuthService {
             status.learned = p.config.learned
             status.unreadable = p.all.compactMap { c in sync.trouble(c).map { ProviderStatus.Unreadable(account: c.account, reason: $0) } }
             status.gitUsername = p.config.gitUsername
-            status.interactive = p.config.interactive()
+            status.interactive = p.config.interactive(deviceOffered: deviceOffered(p.config))
             return status
         }
     }
@@ -46,7 +46,8 @@ extension AuthService {
     /// `login` of `p`, which a learned provider's first login runs before `p` is registered.
     func login(_ p: ProviderAccounts, flow: Flow?, credentials: Credentials?, context: LoginContext) async throws(AuthError) -> LoginResult {
         let id = p.id
-        let chosen = flow ?? p.config.defaultFlow()
+        var chosen = flow ?? p.config.defaultFlow()
+        if flow == nil, chosen == .deviceCode { chosen = p.config.defaultFlow(deviceOffered: await discoverDeviceOffer(p.config)) }
         guard let login = p.logins[chosen] else {
             throw AuthError.loginDenied(p.config, .noSuchFlow(chosen))
         }
@@ -118,5 +119,20 @@ extension AuthService {
         }
         logger.info("\(account) is now the default account of \(id)")
         return account
+    }
+
+    /// Whether `config`'s server offers a device login, for a login about to choose its flow:
+    /// `deviceOffered`, else its discovery document fetched now; nil when it cannot be had.
+    func discoverDeviceOffer(_ config: ProviderConfig) async -> Bool? {
+        if let known = deviceOffered(config) { return known }
+        guard let issuer = config.issuer else { return nil }
+        return (try? await discovery.metadata(issuer: issuer)).map { $0["device_authorization_endpoint"]?.stringValue != nil }
+    }
+
+    /// Whether `config`'s server offers a device login: yes with a configured endpoint, else what
+    /// its discovery document said if it was read already (`status` asks nothing of the network); nil when unknown.
+    func deviceOffered(_ config: ProviderConfig) -> Bool? {
+        if config.deviceAuthorizationEndpoint != nil { return true }
+        return config.issuer.flatMap(discovery.cached).map { $0["device_authorization_endpoint"]?.stringValue != nil }
     }
 }

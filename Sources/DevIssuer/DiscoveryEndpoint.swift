@@ -51,6 +51,7 @@ enum DiscoveryEndpoint {
             "authorization_response_iss_parameter_supported": true,
             "dpop_signing_alg_values_supported": ["ES256"],
         ]
+        if faults.contains(.noDeviceFlow) { metadata["device_authorization_endpoint"] = nil }
         if !faults.contains(.noRegistrationEndpoint) { metadata["registration_endpoint"] = .string(base + "/register") }
         if !faults.contains(.noClientMetadataDocuments) { metadata["client_id_metadata_document_supported"] = true }
         if faults.contains(.oversizedServerMetadata) { metadata["padding"] = .string(String(repeating: "x", count: 300 * 1024)) }

@@ -43,4 +43,6 @@ public enum DiscoveryFault: String, CaseIterable, Sendable {
     /// With `issuerWithPath`: the two path-inserted forms are 404, so only the OpenID
     /// path-appended form (`/tenant/.well-known/openid-configuration`) answers.
     case onlyPathAppendedMetadata = "only-path-appended-metadata"
+    /// The metadata names no `device_authorization_endpoint` (a server without the device flow).
+    case noDeviceFlow = "no-device-flow"
 }

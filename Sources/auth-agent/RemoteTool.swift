@@ -188,7 +188,8 @@ enum RemoteTool {
         // says `device` where it prefers the device code to a browser nobody would see.
         let preferred: Flow? = entry["interactive"] == "device" && flows.contains(.deviceCode) ? .deviceCode : first
         let flow = try TerminalLogin.flow(options, provider: provider, defaultFlow: preferred)
-        var params: JSONObject = ["provider": .string(id), "flow": .string(flow.rawValue)]
+        var params: JSONObject = ["provider": .string(id)]
+        if options.choosesFlow { params["flow"] = .string(flow.rawValue) }
         switch try TerminalLogin.credentials(for: provider, flow: flow, options: options) {
         case .token(let token)?: params["credentials"] = ["token": .string(token)]
         case .password(let username, let password)?: params["credentials"] = ["username": .string(username), "password": .string(password)]

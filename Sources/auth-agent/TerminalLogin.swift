@@ -22,6 +22,10 @@ enum TerminalLogin {
         var passwordStdin = false
         var tokenStdin = false
         var flow: ToolCommand.LoginFlow?
+
+        /// Whether a flag chose the flow; when none did, the agent's core chooses it (the device
+        /// code over SSH only where the server offers one), so `login` is sent naming no flow.
+        var choosesFlow: Bool { flow != nil || passwordStdin || username != nil || tokenStdin }
     }
 
     /// An interactive login (a device code or a browser) waits for the user this long at most.
@@ -44,7 +48,7 @@ enum TerminalLogin {
                                    acceptPaste: { paste in live.acceptPaste { paste.complete($0) } })
         let service = session.service
         return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
-            try await service.login(provider: id, flow: flow, credentials: credentials, context: context)
+            try await service.login(provider: id, flow: options.choosesFlow ? flow : nil, credentials: credentials, context: context)
         }
     }
 

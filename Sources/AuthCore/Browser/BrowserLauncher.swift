@@ -99,17 +99,19 @@ public struct BrowserLauncher: Sendable {
 extension ProviderConfig {
     /// The flow a login naming none uses: the first listed, except that where no browser can
     /// be opened (`BrowserLauncher.remoteWithoutDisplay`) a provider offering both a device
-    /// and a browser login uses the device code, which needs no pasting back.
-    public func defaultFlow(remoteWithoutDisplay: Bool = BrowserLauncher.remoteWithoutDisplay()) -> Flow {
-        guard remoteWithoutDisplay, flows.contains(.authorizationCode), flows.contains(.deviceCode) else { return flow }
+    /// and a browser login uses the device code, which needs no pasting back — unless its
+    /// server turned out not to offer one (`deviceOffered` false: no configured endpoint, none
+    /// in the discovery document; nil: not known yet, the configuration is taken at its word).
+    public func defaultFlow(remoteWithoutDisplay: Bool = BrowserLauncher.remoteWithoutDisplay(), deviceOffered: Bool? = nil) -> Flow {
+        guard remoteWithoutDisplay, flows.contains(.authorizationCode), flows.contains(.deviceCode), deviceOffered != false else { return flow }
         return .deviceCode
     }
 
     /// How the default flow's interactive login reaches the person (`status`'s `interactive`):
     /// a browser opened here, a URL shown and its redirect pasted back, or a device code; nil
     /// for flows that ask no browser.
-    public func interactive(remoteWithoutDisplay: Bool = BrowserLauncher.remoteWithoutDisplay()) -> String? {
-        switch defaultFlow(remoteWithoutDisplay: remoteWithoutDisplay) {
+    public func interactive(remoteWithoutDisplay: Bool = BrowserLauncher.remoteWithoutDisplay(), deviceOffered: Bool? = nil) -> String? {
+        switch defaultFlow(remoteWithoutDisplay: remoteWithoutDisplay, deviceOffered: deviceOffered) {
         case .deviceCode: return "device"
         case .authorizationCode: return remoteWithoutDisplay ? "paste" : "browser"
         default: return nil

@@ -45,6 +45,9 @@ final class Discovery: Sendable {
         throw AuthError.endpointsNotDiscovered(issuer, .noDocument(lastProblem))
     }
 
+    /// The document already fetched for `issuer`, without asking the network.
+    func cached(_ issuer: String) -> JSONObject? { cache.withLock { $0[issuer] } }
+
     /// `{issuer}/.well-known/openid-configuration`, then RFC 8414's form, which
     /// puts the well-known segment between the host and the issuer's path.
     static func candidateURLs(issuer: String) -> [String] {
