@@ -43,7 +43,7 @@ extension AuthError {
 
     /// The login was cancelled (the person, the host, or the task waiting for it): 1008.
     /// Nil when no provider was chosen yet (learning an API).
-    static func loginCancelled(_ provider: ProviderConfig?) -> AuthError {
+    public static func loginCancelled(_ provider: ProviderConfig?) -> AuthError {
         guard let provider else { return AuthError(.loginDenied, "The login was cancelled.") }
         return AuthError(.loginDenied, "The \(provider.displayName) login was cancelled.", provider: provider.id)
     }

@@ -26,6 +26,11 @@ extension AuthError {
         AuthError(.authServerUnavailable, "cannot lock the store for the login: \(error)", provider: provider)
     }
 
+    /// Another login to `name` (a provider, or a learning) still waited for its person after `AuthService.loginWait` (1005).
+    static func loginStillInProgress(_ name: String) -> AuthError {
+        AuthError(.authServerUnavailable, "another login to \(name) is still in progress", provider: name)
+    }
+
     /// Why the endpoints of an issuer could not be discovered (1005).
     enum DiscoveryProblem {
         /// The document at `url` names another issuer.

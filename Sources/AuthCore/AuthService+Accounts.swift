@@ -45,12 +45,22 @@ extension AuthService {
 
     /// `login` of `p`, which a learned provider's first login runs before `p` is registered.
     func login(_ p: ProviderAccounts, flow: Flow?, credentials: Credentials?, context: LoginContext) async throws(AuthError) -> LoginResult {
-        let id = p.id
         var chosen = flow ?? p.config.defaultFlow()
         if flow == nil, chosen == .deviceCode { chosen = p.config.defaultFlow(deviceOffered: await discoverDeviceOffer(p.config)) }
         guard let login = p.logins[chosen] else {
             throw AuthError.loginDenied(p.config, .noSuchFlow(chosen))
         }
+        let asks = credentials == nil && !chosen.descriptor.fields.isEmpty ? context.askFields : nil
+        guard chosen.descriptor.waitsForThePerson || asks != nil else { return try await logIn(p, login, chosen, credentials, context) }
+        return try await oneLogin(p.id, provider: p.config, context: context, joining: newSession(of: p)) { () async throws(AuthError) in
+            try await logIn(p, login, chosen, try await asks?(p.config, chosen) ?? credentials, context)
+        }
+    }
+
+    /// The login itself: the flow, then the session saved and installed.
+    private func logIn(_ p: ProviderAccounts, _ login: LoginProvider, _ chosen: Flow, _ credentials: Credentials?,
+                       _ context: LoginContext) async throws(AuthError) -> LoginResult {
+        let id = p.id
         var fresh = try await login.login(credentials, context: context)
         if p.config.flows.count > 1 { fresh.flow = chosen }
         var typed: String?

@@ -73,18 +73,11 @@ enum KubectlCredential {
                 throw ToolFailure(.failed, "\(error.message) run: auth-agent login \(provider)")
             }
         }
-        // One interactive login per provider: a parallel kubectl that got here first holds the lock,
-        // and when it lets go, its session is read from the store instead of prompting again.
-        let lock = try TerminalLogin.loginLock(session, provider: provider)
-        defer { lock?.unlock() }
-        let fresh = try ToolSession.open(command)
-        do {
-            let token = try fresh.token(provider, shape: shape)
-            return execCredential(apiVersion: info.apiVersion, token: token.token, expiresAt: token.expiresAt)
-        } catch where error.needsLogin {}
-        let result = try TerminalLogin.run(fresh, provider: provider, options: .init(), locked: true)
-        Logger.stderrSink(TerminalLogin.loggedIn(result, session: fresh))
-        let token = try fresh.token(provider, shape: shape)
+        // One interactive login per provider (the core's): a parallel kubectl whose login came
+        // first is waited for, and its session answers this one instead of a second prompt.
+        let result = try TerminalLogin.run(session, provider: provider, options: .init())
+        Logger.stderrSink(TerminalLogin.loggedIn(result, session: session))
+        let token = try session.token(provider, shape: shape)
         return execCredential(apiVersion: info.apiVersion, token: token.token, expiresAt: token.expiresAt)
     }
 }

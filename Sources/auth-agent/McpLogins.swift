@@ -91,16 +91,11 @@ final class McpLogins: MCPAuthorizer {
         }
     }
 
-    /// `AuthService.learn` under a lock beside the store, skipped when another process learned
-    /// the URL's provider and logged in while this one waited; the prompt as `auth-agent login`
-    /// shows it, the browser opened where a display is (as `login URL` does).
+    /// `AuthService.learn` (one learning per API across processes: a bridge that waited finds the
+    /// API learned and logged in); the prompt as `auth-agent login` shows it, the browser opened
+    /// where a display is (as `login URL` does).
     private static func learn(_ session: ToolSession, url: String, challenge: String?, device: Bool) async throws {
         let origin = Origin(url: url)
-        let lockName = "learn-" + String((origin?.description ?? url).map { $0.isLetter || $0.isNumber ? $0 : "-" })
-        let lock = try await loginLock(session, name: lockName)
-        defer { lock?.unlock() }
-        session.service.checkStore()
-        if session.service.covers(url: url), (try? await session.service.sign(url: url, provider: nil, account: session.choice)) != nil { return }
         let name = origin?.description ?? url
         let live = LivePromptLine(environment: ProcessEnvironment.current())
         defer { live.stop() }
@@ -109,11 +104,9 @@ final class McpLogins: MCPAuthorizer {
         Logger.stderrSink("Logged in to \(name) (learned as provider \(result.provider)).")
     }
 
-    /// The step-up under `provider`'s interactive-login lock, skipped when another process stepped
-    /// up while this one waited (the provider, re-read from the store, has the scopes asked now).
+    /// The step-up (one login per provider across processes, the core's), skipped when another
+    /// process stepped up meanwhile (the provider, re-read from the store, has the scopes asked now).
     private static func stepUp(_ session: ToolSession, provider: String, url: String, answer: [String: String], device: Bool) async throws {
-        let lock = try await loginLock(session, name: provider)
-        defer { lock?.unlock() }
         session.service.checkStore()
         guard let asked = session.service.scopeChallenge(url: url, status: 403, headers: answer), !asked.asksNothingNew else { return }
         let name = Origin(url: url)?.description ?? url
@@ -129,32 +122,18 @@ final class McpLogins: MCPAuthorizer {
         let environment = ProcessEnvironment.current()
         let display = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
         return LoginContext(openBrowser: display, prompt: { prompt in TerminalLogin.show(prompt: prompt, displayName: name, live: live) },
-                            acceptPaste: { paste in live.acceptPaste { paste.complete($0) } })
+                            acceptPaste: { paste in live.acceptPaste { paste.complete($0) } }, waiting: TerminalLogin.sayWaiting)
     }
 
-    /// The interactive-login lock `name`, taken on a thread of its own (it blocks while another process logs in).
-    private static func loginLock(_ session: ToolSession, name: String) async throws -> StoreLock? {
-        try await withCheckedThrowingContinuation { continuation in
-            let started = DetachedThread.start {
-                do throws(ToolFailure) { continuation.resume(returning: try TerminalLogin.loginLock(session, provider: name)) } catch {
-                    continuation.resume(throwing: AuthError.relayed(error.authCode ?? .authServerUnavailable, error.message))
-                }
-            }
-            if !started { continuation.resume(throwing: AuthError.noLoginThread()) }
-        }
-    }
-
-    /// `TerminalLogin` blocks (it waits on the user): on a thread of its own, under the interactive-login
-    /// lock, and skipped when another process logged in while this one waited for the lock.
+    /// `TerminalLogin` blocks (it waits on the user): on a thread of its own, skipped when a session
+    /// is there already (another process's login; one in progress is waited for by the core).
     private static func terminalLogin(_ session: ToolSession, provider: String, device: Bool) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             let started = DetachedThread.start {
                 do throws(ToolFailure) {
-                    let lock = try TerminalLogin.loginLock(session, provider: provider)
-                    defer { lock?.unlock() }
                     session.service.checkStore()
                     if (try? session.service.tokenNow(provider: provider, account: session.choice)) != nil { return continuation.resume() }
-                    let result = try TerminalLogin.run(session, provider: provider, options: .init(flow: device ? .device : nil), locked: true)
+                    let result = try TerminalLogin.run(session, provider: provider, options: .init(flow: device ? .device : nil))
                     Logger.stderrSink(TerminalLogin.loggedIn(result, session: session))
                     continuation.resume()
                 } catch {

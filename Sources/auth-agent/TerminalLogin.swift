@@ -17,7 +17,7 @@ import Logging
 /// `auth-agent login`: a login for a person at a terminal, or a script (`--password-stdin`,
 /// `--token-stdin`), through the same `AuthService.beginLogin` the protocol's `login` uses.
 enum TerminalLogin {
-    struct Options: Equatable {
+    struct Options: Equatable, Sendable {
         var username: String?
         var passwordStdin = false
         var tokenStdin = false
@@ -31,24 +31,40 @@ enum TerminalLogin {
     /// An interactive login (a device code or a browser) waits for the user this long at most.
     static let timeout = 15.0 * 60
 
-    /// Logs in, holding the provider's interactive-login lock so parallel helpers wait for this
-    /// login instead of prompting again; returns the `login` result.
-    /// - Parameter locked: the caller already holds the interactive-login lock.
-    static func run(_ session: ToolSession, provider id: String, options: Options, locked: Bool = false) throws(ToolFailure) -> LoginResult {
+    /// Logs in; returns the `login` result. Parallel helpers wait for one another's login rather
+    /// than prompting again: the core runs one interactive login per provider (`AuthService.oneLogin`).
+    static func run(_ session: ToolSession, provider id: String, options: Options) throws(ToolFailure) -> LoginResult {
         if id.contains("://") { return try learn(session, resource: id, options: options) }
         let provider = try session.provider(id)
         let flow = try flow(options, provider: provider)
-        let credentials = try credentials(for: provider, flow: flow, options: options)
-        let lock = locked ? nil : try loginLock(session, provider: id)
-        defer { lock?.unlock() }
+        // What a script gives on stdin is read now; what the person types is asked by the core,
+        // under the provider's one-login lock (a parallel helper waits for this answer instead).
+        let scripted = options.passwordStdin || options.tokenStdin
+        let credentials = scripted ? try credentials(for: provider, flow: flow, options: options) : nil
+        let refusal = Locked<ToolFailure?>(nil)
+        let ask: @Sendable (ProviderConfig, Flow) async throws(AuthError) -> Credentials = { config, chosen throws(AuthError) in
+            let asked: Credentials?
+            do throws(ToolFailure) { asked = try Self.credentials(for: config, flow: chosen, options: options) } catch {
+                // The terminal's own failure (none, Ctrl-C) is what the command exits with.
+                refusal.withLock { $0 = error }
+                throw AuthError.loginCancelled(config)
+            }
+            guard let asked else { throw AuthError.loginCancelled(config) }
+            return asked
+        }
         // The prompt's countdown line ends (cleared) before anything else is printed.
         let live = LivePromptLine(environment: ProcessEnvironment.current())
         defer { live.stop() }
         let context = LoginContext(prompt: { show(prompt: $0, provider: provider, live: live) },
-                                   acceptPaste: { paste in live.acceptPaste { paste.complete($0) } })
+                                   acceptPaste: { paste in live.acceptPaste { paste.complete($0) } }, waiting: sayWaiting,
+                                   askFields: scripted ? nil : ask)
         let service = session.service
-        return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
-            try await service.login(provider: id, flow: options.choosesFlow ? flow : nil, credentials: credentials, context: context)
+        do throws(ToolFailure) {
+            return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
+                try await service.login(provider: id, flow: options.choosesFlow ? flow : nil, credentials: credentials, context: context)
+            }
+        } catch {
+            throw refusal.current ?? error
         }
     }
 
@@ -59,23 +75,14 @@ enum TerminalLogin {
             throw ToolFailure(.usage, "an API learned from its URL logs in with a browser or --device, not a password or token")
         }
         let flow: Flow? = options.flow == .device ? .deviceCode : options.flow == .browser ? .authorizationCode : nil
-        // One learning login per API across processes (the mcp bridge takes the same lock): the
+        // One learning login per API across processes is the core's (`AuthService.learn`): the
         // registered redirect port is one, and a login that waited finds the provider learned.
-        let lock = try loginLock(session, provider: learningLockName(resource))
-        defer { lock?.unlock() }
-        session.service.checkStore()
         let live = LivePromptLine(environment: ProcessEnvironment.current())
         defer { live.stop() }
         let service = session.service
         return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
             try await service.login(resource: resource, flow: flow, context: learnedContext(live))
         }
-    }
-
-    /// The interactive-login lock of learning the API at `url`: named by its origin, since the
-    /// provider's id is not known before it is learned.
-    static func learningLockName(_ url: String) -> String {
-        "learn-" + String((Origin(url: url)?.description ?? url).map { $0.isLetter || $0.isNumber ? $0 : "-" })
     }
 
     /// Prompts for a login learned from an API, naming the resource and where the person signs in.
@@ -88,23 +95,12 @@ enum TerminalLogin {
         })
         context.learning = { learned in target.withLock { $0 = learned } }
         context.acceptPaste = { paste in live.acceptPaste { paste.complete($0) } }
+        context.waiting = sayWaiting
         return context
     }
 
-    /// The provider's interactive-login lock beside the store (nil for stores without a directory);
-    /// waits, saying so, while another process's login holds it.
-    static func loginLock(_ session: ToolSession, provider id: String) throws(ToolFailure) -> StoreLock? {
-        // The keyring store keeps its records, and so its locks, in a file store too.
-        guard let files = (session.store as? FileSessionStore) ?? (session.store as? KeyringSessionStore)?.records else { return nil }
-        do {
-            if let lock = try files.interactiveLoginLock(id, timeout: 0) { return lock }
-            Logger.stderrSink("auth-agent: another login to \(id) is in progress; waiting for it to finish…")
-            if let lock = try files.interactiveLoginLock(id, timeout: timeout) { return lock }
-        } catch {
-            throw ToolFailure(AuthError.loginLockUnavailable(id, error))
-        }
-        throw ToolFailure(.unavailable, "authServerUnavailable: another login to \(id) is still in progress")
-    }
+    /// What the person at the terminal is told while the login waits for another one.
+    static let sayWaiting: @Sendable (String) -> Void = { Logger.stderrSink("auth-agent: " + $0) }
 
     /// The flow the options choose among the provider's: `--device` deviceCode, `--browser`
     /// token; none of them, the provider's default (`defaultFlow`: the agent's, through a socket

@@ -76,10 +76,7 @@ final class ProviderAccounts: Sendable {
     /// the login needs what it brings, and waits. Non-interactive logins answer soon: they
     /// keep the plain order.
     func interactiveLoginLeavesAccounts(_ flow: Flow) -> Bool {
-        switch flow {
-        case .deviceCode, .authorizationCode: return !loggedIn.isEmpty
-        case .session, .password, .clientCredentials, .token: return false
-        }
+        flow.descriptor.waitsForThePerson && !loggedIn.isEmpty
     }
 
     /// The account a request uses when it names none and its connection selected none:

@@ -13,7 +13,7 @@ import Wire
 struct AuthorizationCodeProvider: OAuthLoginProvider {
     static let descriptor = FlowDescriptor(
         keys: FlowDescriptor.oauthKeys + ["authorizationEndpoint", "redirectPort", "openBrowser"], required: ["clientId"],
-        discoverable: ["authorizationEndpoint"], fields: [], sharesAccounts: true, canRefresh: FlowDescriptor.hasRefreshToken,
+        discoverable: ["authorizationEndpoint"], fields: [], sharesAccounts: true, waitsForThePerson: true, canRefresh: FlowDescriptor.hasRefreshToken,
         makeProvider: { AuthorizationCodeProvider(config: $0.config, oauth: $0.oauth, clock: $0.clock, revokeTimeout: $0.revokeTimeout, browser: $0.browser) })
 
     let config: ProviderConfig

@@ -11,7 +11,7 @@ import JSON
 struct DeviceCodeProvider: OAuthLoginProvider {
     static let descriptor = FlowDescriptor(
         keys: FlowDescriptor.oauthKeys + ["deviceAuthorizationEndpoint", "openBrowser"], required: ["clientId"],
-        discoverable: ["deviceAuthorizationEndpoint"], fields: [], sharesAccounts: true, canRefresh: FlowDescriptor.hasRefreshToken,
+        discoverable: ["deviceAuthorizationEndpoint"], fields: [], sharesAccounts: true, waitsForThePerson: true, canRefresh: FlowDescriptor.hasRefreshToken,
         makeProvider: { DeviceCodeProvider(config: $0.config, oauth: $0.oauth, clock: $0.clock, revokeTimeout: $0.revokeTimeout, browser: $0.browser) })
 
     let config: ProviderConfig

@@ -20,6 +20,10 @@ struct FlowDescriptor: Sendable {
     /// renew their own way (a session API's endpoint, the client credentials grant again)
     /// or not at all (a pasted token, which a revocation must not touch).
     var sharesAccounts = false
+    /// Whether a login waits for the person (a device code, a browser): such logins of one
+    /// provider run one at a time across the user's processes (`AuthService.oneLogin`), and
+    /// leave its logged-in accounts' requests running meanwhile.
+    var waitsForThePerson = false
     /// Whether `session` can be renewed without the user.
     let canRefresh: @Sendable (ProviderConfig, Session) -> Bool
     let makeProvider: @Sendable (FlowContext) -> LoginProvider

@@ -18,12 +18,23 @@ public struct LoginContext: Sendable {
     /// A browser login's other way in, given before its prompt: the redirect URL pasted back
     /// (the terminal reads it; the protocol's `completeLogin` hands it over).
     public var acceptPaste: @Sendable (RedirectPaste) -> Void
+    /// Told when the login waits for another one of the same provider (`AuthService.oneLogin`),
+    /// so the person at a terminal knows why nothing is asked yet.
+    public var waiting: @Sendable (String) -> Void
+    /// Asks the person for the fields of a flow that needs them (a username and password, a
+    /// token: `LoginField`s), when the login brought none: the terminal can; nil where nobody
+    /// can be asked. Asked under the provider's one-login lock, so parallel helpers wait for the
+    /// first one's answer instead of each asking (`AuthService.oneLogin`).
+    public var askFields: (@Sendable (ProviderConfig, Flow) async throws(AuthError) -> Credentials)?
 
     public init(openBrowser: Bool? = nil, prompt: @escaping @Sendable (LoginPrompt) -> Void = { _ in },
-                acceptPaste: @escaping @Sendable (RedirectPaste) -> Void = { _ in }) {
+                acceptPaste: @escaping @Sendable (RedirectPaste) -> Void = { _ in }, waiting: @escaping @Sendable (String) -> Void = { _ in },
+                askFields: (@Sendable (ProviderConfig, Flow) async throws(AuthError) -> Credentials)? = nil) {
         self.openBrowser = openBrowser
         self.prompt = prompt
         self.acceptPaste = acceptPaste
+        self.waiting = waiting
+        self.askFields = askFields
     }
 }
 

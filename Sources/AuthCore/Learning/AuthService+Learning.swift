@@ -47,7 +47,10 @@ extension AuthService {
         let (task, joined) = registry.flights.withLock { flights -> (Task<LoginResult, Error>, Bool) in
             if let running = flights[origin] { return (running, true) }
             let task = Task { [self] () async throws -> LoginResult in
-                try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, context: context)
+                // Across processes too: a learning that waited finds the API learned and logged in.
+                try await oneLogin(Self.learningLockName(origin), provider: nil, context: context, joining: { [self] in learnedSession(url) }) {
+                    () async throws(AuthError) in try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, context: context)
+                }
             }
             flights[origin] = task
             return (task, false)
@@ -272,4 +275,20 @@ extension AuthService {
     }
 
     private func providers(_ id: String) -> ProviderAccounts? { registry.providers[id] }
+
+    /// The interactive-login lock of learning an API of `origin`: named by its origin, since the
+    /// provider's id is not known before it is learned.
+    static func learningLockName(_ origin: Origin) -> String {
+        "learn-" + String(origin.description.map { $0.isLetter || $0.isNumber ? $0 : "-" })
+    }
+
+    /// After waiting for another process's learning: the learned provider now covering `url`
+    /// with a logged-in account (read from the store), if that learning succeeded.
+    private func learnedSession(_ url: String) -> LoginResult? {
+        checkLearned()
+        guard let p = registry.learnedCovering(url) else { return nil }
+        sync.catchUp(p)
+        guard let c = p.defaultSession, let session = c.current else { return nil }
+        return LoginResult(provider: p.id, account: c.account, user: session.user ?? [:], expiresAt: session.expiresAt)
+    }
 }

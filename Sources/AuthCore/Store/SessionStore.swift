@@ -35,6 +35,10 @@ public protocol SessionStore: Sendable {
     func saveDocument(_ bytes: [UInt8]?, key: String) throws
     /// `modificationStamp` of a document.
     func documentStamp(_ key: String) -> String?
+    /// One attempt, without waiting, at the interactive-login lock `name` (a provider's id, or a
+    /// learning's), shared by every agent process on the store; nil when someone holds it.
+    /// Separate from `tryLock`, which the login itself takes to save its session.
+    func tryLoginLock(_ name: String) throws -> StoreLock?
 }
 
 /// A held provider lock; released explicitly or, at the latest, when dropped.
@@ -61,6 +65,12 @@ extension SessionStore {
     public func saveDocument(_ bytes: [UInt8]?, key: String) throws { throw SessionStoreError.io("this store keeps no documents") }
     public func documentStamp(_ key: String) -> String? { nil }
 
+    /// A store that says nothing of other processes (a test's): logins exclude each other in this process.
+    public func tryLoginLock(_ name: String) throws -> StoreLock? {
+        guard processLoginLocks.tryAcquire(name) else { return nil }
+        return StoreLock { processLoginLocks.release(name) }
+    }
+
     /// Waits at most `timeout` seconds of `clock`'s time for the provider's lock without
     /// blocking a thread (then `SessionStoreError.lockTimeout`): the store lock is waited for by
     /// polling `tryLock`, as another process may hold it and no store can say when it is freed.
@@ -82,3 +92,6 @@ extension SessionStore {
         return try body()
     }
 }
+
+/// The interactive-login locks of stores that keep none of their own.
+private let processLoginLocks = InProcessLocks()

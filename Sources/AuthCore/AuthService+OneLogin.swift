@@ -1,0 +1,49 @@
+/// One interactive login per provider at a time, across every agent and helper process of the
+/// user: a storm of them — the helpers kubectl runs in parallel, a host's `login` beside the
+/// command line's, the MCP bridge, `fetch` with `login: "ifNeeded"` — makes one authorization.
+/// Every door reaches it through `AuthService.login` and learning; none takes a lock of its own.
+extension AuthService {
+    /// How long a login waits for another one of the same provider before giving up (1005).
+    static let loginWait = 15.0 * 60
+
+    /// Runs `login` holding the store's interactive-login lock `name`. A login that had to wait
+    /// answers with what the one it waited for brought (`joining`, when that finds it), else logs in.
+    func oneLogin(_ name: String, provider: ProviderConfig?, context: LoginContext, joining: @escaping @Sendable () -> LoginResult?,
+                  _ login: () async throws(AuthError) -> LoginResult) async throws(AuthError) -> LoginResult {
+        let store = sync.store
+        let held: StoreLock?
+        var waited = false
+        do {
+            if let now = try store.tryLoginLock(name) {
+                held = now
+            } else {
+                waited = true
+                logger.info("another login to \(name) is in progress; waiting for it to finish")
+                context.waiting("another login to \(name) is in progress; waiting for it to finish…")
+                held = try await clock.poll(until: clock.deadline(after: Self.loginWait)) { try store.tryLoginLock(name) }
+            }
+        } catch is CancellationError {
+            throw AuthError.loginCancelled(provider)
+        } catch {
+            throw AuthError.loginLockUnavailable(name, error)
+        }
+        guard let held else { throw AuthError.loginStillInProgress(name) }
+        defer { held.unlock() }
+        if waited, let joined = joining() { return joined }
+        return try await login()
+    }
+
+    /// What a login of `p` that waits finds when the login it waited for is done: an account whose
+    /// session (read from the store, where another process put it) is not one it had before.
+    func newSession(of p: ProviderAccounts) -> @Sendable () -> LoginResult? {
+        let before = p.loggedIn.compactMap { c in c.current.map { (c.account, $0) } }
+        return { [sync] in
+            sync.catchUp(p)
+            for c in p.loggedIn {
+                guard let now = c.current, !before.contains(where: { $0.0 == c.account && $0.1.isSameIssue(as: now) }) else { continue }
+                return LoginResult(provider: p.id, account: c.account, user: now.user ?? [:], expiresAt: now.expiresAt)
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import JSON
+import Locking
+import XCTest
+
+/// Issue 30 item 3: one interactive login per provider across every process of the user, decided in
+/// the core — a host's RPC `login` and the command line's `auth-agent login` started together make
+/// one authorization: the second waits for the first and answers with its session.
+final class OneLoginTests: XCTestCase {
+    func testAnRPCLoginAndACommandLineLoginStartedTogetherMakeOneAuthorization() throws {
+        let h = try CLIHarness()
+        let agent = try SocketAgentProcess(path: h.directory.appendingPathComponent("run/agent.sock").path, environment: h.environment)
+        let host = try SocketClient(agent.path)
+        host.send(["jsonrpc": "2.0", "id": 1, "method": "login", "params": ["provider": "device"]])
+        let prompt = try XCTUnwrap(host.next())
+        let userCode = try XCTUnwrap(prompt["params"]?["userCode"]?.stringValue, "\(prompt)")
+
+        // The command line, in-process on the same store (no AUTH_AGENT_SOCK), while the host's login waits.
+        let cli = Locked<CLIHarness.Finished?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            cli.withLock { $0 = try? h.agent(["login", "device"], timeout: 60) }
+            done.signal()
+        }
+        let lockFile = h.directory.appendingPathComponent("store/device.login.lock").path
+        XCTAssertTrue(FileManager.default.fileExists(atPath: lockFile), "the host's login holds the provider's login lock")
+        usleep(1_500_000)  // the command line is waiting for it by now (it says so on stderr)
+        XCTAssertTrue(h.issuer.approveDevice(userCode: userCode, username: "alice"))
+        let answer = try XCTUnwrap(host.next())
+        XCTAssertEqual(answer["result"]?["account"], "alice", "\(answer)")
+
+        XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
+        let r = try XCTUnwrap(cli.current)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("another login to device is in progress; waiting for it to finish"), r.stderr)
+        XCTAssertTrue(r.stdout.contains("Logged in to Device Login as alice"), r.stdout)
+        XCTAssertFalse(r.stderr.contains("enter the code"), "the command line asked nobody: \(r.stderr)")
+        XCTAssertEqual(h.issuer.count("deviceAuthorization"), 1, "one authorization for both")
+        _ = agent
+    }
+}
