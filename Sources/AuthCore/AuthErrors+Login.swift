@@ -41,6 +41,15 @@ extension AuthError {
         return AuthError(.loginDenied, message, provider: provider.id)
     }
 
+    /// The authorization response of `provider`'s login did not name its issuer as RFC 9207
+    /// requires (`problem` says how): 1008 — for a learned provider 1014 at step `login`, as
+    /// learning reports every refusal of the server it learned (and nothing is learned).
+    static func issuerMismatch(_ provider: ProviderConfig, _ problem: String) -> AuthError {
+        let message = "The \(provider.displayName) login was refused: \(problem) (RFC 9207)."
+        guard provider.learned == nil else { return discoveryFailed(.login, message) }
+        return AuthError(.loginDenied, message, provider: provider.id)
+    }
+
     /// The login was cancelled (the person, the host, or the task waiting for it): 1008.
     /// Nil when no provider was chosen yet (learning an API).
     static func loginCancelled(_ provider: ProviderConfig?) -> AuthError {
