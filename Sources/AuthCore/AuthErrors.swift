@@ -13,6 +13,14 @@ extension AuthError {
         return AuthError(.notLoggedIn, "Account \(account) is not logged in to \(provider.displayName).", provider: provider.id)
     }
 
+    /// The stored session of `account` of `provider` was issued by `issuedBy`, which the configuration no
+    /// longer names (1001): it is not used, and kept until a login replaces it or a logout removes it.
+    static func sessionOfAnotherIssuer(_ provider: ProviderConfig, account: String, issuedBy: String) -> AuthError {
+        let now = provider.sessionIssuer.map { "now names \($0)" } ?? "names no issuer now"
+        return AuthError(.notLoggedIn, "Account \(account) is not logged in to \(provider.displayName): the session was issued by \(issuedBy); "
+                         + "the configuration \(now): log in again.", provider: provider.id)
+    }
+
     /// `name` fits several logged-in accounts of `provider` (`matches` lists them): 1001, as no
     /// account is chosen, rather than one of them at random.
     static func ambiguousAccount(_ name: String, of provider: ProviderConfig, matches: String) -> AuthError {

@@ -126,6 +126,7 @@ extension AuthService {
         }
         merged.account = stale.account
         merged.flow = stale.flow
+        merged.issuer = stale.issuer
         return merged
     }
 
