@@ -75,7 +75,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         }
         if let error = callback.query["error"] {
             callback.respond(false, "The sign-in was not completed (\(error)). You can close this tab.")
-            throw AuthError.loginDenied(config, .denied(error: error))
+            throw AuthError.loginDenied(config, .denied(ServerRefusal(error: error, description: callback.query["error_description"])))
         }
         guard let code = callback.query["code"], !code.isEmpty else {
             callback.respond(false, "The sign-in did not return an authorization code.")
