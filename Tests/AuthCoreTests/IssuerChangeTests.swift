@@ -69,13 +69,18 @@ final class IssuerChangeTests: XCTestCase {
         XCTAssertEqual(again, "at-a1", "the configuration naming A again uses A's session")
     }
 
-    func testALoginReplacesTheOtherIssuersSessionAndLogoutAllRemovesIt() async throws {
+    func testALoginReplacesTheOtherIssuersSessionAndAnExplicitLogoutRemovesIt() async throws {
         let a = service(issuer: Self.issuerA)
-        _ = try await a.login(provider: "corp", credentials: .password(username: "alice", password: "pw"))
-
-        let b = service(issuer: Self.issuerB)
-        _ = try await b.logout(provider: "corp", all: true)
-        XCTAssertNil(try store.loadIndex("corp")?.accounts.first, "an explicit logout removes it")
+        for (all, account) in [(true, nil), (false, "alice")] as [(Bool, String?)] {
+            _ = try await a.login(provider: "corp", credentials: .password(username: "alice", password: "pw"))
+            let b = service(issuer: Self.issuerB)
+            _ = try await b.logout(provider: "corp")
+            XCTAssertNotNil(try storedRecord(), "a logout of the account a request would use: there is none")
+            let revoked = try await b.logout(provider: "corp", account: AccountChoice(account: account), all: all)
+            XCTAssertFalse(revoked, "the issuer that could revoke it is no longer configured")
+            XCTAssertNil(try store.loadIndex("corp")?.accounts.first, "logout all: \(all), account: \(account ?? "none")")
+            XCTAssertNil(try store.load(StoreKeys.account("alice", of: "corp")), "an explicit logout removes it")
+        }
 
         _ = try await a.login(provider: "corp", credentials: .password(username: "alice", password: "pw"))
         let b2 = service(issuer: Self.issuerB)
