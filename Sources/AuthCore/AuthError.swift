@@ -51,6 +51,9 @@ public struct AuthError: Error, Sendable, Equatable {
     public let provider: String?
     /// For 1014 `discoveryFailed`: the `LearningStep` that failed (`data.step`).
     public var step: String?
+    /// The refusing server's own `error_description`, made safe (`ServerRefusal`), when it gave one
+    /// (`data.serverDescription`): what it says is often the one thing that tells a person what to change.
+    public var serverDescription: String?
 
     /// Sources build errors through the named constructors of `AuthErrors*.swift`, where each
     /// code's wording lives; this stays public (Swift has no access level for a set of files)
@@ -59,5 +62,12 @@ public struct AuthError: Error, Sendable, Equatable {
         self.code = code
         self.message = message
         self.provider = provider
+    }
+
+    /// This error with `refusal`'s description as `serverDescription`; for the named constructors.
+    func carrying(_ refusal: ServerRefusal?) -> AuthError {
+        var e = self
+        e.serverDescription = refusal?.description
+        return e
     }
 }

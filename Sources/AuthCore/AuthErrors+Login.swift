@@ -5,16 +5,16 @@ extension AuthError {
 
     /// Why the server, the person or the agent refused a login of a provider (1008).
     enum LoginRefusal {
-        /// The person or server denied it; `error` is the redirect's `error` when it gave one.
-        case denied(error: String?)
+        /// The person or server denied it, in the server's words when it said any (the redirect's or the token endpoint's).
+        case denied(ServerRefusal?)
         /// The redirect came back without an authorization code.
         case noAuthorizationCode
-        /// The token endpoint refused the authorization code; `why` is its error and description.
-        case codeRefused(String)
-        /// The token endpoint refused the device login; `why` is its error and description.
-        case deviceLoginRefused(String)
-        /// The device authorization endpoint refused to start; `why` is its error.
-        case deviceLoginNotStarted(String)
+        /// The token endpoint refused the authorization code, in these words.
+        case codeRefused(ServerRefusal)
+        /// The token endpoint refused the device login, in these words.
+        case deviceLoginRefused(ServerRefusal)
+        /// The device authorization endpoint refused to start, in these words.
+        case deviceLoginNotStarted(ServerRefusal)
         /// The agent refused what the login brought back or would open; `problem` says what.
         case refused(String)
         /// The browser URL, naming `what` it was, cannot be opened safely (`problem`).
@@ -23,21 +23,32 @@ extension AuthError {
         case noSuchFlow(Flow)
     }
 
-    /// The login of `provider` was refused, for the reason `why` (1008).
+    /// The login of `provider` was refused, for the reason `why` (1008); a server's refusal
+    /// carries its words in the message and its description in `serverDescription`.
     static func loginDenied(_ provider: ProviderConfig, _ why: LoginRefusal) -> AuthError {
         let name = provider.displayName
         let message: String
+        var refusal: ServerRefusal?
         switch why {
         case .denied(nil): message = "The \(name) login was denied."
-        case .denied(let error?): message = "The \(name) login was denied (\(error))."
+        case .denied(let server?): (message, refusal) = ("The \(name) login was denied (\(server.line)).", server)
         case .noAuthorizationCode: message = "The \(name) login returned no authorization code."
-        case .codeRefused(let why): message = "\(name) refused the authorization code (\(why))."
-        case .deviceLoginRefused(let why): message = "\(name) refused the device login (\(why))."
-        case .deviceLoginNotStarted(let why): message = "\(name) refused to start a device login (\(why))."
+        case .codeRefused(let server): (message, refusal) = ("\(name) refused the authorization code (\(server.line)).", server)
+        case .deviceLoginRefused(let server): (message, refusal) = ("\(name) refused the device login (\(server.line)).", server)
+        case .deviceLoginNotStarted(let server): (message, refusal) = ("\(name) refused to start a device login (\(server.line)).", server)
         case .refused(let problem): message = "The \(name) login was refused: \(problem)."
         case .unsafeURL(let what, let problem): message = "The \(name) login was refused: the \(what) cannot be opened safely (\(problem))."
         case .noSuchFlow(let flow): message = "\(name) has no \(flow.rawValue) login; its flows: \(provider.flowNames)."
         }
+        return AuthError(.loginDenied, message, provider: provider.id).carrying(refusal)
+    }
+
+    /// The authorization response of `provider`'s login did not name its issuer as RFC 9207
+    /// requires (`problem` says how): 1008 — for a learned provider 1014 at step `login`, as
+    /// learning reports every refusal of the server it learned (and nothing is learned).
+    static func issuerMismatch(_ provider: ProviderConfig, _ problem: String) -> AuthError {
+        let message = "The \(provider.displayName) login was refused: \(problem) (RFC 9207)."
+        guard provider.learned == nil else { return discoveryFailed(.login, message) }
         return AuthError(.loginDenied, message, provider: provider.id)
     }
 

@@ -160,6 +160,12 @@ extension AuthError {
         return AuthError(.scopeNotGranted, "\(provider.displayName) did not grant \(what) (\(why)).", provider: provider.id)
     }
 
+    /// `scopeNotGranted` for a refusal in the server's words (`invalid_scope`, `invalid_target`),
+    /// its description also in `serverDescription`.
+    static func scopeNotGranted(_ provider: ProviderConfig, _ shape: TokenShape, refused: ServerRefusal) -> AuthError {
+        scopeNotGranted(provider, shape, refused.line).carrying(refused)
+    }
+
     /// An MCP server asked for `scopes` (403 `insufficient_scope`) that no login could get (1013).
     static func mcpScopeNotGranted(_ scopes: [String]) -> AuthError {
         AuthError(.scopeNotGranted, "The MCP server wants the scope \(scopes.joined(separator: " ")) (HTTP 403 insufficient_scope), "
@@ -167,6 +173,12 @@ extension AuthError {
     }
 
     // MARK: 1014 discoveryFailed
+
+    /// 1014 at `registration`: `issuer` answered the registration with HTTP `status`, and said why when `refusal` is there.
+    static func registrationRefused(issuer: String, status: Int, _ refusal: ServerRefusal?) -> AuthError {
+        let why = refusal.map { " (\($0.line))" } ?? ""
+        return discoveryFailed(.registration, "\(issuer) refused the registration with HTTP \(status)\(why).").carrying(refusal)
+    }
 
     /// 1014: learning stopped at `step`; nothing from the attempt is kept.
     static func discoveryFailed(_ step: LearningStep, _ message: String) -> AuthError {

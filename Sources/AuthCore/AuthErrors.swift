@@ -13,6 +13,14 @@ extension AuthError {
         return AuthError(.notLoggedIn, "Account \(account) is not logged in to \(provider.displayName).", provider: provider.id)
     }
 
+    /// The stored session of `account` of `provider` was issued by `issuedBy`, which the configuration no
+    /// longer names (1001): it is not used, and kept until a login replaces it or a logout removes it.
+    static func sessionOfAnotherIssuer(_ provider: ProviderConfig, account: String, issuedBy: String) -> AuthError {
+        let now = provider.sessionIssuer.map { "now names \($0)" } ?? "names no issuer now"
+        return AuthError(.notLoggedIn, "Account \(account) is not logged in to \(provider.displayName): the session was issued by \(issuedBy); "
+                         + "the configuration \(now): log in again.", provider: provider.id)
+    }
+
     /// `name` fits several logged-in accounts of `provider` (`matches` lists them): 1001, as no
     /// account is chosen, rather than one of them at random.
     static func ambiguousAccount(_ name: String, of provider: ProviderConfig, matches: String) -> AuthError {
@@ -75,19 +83,27 @@ extension AuthError {
         case tokenNotAccepted
     }
 
-    /// `provider` cannot log in with what it was given (1003), for the reason `why`.
-    static func invalidCredentials(_ provider: ProviderConfig, _ why: CredentialProblem) -> AuthError {
+    /// `provider` cannot log in with what it was given (1003), for the reason `why`; the server's
+    /// description of its refusal (`refusal`), when it gave one, in the message and `serverDescription`.
+    static func invalidCredentials(_ provider: ProviderConfig, _ why: CredentialProblem, refusal: ServerRefusal? = nil) -> AuthError {
         let name = provider.displayName
         let message: String
         switch why {
         case .needsUsernameAndPassword: message = "\(name) needs a username and a password."
-        case .passwordRejected: message = "\(name) rejected the username or password."
-        case .clientCredentialsRejected: message = "\(name) rejected the client credentials."
+        case .passwordRejected: message = "\(name) rejected the username or password\(Self.saying(refusal))."
+        case .clientCredentialsRejected: message = "\(name) rejected the client credentials\(Self.saying(refusal))."
         case .needsToken: message = "\(name) needs a token."
         case .tokenNotAHeaderValue: message = "The token for \(name) contains \(AuthorizationToken.rule)."
         case .tokenNotAccepted: message = "\(name) did not accept the token."
         }
-        return AuthError(.invalidCredentials, message, provider: provider.id)
+        return AuthError(.invalidCredentials, message, provider: provider.id).carrying(refusal)
+    }
+
+    /// ` (error: description)` when the server described its refusal, else nothing: a bare
+    /// `invalid_grant` adds nothing to "rejected the username or password".
+    static func saying(_ refusal: ServerRefusal?) -> String {
+        guard let refusal, refusal.description != nil else { return "" }
+        return " (\(refusal.line))"
     }
 
     /// A password login was asked for without a username or password (1003).
@@ -97,9 +113,11 @@ extension AuthError {
 
     // MARK: 1004 sessionExpired
 
-    /// The session of `provider` ended (its refresh token was refused): log in again (1004).
-    static func sessionExpired(_ provider: ProviderConfig) -> AuthError {
-        AuthError(.sessionExpired, "The \(provider.displayName) session has expired; log in again.", provider: provider.id)
+    /// The session of `provider` ended (its refresh token was refused, described by `refusal` when
+    /// the server did): log in again (1004).
+    static func sessionExpired(_ provider: ProviderConfig, refusal: ServerRefusal? = nil) -> AuthError {
+        AuthError(.sessionExpired, "The \(provider.displayName) session has expired\(saying(refusal)); log in again.", provider: provider.id)
+            .carrying(refusal)
     }
 
     // MARK: 1006 originNotAllowed

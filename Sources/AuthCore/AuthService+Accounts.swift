@@ -63,6 +63,7 @@ extension AuthService {
         let id = p.id
         var fresh = try await login.login(credentials, context: context)
         if p.config.flows.count > 1 { fresh.flow = chosen }
+        fresh.issuer = p.config.sessionIssuer
         var typed: String?
         if case .password(let username, _)? = credentials { typed = username }
         fresh.user = AccountNames.user(fresh.user, typed: typed, previous: nil)
@@ -104,6 +105,9 @@ extension AuthService {
             _ = c.clear(ifStill: session)
             ended.append((c, session))
         }
+        // A session another issuer issued is removed by an explicit logout alone (it cannot be revoked: that issuer is no longer configured).
+        let foreign = all ? sync.removeForeign(p) : choice.name(for: id).map { sync.removeForeign(p, account: $0) } ?? []
+        foreign.forEach { logger.info("removed the session of \(id) (\($0)) another issuer issued") }
         guard !ended.isEmpty else { return false }
         try? sync.updateIndex(p) { index in ended.forEach { index.remove($0.0.account) } }
         var revoked = true

@@ -31,9 +31,13 @@ extension AuthService {
 
     // MARK: Accounts
 
-    /// No session in memory: not logged in — or, when the keyring could not be read, 1010.
+    /// No session in memory: not logged in — or, when the keyring could not be read, 1010; when the
+    /// stored session was issued by another issuer than the configuration names, 1001 saying so.
     func notLoggedIn(_ p: ProviderAccounts, account: String? = nil) -> AuthError {
         if let why = sync.trouble(p) { return AuthError.keyringUnavailable(p.config, why) }
+        if let (c, issuer) = sync.foreignSession(p, account: account) {
+            return AuthError.sessionOfAnotherIssuer(p.config, account: c.account, issuedBy: issuer)
+        }
         return AuthError.notLoggedIn(p.config, account: account)
     }
 

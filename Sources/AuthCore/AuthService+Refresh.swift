@@ -86,16 +86,16 @@ extension AuthService {
             }
             if let unsaved { throw AuthError.storeUnavailable(c.config, unsaved) }
             return installed
-        case .rejected(let why):
+        case .rejected(let refusal):
             // Before declaring the session dead, look again: newer tokens in the store win.
             if let current = try sync.adopt(c), !current.isSameIssue(as: stale) { return current }
             // A learned provider's registration the server forgot: the next login registers again.
-            if let learned = c.config.learned, why.hasPrefix("invalid_client"), let clientId = c.config.clientId {
+            if let learned = c.config.learned, refusal.error == "invalid_client", let clientId = c.config.clientId {
                 try? await dropRegistration(issuer: learned.issuer, clientId: clientId)
             }
-            throw expire(c, stale, why: "the server rejected the refresh (\(why))")
-        case .notGranted(let why):
-            throw AuthError.scopeNotGranted(c.config, shape, why)
+            throw expire(c, stale, why: "the server rejected the refresh (\(refusal.line))", refusal: refusal)
+        case .notGranted(let refusal):
+            throw AuthError.scopeNotGranted(c.config, shape, refused: refusal)
         case .transient(let why):
             logger.warn("refreshing \(id) failed: \(why); the session is kept")
             throw AuthError.unavailable(c.config, why)
@@ -126,6 +126,7 @@ extension AuthService {
         }
         merged.account = stale.account
         merged.flow = stale.flow
+        merged.issuer = stale.issuer
         return merged
     }
 
@@ -142,8 +143,8 @@ extension AuthService {
         throw expire(c, session, why: why)
     }
 
-    /// The server no longer accepts `session`: forget it and tell subscribers.
-    func expire(_ c: AccountSession, _ session: Session, why: String) -> AuthError {
+    /// The server no longer accepts `session` (it said why when `refusal` is there): forget it and tell subscribers.
+    func expire(_ c: AccountSession, _ session: Session, why: String, refusal: ServerRefusal? = nil) -> AuthError {
         if c.isCurrent(session) {
             sync.persist(c, nil)
             _ = c.clear(ifStill: session)
@@ -151,6 +152,6 @@ extension AuthService {
             logger.info("session of \(c.id) (\(c.account)) ended: \(why)")
             events(.loggedOut(provider: c.id, account: c.account, reason: .expired))
         }
-        return AuthError.sessionExpired(c.config)
+        return AuthError.sessionExpired(c.config, refusal: refusal)
     }
 }

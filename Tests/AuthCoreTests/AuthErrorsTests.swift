@@ -14,12 +14,12 @@ final class AuthErrorsTests: XCTestCase {
 
     func testLoginTexts() {
         let p = Self.corp
-        check(.loginDenied(p, .denied(error: nil)), .loginDenied, "The Corp SSO login was denied.")
-        check(.loginDenied(p, .denied(error: "access_denied")), .loginDenied, "The Corp SSO login was denied (access_denied).")
+        check(.loginDenied(p, .denied(nil)), .loginDenied, "The Corp SSO login was denied.")
+        check(.loginDenied(p, .denied(ServerRefusal(error: "access_denied", description: nil))), .loginDenied, "The Corp SSO login was denied (access_denied).")
         check(.loginDenied(p, .noAuthorizationCode), .loginDenied, "The Corp SSO login returned no authorization code.")
-        check(.loginDenied(p, .codeRefused("invalid_grant")), .loginDenied, "Corp SSO refused the authorization code (invalid_grant).")
-        check(.loginDenied(p, .deviceLoginRefused("invalid_grant")), .loginDenied, "Corp SSO refused the device login (invalid_grant).")
-        check(.loginDenied(p, .deviceLoginNotStarted("HTTP 400")), .loginDenied, "Corp SSO refused to start a device login (HTTP 400).")
+        check(.loginDenied(p, .codeRefused(ServerRefusal(error: "invalid_grant", description: nil))), .loginDenied, "Corp SSO refused the authorization code (invalid_grant).")
+        check(.loginDenied(p, .deviceLoginRefused(ServerRefusal(error: "invalid_grant", description: nil))), .loginDenied, "Corp SSO refused the device login (invalid_grant).")
+        check(.loginDenied(p, .deviceLoginNotStarted(ServerRefusal(error: "HTTP 400", description: nil))), .loginDenied, "Corp SSO refused to start a device login (HTTP 400).")
         check(.loginDenied(p, .refused("the nonce differs")), .loginDenied, "The Corp SSO login was refused: the nonce differs.")
         check(.loginDenied(p, .unsafeURL(what: "authorization URL", problem: "not https")), .loginDenied,
               "The Corp SSO login was refused: the authorization URL cannot be opened safely (not https).")
@@ -37,6 +37,33 @@ final class AuthErrorsTests: XCTestCase {
               "The MCP server wants a login (HTTP 401) and no provider covers https://mcp.example.com", provider: nil)
         check(.uncoveredFetch("https://api.example.com/x"), .originNotAllowed,
               "No provider served here covers https://api.example.com; this socket fetches only URLs its providers cover.", provider: nil)
+    }
+
+    /// Issue 29: a session of another issuer, an RFC 9207 mismatch, and a server's refusal in its own words.
+    func testIssuerAndServerRefusalTexts() {
+        var p = Self.corp
+        p.issuer = "https://sso.example.com"
+        check(.sessionOfAnotherIssuer(p, account: "alice", issuedBy: "https://old.example.com"), .notLoggedIn,
+              "Account alice is not logged in to Corp SSO: the session was issued by https://old.example.com; "
+              + "the configuration now names https://sso.example.com: log in again.")
+        check(.issuerMismatch(p, "the authorization response names the issuer https://x, not https://sso.example.com"), .loginDenied,
+              "The Corp SSO login was refused: the authorization response names the issuer https://x, not https://sso.example.com (RFC 9207).")
+        let said = ServerRefusal(error: "invalid_grant", description: "token revoked")
+        let cases: [(AuthError, String)] = [
+            (.sessionExpired(p, refusal: said), "The Corp SSO session has expired (invalid_grant: token revoked); log in again."),
+            (.invalidCredentials(p, .passwordRejected, refusal: said), "Corp SSO rejected the username or password (invalid_grant: token revoked)."),
+            (.loginDenied(p, .denied(said)), "The Corp SSO login was denied (invalid_grant: token revoked)."),
+            (.scopeNotGranted(p, .none, refused: said), "Corp SSO did not grant the requested scopes, audience or resource (invalid_grant: token revoked)."),
+            (.registrationRefused(issuer: "https://sso.example.com", status: 400, said),
+             "https://sso.example.com refused the registration with HTTP 400 (invalid_grant: token revoked)."),
+        ]
+        for (error, message) in cases {
+            XCTAssertEqual(error.message, message)
+            XCTAssertEqual(error.rpcError.data?["serverDescription"], "token revoked", message)
+        }
+        let bare = AuthError.sessionExpired(p, refusal: ServerRefusal(error: "invalid_grant", description: nil))
+        XCTAssertEqual(bare, AuthError(.sessionExpired, "The Corp SSO session has expired; log in again.", provider: "corp"), "no description, nothing added")
+        XCTAssertNil(bare.rpcError.data?["serverDescription"])
     }
 
     func testServerAndStoreTexts() {

@@ -97,6 +97,66 @@ final class BrowserLoginHardeningTests: XCTestCase {
         XCTAssertEqual(error??.message, "The Web login was refused: its ID token carries another login's nonce.")
     }
 
+    // MARK: RFC 9207 iss, for a configured provider
+
+    /// An issuer `https://id.example.com` whose discovery document says (`promised`) or does not say that
+    /// its authorization responses carry `iss`; its token endpoint would issue a token.
+    private static func configuredIssuer(promisesIss: Bool) -> FakeOAuthServer {
+        let server = tokenEndpoint()
+        server.answer("/.well-known/openid-configuration", FakeOAuthServer.json(200, [
+            "issuer": "https://id.example.com", "authorization_endpoint": "https://id.example.com/authorize",
+            "token_endpoint": "https://id.example.com/token", "authorization_response_iss_parameter_supported": .bool(promisesIss)]))
+        return server
+    }
+
+    private func issuerProvider(_ server: FakeOAuthServer) -> AuthorizationCodeProvider {
+        var config = ProviderConfig(id: "web", displayName: "Web", flow: .authorizationCode)
+        config.issuer = "https://id.example.com"
+        config.clientId = "cli"
+        let http = HTTPCalls(transport: server, timeout: 5)
+        let oauth = OAuthClient(config: config, http: http, clock: SystemClock(), discovery: Discovery(http: http), lifetimeWarning: WarnOnce { _ in })
+        return AuthorizationCodeProvider(config: config, oauth: oauth, clock: SystemClock(), revokeTimeout: 1,
+                                         browser: BrowserLauncher(), callbackTimeout: 30)
+    }
+
+    /// The login's outcome after its browser came back with `iss` (none when nil) and a code; the server, to count its token requests.
+    private func loginComingBack(with iss: String?, promisesIss: Bool) async throws -> (AuthError??, FakeOAuthServer) {
+        let server = Self.configuredIssuer(promisesIss: promisesIss)
+        let (login, port, request) = try await startLogin(issuerProvider(server))
+        let state = try XCTUnwrap(request["state"])
+        let issParameter = iss.map { "&iss=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
+        let (_, page) = try await fetchPage(port, "/callback?code=c&state=\(state)\(issParameter)")
+        let error = await outcome(of: login, within: 5)
+        XCTAssertEqual(page.contains("did not come from the expected server"), error??.code != nil, "the tab says why")
+        return (error, server)
+    }
+
+    func testAnotherIssuersIssIsRefusedForAConfiguredProvider() async throws {
+        for promised in [true, false] {
+            let (error, server) = try await loginComingBack(with: "https://attacker.example", promisesIss: promised)
+            XCTAssertEqual(error??.code, .loginDenied, "promised: \(promised)")
+            XCTAssertEqual(error??.message, "The Web login was refused: the authorization response names the issuer "
+                           + "https://attacker.example, not https://id.example.com (RFC 9207).")
+            XCTAssertEqual(server.count("/token"), 0, "the code is not exchanged")
+        }
+    }
+
+    func testAMissingIssIsRefusedWhenTheServerPromisedIt() async throws {
+        let (error, server) = try await loginComingBack(with: nil, promisesIss: true)
+        XCTAssertEqual(error??.code, .loginDenied)
+        XCTAssertEqual(error??.message, "The Web login was refused: the authorization response carries no iss although "
+                       + "https://id.example.com says it sends one (RFC 9207).")
+        XCTAssertEqual(server.count("/token"), 0, "the code is not exchanged")
+    }
+
+    func testTheRightIssOrNoneUnpromisedLogsIn() async throws {
+        for (iss, promised) in [("https://id.example.com", true), (nil, false)] as [(String?, Bool)] {
+            let (error, server) = try await loginComingBack(with: iss, promisesIss: promised)
+            XCTAssertEqual(error, .some(nil), "iss \(iss ?? "none"), promised: \(promised)")
+            XCTAssertEqual(server.count("/token"), 1)
+        }
+    }
+
     // MARK: The listener
 
     func testSlowConnectionsDoNotHoldUpTheCallback() async throws {

@@ -443,10 +443,11 @@ extension LearningTests {
         let learnedStore = MemorySessionStore()
         let (learned, _) = makeService(server, store: learnedStore)
         let login = try await learned.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
-        // The same provider and session, configured by hand, in a store of its own.
+        // The same provider and session, configured by hand (naming the issuer the session came from), in a store of its own.
         var config = AgentConfig()
         var provider = try XCTUnwrap(learned.providerConfig("api.example"))
         provider.learned = nil
+        provider.issuer = FakeAPI.issuer
         provider.id = "cfg"
         config.providers = [provider]
         let configuredStore = MemorySessionStore()

@@ -16,24 +16,38 @@ final class PasteBackLoginTests: XCTestCase {
         return server
     }
 
-    private func provider() -> AuthorizationCodeProvider {
+    /// A provider of `server`; with `issuer`, its endpoints come from the issuer's discovery document.
+    private func provider(_ server: FakeOAuthServer = PasteBackLoginTests.tokenEndpoint(), issuer: String? = nil) -> AuthorizationCodeProvider {
         var config = ProviderConfig(id: "web", displayName: "Web", flow: .authorizationCode)
         config.authorizationEndpoint = "https://id.example.com/authorize"
         config.tokenEndpoint = "https://id.example.com/token"
+        config.issuer = issuer
         config.clientId = "cli"
         config.openBrowser = false
-        let http = HTTPCalls(transport: Self.tokenEndpoint(), timeout: 5)
+        let http = HTTPCalls(transport: server, timeout: 5)
         let oauth = OAuthClient(config: config, http: http, clock: SystemClock(), discovery: Discovery(http: http), lifetimeWarning: WarnOnce { _ in })
         return AuthorizationCodeProvider(config: config, oauth: oauth, clock: SystemClock(), revokeTimeout: 1, browser: BrowserLauncher(), callbackTimeout: 20)
     }
 
     /// A login registered in `pending` under `requestId`; returns it, its redirect URI and its state.
-    private func startLogin(_ pending: PendingLogins, requestId: JSONValue) async throws -> (Task<Bool, Never>, String, String) {
+    private func startLogin(_ pending: PendingLogins, requestId: JSONValue,
+                            provider: AuthorizationCodeProvider? = nil) async throws -> (Task<Bool, Never>, String, String) {
+        try await startLogin(pending, requestId: requestId, provider: provider ?? self.provider(), failure: TestBox(nil))
+    }
+
+    /// `startLogin`, keeping in `failure` the error the login ends with.
+    private func startLogin(_ pending: PendingLogins, requestId: JSONValue, provider: AuthorizationCodeProvider,
+                            failure: TestBox<AuthError?>) async throws -> (Task<Bool, Never>, String, String) {
         let prompted = TestBox<String?>(nil)
-        let provider = provider()
         let context = LoginContext(prompt: { if case .browser(let url, _) = $0 { prompted.set(url) } },
                                    acceptPaste: { pending.add(requestId: requestId, door: .host, $0) })
-        let login = Task { () -> Bool in (try? await provider.login(nil, context: context)) != nil }
+        let login = Task { () -> Bool in
+            do throws(AuthError) { _ = try await provider.login(nil, context: context) } catch {
+                failure.set(error)
+                return false
+            }
+            return true
+        }
         for _ in 0..<200 where prompted.get() == nil { try await Task.sleep(nanoseconds: 10_000_000) }
         let url = try XCTUnwrap(prompted.get().flatMap(URLComponents.init(string:)), "no loginPrompt")
         let item = { (name: String) in url.queryItems?.first { $0.name == name }?.value }
@@ -59,6 +73,27 @@ final class PasteBackLoginTests: XCTestCase {
         let loggedIn = await login.value
         XCTAssertTrue(loggedIn, "the pasted URL finished the login")
         XCTAssertEqual(rejection(pending, "web", good), .used, "a URL is used once")
+    }
+
+    /// RFC 9207 holds for a pasted URL as for the browser's: another issuer's `iss`, or none where the
+    /// configured issuer promised one, ends the login with 1008 and the code is never exchanged.
+    func testAPastedRedirectWithoutTheIssuersIssIsRefused() async throws {
+        for iss in ["&iss=https%3A%2F%2Fattacker.example", ""] {
+            let server = Self.tokenEndpoint()
+            server.answer("/.well-known/openid-configuration", FakeOAuthServer.json(200, [
+                "issuer": "https://id.example.com", "authorization_endpoint": "https://id.example.com/authorize",
+                "token_endpoint": "https://id.example.com/token", "authorization_response_iss_parameter_supported": true]))
+            let pending = PendingLogins()
+            let failure = TestBox<AuthError?>(nil)
+            let (login, redirect, state) = try await startLogin(pending, requestId: "web",
+                                                                provider: provider(server, issuer: "https://id.example.com"), failure: failure)
+            XCTAssertNil(rejection(pending, "web", "\(redirect)?code=c1&state=\(state)\(iss)"), "the login takes the URL")
+            let loggedIn = await login.value
+            XCTAssertFalse(loggedIn, iss)
+            XCTAssertEqual(failure.get()?.code, .loginDenied, iss)
+            XCTAssertTrue(failure.get()?.message.contains("(RFC 9207)") == true, failure.get()?.message ?? "")
+            XCTAssertEqual(server.count("/token"), 0, "the code is not exchanged")
+        }
     }
 
     /// Two connections' logins under the same request id: the state picks the one it belongs to.

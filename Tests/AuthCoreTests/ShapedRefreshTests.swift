@@ -129,11 +129,11 @@ final class ShapedRefreshTests: XCTestCase {
 
     func testRefusalsOfTheShapeAreNotGrantedAndEverythingElseAsBefore() async {
         let cases: [(Int, String, RefreshOutcome)] = [
-            (400, #"{"error":"invalid_scope","error_description":"write is not allowed"}"#, .notGranted("invalid_scope: write is not allowed")),
-            (400, #"{"error":"invalid_target","error_description":"unknown resource"}"#, .notGranted("invalid_target: unknown resource")),
-            (400, #"{"error":"invalid_target"}"#, .notGranted("invalid_target")),
-            (400, #"{"error":"invalid_grant","error_description":"refresh token reused"}"#, .rejected("invalid_grant: refresh token reused")),
-            (401, #"{"error":"invalid_client"}"#, .rejected("invalid_client")),
+            (400, #"{"error":"invalid_scope","error_description":"write is not allowed"}"#, .notGranted(ServerRefusal(error: "invalid_scope", description: "write is not allowed"))),
+            (400, #"{"error":"invalid_target","error_description":"unknown resource"}"#, .notGranted(ServerRefusal(error: "invalid_target", description: "unknown resource"))),
+            (400, #"{"error":"invalid_target"}"#, .notGranted(ServerRefusal(error: "invalid_target", description: nil))),
+            (400, #"{"error":"invalid_grant","error_description":"refresh token reused"}"#, .rejected(ServerRefusal(error: "invalid_grant", description: "refresh token reused"))),
+            (401, #"{"error":"invalid_client"}"#, .rejected(ServerRefusal(error: "invalid_client", description: nil))),
             (503, "", .transient("the token endpoint answered HTTP 503")),
             (200, "[]", .malformed("the token endpoint's HTTP 200 answer is an array, not an object")),
         ]

@@ -11,7 +11,8 @@ final class TokenEndpointOutcomeTests: XCTestCase {
     static let token = TokenResponse(accessToken: "AT2", expiresIn: 60, refreshToken: "RT2")
     static let renewed = Session(accessToken: "AT2", refreshToken: "RT2", obtainedAt: Date(timeIntervalSince1970: 0))
 
-    /// The flow's refusal, built from the server's error and description as one sanitised line.
+    /// The flow's refusal, built from the server's words (made safe).
+    private static func refused(_ server: ServerRefusal) -> AuthError { refused(server.line) }
     private static func refused(_ why: String) -> AuthError { AuthError(.loginDenied, "refused (\(why))", provider: "corp") }
 
     func testLoginTable() {
@@ -21,7 +22,7 @@ final class TokenEndpointOutcomeTests: XCTestCase {
             (.rejected(error: "invalid_client", description: nil), .failure(Self.refused("invalid_client"))),
             (.rejected(error: "invalid_scope", description: "no"), .failure(Self.refused("invalid_scope: no"))),
             (.rejected(error: "http_401", description: nil), .failure(Self.refused("http_401"))),
-            (.rejected(error: "access_denied", description: "bad\r\nX-Injected: 1\u{7}"), .failure(Self.refused("access_denied: badX-Injected: 1"))),
+            (.rejected(error: "access_denied", description: "bad\r\nX-Injected: 1\u{7}"), .failure(Self.refused(#"access_denied: bad\r\nX-Injected: 1\u{7}"#))),
             (.transient("idp.example.com did not answer in time"),
              .failure(AuthError(.authServerUnavailable, "Corp SSO is unavailable: idp.example.com did not answer in time.", provider: "corp"))),
             (.malformed("the token endpoint's HTTP 200 answer is not valid JSON"),
@@ -37,13 +38,13 @@ final class TokenEndpointOutcomeTests: XCTestCase {
     func testRefreshTable() {
         let cases: [(TokenEndpointResult, RefreshOutcome)] = [
             (.success(Self.token), .refreshed(Self.renewed)),
-            (.rejected(error: "invalid_scope", description: "write is not allowed"), .notGranted("invalid_scope: write is not allowed")),
-            (.rejected(error: "invalid_target", description: nil), .notGranted("invalid_target")),
-            (.rejected(error: "invalid_grant", description: "token reused"), .rejected("invalid_grant: token reused")),
-            (.rejected(error: "invalid_client", description: nil), .rejected("invalid_client")),
-            (.rejected(error: "http_400", description: nil), .rejected("http_400")),
-            (.rejected(error: "unauthorized_client", description: String(repeating: "x", count: 300)),
-             .rejected("unauthorized_client: " + String(repeating: "x", count: 200 - "unauthorized_client: ".count))),
+            (.rejected(error: "invalid_scope", description: "write is not allowed"), .notGranted(ServerRefusal(error: "invalid_scope", description: "write is not allowed"))),
+            (.rejected(error: "invalid_target", description: nil), .notGranted(ServerRefusal(error: "invalid_target", description: nil))),
+            (.rejected(error: "invalid_grant", description: "token reused"), .rejected(ServerRefusal(error: "invalid_grant", description: "token reused"))),
+            (.rejected(error: "invalid_client", description: nil), .rejected(ServerRefusal(error: "invalid_client", description: nil))),
+            (.rejected(error: "http_400", description: nil), .rejected(ServerRefusal(error: "http_400", description: nil))),
+            (.rejected(error: "unauthorized_client", description: String(repeating: "x", count: 400)),
+             .rejected(ServerRefusal(error: "unauthorized_client", description: String(repeating: "x", count: 299) + "…"))),
             (.transient("the token endpoint answered HTTP 503"), .transient("the token endpoint answered HTTP 503")),
             (.malformed("its access_token is empty"), .malformed("its access_token is empty")),
         ]

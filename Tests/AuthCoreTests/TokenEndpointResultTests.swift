@@ -120,11 +120,14 @@ private extension TokenEndpointResult {
 }
 
 extension TokenEndpointResultTests {
-    /// The server's words reach messages and logs, but only as one short printable line.
-    func testRejectionTextKeepsTheDescriptionPrintableAndShort() {
-        XCTAssertEqual(TokenEndpointResult.rejection("invalid_grant", nil), "invalid_grant")
-        XCTAssertEqual(TokenEndpointResult.rejection("invalid_grant", "token reused"), "invalid_grant: token reused")
-        XCTAssertEqual(TokenEndpointResult.rejection("e", "a\r\nb\u{1B}[31mc\u{7F}é"), "e: ab[31mc")
-        XCTAssertEqual(TokenEndpointResult.rejection("e", String(repeating: "x", count: 500)).count, 200)
+    /// The server's words reach messages and logs, but only as one line of at most 300 characters,
+    /// its control characters escaped.
+    func testRejectionTextKeepsTheDescriptionOnOneLineAndShort() {
+        XCTAssertEqual(ServerRefusal(error: "invalid_grant", description: nil).line, "invalid_grant")
+        XCTAssertEqual(ServerRefusal(error: "invalid_grant", description: "").line, "invalid_grant")
+        XCTAssertEqual(ServerRefusal(error: "invalid_grant", description: "token reused").line, "invalid_grant: token reused")
+        XCTAssertEqual(ServerRefusal(error: "e", description: "a\r\nb\u{1B}[31mc\u{7F}é\u{202E}").line, #"e: a\r\nb\u{1B}[31mc\u{7F}é\u{202E}"#)
+        XCTAssertEqual(ServerRefusal(error: "e", description: String(repeating: "x", count: 500)).description?.count, 300)
+        XCTAssertEqual(ServerRefusal(error: String(repeating: "e", count: 100), description: nil).error.count, 64)
     }
 }

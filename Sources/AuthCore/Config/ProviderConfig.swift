@@ -104,6 +104,11 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         return all
     }
 
+    /// Who issues this provider's sessions, recorded in each at login (`Session.issuer`): a learned
+    /// API's server, else the configured `issuer`, else the token endpoint (or a session API's
+    /// login endpoint); nil for a pasted token, which no server of the agent's issued.
+    var sessionIssuer: String? { learned?.issuer ?? issuer ?? tokenEndpoint ?? loginEndpoint }
+
     /// `deviceCode, password`: the flows, for messages.
     public var flowNames: String { flows.map(\.rawValue).joined(separator: ", ") }
 

@@ -51,7 +51,7 @@ extension OAuthClient {
                 }
                 return .success(token)
             case .rejected(let error, let description) where ServerChallenge.proofRefusals.contains(error):
-                return .transient("the token endpoint refused the DPoP proof (\(TokenEndpointResult.rejection(error, description)))")
+                return .transient("the token endpoint refused the DPoP proof (\(ServerRefusal(error: error, description: description).line))")
             case let other:
                 return other
             }

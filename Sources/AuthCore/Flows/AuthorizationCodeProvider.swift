@@ -43,7 +43,8 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
     }
 
     func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
-        guard let authorizationEndpoint = try await oauth.endpoints().authorization else {
+        let endpoints = try await oauth.endpoints()
+        guard let authorizationEndpoint = endpoints.authorization else {
             throw unavailable("no authorization endpoint is configured or discovered")
         }
         let pkce = PKCE()
@@ -68,13 +69,13 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         } catch {
             throw AuthError.loginCancelled(config)
         }
-        if let problem = Self.issProblem(callback.query["iss"], learned: config.learned) {
+        if let problem = Self.issProblem(callback.query["iss"], expected: Self.expectedIss(config, endpoints)) {
             callback.respond(false, "The sign-in could not be completed: the answer did not come from the expected server.")
-            throw AuthError.discoveryFailed(.login, "The \(config.displayName) login was refused: \(problem) (RFC 9207).")
+            throw AuthError.issuerMismatch(config, problem)
         }
         if let error = callback.query["error"] {
             callback.respond(false, "The sign-in was not completed (\(error)). You can close this tab.")
-            throw AuthError.loginDenied(config, .denied(error: error))
+            throw AuthError.loginDenied(config, .denied(ServerRefusal(error: error, description: callback.query["error_description"])))
         }
         guard let code = callback.query["code"], !code.isEmpty else {
             callback.respond(false, "The sign-in did not return an authorization code.")
@@ -118,12 +119,22 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         return endpoint + (endpoint.contains("?") ? "&" : "?") + query
     }
 
-    /// RFC 9207 for a learned provider: an `iss` on the authorization response must be its
-    /// server's, and one the server promised must be there — else another server answered (mix-up).
-    static func issProblem(_ iss: String?, learned: LearnedResource?) -> String? {
-        guard let learned else { return nil }
-        if let iss { return iss == learned.issuer ? nil : "the authorization response names the issuer \(iss), not \(learned.issuer)" }
-        return learned.sendsIss ? "the authorization response carries no iss although \(learned.issuer) says it sends one" : nil
+    /// The issuer an authorization response must name (RFC 9207), when the agent knows it — a
+    /// learned provider's server, else a configured `issuer` — and whether that server promised
+    /// to send `iss` (its metadata's `authorization_response_iss_parameter_supported`).
+    /// Nil for a provider configured by endpoints alone: there is no issuer to compare with.
+    static func expectedIss(_ config: ProviderConfig, _ endpoints: Endpoints) -> (issuer: String, promised: Bool)? {
+        if let learned = config.learned { return (learned.issuer, learned.sendsIss) }
+        return config.issuer.map { ($0, endpoints.sendsIss) }
+    }
+
+    /// RFC 9207 §2.4, for every provider whose issuer is known: an `iss` on the authorization
+    /// response must be that issuer, and one the server promised must be there — else another
+    /// server answered (a mix-up) and its code must not reach this provider's token endpoint.
+    static func issProblem(_ iss: String?, expected: (issuer: String, promised: Bool)?) -> String? {
+        guard let expected else { return nil }
+        if let iss { return iss == expected.issuer ? nil : "the authorization response names the issuer \(iss), not \(expected.issuer)" }
+        return expected.promised ? "the authorization response carries no iss although \(expected.issuer) says it sends one" : nil
     }
 
     /// An OpenID Connect login (`openid` scope) sends a fresh `nonce` (OIDC Core

@@ -60,8 +60,8 @@ struct DeviceCodeProvider: OAuthLoginProvider {
                 continue
             case .rejected("slow_down", _):
                 interval += 5  // RFC 8628 §3.5: for this and every later poll
-            case .rejected("access_denied", _):
-                throw AuthError.loginDenied(config, .denied(error: nil))
+            case .rejected("access_denied", let description):
+                throw AuthError.loginDenied(config, .denied(description.map { ServerRefusal(error: "access_denied", description: $0) }))
             case .rejected("expired_token", _):
                 throw AuthError.loginTimedOut(config, .deviceApproval)
             case .transient:
@@ -87,8 +87,9 @@ struct DeviceCodeProvider: OAuthLoginProvider {
             return .failure(unavailable("the device authorization endpoint answered HTTP \(response.status)"))
         }
         if (400..<500).contains(response.status) {
-            let error = object["error"]?.stringValue ?? "HTTP \(response.status)"
-            return .failure(AuthError.loginDenied(config, .deviceLoginNotStarted(error)))
+            let refusal = ServerRefusal(error: object["error"]?.stringValue ?? "HTTP \(response.status)",
+                                        description: object["error_description"]?.stringValue)
+            return .failure(AuthError.loginDenied(config, .deviceLoginNotStarted(refusal)))
         }
         guard response.status == 200 else { return .failure(unavailable("the device authorization endpoint answered HTTP \(response.status)")) }
         return .success(object)

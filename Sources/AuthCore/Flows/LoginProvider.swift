@@ -26,8 +26,8 @@ public protocol LoginProvider: Sendable {
 /// What a refresh attempt came to; the account session decides what it means for the user.
 public enum RefreshOutcome: Sendable, Equatable {
     case refreshed(Session)
-    /// The server no longer accepts the session (e.g. `invalid_grant`).
-    case rejected(String)
+    /// The server no longer accepts the session (e.g. `invalid_grant`), in its words.
+    case rejected(ServerRefusal)
     /// Network trouble, a 5xx: try again later.
     case transient(String)
     /// The server answered with something that is not a usable session (see
@@ -35,9 +35,9 @@ public enum RefreshOutcome: Sendable, Equatable {
     /// not transient either, so the caller is not told to retry.
     case malformed(String)
     /// The server refused the scopes, audience or resource asked for
-    /// (`invalid_scope`, `invalid_target`): its error and description. Not the
-    /// session's fault (it stays), and asking again would get the same answer.
-    case notGranted(String)
+    /// (`invalid_scope`, `invalid_target`), in its words. Not the session's
+    /// fault (it stays), and asking again would get the same answer.
+    case notGranted(ServerRefusal)
     /// The flow has no way to refresh (a static token, a session API without
     /// `refreshEndpoint`, a session without refresh token), or to shape a token.
     case unsupported

@@ -76,7 +76,7 @@ struct SessionAPIProvider: LoginProvider {
             } catch {
                 return .malformed("the refresh response's \(error.problem)")
             }
-        case 400, 401, 403: return .rejected("HTTP \(response.status)")
+        case 400, 401, 403: return .rejected(ServerRefusal(error: "HTTP \(response.status)", description: nil))
         default: return .transient("the refresh endpoint answered HTTP \(response.status)")
         }
     }

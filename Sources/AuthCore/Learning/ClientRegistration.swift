@@ -35,8 +35,8 @@ struct ClientRegistration: Sendable {
         }
         let answer = (try? JSONParser.parse(response.body))?.objectValue
         guard response.status == 200 || response.status == 201 else {
-            let code = answer?["error"]?.stringValue.map { " (\(String($0.filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }.prefix(64))))" } ?? ""
-            throw .discoveryFailed(.registration, "\(server.issuer) refused the registration with HTTP \(response.status)\(code).")
+            let refusal = answer?["error"]?.stringValue.map { ServerRefusal(error: $0, description: answer?["error_description"]?.stringValue) }
+            throw .registrationRefused(issuer: server.issuer, status: response.status, refusal)
         }
         guard let clientId = answer?["client_id"]?.stringValue, !clientId.isEmpty else {
             throw .discoveryFailed(.registration, "The registration answer of \(server.issuer) has no client_id.")

@@ -9,6 +9,9 @@ struct Endpoints: Sendable {
     var userinfo: String?
     var authorization: String?
     var deviceAuthorization: String?
+    /// The server says its authorization responses carry RFC 9207's `iss`
+    /// (`authorization_response_iss_parameter_supported`), so one without it is not its.
+    var sendsIss = false
 
     init(config: ProviderConfig) {
         token = config.tokenEndpoint
@@ -30,5 +33,6 @@ struct Endpoints: Sendable {
         userinfo = pick(userinfo, "userinfo_endpoint")
         authorization = pick(authorization, "authorization_endpoint")
         deviceAuthorization = pick(deviceAuthorization, "device_authorization_endpoint")
+        sendsIss = metadata["authorization_response_iss_parameter_supported"]?.boolValue == true
     }
 }

@@ -133,7 +133,7 @@ struct OAuthClient: Sendable {
     /// when the server refuses, `authServerUnavailable` on transient failure,
     /// `loginDenied` naming the problem when the answer is malformed.
     func loginGrant(_ pairs: [(String, String)], rejected: AuthError.CredentialProblem) async throws(AuthError) -> TokenResponse {
-        try await grant(pairs).loginTokens(config) { _ in AuthError.invalidCredentials(config, rejected) }
+        try await grant(pairs).loginTokens(config) { AuthError.invalidCredentials(config, rejected, refusal: $0) }
     }
 
     /// A grant that renews `session` (a refresh token, or client credentials again).

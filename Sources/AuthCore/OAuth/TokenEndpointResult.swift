@@ -63,13 +63,6 @@ public enum TokenEndpointResult: Sendable, Equatable {
         }
     }
 
-    /// The server's `error` and its `error_description` as one line for messages and logs:
-    /// printable ASCII only and at most 200 characters, since the server chose the text.
-    static func rejection(_ error: String, _ description: String?) -> String {
-        let text = description.map { "\(error): \($0)" } ?? error
-        return String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }.prefix(200)))
-    }
-
     private static func oauthError(_ object: JSONObject) -> TokenEndpointResult? {
         guard let error = object["error"]?.stringValue, !error.isEmpty else { return nil }
         return .rejected(error: error, description: object["error_description"]?.stringValue)
@@ -91,28 +84,28 @@ extension TokenResponse {
 /// Flows keep only what is particular to them (the device flow's polling codes).
 extension TokenEndpointResult {
     /// The tokens a login grant got, or the error the login reports: for an OAuth
-    /// error the flow's own refusal, made by `refused` from the server's error and
-    /// description as one sanitised line; `authServerUnavailable` (retryable) when
+    /// error the flow's own refusal, made by `refused` from the server's words
+    /// (`ServerRefusal`, made safe); `authServerUnavailable` (retryable) when
     /// the server failed; `loginDenied` naming the problem when the answer is unusable.
-    func loginTokens(_ provider: ProviderConfig, refused: (String) -> AuthError) throws(AuthError) -> TokenResponse {
+    func loginTokens(_ provider: ProviderConfig, refused: (ServerRefusal) -> AuthError) throws(AuthError) -> TokenResponse {
         switch self {
         case .success(let token): return token
-        case .rejected(let error, let description): throw refused(Self.rejection(error, description))
+        case .rejected(let error, let description): throw refused(ServerRefusal(error: error, description: description))
         case .transient(let why): throw AuthError.unavailable(provider, why)
         case .malformed(let why): throw AuthError.malformedResponse(provider, why)
         }
     }
 
     /// What a grant that renews a session came to; `renewed` makes the new session
-    /// from the tokens. An OAuth error is `rejected` (the session is dead), with the
-    /// server's error and description as one sanitised line — except a refusal of
-    /// what was asked for, which leaves the grant alive (`notGranted`).
+    /// from the tokens. An OAuth error is `rejected` (the session is dead), in the
+    /// server's words — except a refusal of what was asked for, which leaves the
+    /// grant alive (`notGranted`).
     func refreshOutcome(_ renewed: (TokenResponse) -> Session) -> RefreshOutcome {
         switch self {
         case .success(let token): return .refreshed(renewed(token))
         case .rejected(let error, let description) where Self.shapeRefusals.contains(error):
-            return .notGranted(Self.rejection(error, description))
-        case .rejected(let error, let description): return .rejected(Self.rejection(error, description))
+            return .notGranted(ServerRefusal(error: error, description: description))
+        case .rejected(let error, let description): return .rejected(ServerRefusal(error: error, description: description))
         case .transient(let why): return .transient(why)
         case .malformed(let why): return .malformed(why)
         }

@@ -93,6 +93,7 @@ extension AuthError {
         var data: JSONObject = ["reason": .string(code.reason), "retryable": .bool(code.retryable)]
         if let provider { data["provider"] = .string(provider) }
         if let step { data["step"] = .string(step) }
+        if let serverDescription { data["serverDescription"] = .string(serverDescription) }
         return RPCError(code: code.rawValue, message: message, data: .object(data))
     }
 }

@@ -37,6 +37,11 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
     /// (a flow may have a client of its own, which must renew and revoke what it issued);
     /// nil: the provider's default flow.
     public var flow: Flow?
+    /// Who issued this session (`ProviderConfig.sessionIssuer` at its login): a session is only ever
+    /// used while its provider's configuration names that issuer (`issuerProblem`), so a provider
+    /// pointed at another server never sends it the old server's tokens. Nil in records written
+    /// before sessions recorded it, which keep working whatever the configuration names.
+    public var issuer: String?
 
     public init(accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
                 idToken: String? = nil, user: JSONValue? = nil, obtainedAt: Date, generation: Int = 0,
@@ -71,6 +76,7 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         if !shaped.isEmpty { o["shaped"] = .array(shaped.map { $0.toJSON() }) }
         if let dpopKey { o["dpopKey"] = .string(dpopKey.storedForm) }
         if let flow { o["flow"] = .string(flow.rawValue) }
+        if let issuer { o["issuer"] = .string(issuer) }
         return .object(o)
     }
 
@@ -94,6 +100,7 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
             return key
         }
         flow = try Session.optionalString(o, "flow").flatMap(Flow.init(rawValue:))  // one this agent does not know: the default
+        issuer = try Session.optionalString(o, "issuer")
         shaped = []
         if let list = o["shaped"], !list.isNull {
             guard case .array(let items) = list else { throw SessionFormatError("\"shaped\" is \(list.kindName), not an array") }
@@ -105,6 +112,15 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
             }
             shaped = tokens
         }
+    }
+
+    /// The issuer that issued this session when `config` no longer names it — neither as its
+    /// issuer nor as its token or login endpoint (the session of a provider configured by
+    /// endpoints records one of those) — else nil.
+    func issuerProblem(_ config: ProviderConfig) -> String? {
+        guard let issuer else { return nil }
+        let names = [config.learned?.issuer, config.issuer, config.tokenEndpoint, config.loginEndpoint]
+        return names.contains(issuer) ? nil : issuer
     }
 
     /// The token cached for `shape`, if any.

@@ -23,6 +23,9 @@ final class StoreSync: Sendable {
     /// Record keys whose stored session could not be read because the keyring is
     /// locked or gone, with what it said: they answer 1010, not "not logged in".
     private let troubles = Locked<[String: String]>([:])
+    /// Record keys whose stored session was issued by another issuer than the configuration
+    /// names now, with that issuer: not used (`usable`), answered with a hint, and left in the store.
+    private let foreign = Locked<[String: String]>([:])
     private let watcher = Locked<Ticker?>(nil)
 
     init(store: SessionStore, logger: Logger, lockTimeout: Double, clock: Clock, events: @escaping @Sendable (AuthEvent) -> Void) {
@@ -55,7 +58,7 @@ final class StoreSync: Sendable {
             let c = p.session(account)
             let stamp = store.modificationStamp(c.key)
             do {
-                if let session = try loadQuietly(c.key) { c.install(login: session) }
+                if let session = usable(try loadQuietly(c.key), for: c) { c.install(login: session) }
             } catch {
                 continue
             }
@@ -94,6 +97,49 @@ final class StoreSync: Sendable {
     }
 
     func trouble(_ c: AccountSession) -> String? { troubles.withLock { $0[c.key] } }
+
+    /// The issuer of `c`'s stored session when it is not the one the configuration names (see `usable`).
+    func foreignIssuer(_ c: AccountSession) -> String? { foreign.withLock { $0[c.key] } }
+
+    /// An account of `p` whose stored session another issuer issued — `account`'s, when one is named — with that issuer.
+    func foreignSession(_ p: ProviderAccounts, account: String? = nil) -> (AccountSession, String)? {
+        let all = foreign.current
+        return p.all.filter { account == nil || $0.account == account }.lazy.compactMap { c in all[c.key].map { (c, $0) } }.first
+    }
+
+    /// `stored`, unless it was issued by another issuer than `c`'s configuration names (the
+    /// configuration changed since its login): such a session is not this provider's — its tokens
+    /// must not reach the new issuer's origins — so it is not used, and noted for the answer
+    /// "log in again". It stays in the store untouched: another agent may still run the old
+    /// configuration, and only a login (which replaces it) or a logout (which removes it) may end it.
+    private func usable(_ stored: Session?, for c: AccountSession) -> Session? {
+        let other = stored?.issuerProblem(c.config)
+        let noted = foreign.withLock { foreign in
+            defer { foreign[c.key] = other }
+            return foreign[c.key]
+        }
+        guard let other else { return stored }
+        if noted != other {
+            logger.warn("the stored session of \(c.id) (\(c.account)) was issued by \(other), which the configuration no longer names: "
+                        + "not used; log in again (it is kept until then)")
+        }
+        return nil
+    }
+
+    /// Removes the stored sessions of `p` that another issuer issued (`account`'s alone, when one is
+    /// named): a logout, the explicit act that may end them (call holding the provider's lock).
+    /// Their tokens are not revoked — the issuer that could revoke them is no longer configured.
+    /// Returns the accounts removed.
+    func removeForeign(_ p: ProviderAccounts, account: String? = nil) -> [String] {
+        var removed: [String] = []
+        while let (c, _) = foreignSession(p, account: account) {
+            persist(c, nil)
+            foreign.withLock { $0[c.key] = nil }
+            removed.append(c.account)
+        }
+        if !removed.isEmpty { try? updateIndex(p) { index in removed.forEach { index.remove($0) } } }
+        return removed
+    }
 
     /// The stored session's generation, for numbering a new login after it.
     func storedGeneration(_ c: AccountSession) -> Int? { (try? store.load(c.key))?.generation }
@@ -179,6 +225,7 @@ final class StoreSync: Sendable {
     func save(_ c: AccountSession, _ session: Session?) throws {
         do {
             if let session { try store.save(session, for: c.key) } else { try store.remove(c.key) }
+            foreign.withLock { $0[c.key] = nil }  // what this process writes is its configuration's
         } catch {
             logger.error("could not write the session of \(c.id) (\(c.account)) to the store: \(error)")
             throw error
@@ -219,7 +266,7 @@ final class StoreSync: Sendable {
 
     /// Call holding the store lock.
     private func reconcile(_ c: AccountSession) throws(KeyringTrouble) {
-        if let event = c.reconcile(with: try loadQuietly(c.key)) {
+        if let event = c.reconcile(with: usable(try loadQuietly(c.key), for: c)) {
             logger.info("\(c.id) (\(c.account)) was changed by another agent (\(event.name.rawValue))")
             events(event)
         }
