@@ -38,7 +38,7 @@ extension AuthService {
     public func learn(url: String, challenge: BearerChallenge? = nil, exact: Bool = false, flow: Flow? = nil,
                       context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
         checkLearned()
-        guard registry.learnedCovering(url) == nil, let origin = Origin(url: url) else {
+        guard try registry.learnedCovering(url) == nil, let origin = Origin(url: url) else {
             return try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, context: context)
         }
         // One learning per API at a time in this process: later requests wait for the first one's login.
@@ -54,7 +54,7 @@ extension AuthService {
             let result = try await task.value
             if !joined { registry.flights.withLock { $0[origin] = nil } }
             // Joined a learning of another resource on the same origin: learn this one now.
-            if joined, registry.learnedCovering(url) == nil { return try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, context: context) }
+            if joined, try registry.learnedCovering(url) == nil { return try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, context: context) }
             return result
         } catch {
             if !joined { registry.flights.withLock { $0[origin] = nil } }
@@ -63,7 +63,7 @@ extension AuthService {
     }
 
     private func learnNow(url: String, challenge: BearerChallenge?, exact: Bool, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
-        if let known = registry.learnedCovering(url), let learned = known.config.learned {
+        if let known = try registry.learnedCovering(url), let learned = known.config.learned {
             context.learning(LearnedLogin(provider: known.id, resource: learned.resource, authorizationServer: learned.issuer))
             return try await login(known, flow: flow, credentials: nil, context: context)
         }

@@ -10,7 +10,7 @@ public struct LearnedResource: Sendable, Equatable {
     public var sendsIss: Bool
 
     /// Whether this provider's token may go to `url`.
-    func covers(_ url: String) -> Bool { ResourceDiscovery.covers(resource: resource, url: url) }
+    func covers(_ url: String) -> Bool { PathCoverage.covers(resource: resource, url: url) }
 }
 
 /// A client the agent uses at one authorization server: configured (`clients`), a Client ID

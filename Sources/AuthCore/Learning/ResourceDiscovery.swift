@@ -54,7 +54,7 @@ struct ResourceDiscovery: Sendable {
             guard let resource = document["resource"]?.stringValue else {
                 throw .discoveryFailed(.resourceMetadata, "The resource metadata at \(candidate) names no resource.")
             }
-            let matches = exact ? resource == url : Self.covers(resource: resource, url: url)
+            let matches = exact ? resource == url : PathCoverage.covers(resource: resource, url: url)
             guard matches else {
                 throw .discoveryFailed(.resourceMetadata, "The resource metadata at \(candidate) describes \(resource), not \(url) (RFC 9728 §3.3).")
             }
@@ -170,16 +170,6 @@ struct ResourceDiscovery: Sendable {
         let appended = trimmed + "/.well-known/openid-configuration"
         if !urls.contains(appended) { urls.append(appended) }
         return Array(urls)
-    }
-
-    /// Whether `url` lies under `resource`: the same origin, and the resource's path a prefix
-    /// of the URL's ending at a segment boundary (`/mcp` covers `/mcp` and `/mcp/x`, not `/mcpx`).
-    static func covers(resource: String, url: String) -> Bool {
-        guard let a = Origin(url: resource), let b = Origin(url: url), a == b else { return false }
-        let prefix = path(of: resource), path = path(of: url)
-        if prefix.isEmpty || prefix == "/" { return true }
-        let trimmed = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
-        return path == trimmed || path.hasPrefix(trimmed + "/")
     }
 
     /// The path of an absolute URL, without query or fragment.
