@@ -5,7 +5,9 @@ import Logging
 import XCTest
 
 /// Issue 29: what a learned provider covers — dot segments and encoded separators never carry a
-/// token out of a covered path. Against fakes that record every request: no request leaves the process.
+/// token out of a covered path; a resource broader than the URL that taught it covers that URL
+/// only, until the server's own 401s widen it. Against fakes that record every request: no
+/// request leaves the process.
 final class LearnedCoverageTests: XCTestCase {
     // MARK: Item 3: dot segments and encoded separators
 
@@ -65,8 +67,84 @@ final class LearnedCoverageTests: XCTestCase {
         for encoded in ["/%2e", "/%2E%2e", "/a%2fb", "/a%2Fb", "/a%5cb", "/a%5Cb", "/a\\b", "/../%2e"] { XCTAssertEqual(shape(encoded), .encodesSeparators, encoded) }
         XCTAssertEqual(PathCoverage.prefix(of: "https://h/tenant-a/mcp/?q"), Array("/tenant-a/mcp".utf8))
         XCTAssertEqual(PathCoverage.prefix(of: "https://h"), [])
+        XCTAssertEqual(PathCoverage.coveredURL("https://H:443/a/./b/../mcp?x=1#f"), "https://h/a/mcp")
+        XCTAssertEqual(PathCoverage.coveredURL("http://127.0.0.1:8/"), "http://127.0.0.1:8/")
         XCTAssertEqual(PathCoverage.verdict("https://h/a/b/../../c", prefixes: [Array("/a".utf8), Array("/c".utf8)]), .covered)
         XCTAssertEqual(PathCoverage.verdict("https://h/b/%2e%2e/a", prefixes: [Array("/a".utf8)]), .outside, "refused only where it would be covered")
+    }
+
+    // MARK: Item 4: the narrower of the resource and the URL that taught it
+
+    func testARootResourceLearnedFromOneTenantCoversThatTenantUntilTheServerNamesItForAnother() async throws {
+        let api = FakeAPI()
+        let wire = Recording(api, tenants: true)
+        let store = MemorySessionStore()
+        let service = makeService(wire, store: store)
+        let context = LoginContext(prompt: LearningTests.playBrowser(api))
+        let a = try await service.fetch(FetchRequest(method: "GET", url: Recording.tenantA + "?x=1"), provider: nil, login: .ifNeeded, context: context)
+        XCTAssertEqual(a.status, 200)
+        XCTAssertEqual(a.provider, "api.example")
+        // The token's audience is the resource the server named (RFC 8707), the root; the token goes to tenant A only.
+        XCTAssertEqual(api.lastForm("/token")["resource"], "https://api.example/")
+        let bSigned = try await isSigned(service, Recording.tenantB)
+        XCTAssertFalse(bSigned, "tenant B's URL gets no token of tenant A's")
+        XCTAssertEqual(try storedCovers(store), [Recording.tenantA])
+
+        // A plain fetch of tenant B goes out unsigned and says what to log in to.
+        wire.reset()
+        let plain = try await service.fetch(FetchRequest(method: "GET", url: Recording.tenantB), provider: nil)
+        XCTAssertEqual(plain.status, 401)
+        XCTAssertFalse(plain.signed)
+        XCTAssertEqual(wire.sent.first.map { $0.authorization != nil }, false)
+        // B's own 401 names the same resource and server: B is covered too, with no new registration or login.
+        let again = try await service.fetch(FetchRequest(method: "GET", url: Recording.tenantB), provider: nil, login: .ifNeeded, context: context)
+        XCTAssertEqual(again.status, 200)
+        XCTAssertEqual(again.provider, "api.example")
+        XCTAssertEqual(api.count("/register"), 1)
+        XCTAssertEqual(api.count("/token"), 1)
+        XCTAssertEqual(try storedCovers(store), [Recording.tenantA, Recording.tenantB])
+        XCTAssertEqual(service.status().first?.learned?.coverage, [Recording.tenantA, Recording.tenantB])
+        let (b42, c) = (try await isSigned(service, Recording.tenantB + "/42"), try await isSigned(service, "https://api.example/tenant-c/mcp"))
+        XCTAssertTrue(b42)
+        XCTAssertFalse(c, "tenant C is not covered")
+        // Another process on the store covers what this one does, and no more.
+        let second = makeService(wire, store: store)
+        XCTAssertTrue(second.covers(url: Recording.tenantA + "/x"))
+        XCTAssertTrue(second.covers(url: Recording.tenantB))
+        XCTAssertFalse(second.covers(url: "https://api.example/tenant-c/mcp"))
+        XCTAssertFalse(second.covers(url: "https://api.example/"))
+    }
+
+    /// A learned API kept by an older version has no `covers`: it covers its resource, as it did.
+    func testAnOlderLearnedDocumentWithoutCoversCoversItsResource() throws {
+        let store = MemorySessionStore()
+        let old = #"""
+            {"version": 1, "apis": [{"id": "api.example", "resource": "https://api.example/mcp", "scopes": ["mcp"], "dpop": false,
+              "server": {"issuer": "https://as.example", "tokenEndpoint": "https://as.example/token", "sendsIss": true,
+                         "clientMetadataDocuments": false, "dpopES256": false, "authorizationEndpoint": "https://as.example/authorize"}}],
+             "clients": {"https://as.example": {"clientId": "dyn-1", "scopes": ["mcp"], "registered": true}}}
+            """#
+        try store.saveDocument(Array(old.utf8), key: StoreKeys.learned)
+        let service = makeService(Recording(FakeAPI()), store: store)
+        XCTAssertTrue(service.covers(url: "https://api.example/mcp"))
+        XCTAssertTrue(service.covers(url: "https://api.example/mcp/tools"))
+        XCTAssertFalse(service.covers(url: "https://api.example/other"))
+    }
+
+    func testCoveredURLsAreKeptInTheDocumentAndOnlyThoseUnderTheResourceCount() throws {
+        let server = AuthorizationServer(issuer: "https://as.example", tokenEndpoint: "https://as.example/token", sendsIss: false, acceptsClientMetadataDocuments: false)
+        var doc = LearnedDocument()
+        doc.apis = [LearnedAPI(id: "api.example", resource: "https://api.example/", coverage: [Recording.tenantA, "https://other.example/x", Recording.tenantB],
+                               server: server, scopes: [])]
+        doc.clients[server.issuer] = LearnedClient(clientId: "c", clientSecret: nil, redirectPort: nil, scopes: [], registered: true)
+        XCTAssertEqual(LearnedDocument.decode(doc.encoded()), doc)
+        let learned = try XCTUnwrap(doc.config(doc.apis[0], defaultOpenBrowser: false)?.learned)
+        XCTAssertEqual(learned.coverage, [Recording.tenantA, Recording.tenantB])
+        XCTAssertTrue(learned.covers(Recording.tenantA + "/x"))
+        XCTAssertFalse(learned.covers("https://api.example/tenant-c"))
+        // Nothing under the resource: no provider, rather than a guess.
+        doc.apis[0].coverage = ["https://other.example/x"]
+        XCTAssertNil(doc.config(doc.apis[0], defaultOpenBrowser: false))
     }
 
     // MARK: Helpers
@@ -79,6 +157,12 @@ final class LearnedCoverageTests: XCTestCase {
     private func isSigned(_ service: AuthService, _ url: String) async throws -> Bool {
         if case .signed = try await service.sign(url: url, provider: nil) { return true }
         return false
+    }
+
+    /// The `covers` of the one API in the stored learned document.
+    private func storedCovers(_ store: SessionStore) throws -> [String]? {
+        let bytes = try XCTUnwrap(try store.loadDocument(StoreKeys.learned))
+        return try JSONParser.parse(bytes)["apis"]?.arrayValue?.first?["covers"]?.arrayValue?.compactMap(\.stringValue)
     }
 
     private func assertRefused(_ label: String, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void) async {
@@ -99,16 +183,27 @@ final class LearnedCoverageTests: XCTestCase {
     }
 }
 
-/// A transport that records every request (its URL and `Authorization`) and answers with `answer`.
+/// A transport that records every request (its URL and `Authorization`) and answers with `answer`:
+/// `FakeAPI` by default, or with tenants under a root resource.
 final class Recording: HTTPTransport, @unchecked Sendable {
+    static let tenantA = "https://api.example/tenant-a/mcp", tenantB = "https://api.example/tenant-b/inbox"
     private let lock = NSLock()
     private var log: [(url: String, authorization: String?)] = []
     private let answer: @Sendable (HTTPRequest) async throws -> HTTPResponse
 
     init(_ answer: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) { self.answer = answer }
 
-    convenience init(_ api: FakeAPI) {
-        self.init { request in try await api.send(request) }
+    /// `api`; with `tenants`, `/tenant-*` paths protected by the resource `https://api.example/` (the origin's root).
+    convenience init(_ api: FakeAPI, tenants: Bool = false) {
+        self.init { request in
+            guard tenants, let url = URL(string: request.url), url.host == "api.example" else { return try await api.send(request) }
+            if url.path == "/.well-known/oauth-protected-resource" {
+                return FakeAPI.json(200, ["resource": "https://api.example/", "authorization_servers": [.string(FakeAPI.issuer)], "scopes_supported": ["mcp"]])
+            }
+            guard url.path.hasPrefix("/tenant-") else { return try await api.send(request) }
+            if request.headers.contains(where: { $0.0.lowercased() == "authorization" && $0.1 == "Bearer at-1" }) { return FakeAPI.json(200, ["ok": true]) }
+            return HTTPResponse(status: 401, headers: ["WWW-Authenticate": #"Bearer resource_metadata="https://api.example/.well-known/oauth-protected-resource""#])
+        }
     }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {

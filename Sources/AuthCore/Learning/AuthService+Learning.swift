@@ -67,10 +67,17 @@ extension AuthService {
             context.learning(LearnedLogin(provider: known.id, resource: learned.resource, authorizationServer: learned.issuer))
             return try await login(known, flow: flow, credentials: nil, context: context)
         }
+        // What `url` teaches the provider to cover: its own path, however broad the resource.
+        guard let taught = PathCoverage.coveredURL(url), !PathCoverage.encodesSeparators(url) else {
+            throw .discoveryFailed(.resourceMetadata, "\(Origin(url: url)?.description ?? "The URL")'s path encodes a dot, slash or backslash (%2e, %2f or %5c): which path it protects cannot be told.")
+        }
         let discovery = ResourceDiscovery(http: http)
         let resource = try await discovery.resource(for: url, challenge: challenge, exact: exact)
         guard Origin(url: resource.resource)?.isSecureForBearer == true, ProviderConfig.resourceProblem(resource.resource) == nil else {
             throw .discoveryFailed(.resourceMetadata, "The resource \(resource.resource) is not an https URL (plain http is allowed on loopback only).")
+        }
+        if let known = learnedDocument().apis.first(where: { $0.resource == resource.resource && $0.server.issuer == resource.authorizationServers[0] }) {
+            return try await widen(known.id, to: taught, flow: flow, context: context)
         }
         let server = try await discovery.server(resource.authorizationServers[0])
         if flow == .deviceCode, server.deviceAuthorizationEndpoint == nil {
@@ -81,13 +88,30 @@ extension AuthService {
         }
         let loginScopes = challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported
         let client = try await client(for: server, scopes: resource.scopesSupported.isEmpty ? loginScopes : resource.scopesSupported)
-        let api = LearnedAPI(id: learnedDocument().id(for: resource.resource), resource: resource.resource, server: server, scopes: loginScopes,
+        let api = LearnedAPI(id: learnedDocument().id(for: resource.resource), resource: resource.resource, coverage: [taught], server: server, scopes: loginScopes,
                              dpop: server.acceptsES256DPoP && (config.clients.first { $0.issuer == server.issuer }?.dpop ?? config.learnDPoP))
         if let taken = providers(api.id), taken.config.learned == nil {
             throw .discoveryFailed(.login, "A configured provider is already called \"\(api.id)\".")
         }
         logger.info("learned \(resource.resource) (authorization server \(server.issuer)\(api.dpop ? ", DPoP" : "")); logging in as provider \(api.id)")
         return try await logInAndKeep(api, client, flow: flow, context: context)
+    }
+
+    /// `url`'s 401 named the resource and authorization server of learned provider `id`: the
+    /// server's own answer, so the provider covers `taught` too — no new registration, and a
+    /// login only when nobody is logged in to it.
+    private func widen(_ id: String, to taught: String, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
+        try await updateLearned { doc in
+            if let i = doc.apis.firstIndex(where: { $0.id == id }), !doc.apis[i].coverage.contains(taught) { doc.apis[i].coverage.append(taught) }
+        }
+        checkLearned()
+        guard let p = providers(id), let learned = p.config.learned else { throw AuthError.unknownProvider(id, .notKnown) }
+        logger.info("\(id) covers \(taught) too: its server named the same resource and authorization server")
+        if let c = p.defaultSession, let session = c.current {
+            return LoginResult(provider: id, account: c.account, user: session.user ?? [:], expiresAt: session.expiresAt)
+        }
+        context.learning(LearnedLogin(provider: id, resource: learned.resource, authorizationServer: learned.issuer))
+        return try await login(p, flow: flow, credentials: nil, context: context)
     }
 
     /// Step-up (MCP 2025-11-25): logs in to learned provider `id` again for `scopes` (a
@@ -126,13 +150,17 @@ extension AuthService {
             return try await logInAndKeep(api, fresh, flow: flow, context: context, registeringAgain: true)
         }
         try await updateLearned { doc in
+            var kept = api
+            // What another process added to its coverage meanwhile stays.
+            if let old = doc.apis.first(where: { $0.id == api.id }), old.resource == api.resource, old.server.issuer == api.server.issuer {
+                kept.coverage = old.coverage + api.coverage.filter { !old.coverage.contains($0) }
+            }
             doc.apis.removeAll { $0.id == api.id }
-            doc.apis.append(api)
+            doc.apis.append(kept)
             doc.clients[api.server.issuer] = client
         }
         // A step-up replaces the provider: the set is the same, nothing to announce.
-        let replaced = registry.remove(api.id)
-        if registry.add(p), !replaced { announce(added: [api.id]) }
+        if registry.put(p) { announce(added: [api.id]) }
         return result
     }
 
@@ -248,20 +276,16 @@ extension AuthService {
         }
         for api in doc.apis {
             guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else { continue }
-            var replaced = false
-            if let existing = providers(api.id) {
-                if existing.config == config || existing.config.learned == nil { continue }
-                replaced = registry.remove(api.id)
-            }
+            if let existing = providers(api.id), existing.config == config || existing.config.learned == nil { continue }
             let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
             sync.load(p)
-            if registry.add(p), !replaced { added.append(api.id) }
+            if registry.put(p) { added.append(api.id) }
         }
         announce(added: added, removed: removed)
     }
 
     /// `providersChanged`, once per change of the set (never per account), outside every lock.
-    /// `add` and `remove` say whether they changed the registry, so a provider this process
+    /// `put` and `remove` say whether they changed the registry, so a provider this process
     /// learns and `checkLearned` also finds in the store is announced once.
     private func announce(added: [String] = [], removed: [String] = []) {
         guard !added.isEmpty || !removed.isEmpty else { return }

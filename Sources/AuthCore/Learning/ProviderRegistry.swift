@@ -64,15 +64,23 @@ final class ProviderRegistry: Sendable {
 
     func learnedCovering(_ url: String) throws(AuthError) -> ProviderAccounts? { try learnedCovering(url, origin: Origin(url: url)) }
 
-    /// Adds a learned provider; false when its id is taken (by a configured provider, or already learned).
+    /// Adds a learned provider, or puts it in the place of the learned one with its id (a
+    /// step-up, wider coverage) in the same step, so no request finds the id missing meanwhile.
+    /// True when it was added; false when it replaced one, or the id is a configured provider's.
     @discardableResult
-    func add(_ p: ProviderAccounts) -> Bool {
+    func put(_ p: ProviderAccounts) -> Bool {
         state.withLock { s in
-            guard s.providers[p.id] == nil else { return false }
             guard let learned = p.config.learned, let origin = Origin(url: learned.resource) else { return false }
+            let entry = Entry(origin: origin, prefixes: learned.coverage.map(PathCoverage.prefix(of:)), accounts: p)
+            if let i = s.learned.firstIndex(where: { $0.accounts.id == p.id }) {
+                s.learned[i] = entry
+                s.providers[p.id] = p
+                return false
+            }
+            guard s.providers[p.id] == nil else { return false }
             s.providers[p.id] = p
             s.order.append(p.id)
-            s.learned.append(Entry(origin: origin, prefixes: [PathCoverage.prefix(of: learned.resource)], accounts: p))
+            s.learned.append(entry)
             return true
         }
     }

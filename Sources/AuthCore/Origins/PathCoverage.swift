@@ -50,6 +50,20 @@ enum PathCoverage {
         return path
     }
 
+    /// What a URL teaches a learned provider to cover: its origin and its path as the server
+    /// gets it, without query or fragment (`https://host/tenant-a/mcp`; the root is `https://host/`).
+    static func coveredURL(_ url: String) -> String? {
+        guard let origin = Origin(url: url) else { return nil }
+        let path = String(decoding: prefix(of: url), as: UTF8.self)
+        return origin.description + (path.isEmpty ? "/" : path)
+    }
+
+    /// Whether `url`'s path has `%2e`, `%2f`, `%5c` or `\`, wherever it lies.
+    static func encodesSeparators(_ url: String) -> Bool {
+        var url = url
+        return url.withUTF8 { bytes in shape(of: UnsafeBufferPointer(rebasing: bytes[pathRange(bytes)])) == .encodesSeparators }
+    }
+
     // MARK: The pieces
 
     /// The path of an absolute URL's bytes: from the first `/` after the authority (after
