@@ -4,10 +4,12 @@ import JSON
 import Logging
 import XCTest
 
-/// Issue 29: what a learned provider covers — dot segments and encoded separators never carry a
-/// token out of a covered path; a resource broader than the URL that taught it covers that URL
-/// only, until the server's own 401s widen it. Against fakes that record every request: no
-/// request leaves the process.
+/// Issue 29, items 3, 4 and 6: what a learned provider covers and where learning may send the
+/// agent — dot segments and encoded separators never carry a token out of a covered path; a
+/// resource broader than the URL that taught it covers that URL only, until the server's own
+/// 401s widen it; an API elsewhere cannot make discovery request a loopback or link-local URL,
+/// and a plain `fetch` reads no metadata on another origin. All against fakes that record every
+/// request: no request leaves the process.
 final class LearnedCoverageTests: XCTestCase {
     // MARK: Item 3: dot segments and encoded separators
 
@@ -147,6 +149,68 @@ final class LearnedCoverageTests: XCTestCase {
         XCTAssertNil(doc.config(doc.apis[0], defaultOpenBrowser: false))
     }
 
+    // MARK: Item 6: loopback and link-local targets, cross-origin metadata
+
+    func testARemoteAPIsPlainFetchRequestsNoLoopbackURL() async throws {
+        let wire = Recording.remote(challenge: #"Bearer resource_metadata="http://127.0.0.1:9/admin/purge?confirm=yes""#)
+        let service = makeService(wire)
+        let answer = try await service.fetch(FetchRequest(method: "GET", url: Recording.remoteAPI), provider: nil)
+        XCTAssertEqual(answer.status, 401)
+        XCTAssertEqual(wire.sent.map(\.url), [Recording.remoteAPI], "nothing but the request itself")
+        XCTAssertEqual(answer.login?.resourceMetadata, "http://127.0.0.1:9/admin/purge?confirm=yes")
+        XCTAssertNil(answer.login?.authorizationServer)
+    }
+
+    func testARemoteAPICannotDirectDiscoveryToALocalAddress() async throws {
+        let local = ["http://127.0.0.1:9", "http://localhost:9", "http://[::1]:9", "https://169.254.169.254", "https://[fe80::1]", "http://0.0.0.0:9"]
+        for target in local {
+            // The challenge's metadata URL; then the issuer in the resource metadata; then the server's endpoints.
+            let cases: [(Recording, LearningStep)] = [
+                (Recording.remote(challenge: #"Bearer resource_metadata="\#(target)/meta""#), .resourceMetadata),
+                (Recording.remote(challenge: "Bearer", issuer: target), .serverMetadata),
+                (Recording.remote(challenge: "Bearer", endpoints: target), .serverMetadata),
+            ]
+            for (wire, step) in cases {
+                let service = makeService(wire)
+                await assertCode(.discoveryFailed, step: step, target) {
+                    _ = try await service.fetch(FetchRequest(method: "GET", url: Recording.remoteAPI), provider: nil, login: .ifNeeded)
+                }
+                XCTAssertEqual(wire.sent.filter { Origin(url: $0.url) == Origin(url: target) }.map(\.url), [], "\(target) \(step)")
+            }
+        }
+    }
+
+    /// The decision the loopback rule rests on, from the host's text alone.
+    func testLocalAddressesAreLoopbackLinkLocalAndUnspecified() {
+        for host in ["localhost", "localhost.", "api.localhost", "127.0.0.1", "127.9.9.9", "0.0.0.0", "169.254.169.254", "[::1]", "[::]",
+                     "[fe80::1]", "[febf::1]", "[::ffff:127.0.0.1]", "[::ffff:169.254.1.1]"] {
+            XCTAssertTrue(Origin.isLocal(host: host), host)
+        }
+        for host in ["api.example.test", "10.0.0.1", "192.168.1.1", "169.255.0.1", "126.0.0.1", "[2001:db8::1]", "[fec0::1]", "[fe8::1]",
+                     "[::ffff:10.0.0.1]", "localhost.example.com", "notlocalhost"] {
+            XCTAssertFalse(Origin.isLocal(host: host), host)
+        }
+        XCTAssertEqual(Origin(url: "http://[0:0:0:0:0:0:0:1]:8")?.isLocalAddress, true)
+    }
+
+    func testMetadataOnAnotherOriginIsReadOnlyForALoginAskedFor() async throws {
+        let resource = "http://127.0.0.1:8001/mcp", metadata = "http://127.0.0.1:8002/.well-known/oauth-protected-resource/mcp"
+        let wire = Recording { request in
+            request.url == resource ? HTTPResponse(status: 401, headers: ["WWW-Authenticate": #"Bearer scope="mcp", resource_metadata="\#(metadata)""#])
+                                    : HTTPResponse(status: 404)
+        }
+        let service = makeService(wire)
+        let plain = try await service.fetch(FetchRequest(method: "GET", url: resource), provider: nil)
+        XCTAssertEqual(plain.status, 401)
+        XCTAssertEqual(wire.sent.map(\.url), [resource], "the other origin's metadata is not read")
+        XCTAssertEqual(plain.login, LoginHint(resource: resource, authorizationServer: nil, scopes: ["mcp"], resourceMetadata: metadata))
+        // Asked to log in, the agent reads it (here it is missing: nothing is learned).
+        await assertCode(.discoveryFailed, step: .resourceMetadata, "ifNeeded") {
+            _ = try await service.fetch(FetchRequest(method: "GET", url: resource), provider: nil, login: .ifNeeded)
+        }
+        XCTAssertTrue(wire.sent.contains { $0.url == metadata })
+    }
+
     // MARK: Helpers
 
     private func makeService(_ transport: HTTPTransport, store: SessionStore = MemorySessionStore()) -> AuthService {
@@ -184,9 +248,10 @@ final class LearnedCoverageTests: XCTestCase {
 }
 
 /// A transport that records every request (its URL and `Authorization`) and answers with `answer`:
-/// `FakeAPI` by default, or with tenants under a root resource.
+/// `FakeAPI` by default, with tenants under a root resource, or an API on a made-up non-loopback origin.
 final class Recording: HTTPTransport, @unchecked Sendable {
     static let tenantA = "https://api.example/tenant-a/mcp", tenantB = "https://api.example/tenant-b/inbox"
+    static let remoteAPI = "https://api.example.test/data"
     private let lock = NSLock()
     private var log: [(url: String, authorization: String?)] = []
     private let answer: @Sendable (HTTPRequest) async throws -> HTTPResponse
@@ -203,6 +268,24 @@ final class Recording: HTTPTransport, @unchecked Sendable {
             guard url.path.hasPrefix("/tenant-") else { return try await api.send(request) }
             if request.headers.contains(where: { $0.0.lowercased() == "authorization" && $0.1 == "Bearer at-1" }) { return FakeAPI.json(200, ["ok": true]) }
             return HTTPResponse(status: 401, headers: ["WWW-Authenticate": #"Bearer resource_metadata="https://api.example/.well-known/oauth-protected-resource""#])
+        }
+    }
+
+    /// `remoteAPI` answering 401 with `challenge`; its metadata (same origin) names `issuer`, whose
+    /// metadata (at `issuer`) names its endpoints at `endpoints`.
+    static func remote(challenge: String, issuer: String = "https://as.example.test", endpoints: String? = nil) -> Recording {
+        Recording { request in
+            let url = request.url
+            if url == remoteAPI { return HTTPResponse(status: 401, headers: ["WWW-Authenticate": challenge]) }
+            if url.hasPrefix("https://api.example.test/.well-known/oauth-protected-resource") {
+                return FakeAPI.json(200, ["resource": .string(remoteAPI), "authorization_servers": [.string(issuer)]])
+            }
+            if url.hasPrefix(issuer + "/.well-known/") {
+                let at = endpoints ?? issuer
+                return FakeAPI.json(200, ["issuer": .string(issuer), "authorization_endpoint": .string(issuer + "/authorize"),
+                                          "token_endpoint": .string(at + "/token"), "registration_endpoint": .string(at + "/register")])
+            }
+            return HTTPResponse(status: 404)
         }
     }
 

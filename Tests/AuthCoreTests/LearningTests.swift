@@ -84,7 +84,7 @@ final class LearningTests: XCTestCase {
 
     func testDiscoveryFollowsMCPOrderAndChecksTheResource() async throws {
         let server = FakeAPI()
-        let d = ResourceDiscovery(http: HTTPCalls(transport: server, timeout: 5))
+        let d = ResourceDiscovery(http: HTTPCalls(transport: server, timeout: 5), learning: FakeAPI.resource)
         // No challenge: path-inserted form first; the fake serves only the root form.
         server.pathMetadata = false
         let r = try await d.resource(for: FakeAPI.resource, challenge: nil, exact: true)

@@ -7,8 +7,12 @@ public enum FetchLogin: String, Sendable {
 /// What `fetch` says an API wants: `login {resource}` learns and logs in to it.
 public struct LoginHint: Sendable, Equatable {
     public var resource: String
-    public var authorizationServer: String
+    /// Nil when the metadata that names it was not read (`resourceMetadata`).
+    public var authorizationServer: String?
     public var scopes: [String]
+    /// The challenge's metadata URL on another origin than the API, which only a login asked
+    /// for reads (`fetch` with `login: "ifNeeded"`, `learn.allow`, the `mcp` bridge).
+    public var resourceMetadata: String? = nil
 }
 
 /// Which learned provider a login is for, and where the person signs in.
@@ -71,7 +75,7 @@ extension AuthService {
         guard let taught = PathCoverage.coveredURL(url), !PathCoverage.encodesSeparators(url) else {
             throw .discoveryFailed(.resourceMetadata, "\(Origin(url: url)?.description ?? "The URL")'s path encodes a dot, slash or backslash (%2e, %2f or %5c): which path it protects cannot be told.")
         }
-        let discovery = ResourceDiscovery(http: http)
+        let discovery = ResourceDiscovery(http: http, learning: url)
         let resource = try await discovery.resource(for: url, challenge: challenge, exact: exact)
         guard Origin(url: resource.resource)?.isSecureForBearer == true, ProviderConfig.resourceProblem(resource.resource) == nil else {
             throw .discoveryFailed(.resourceMetadata, "The resource \(resource.resource) is not an https URL (plain http is allowed on loopback only).")
@@ -166,8 +170,13 @@ extension AuthService {
 
     /// `fetch`'s `login` member for an uncovered URL's 401: what a `login {resource}` would
     /// learn, from the resource metadata alone (no token is sent anywhere); nil when it cannot tell.
+    /// Metadata on another origin than `url` is not read: a plain `fetch` must not make the
+    /// agent request what any API names; the hint says where it is.
     func loginHint(for url: String, challenge: BearerChallenge) async -> LoginHint? {
-        guard let resource = try? await ResourceDiscovery(http: http).resource(for: url, challenge: challenge, exact: false) else { return nil }
+        if let metadata = challenge.resourceMetadata, Origin(url: metadata) != Origin(url: url) {
+            return LoginHint(resource: PathCoverage.coveredURL(url) ?? url, authorizationServer: nil, scopes: challenge.scopes, resourceMetadata: metadata)
+        }
+        guard let resource = try? await ResourceDiscovery(http: http, learning: url).resource(for: url, challenge: challenge, exact: false) else { return nil }
         return LoginHint(resource: resource.resource, authorizationServer: resource.authorizationServers[0],
                          scopes: challenge.scopes.isEmpty ? resource.scopesSupported : challenge.scopes)
     }
