@@ -127,6 +127,14 @@ extension AuthError {
         AuthError(.originNotAllowed, "Provider \(provider) does not cover \(origin?.description ?? "that URL").", provider: provider)
     }
 
+    /// A URL under a path learned provider `provider` covers encodes a dot, slash or backslash
+    /// (`%2e`, `%2f`, `%5c`): servers disagree on whether those end a segment, so whether the
+    /// token would stay under that path cannot be told, and nothing is signed or sent (1006).
+    static func ambiguousPath(_ provider: String) -> AuthError {
+        AuthError(.originNotAllowed, "The URL's path encodes a dot, slash or backslash (%2e, %2f or %5c) under a path provider \(provider) covers; "
+                  + "the agent signs no such URL, as servers disagree on where its segments end.", provider: provider)
+    }
+
     /// A socket agent that fetches only covered URLs was asked for `url`, which none of its providers covers (1006).
     static func uncoveredFetch(_ url: String) -> AuthError {
         AuthError(.originNotAllowed, "No provider served here covers \(Origin(url: url)?.description ?? url); "

@@ -30,8 +30,11 @@ enum FetchCommand {
         let response = try ToolSession.wait(timeout: request.timeout + session.requestTimeout + (attended ? TerminalLogin.timeout : 0)) { () async throws(AuthError) in
             try await service.fetch(request, provider: nil, account: choice, shape: shape, login: attended ? .ifNeeded : .hint, context: context)
         }
-        if let hint = response.login {
-            Logger.stderrSink("auth-agent: \(TerminalText.escaped(hint.resource)) wants a login at \(TerminalText.escaped(hint.authorizationServer)); run: auth-agent login \(TerminalText.escaped(hint.resource))")
+        if let hint = response.login, let server = hint.authorizationServer {
+            Logger.stderrSink("auth-agent: \(TerminalText.escaped(hint.resource)) wants a login at \(TerminalText.escaped(server)); run: auth-agent login \(TerminalText.escaped(hint.resource))")
+        } else if let hint = response.login {
+            Logger.stderrSink("auth-agent: \(TerminalText.escaped(hint.resource)) wants a login; its metadata on another origin "
+                              + "(\(TerminalText.escaped(hint.resourceMetadata ?? "?"))) is read only for a login: run this on a terminal, or list its origin in learn.allow")
         }
         // Written as they are: gathering head and body into one buffer first held three more copies of the body.
         if options.include { StandardStream.write(Array(head(response).utf8)) }

@@ -35,20 +35,21 @@ final class LearningTests: XCTestCase {
     // MARK: Coverage and ids
 
     func testAResourceCoversItsPathAtASegmentBoundary() {
-        XCTAssertTrue(ResourceDiscovery.covers(resource: "https://a.example/mcp", url: "https://a.example/mcp"))
-        XCTAssertTrue(ResourceDiscovery.covers(resource: "https://a.example/mcp", url: "https://a.example/mcp/x?y=1"))
-        XCTAssertFalse(ResourceDiscovery.covers(resource: "https://a.example/mcp", url: "https://a.example/mcpx"))
-        XCTAssertFalse(ResourceDiscovery.covers(resource: "https://a.example/mcp", url: "https://a.example:444/mcp"))
-        XCTAssertTrue(ResourceDiscovery.covers(resource: "https://a.example/", url: "https://a.example/anything"))
-        // The routing check (a byte prefix after the authority) agrees.
-        XCTAssertTrue(ProviderRegistry.path(of: "https://a.example/mcp", startsWith: "/mcp"))
-        XCTAssertTrue(ProviderRegistry.path(of: "https://a.example:8443/mcp/x", startsWith: "/mcp"))
-        XCTAssertTrue(ProviderRegistry.path(of: "https://a.example/mcp?x=/y", startsWith: "/mcp"))
-        XCTAssertFalse(ProviderRegistry.path(of: "https://a.example/mcpx", startsWith: "/mcp"))
-        XCTAssertFalse(ProviderRegistry.path(of: "https://a.example/m", startsWith: "/mcp"))
-        XCTAssertFalse(ProviderRegistry.path(of: "https://a.example?/mcp", startsWith: "/mcp"))
-        XCTAssertTrue(ProviderRegistry.path(of: "https://a.example", startsWith: ""))
-        XCTAssertTrue(ProviderRegistry.path(of: "https://a.example/x", startsWith: ""))
+        XCTAssertTrue(PathCoverage.covers(resource: "https://a.example/mcp", url: "https://a.example/mcp"))
+        XCTAssertTrue(PathCoverage.covers(resource: "https://a.example/mcp", url: "https://a.example/mcp/x?y=1"))
+        XCTAssertFalse(PathCoverage.covers(resource: "https://a.example/mcp", url: "https://a.example/mcpx"))
+        XCTAssertFalse(PathCoverage.covers(resource: "https://a.example/mcp", url: "https://a.example:444/mcp"))
+        XCTAssertTrue(PathCoverage.covers(resource: "https://a.example/", url: "https://a.example/anything"))
+        // Routing goes by the same rule: a prefix of the path (after the authority) at a segment boundary.
+        let mcp = [Array("/mcp".utf8)]
+        XCTAssertEqual(PathCoverage.verdict("https://a.example/mcp", prefixes: mcp), .covered)
+        XCTAssertEqual(PathCoverage.verdict("https://a.example:8443/mcp/x", prefixes: mcp), .covered)
+        XCTAssertEqual(PathCoverage.verdict("https://a.example/mcp?x=/y", prefixes: mcp), .covered)
+        XCTAssertEqual(PathCoverage.verdict("https://a.example/mcpx", prefixes: mcp), .outside)
+        XCTAssertEqual(PathCoverage.verdict("https://a.example/m", prefixes: mcp), .outside)
+        XCTAssertEqual(PathCoverage.verdict("https://a.example?/mcp", prefixes: mcp), .outside)
+        XCTAssertEqual(PathCoverage.verdict("https://a.example", prefixes: [[]]), .covered)
+        XCTAssertEqual(PathCoverage.verdict("https://a.example/x", prefixes: [[]]), .covered)
         XCTAssertEqual(ResourceDiscovery.wellKnown("https://a.example/mcp", "oauth-protected-resource", appended: false),
                        ["https://a.example/.well-known/oauth-protected-resource/mcp", "https://a.example/.well-known/oauth-protected-resource"])
         XCTAssertEqual(ResourceDiscovery.serverCandidates("https://as.example/tenant"),
@@ -83,7 +84,7 @@ final class LearningTests: XCTestCase {
 
     func testDiscoveryFollowsMCPOrderAndChecksTheResource() async throws {
         let server = FakeAPI()
-        let d = ResourceDiscovery(http: HTTPCalls(transport: server, timeout: 5))
+        let d = ResourceDiscovery(http: HTTPCalls(transport: server, timeout: 5), learning: FakeAPI.resource)
         // No challenge: path-inserted form first; the fake serves only the root form.
         server.pathMetadata = false
         let r = try await d.resource(for: FakeAPI.resource, challenge: nil, exact: true)

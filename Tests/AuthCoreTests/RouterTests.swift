@@ -85,7 +85,7 @@ final class RouterTests: XCTestCase {
         let router = service.router
         XCTAssertEqual(try provider(router, "https://api.example.com/mcp/tools?x=1"), "corp")
         let mcp = learned("https://api.example.com/mcp", service)
-        XCTAssertTrue(service.registry.add(mcp))
+        XCTAssertTrue(service.registry.put(mcp))
         XCTAssertEqual(try provider(router, "https://api.example.com/mcp"), mcp.id)
         XCTAssertEqual(try provider(router, "https://api.example.com/mcp/tools?x=1"), mcp.id)
         XCTAssertEqual(try router.route(url: "https://api.example.com/mcp/tools", provider: nil)?.shape, TokenShape.none)

@@ -204,8 +204,11 @@ export interface AgentRequestInit extends RequestInit, TokenChoice {
 /** What `login({resource})` would learn and ask for, from a 401's Bearer challenge (or a 403 asking for more scope). */
 export interface LoginHint {
   resource: string;
-  authorizationServer: string;
+  /** Absent when the metadata naming it is on another origin (`resourceMetadata`), which only `login: 'ifNeeded'` reads. */
+  authorizationServer?: string;
   scopes: string[];
+  /** The challenge's metadata URL when it is on another origin than the request: not read by a plain fetch. */
+  resourceMetadata?: string;
 }
 /** What the agent did with a fetch. */
 export interface FetchInfo {

@@ -7,8 +7,12 @@ public enum FetchLogin: String, Sendable {
 /// What `fetch` says an API wants: `login {resource}` learns and logs in to it.
 public struct LoginHint: Sendable, Equatable {
     public var resource: String
-    public var authorizationServer: String
+    /// Nil when the metadata that names it was not read (`resourceMetadata`).
+    public var authorizationServer: String?
     public var scopes: [String]
+    /// The challenge's metadata URL on another origin than the API, which only a login asked
+    /// for reads (`fetch` with `login: "ifNeeded"`, `learn.allow`, the `mcp` bridge).
+    public var resourceMetadata: String? = nil
 }
 
 /// Which learned provider a login is for, and where the person signs in.
@@ -40,7 +44,7 @@ extension AuthService {
         // Whatever method asked: a forward socket never makes this machine learn an API.
         guard door.reachesTheNetwork else { throw AuthError.notAllowed("login") }
         checkLearned()
-        guard registry.learnedCovering(url) == nil, let origin = Origin(url: url) else {
+        guard try registry.learnedCovering(url) == nil, let origin = Origin(url: url) else {
             return try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, context: context)
         }
         // One learning per API at a time in this process: later requests wait for the first one's login.
@@ -59,7 +63,7 @@ extension AuthService {
             let result = try await task.value
             if !joined { registry.flights.withLock { $0[origin] = nil } }
             // Joined a learning of another resource on the same origin: learn this one now.
-            if joined, registry.learnedCovering(url) == nil { return try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, context: context) }
+            if joined, try registry.learnedCovering(url) == nil { return try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, context: context) }
             return result
         } catch {
             if !joined { registry.flights.withLock { $0[origin] = nil } }
@@ -68,14 +72,21 @@ extension AuthService {
     }
 
     private func learnNow(url: String, challenge: BearerChallenge?, exact: Bool, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
-        if let known = registry.learnedCovering(url), let learned = known.config.learned {
+        if let known = try registry.learnedCovering(url), let learned = known.config.learned {
             context.learning(LearnedLogin(provider: known.id, resource: learned.resource, authorizationServer: learned.issuer))
             return try await login(known, flow: flow, credentials: nil, context: context)
         }
-        let discovery = ResourceDiscovery(http: http)
+        // What `url` teaches the provider to cover: its own path, however broad the resource.
+        guard let taught = PathCoverage.coveredURL(url), !PathCoverage.encodesSeparators(url) else {
+            throw .discoveryFailed(.resourceMetadata, "\(Origin(url: url)?.description ?? "The URL")'s path encodes a dot, slash or backslash (%2e, %2f or %5c): which path it protects cannot be told.")
+        }
+        let discovery = ResourceDiscovery(http: http, learning: url)
         let resource = try await discovery.resource(for: url, challenge: challenge, exact: exact)
         guard Origin(url: resource.resource)?.isSecureForBearer == true, ProviderConfig.resourceProblem(resource.resource) == nil else {
             throw .discoveryFailed(.resourceMetadata, "The resource \(resource.resource) is not an https URL (plain http is allowed on loopback only).")
+        }
+        if let known = learnedDocument().apis.first(where: { $0.resource == resource.resource && $0.server.issuer == resource.authorizationServers[0] }) {
+            return try await widen(known.id, to: taught, flow: flow, context: context)
         }
         let server = try await discovery.server(resource.authorizationServers[0])
         if flow == .deviceCode, server.deviceAuthorizationEndpoint == nil {
@@ -86,13 +97,30 @@ extension AuthService {
         }
         let loginScopes = challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported
         let client = try await client(for: server, scopes: resource.scopesSupported.isEmpty ? loginScopes : resource.scopesSupported)
-        let api = LearnedAPI(id: learnedDocument().id(for: resource.resource), resource: resource.resource, server: server, scopes: loginScopes,
+        let api = LearnedAPI(id: learnedDocument().id(for: resource.resource), resource: resource.resource, coverage: [taught], server: server, scopes: loginScopes,
                              dpop: server.acceptsES256DPoP && (config.clients.first { $0.issuer == server.issuer }?.dpop ?? config.learnDPoP))
         if let taken = providers(api.id), taken.config.learned == nil {
             throw .discoveryFailed(.login, "A configured provider is already called \"\(api.id)\".")
         }
         logger.info("learned \(resource.resource) (authorization server \(server.issuer)\(api.dpop ? ", DPoP" : "")); logging in as provider \(api.id)")
         return try await logInAndKeep(api, client, flow: flow, context: context)
+    }
+
+    /// `url`'s 401 named the resource and authorization server of learned provider `id`: the
+    /// server's own answer, so the provider covers `taught` too — no new registration, and a
+    /// login only when nobody is logged in to it.
+    private func widen(_ id: String, to taught: String, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
+        try await updateLearned { doc in
+            if let i = doc.apis.firstIndex(where: { $0.id == id }), !doc.apis[i].coverage.contains(taught) { doc.apis[i].coverage.append(taught) }
+        }
+        checkLearned()
+        guard let p = providers(id), let learned = p.config.learned else { throw AuthError.unknownProvider(id, .notKnown) }
+        logger.info("\(id) covers \(taught) too: its server named the same resource and authorization server")
+        if let c = p.defaultSession, let session = c.current {
+            return LoginResult(provider: id, account: c.account, user: session.user ?? [:], expiresAt: session.expiresAt)
+        }
+        context.learning(LearnedLogin(provider: id, resource: learned.resource, authorizationServer: learned.issuer))
+        return try await login(p, flow: flow, credentials: nil, context: context)
     }
 
     /// Step-up (MCP 2025-11-25): logs in to learned provider `id` again for `scopes` (a
@@ -131,20 +159,29 @@ extension AuthService {
             return try await logInAndKeep(api, fresh, flow: flow, context: context, registeringAgain: true)
         }
         try await updateLearned { doc in
+            var kept = api
+            // What another process added to its coverage meanwhile stays.
+            if let old = doc.apis.first(where: { $0.id == api.id }), old.resource == api.resource, old.server.issuer == api.server.issuer {
+                kept.coverage = old.coverage + api.coverage.filter { !old.coverage.contains($0) }
+            }
             doc.apis.removeAll { $0.id == api.id }
-            doc.apis.append(api)
+            doc.apis.append(kept)
             doc.clients[api.server.issuer] = client
         }
         // A step-up replaces the provider: the set is the same, nothing to announce.
-        let replaced = registry.remove(api.id)
-        if registry.add(p), !replaced { announce(added: [api.id]) }
+        if registry.put(p) { announce(added: [api.id]) }
         return result
     }
 
     /// `fetch`'s `login` member for an uncovered URL's 401: what a `login {resource}` would
     /// learn, from the resource metadata alone (no token is sent anywhere); nil when it cannot tell.
+    /// Metadata on another origin than `url` is not read: a plain `fetch` must not make the
+    /// agent request what any API names; the hint says where it is.
     func loginHint(for url: String, challenge: BearerChallenge) async -> LoginHint? {
-        guard let resource = try? await ResourceDiscovery(http: http).resource(for: url, challenge: challenge, exact: false) else { return nil }
+        if let metadata = challenge.resourceMetadata, Origin(url: metadata) != Origin(url: url) {
+            return LoginHint(resource: PathCoverage.coveredURL(url) ?? url, authorizationServer: nil, scopes: challenge.scopes, resourceMetadata: metadata)
+        }
+        guard let resource = try? await ResourceDiscovery(http: http, learning: url).resource(for: url, challenge: challenge, exact: false) else { return nil }
         return LoginHint(resource: resource.resource, authorizationServer: resource.authorizationServers[0],
                          scopes: challenge.scopes.isEmpty ? resource.scopesSupported : challenge.scopes)
     }
@@ -254,20 +291,16 @@ extension AuthService {
         // A door that does not serve a learned API does not know it (forward sockets name theirs).
         for api in doc.apis where door.serves(api.id) {
             guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else { continue }
-            var replaced = false
-            if let existing = providers(api.id) {
-                if existing.config == config || existing.config.learned == nil { continue }
-                replaced = registry.remove(api.id)
-            }
+            if let existing = providers(api.id), existing.config == config || existing.config.learned == nil { continue }
             let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
             sync.load(p)
-            if registry.add(p), !replaced { added.append(api.id) }
+            if registry.put(p) { added.append(api.id) }
         }
         announce(added: added, removed: removed)
     }
 
     /// `providersChanged`, once per change of the set (never per account), outside every lock.
-    /// `add` and `remove` say whether they changed the registry, so a provider this process
+    /// `put` and `remove` say whether they changed the registry, so a provider this process
     /// learns and `checkLearned` also finds in the store is announced once.
     private func announce(added: [String] = [], removed: [String] = []) {
         guard !added.isEmpty || !removed.isEmpty else { return }
@@ -286,7 +319,7 @@ extension AuthService {
     /// with a logged-in account (read from the store), if that learning succeeded.
     private func learnedSession(_ url: String) -> LoginResult? {
         checkLearned()
-        guard let p = registry.learnedCovering(url) else { return nil }
+        guard let p = try? registry.learnedCovering(url) else { return nil }
         sync.catchUp(p)
         guard let c = p.defaultSession, let session = c.current else { return nil }
         return LoginResult(provider: p.id, account: c.account, user: session.user ?? [:], expiresAt: session.expiresAt)

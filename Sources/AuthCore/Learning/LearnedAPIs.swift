@@ -1,16 +1,21 @@
 import JSON
 
-/// What makes a learned provider different from a configured one: the resource it covers
-/// (its origin, and its path as a prefix at a segment boundary), which every authorization
-/// and token request names (RFC 8707), and the server whose `iss` (RFC 9207) answers must carry.
+/// What makes a learned provider different from a configured one: the resource every
+/// authorization and token request names (RFC 8707), the URLs its token may go to, and the
+/// server whose `iss` (RFC 9207) answers must carry.
 public struct LearnedResource: Sendable, Equatable {
     public var resource: String
+    /// What it covers (`PathCoverage`): the URLs whose 401 taught it, each with the paths below
+    /// it — never more than `resource`, which may name a whole origin shared with other tenants.
+    public var coverage: [String]
     public var issuer: String
     /// The server promised `iss` on authorization responses: one without it is refused.
     public var sendsIss: Bool
 
     /// Whether this provider's token may go to `url`.
-    func covers(_ url: String) -> Bool { ResourceDiscovery.covers(resource: resource, url: url) }
+    func covers(_ url: String) -> Bool {
+        Origin(url: url) == Origin(url: resource) && PathCoverage.verdict(url, prefixes: coverage.map(PathCoverage.prefix(of:))) == .covered
+    }
 }
 
 /// A client the agent uses at one authorization server: configured (`clients`), a Client ID
@@ -28,13 +33,22 @@ struct LearnedClient: Sendable, Equatable {
 /// One learned API, as persisted.
 struct LearnedAPI: Sendable, Equatable {
     var id: String
+    /// The metadata's `resource`: the tokens' audience, and the bound of `coverage`.
     var resource: String
+    /// The URLs it covers (`LearnedResource.coverage`): each one the server answered 401 for
+    /// with this resource and authorization server. Documents from before it cover `resource`.
+    var coverage: [String]
     var server: AuthorizationServer
     /// What a login asks for: the challenge's scope, else the resource's `scopes_supported`.
     var scopes: [String]
     /// DPoP-bound tokens, decided when it was learned (the server accepts ES256 proofs and the
     /// learning process's configuration allowed it) and kept, so every process builds the same provider.
     var dpop = false
+
+    /// `coverage` nil: the whole resource, as before coverage was kept.
+    init(id: String, resource: String, coverage: [String]? = nil, server: AuthorizationServer, scopes: [String], dpop: Bool = false) {
+        (self.id, self.resource, self.coverage, self.server, self.scopes, self.dpop) = (id, resource, coverage ?? [resource], server, scopes, dpop)
+    }
 }
 
 /// The store document `StoreKeys.learned`: the learned APIs and the clients, per issuer.
@@ -52,7 +66,7 @@ struct LearnedDocument: Sendable, Equatable {
                                  ("deviceAuthorizationEndpoint", a.server.deviceAuthorizationEndpoint), ("revocationEndpoint", a.server.revocationEndpoint)] {
                 if let value { server[key] = .string(value) }
             }
-            return .object(["id": .string(a.id), "resource": .string(a.resource), "server": .object(server),
+            return .object(["id": .string(a.id), "resource": .string(a.resource), "covers": .array(a.coverage.map(JSONValue.string)), "server": .object(server),
                             "scopes": .array(a.scopes.map(JSONValue.string)), "dpop": .bool(a.dpop)])
         }
         var clients = JSONObject()
@@ -80,7 +94,7 @@ struct LearnedDocument: Sendable, Equatable {
                                              sendsIss: s["sendsIss"]?.boolValue == true,
                                              acceptsClientMetadataDocuments: s["clientMetadataDocuments"]?.boolValue == true,
                                              acceptsES256DPoP: s["dpopES256"]?.boolValue == true)
-            doc.apis.append(LearnedAPI(id: id, resource: resource, server: server,
+            doc.apis.append(LearnedAPI(id: id, resource: resource, coverage: o["covers"]?.arrayValue?.compactMap(\.stringValue), server: server,
                                        scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? [], dpop: o["dpop"]?.boolValue == true))
         }
         for (issuer, value) in root["clients"]?.objectValue?.members.map({ ($0, $1) }) ?? [] {
@@ -113,9 +127,11 @@ struct LearnedDocument: Sendable, Equatable {
     }
 
     /// The provider a learned API becomes: an ordinary authorization code provider (with the
-    /// device flow beside it when the server offers one), its endpoints fixed, its origin the resource's.
+    /// device flow beside it when the server offers one), its endpoints fixed, its origin the
+    /// resource's. Only covered URLs under the resource count; nil when none is.
     func config(_ api: LearnedAPI, defaultOpenBrowser: Bool) -> ProviderConfig? {
-        guard let client = clients[api.server.issuer], let origin = Origin(url: api.resource) else { return nil }
+        let coverage = api.coverage.filter { PathCoverage.covers(resource: api.resource, url: $0) }
+        guard let client = clients[api.server.issuer], let origin = Origin(url: api.resource), !coverage.isEmpty else { return nil }
         var p = ProviderConfig(id: api.id, displayName: api.resource, flow: .authorizationCode, origins: [origin],
                                tokenEndpoint: api.server.tokenEndpoint, revocationEndpoint: api.server.revocationEndpoint,
                                clientId: client.clientId, clientSecret: client.clientSecret, scopes: api.scopes,
@@ -124,7 +140,7 @@ struct LearnedDocument: Sendable, Equatable {
                                redirectPort: client.redirectPort, openBrowser: defaultOpenBrowser)
         if api.server.deviceAuthorizationEndpoint != nil { p.flows.append(.deviceCode) }
         p.dpop = api.dpop
-        p.learned = LearnedResource(resource: api.resource, issuer: api.server.issuer, sendsIss: api.server.sendsIss)
+        p.learned = LearnedResource(resource: api.resource, coverage: coverage, issuer: api.server.issuer, sendsIss: api.server.sendsIss)
         return p
     }
 }

@@ -18,12 +18,12 @@ final class ProviderRegistry: Sendable {
     /// request for the same API waits for that login instead of starting its own.
     let flights = Locked<[Origin: Task<LoginResult, Error>]>([:])
 
-    /// A learned provider with its resource's origin and path prefix worked out once, so that
-    /// routing a URL costs an origin comparison and a byte-prefix check.
+    /// A learned provider with the origin and path prefixes it covers worked out once, so that
+    /// routing a URL costs an origin comparison and a scan of its path (`PathCoverage`).
     struct Entry {
         let origin: Origin
-        /// The resource's path without a trailing `/` (empty for the root).
-        let prefix: String
+        /// The covered paths without a trailing `/` (empty for the root).
+        let prefixes: [[UInt8]]
         let accounts: ProviderAccounts
     }
 
@@ -46,47 +46,41 @@ final class ProviderRegistry: Sendable {
         return found
     }
 
-    /// The learned provider whose resource `url` (of `origin`, already parsed by the caller's
-    /// cache) lies under; nil at once when none was learned.
-    func learnedCovering(_ url: String, origin: Origin?) -> ProviderAccounts? {
+    /// The learned provider that covers `url` (of `origin`, already parsed by the caller's
+    /// cache); nil at once when none was learned. A URL whose path would be covered but encodes
+    /// a dot, slash or backslash is refused (1006): where it goes is the server's guess.
+    func learnedCovering(_ url: String, origin: Origin?) throws(AuthError) -> ProviderAccounts? {
         let learned = state.withLock { $0.learned }
         guard !learned.isEmpty, let origin else { return nil }
         for entry in learned where entry.origin == origin {
-            if Self.path(of: url, startsWith: entry.prefix) { return entry.accounts }
+            switch PathCoverage.verdict(url, prefixes: entry.prefixes) {
+            case .covered: return entry.accounts
+            case .outside: continue
+            case .ambiguous: throw AuthError.ambiguousPath(entry.accounts.id)
+            }
         }
         return nil
     }
 
-    func learnedCovering(_ url: String) -> ProviderAccounts? { learnedCovering(url, origin: Origin(url: url)) }
+    func learnedCovering(_ url: String) throws(AuthError) -> ProviderAccounts? { try learnedCovering(url, origin: Origin(url: url)) }
 
-    /// Whether the path of `url` is `prefix` or goes on below it (the next byte `/`, `?`, `#` or the end).
-    static func path(of url: String, startsWith prefix: String) -> Bool {
-        var url = url
-        return url.withUTF8 { bytes -> Bool in
-            // The path starts at the first '/' after "://" (the authority has none).
-            var i = 0
-            while i + 2 < bytes.count, !(bytes[i] == UInt8(ascii: ":") && bytes[i + 1] == UInt8(ascii: "/") && bytes[i + 2] == UInt8(ascii: "/")) { i += 1 }
-            i += 3
-            while i < bytes.count, bytes[i] != UInt8(ascii: "/"), bytes[i] != UInt8(ascii: "?"), bytes[i] != UInt8(ascii: "#") { i += 1 }
-            let p = Array(prefix.utf8)
-            guard bytes.count - i >= p.count else { return false }
-            for (k, c) in p.enumerated() where bytes[i + k] != c { return false }
-            let next = i + p.count
-            return next == bytes.count || bytes[next] == UInt8(ascii: "/") || bytes[next] == UInt8(ascii: "?") || bytes[next] == UInt8(ascii: "#")
-        }
-    }
-
-    /// Adds a learned provider; false when its id is taken (by a configured provider, or already learned).
+    /// Adds a learned provider, or puts it in the place of the learned one with its id (a
+    /// step-up, wider coverage) in the same step, so no request finds the id missing meanwhile.
+    /// True when it was added; false when it replaced one, or the id is a configured provider's.
     @discardableResult
-    func add(_ p: ProviderAccounts) -> Bool {
+    func put(_ p: ProviderAccounts) -> Bool {
         state.withLock { s in
-            guard s.providers[p.id] == nil else { return false }
             guard let learned = p.config.learned, let origin = Origin(url: learned.resource) else { return false }
-            var prefix = ResourceDiscovery.path(of: learned.resource)
-            if prefix.hasSuffix("/") { prefix.removeLast() }
+            let entry = Entry(origin: origin, prefixes: learned.coverage.map(PathCoverage.prefix(of:)), accounts: p)
+            if let i = s.learned.firstIndex(where: { $0.accounts.id == p.id }) {
+                s.learned[i] = entry
+                s.providers[p.id] = p
+                return false
+            }
+            guard s.providers[p.id] == nil else { return false }
             s.providers[p.id] = p
             s.order.append(p.id)
-            s.learned.append(Entry(origin: origin, prefix: prefix, accounts: p))
+            s.learned.append(entry)
             return true
         }
     }

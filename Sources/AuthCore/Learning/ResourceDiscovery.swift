@@ -32,9 +32,21 @@ struct AuthorizationServer: Sendable, Equatable {
 /// The fetches of discovery (RFC 9728 §3, RFC 8414 §3, in MCP's order). Each document is
 /// fetched without credentials — a token never goes to a metadata URL — over https or
 /// loopback http, with no redirect to another origin, bounded by the HTTP timeout and 256 KiB.
+///
+/// An API elsewhere cannot point the agent at this machine or its link: when the URL being
+/// learned is not on a local address (`Origin.isLocalAddress`), no metadata URL, issuer or
+/// endpoint — so no metadata, registration, token or revocation request — may be on one.
 struct ResourceDiscovery: Sendable {
     let http: HTTPCalls
+    /// The URL being learned is on a local address itself, so local targets are its neighbours.
+    let reachesLocal: Bool
     static let maxDocumentBytes = 256 * 1024
+
+    /// Discovery for learning `url` (the URL that answered 401, or the resource `login` names).
+    init(http: HTTPCalls, learning url: String) {
+        self.http = http
+        reachesLocal = Origin(url: url)?.isLocalAddress ?? false
+    }
 
     /// The metadata of the resource protecting `url`. `exact`: `url` is the resource itself
     /// (`login {resource}`), and the document must name it identically; otherwise `url` must
@@ -54,7 +66,7 @@ struct ResourceDiscovery: Sendable {
             guard let resource = document["resource"]?.stringValue else {
                 throw .discoveryFailed(.resourceMetadata, "The resource metadata at \(candidate) names no resource.")
             }
-            let matches = exact ? resource == url : Self.covers(resource: resource, url: url)
+            let matches = exact ? resource == url : PathCoverage.covers(resource: resource, url: url)
             guard matches else {
                 throw .discoveryFailed(.resourceMetadata, "The resource metadata at \(candidate) describes \(resource), not \(url) (RFC 9728 §3.3).")
             }
@@ -92,6 +104,7 @@ struct ResourceDiscovery: Sendable {
                 guard let origin = Origin(url: value), origin.isSecureForBearer else {
                     throw .discoveryFailed(.serverMetadata, "The \(key) of \(issuer) (\(value)) is not https (plain http is allowed on loopback only).")
                 }
+                if let refusal = refusal(origin, value) { throw .discoveryFailed(.serverMetadata, "The \(key) of \(issuer): \(refusal)") }
                 return value
             }
             guard let token = try endpoint("token_endpoint") else {
@@ -123,6 +136,7 @@ struct ResourceDiscovery: Sendable {
             guard let origin = Origin(url: url), origin.isSecureForBearer else {
                 return .refused(.discoveryFailed(step, "\(url) is not https (plain http is allowed on loopback only)."))
             }
+            if let refusal = refusal(origin, url) { return .refused(.discoveryFailed(step, refusal)) }
             let response: HTTPResponse
             do {
                 response = try await http.transport.send(HTTPRequest(url: url, headers: [("Accept", "application/json")], timeout: http.timeout,
@@ -172,14 +186,11 @@ struct ResourceDiscovery: Sendable {
         return Array(urls)
     }
 
-    /// Whether `url` lies under `resource`: the same origin, and the resource's path a prefix
-    /// of the URL's ending at a segment boundary (`/mcp` covers `/mcp` and `/mcp/x`, not `/mcpx`).
-    static func covers(resource: String, url: String) -> Bool {
-        guard let a = Origin(url: resource), let b = Origin(url: url), a == b else { return false }
-        let prefix = path(of: resource), path = path(of: url)
-        if prefix.isEmpty || prefix == "/" { return true }
-        let trimmed = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
-        return path == trimmed || path.hasPrefix(trimmed + "/")
+    /// Why discovery may not send a request to `url` (of `origin`): a local address named by an
+    /// API that is not on one. Nil when it may.
+    func refusal(_ origin: Origin, _ url: String) -> String? {
+        guard !reachesLocal, origin.isLocalAddress else { return nil }
+        return "\(url) is on a loopback or link-local address, and the API being learned is not: not requested."
     }
 
     /// The path of an absolute URL, without query or fragment.

@@ -43,6 +43,24 @@ public struct Origin: Hashable, Sendable, CustomStringConvertible {
         return octets[0] == 127
     }
 
+    /// Loopback (and `*.localhost`), link-local (`169.254.0.0/16`, `fe80::/10`), unspecified
+    /// (`0.0.0.0/8`, `[::]`) or IPv4-mapped one of those: this machine or its link, where an API
+    /// elsewhere must not be able to send the agent (what discovery refuses). Decided on the host
+    /// text alone — a name that resolves to such an address is not caught.
+    public var isLocalAddress: Bool { Self.isLocal(host: host) }
+
+    static func isLocal(host: String) -> Bool {
+        if host == "localhost" || host == "localhost." || host.hasSuffix(".localhost") || host.hasSuffix(".localhost.") { return true }
+        if let octets = URLAuthority.dottedQuad(host) { return octets[0] == 127 || octets[0] == 0 || (octets[0] == 169 && octets[1] == 254) }
+        guard host.hasPrefix("["), host.hasSuffix("]") else { return false }
+        let v6 = host.dropFirst().dropLast().lowercased()
+        if v6 == "::1" || v6 == "::" { return true }
+        if v6.hasPrefix("::ffff:") { return isLocal(host: String(v6.dropFirst(7))) }
+        // fe80::/10: the first group is fe80 to febf.
+        let first = v6.prefix { $0 != ":" }
+        return first.count == 4 && first.hasPrefix("fe") && first.dropFirst(2).first.map { "89ab".contains($0) } == true
+    }
+
     /// Whether a bearer token may be sent here: TLS, or a connection that stays on this machine.
     public var isSecureForBearer: Bool { scheme == "https" || isLoopback }
 

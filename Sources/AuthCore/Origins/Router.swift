@@ -10,7 +10,7 @@ public struct Route: Sendable {
 }
 
 /// The one place a URL is routed: the origin cache, the configured origins, the learned
-/// providers' path prefixes and the check of a provider a request names.
+/// providers' path prefixes (`PathCoverage`) and the check of a provider a request names.
 ///
 /// A token is only ever attached over https, or to loopback. Configured providers cover
 /// whole origins and are fixed at start, so their answer is cached per origin; learned
@@ -49,8 +49,8 @@ final class Router: Sendable {
     /// provider the request names, must exist (else 1002) and cover the URL (else 1006).
     func route(url: String, provider explicit: String?) throws(AuthError) -> Route? {
         let found = origins.value(for: url)
-        // A learned provider covers its resource's path prefix, over https or loopback only (checked when learned).
-        let learned = registry.learnedCovering(url, origin: found.origin)
+        // A learned provider covers path prefixes of its resource, over https or loopback only (checked when learned).
+        let learned = try registry.learnedCovering(url, origin: found.origin)
         if let explicit {
             let p = try registry.accounts(explicit)
             guard found.accounts === p || learned === p else { throw AuthError.notCovering(explicit, found.origin) }

@@ -96,8 +96,10 @@ enum FetchMethod: AuthMethod {
         o["signed"] = .bool(r.signed)
         o["retried"] = .bool(r.retried)
         if let hint = r.login {
-            o["login"] = ["resource": .string(hint.resource), "authorizationServer": .string(hint.authorizationServer),
-                          "scopes": .array(hint.scopes.map(JSONValue.string))]
+            var login: JSONObject = ["resource": .string(hint.resource), "scopes": .array(hint.scopes.map(JSONValue.string))]
+            if let server = hint.authorizationServer { login["authorizationServer"] = .string(server) }
+            if let metadata = hint.resourceMetadata { login["resourceMetadata"] = .string(metadata) }
+            o["login"] = .object(login)
         }
         return .object(o)
     }

@@ -48,6 +48,7 @@ enum StatusMethod: AuthMethod {
         if let learned = p.learned {
             entry["learned"] = true
             entry["resource"] = .string(learned.resource)
+            entry["covers"] = .array(learned.coverage.map(JSONValue.string))
             entry["issuer"] = .string(learned.issuer)
         }
         if let gitUsername = p.gitUsername { entry["gitUsername"] = .string(gitUsername) }

@@ -100,12 +100,20 @@ class ForgetResult(TypedDict):
     revoked: bool
 
 
-class LoginHint(TypedDict):
-    """``FetchResponse.login``: what ``login(resource=...)`` would learn and ask for."""
-
+class _LoginHintRequired(TypedDict):
     resource: str
-    authorizationServer: str
     scopes: List[str]
+
+
+class LoginHint(_LoginHintRequired, total=False):
+    """``FetchResponse.login``: what ``login(resource=...)`` would learn and ask for.
+
+    ``authorizationServer`` is absent, and ``resourceMetadata`` names the metadata URL,
+    when that metadata is on another origin: only ``fetch(..., login="ifNeeded")`` reads it.
+    """
+
+    authorizationServer: str
+    resourceMetadata: str
 
 
 class RefreshResult(TypedDict):
