@@ -13,6 +13,7 @@ import Logging
 /// refresh per expiry); a second, forwarded socket may serve a subset of the providers.
 enum SocketAgent {
     static func serve(_ options: SocketOptions, _ arguments: Arguments, config: AgentConfig, configFile: String, logger: Logger) -> Never {
+        let limit = DescriptorBudget.raiseLimit()
         let environment = ProcessEnvironment.current()
         let path = options.path ?? UnixSocket.defaultPath(environment: environment)
         let known = Set(config.providers.map(\.id))
@@ -32,16 +33,21 @@ enum SocketAgent {
         }
 
         let (store, storeStatus) = Agent.openStore(config, logger: logger)
+        let caps = DescriptorBudget.caps(main: options.maxConnections, forward: options.forwardPath.map { _ in options.forwardMaxConnections }, limit: limit)
+        if caps.main < options.maxConnections || (options.forwardPath != nil && caps.forward < options.forwardMaxConnections) {
+            logger.warn("the descriptor limit (\(limit)) leaves room for \(caps.main) connections on \(path)"
+                        + (options.forwardPath.map { " and \(caps.forward) on \($0)" } ?? "") + "; raise it (ulimit -n) to serve more")
+        }
         // A login started on either socket can be completed (`completeLogin`) from the other.
         let pending = PendingLogins()
-        var servers = [server(path, main, config, store, storeStatus, arguments, logger, pending)]
+        var servers = [server(path, main, caps.main, config, store, storeStatus, arguments, logger, pending)]
         if let forward, let forwardPath = options.forwardPath {
             // Its own service over the same store: the providers left out do not exist there
             // at all (1002, absent from `status`), and sessions are the same ones.
             var subset = config
             subset.providers = config.providers.filter { options.forwardProviders.contains($0.id) }
             subset.fetchesUncoveredURLs = false
-            servers.append(server(forwardPath, forward, subset, store, storeStatus, arguments, logger, pending))
+            servers.append(server(forwardPath, forward, caps.forward, subset, store, storeStatus, arguments, logger, pending))
         }
         for s in servers where !s.server.start() {
             Logger.stderrSink("auth-agent: cannot start a thread to accept connections on \(s.server.path)")
@@ -110,14 +116,16 @@ enum SocketAgent {
         }
     }
 
-    private static func server(_ path: String, _ listener: Int32, _ config: AgentConfig, _ store: SessionStore, _ storeStatus: StoreStatus?,
-                               _ arguments: Arguments, _ logger: Logger, _ pending: PendingLogins) -> (server: SocketServer, service: AuthService)
+    private static func server(_ path: String, _ listener: Int32, _ maxConnections: Int, _ config: AgentConfig, _ store: SessionStore,
+                               _ storeStatus: StoreStatus?, _ arguments: Arguments, _ logger: Logger, _ pending: PendingLogins)
+        -> (server: SocketServer, service: AuthService)
     {
         let subscriptions = Subscriptions()
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(),
                                   logger: logger, lockTimeout: config.lockTimeoutSeconds, pendingLogins: pending, events: { subscriptions.deliver($0) })
         let (registry, options) = Agent.methods(service)
-        let server = SocketServer(path: path, listener: listener, maxLineBytes: arguments.maxMessageBytes, logger: logger) { output, onExit in
+        let server = SocketServer(path: path, listener: listener, maxLineBytes: arguments.maxMessageBytes, maxConnections: maxConnections,
+                                  logger: logger) { output, onExit in
             RPCConnection(registry: registry, output: output, logger: logger, options: options,
                           session: AuthHost(subscriptions: subscriptions), onExit: onExit)
         }
