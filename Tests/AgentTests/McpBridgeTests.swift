@@ -528,6 +528,32 @@ final class McpBridgeTests: XCTestCase {
         XCTAssertNil(agent.nextLine(timeout: 0.1), "exactly one answer")
     }
 
+    /// Issue 29 item 8: MCP's stdio transport allows only messages. What the server sends that is
+    /// none (42, "text", [1,2], {"unexpected":true}) is dropped with a line on stderr, in an event
+    /// stream and in a JSON body alike (a batch's elements each judged: [1,2] is two lines); the real messages around it go through, and a request
+    /// whose answer was only such things still gets its one answer.
+    func testWhatIsNotAJSONRPCMessageIsDroppedAndNamedOnStderr() throws {
+        let server = try fault()
+        for (path, expected, dropped) in [("/junk", ["notifications/progress", "1", "2"], 10), ("/junkjson", ["1", "2"], 5)] {
+            let agent = try bridge(server.url(path))
+            try agent.send(request(1, "tools/list"))
+            try agent.send(request(2, "tools/list", #"{"alone":true}"#))
+            var seen: [String] = []
+            while let line = agent.nextLine(timeout: 5) {
+                let message = try JSONParser.parse([UInt8](line))
+                XCTAssertEqual(message["jsonrpc"], "2.0", "\(path): \(String(decoding: line, as: UTF8.self))")
+                seen.append(message["method"]?.stringValue ?? message["id"].map { JSONSerializer.string($0) } ?? "?")
+                if seen.contains("1") && seen.contains("2") { break }
+            }
+            agent.closeInput()
+            XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
+            while let line = agent.nextLine(timeout: 0.1) { seen.append("after: " + String(decoding: line, as: UTF8.self)) }
+            XCTAssertEqual(seen.sorted(), expected.sorted(), "\(path): \(agent.stderr)")
+            let drops = agent.stderr.split(separator: "\n").filter { $0.contains("not a JSON-RPC message") && $0.contains("dropped") }
+            XCTAssertEqual(drops.count, dropped, "\(path): a line for each: \(agent.stderr)")
+        }
+    }
+
     func testAFailedLearningAnswersEachRequestWithTheReasonAndDropsNotifications() throws {
         let server = try fault()
         let agent = try bridge(server.url("/401"))

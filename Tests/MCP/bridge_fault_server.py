@@ -17,6 +17,11 @@ stdin closes (the test runner holds the other end).
   /resume   an SSE stream that ends after event r1 without the response; a GET with
             Last-Event-ID r1 gets the rest (the response)
   /401      401 with a Bearer challenge to everything (no provider covers it)
+  /junk     an SSE answer with events that are no JSON-RPC message (42, "text", [1,2],
+            {"unexpected":true}) around a progress notification and the response; with
+            params.alone, only those events
+  /junkjson an application/json batch of the same four and the response; with params.alone,
+            the body {"unexpected":true}
   /_log     GET: every request so far ({method, path, headers}) as a JSON array
 """
 import json
@@ -28,6 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LOG = []
 RESUMABLE = []  # ids of requests whose answer /resume's GET gives
 LOCK = threading.Lock()
+JUNK = [42, "text", [1, 2], {"unexpected": True}]
 HEADERS = ["mcp-protocol-version", "mcp-session-id", "mcp-method", "mcp-name", "accept", "content-type",
            "authorization", "dpop", "last-event-id"]
 
@@ -110,6 +116,10 @@ class Handler(BaseHTTPRequestHandler):
             result = {"method": message["method"], "headers": seen}
             extra = {}
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        alone = bool((message.get("params") or {}).get("alone"))
+        if path == "/junkjson":
+            body = {"unexpected": True} if alone else JUNK + [answer]
+            return self.send(200, json.dumps(body).encode())
         if path in ("/json", "/gone", "/listen"):
             return self.send(200, json.dumps(answer).encode(), extra=extra)
         # Event streams: written as they happen, the connection closed at the end.
@@ -119,10 +129,16 @@ class Handler(BaseHTTPRequestHandler):
         for name, value in extra.items():
             self.send_header(name, value)
         self.end_headers()
+        progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}
+        if path == "/junk":
+            events = JUNK[:2] + ([] if alone else [progress]) + JUNK[2:] + ([] if alone else [answer])
+            for event in events:
+                self.wfile.write(b"event: message\ndata: " + json.dumps(event).encode() + b"\n\n")
+                self.wfile.flush()
+            return
         if path == "/badsse":
             self.wfile.write(b"event: message\ndata: {not json\n\n")
             return
-        progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}
         self.wfile.write(b"id: 1\r\nevent: message\r\ndata: " + json.dumps(progress).encode() + b"\r\n\r\n")
         self.wfile.flush()
         if path == "/cut":

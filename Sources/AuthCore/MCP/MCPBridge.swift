@@ -154,8 +154,25 @@ public final class MCPBridge: @unchecked Sendable {
     /// Writes one message as one line: as the server sent it when it is one line already.
     func write(_ value: JSONValue) { output(JSONSerializer.bytes(value)) }
 
-    /// A message from the server: a response goes out only to a request still owed one.
+    /// What the server sent — a message, or a batch of them (an array, each element its own line,
+    /// so every response is matched to its request): a response goes out only to a request still
+    /// owed one. Anything else is dropped with a line on stderr, never written to the host, whose
+    /// stdio transport allows messages only.
     func forward(_ value: JSONValue, raw: [UInt8]?) {
+        if let elements = value.arrayValue {
+            if elements.isEmpty { log("mcp: the server sent an empty batch, not a JSON-RPC message; dropped") }
+            for element in elements { forwardMessage(element, raw: nil, inBatch: true) }
+        } else {
+            forwardMessage(value, raw: raw, inBatch: false)
+        }
+    }
+
+    private func forwardMessage(_ value: JSONValue, raw: [UInt8]?, inBatch: Bool) {
+        guard MCPMessage.isMessage(value) else {
+            let what = value.objectValue == nil ? value.kindName : "an object without \"jsonrpc\": \"2.0\" and a method or an id with a result or error"
+            log("mcp: the server sent \(what)\(inBatch ? " in a batch" : ""), not a JSON-RPC message; dropped")
+            return
+        }
         if value["method"] == nil, let id = value["id"] {
             let owed = lock.withLock { pending.remove(id) != nil }
             guard owed else {

@@ -188,7 +188,7 @@ extension MCPBridge {
             fail(ids, "The MCP server's answer is not JSON (application/json that does not parse)", data: ["reason": "requestFailed"])
             return
         }
-        for message in value.arrayValue ?? [value] { forward(message, raw: value.arrayValue == nil ? bytes : nil) }
+        forward(value, raw: bytes)
     }
 
     /// The whole body, or nil when it broke off or exceeds `limit`.
