@@ -22,6 +22,10 @@ stdin closes (the test runner holds the other end).
             params.alone, only those events
   /junkjson an application/json batch of the same four and the response; with params.alone,
             the body {"unexpected":true}
+  /count    every POST held 0.5 s, counting how many are in flight at once, requests apart
+            from the rest; answers as /json does
+  /_max     GET: the most /count POSTs in flight at once {"requests", "others"} and how many
+            each saw in all
   /_log     GET: every request so far ({method, path, headers}) as a JSON array
 """
 import json
@@ -34,6 +38,8 @@ LOG = []
 RESUMABLE = []  # ids of requests whose answer /resume's GET gives
 LOCK = threading.Lock()
 JUNK = [42, "text", [1, 2], {"unexpected": True}]
+COUNTS = {"requests": 0, "others": 0}
+MAX = {"requests": 0, "others": 0, "requestsSeen": 0, "othersSeen": 0}
 HEADERS = ["mcp-protocol-version", "mcp-session-id", "mcp-method", "mcp-name", "accept", "content-type",
            "authorization", "dpop", "last-event-id"]
 
@@ -63,6 +69,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/_log":
             with LOCK:
                 body = json.dumps(LOG).encode()
+            return self.send(200, body)
+        if self.path == "/_max":
+            with LOCK:
+                body = json.dumps(MAX).encode()
             return self.send(200, body)
         self.record()
         if self.path == "/resume" and self.headers["last-event-id"] == "r1":
@@ -99,6 +109,18 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(503, b"busy", "text/plain")
         if path == "/401":
             return self.send(401, b"", extra={"WWW-Authenticate": 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"'})
+        if path == "/count":
+            kind = "requests" if isinstance(message, dict) and "method" in message and "id" in message else "others"
+            with LOCK:
+                COUNTS[kind] += 1
+                MAX[kind] = max(MAX[kind], COUNTS[kind])
+                MAX[kind + "Seen"] += 1
+            time.sleep(0.5)
+            with LOCK:
+                COUNTS[kind] -= 1
+            if kind == "others":
+                return self.send(202)
+            return self.send(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}).encode())
         if path == "/hang":
             time.sleep(30)
             return self.send(503)
@@ -158,6 +180,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
+    ThreadingHTTPServer.request_queue_size = 512  # /count's hundreds of connections at once
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
