@@ -17,14 +17,31 @@ import Logging
 /// ends that connection only): in-flight requests get `finish`'s grace, whatever still runs
 /// is cancelled, the host's session is told (`HostSession.closed`), then the descriptor is
 /// closed. The server itself ends on `stop` (the program's signal).
+///
+/// At most `maxConnections` are served at once: each costs a descriptor and a thread, and a
+/// flood of idle connections (a forwarded socket reaches another machine) must not take the
+/// descriptors the rest of the agent needs. One more is accepted and closed at once, so it
+/// neither waits in the backlog nor keeps `accept` failing; refusals are logged at most every
+/// 10 s. Out of descriptors all the same, the connection waiting is accepted on a descriptor
+/// held in reserve and closed.
 public final class SocketServer: @unchecked Sendable {
     public let path: String
+    public let maxConnections: Int
     private let listener: Int32
     private let maxLineBytes: Int
     private let logger: Logger
     private let makeConnection: MakeConnection
     private let state = Locked(State())
     private let allClosed = DispatchSemaphore(value: 0)
+    /// Touched by the accept thread only.
+    private var spare: Int32 = -1
+    private var refusals = Refusals()
+
+    /// Refusals since the last line about them, and when that was (uptime nanoseconds).
+    private struct Refusals {
+        var unlogged = 0
+        var loggedAt: UInt64?
+    }
 
     private struct State {
         var open: [Int32: SocketTransport] = [:]
@@ -32,8 +49,10 @@ public final class SocketServer: @unchecked Sendable {
     }
 
     /// - Parameter listener: a listening socket at `path` (`UnixSocket.listen`).
-    public init(path: String, listener: Int32, maxLineBytes: Int, logger: Logger, makeConnection: @escaping MakeConnection) {
+    public init(path: String, listener: Int32, maxLineBytes: Int, maxConnections: Int = 512, logger: Logger,
+                makeConnection: @escaping MakeConnection) {
         self.path = path
+        self.maxConnections = max(1, maxConnections)
         self.listener = listener
         self.maxLineBytes = maxLineBytes
         self.logger = logger
@@ -67,22 +86,55 @@ public final class SocketServer: @unchecked Sendable {
     }
 
     private func acceptLoop() {
+        spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { if spare >= 0 { close(spare) } }
         while true {
             let fd = accept(listener, nil, nil)
             if fd < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 if state.current.stopping { return }
                 if errno == EMFILE || errno == ENFILE {
-                    logger.warn("cannot accept a connection on \(path): out of file descriptors")
-                    usleep(100_000)
+                    refuseForWantOfDescriptors()
                     continue
                 }
                 logger.error("accept on \(path) failed: \(String(cString: strerror(errno)))")
                 return
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            if openConnections >= maxConnections {
+                close(fd)
+                refused("it serves at most \(maxConnections) connections at once")
+                continue
+            }
             admit(fd)
         }
+    }
+
+    /// The reserve descriptor makes room to accept the waiting connection and close it; without
+    /// one (taken meanwhile by another thread), a pause before trying again.
+    private func refuseForWantOfDescriptors() {
+        refused("the agent is out of file descriptors")
+        if spare >= 0 {
+            close(spare)
+            let fd = accept(listener, nil, nil)
+            if fd >= 0 { close(fd) }
+            spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        } else {
+            usleep(100_000)
+            spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        }
+    }
+
+    /// One line for the first refusal, then at most one every 10 s counting those in between:
+    /// a flood must not fill the log.
+    private func refused(_ why: String) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        refusals.unlogged += 1
+        if let last = refusals.loggedAt, now - last < 10_000_000_000 { return }
+        let count = refusals.unlogged
+        refusals = Refusals(unlogged: 0, loggedAt: now)
+        let which = count == 1 ? "a connection" : "\(count) connections"
+        logger.warn("refused \(which) on \(path): \(why); refusals are logged at most every 10 s")
     }
 
     /// Checks the peer's user before anything else, then serves the connection.

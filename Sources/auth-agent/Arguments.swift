@@ -87,9 +87,7 @@ struct Arguments {
             return argv[i]
         }
         var sawCommand = false
-        var daemon = false
-        var forwardPath: String?
-        var forwardProviders: [String]?
+        var socketFlags = SocketFlags()
         while i < argv.count {
             let arg = argv[i]
             var flag = arg
@@ -127,12 +125,15 @@ struct Arguments {
                 }
                 a.socket = a.socket ?? SocketOptions()
                 a.socket!.path = path
-            case "--daemon": daemon = true
+            case "--daemon": socketFlags.daemon = true
             case "--stop": a.stop = true
-            case "--forward-socket": forwardPath = try take()
+            case "--max-connections": socketFlags.maxConnections = try SocketFlags.connections(flag, take())
+            case "--forward-max-connections": socketFlags.forwardMaxConnections = try SocketFlags.connections(flag, take())
+            case "--forward-socket": socketFlags.forwardPath = try take()
             case "--forward-providers":
-                forwardProviders = try take().split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
-                guard !forwardProviders!.contains(where: \.isEmpty) else { throw UsageError(description: "--forward-providers takes provider ids separated by commas") }
+                let providers = try take().split(separator: ",", omittingEmptySubsequences: false).map { String($0) }
+                guard !providers.contains(where: \.isEmpty) else { throw UsageError(description: "--forward-providers takes provider ids separated by commas") }
+                socketFlags.forwardProviders = providers
             case "--port":
                 let v = try take()
                 guard let p = UInt16(v) else { throw UsageError(description: "--port must be a number from 0 to 65535, got '\(v)'") }
@@ -162,7 +163,7 @@ struct Arguments {
             }
             i += 1
         }
-        try a.checkSocketOptions(daemon: daemon, forwardPath: forwardPath, forwardProviders: forwardProviders)
+        try a.checkSocketOptions(socketFlags)
         return a
     }
 

@@ -43,13 +43,15 @@ struct CommandHelp: Sendable {
     ]
 
     static let commands: [CommandHelp] = [
-        CommandHelp(name: "serve", synopsis: "[--max-message-bytes N] [--socket [PATH] [--daemon] [--forward-socket PATH --forward-providers A,B] | --stop]",
+        CommandHelp(name: "serve", synopsis: "[--max-message-bytes N] [--socket [PATH] [--daemon] [--max-connections N] [--forward-socket PATH --forward-providers A,B [--forward-max-connections N]] | --stop]",
                     summary: "Run the agent on stdin/stdout (also without a command): JSON-RPC 2.0, one message per line (the protocol is described in schema/openrpc.json). With --socket, on a Unix-domain socket instead: one agent for every tool of a session, each connection a session of its own.",
                     options: [Option(flag: "--max-message-bytes N", text: "longest accepted message line in bytes (default 1048576)"),
                               Option(flag: "--socket [PATH]", text: "listen on a Unix-domain socket (default $XDG_RUNTIME_DIR/auth-agent/agent.sock, else /tmp/auth-agent-$UID/agent.sock); only this user may connect"),
                               Option(flag: "--daemon", text: "with --socket: go to the background, printing shell lines that set AUTH_AGENT_SOCK and AUTH_AGENT_PID (eval \"$(auth-agent serve --socket --daemon)\")"),
+                              Option(flag: "--max-connections N", text: "with --socket: connections served at once (default 512); more are closed at once, the agent raising its soft descriptor limit to the hard one and keeping descriptors in reserve"),
                               Option(flag: "--forward-socket PATH", text: "with --socket: a second socket, for ssh -R, on which only --forward-providers exist"),
                               Option(flag: "--forward-providers A,B", text: "the providers the forward socket serves"),
+                              Option(flag: "--forward-max-connections N", text: "the same for the forward socket (default 64)"),
                               Option(flag: "--stop", text: "end the socket agent AUTH_AGENT_SOCK names")], section: .agent),
         CommandHelp(name: "connect", synopsis: "[--socket PATH]",
                     summary: "For hosts that spawn an agent: relay stdin/stdout to the socket agent (PATH, else AUTH_AGENT_SOCK, else the default path); where none answers within 1 s, serve on stdin/stdout as 'serve' does.",

@@ -13,6 +13,7 @@ import Logging
 /// refresh per expiry); a second, forwarded socket may serve a subset of the providers.
 enum SocketAgent {
     static func serve(_ options: SocketOptions, _ arguments: Arguments, config: AgentConfig, configFile: String, logger: Logger) -> Never {
+        let limit = DescriptorBudget.raiseLimit()
         let environment = ProcessEnvironment.current()
         let path = options.path ?? UnixSocket.defaultPath(environment: environment)
         let locks = [claim(path)] + (options.forwardPath.map { [claim($0)] } ?? [])
@@ -22,10 +23,15 @@ enum SocketAgent {
         let forward = options.forwardPath.map(listen)
 
         let (store, storeStatus) = Agent.openStore(config, logger: logger)
+        let caps = DescriptorBudget.caps(main: options.maxConnections, forward: options.forwardPath.map { _ in options.forwardMaxConnections }, limit: limit)
+        if caps.main < options.maxConnections || (options.forwardPath != nil && caps.forward < options.forwardMaxConnections) {
+            logger.warn("the descriptor limit (\(limit)) leaves room for \(caps.main) connections on \(path)"
+                        + (options.forwardPath.map { " and \(caps.forward) on \($0)" } ?? "") + "; raise it (ulimit -n) to serve more")
+        }
         // A login started on either socket can be completed (`completeLogin`) from the main one;
         // the forward socket completes only its own (`PendingLogins`).
         let pending = PendingLogins()
-        var servers = [server(path, main, config, store, storeStatus, arguments, logger, pending, door: .host)]
+        var servers = [server(path, main, caps.main, config, store, storeStatus, arguments, logger, pending, door: .host)]
         if let forward, let forwardPath = options.forwardPath {
             // A configured provider or an API learned before (`login {resource}` on the laptop).
             if let unknown = options.forwardProviders.first(where: { !servers[0].service.knows($0) }) {
@@ -35,7 +41,7 @@ enum SocketAgent {
             // Its own service over the same store, whose door decides what exists and what is
             // allowed there; sessions are the same ones.
             let door = Door.forwarded(providers: Set(options.forwardProviders))
-            servers.append(server(forwardPath, forward, config, store, storeStatus, arguments, logger, pending, door: door))
+            servers.append(server(forwardPath, forward, caps.forward, config, store, storeStatus, arguments, logger, pending, door: door))
         }
         if let ready {
             // Now the parent may print the lines and exit: the socket answers (and the
@@ -110,15 +116,17 @@ enum SocketAgent {
         }
     }
 
-    private static func server(_ path: String, _ listener: Int32, _ config: AgentConfig, _ store: SessionStore, _ storeStatus: StoreStatus?,
-                               _ arguments: Arguments, _ logger: Logger, _ pending: PendingLogins, door: Door) -> (server: SocketServer, service: AuthService)
+    private static func server(_ path: String, _ listener: Int32, _ maxConnections: Int, _ config: AgentConfig, _ store: SessionStore,
+                               _ storeStatus: StoreStatus?, _ arguments: Arguments, _ logger: Logger, _ pending: PendingLogins, door: Door)
+        -> (server: SocketServer, service: AuthService)
     {
         let subscriptions = Subscriptions()
         let service = AuthService(config: config, store: store, storeStatus: storeStatus, transport: SystemHTTPTransport(),
                                   logger: logger, lockTimeout: config.lockTimeoutSeconds, pendingLogins: pending, door: door,
                                   events: { subscriptions.deliver($0) })
         let (registry, options) = Agent.methods(service)
-        let server = SocketServer(path: path, listener: listener, maxLineBytes: arguments.maxMessageBytes, logger: logger) { output, onExit in
+        let server = SocketServer(path: path, listener: listener, maxLineBytes: arguments.maxMessageBytes, maxConnections: maxConnections,
+                                  logger: logger) { output, onExit in
             RPCConnection(registry: registry, output: output, logger: logger, options: options,
                           session: AuthHost(subscriptions: subscriptions), onExit: onExit)
         }

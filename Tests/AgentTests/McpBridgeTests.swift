@@ -38,6 +38,12 @@ final class McpBridgeTests: XCTestCase {
             return try JSONParser.parse([UInt8](data)).arrayValue ?? []
         }
 
+        /// The most `/count` POSTs in flight at once, and how many it saw (`/_max`).
+        func maxInFlight() throws -> JSONValue {
+            let data = try Data(contentsOf: URL(string: url("/_max"))!)
+            return try JSONParser.parse([UInt8](data))
+        }
+
         func stop() {
             try? input.fileHandleForWriting.close()
             process.waitUntilExit()
@@ -526,6 +532,70 @@ final class McpBridgeTests: XCTestCase {
         agent.closeInput()
         XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
         XCTAssertNil(agent.nextLine(timeout: 0.1), "exactly one answer")
+    }
+
+    /// Issue 29 item 8: MCP's stdio transport allows only messages. What the server sends that is
+    /// none (42, "text", [1,2], {"unexpected":true}) is dropped with a line on stderr, in an event
+    /// stream and in a JSON body alike (a batch's elements each judged: [1,2] is two lines); the real messages around it go through, and a request
+    /// whose answer was only such things still gets its one answer.
+    func testWhatIsNotAJSONRPCMessageIsDroppedAndNamedOnStderr() throws {
+        let server = try fault()
+        for (path, expected, dropped) in [("/junk", ["notifications/progress", "1", "2"], 10), ("/junkjson", ["1", "2"], 5)] {
+            let agent = try bridge(server.url(path))
+            try agent.send(request(1, "tools/list"))
+            try agent.send(request(2, "tools/list", #"{"alone":true}"#))
+            var seen: [String] = []
+            while let line = agent.nextLine(timeout: 5) {
+                let message = try JSONParser.parse([UInt8](line))
+                XCTAssertEqual(message["jsonrpc"], "2.0", "\(path): \(String(decoding: line, as: UTF8.self))")
+                seen.append(message["method"]?.stringValue ?? message["id"].map { JSONSerializer.string($0) } ?? "?")
+                if seen.contains("1") && seen.contains("2") { break }
+            }
+            agent.closeInput()
+            XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
+            while let line = agent.nextLine(timeout: 0.1) { seen.append("after: " + String(decoding: line, as: UTF8.self)) }
+            XCTAssertEqual(seen.sorted(), expected.sorted(), "\(path): \(agent.stderr)")
+            let drops = agent.stderr.split(separator: "\n").filter { $0.contains("not a JSON-RPC message") && $0.contains("dropped") }
+            XCTAssertEqual(drops.count, dropped, "\(path): a line for each: \(agent.stderr)")
+        }
+    }
+
+    /// Issue 29 item 7: a POST in flight holds a transfer thread until its answer ends, so the
+    /// bridge keeps at most 64 requests in flight, and apart from them at most 64 of the host's
+    /// answers and notifications (so an answer the server waits for is never queued behind the
+    /// requests waiting for it); the rest queue, and every message still goes through. Before, 150
+    /// requests and 150 answers to server pings were 300 POSTs and threads at once.
+    func testPostsInFlightAreBoundedAndEveryMessageStillGoesThrough() throws {
+        let server = try fault()
+        let agent = try bridge(server.url("/count"))
+        let before = try server.maxInFlight()
+        for i in 0..<150 {
+            try agent.send(request(1000 + i, "tools/list"))
+            try agent.send(#"{"jsonrpc":"2.0","id":"ping-\#(i)","result":{}}"#)
+        }
+        var answered: Set<JSONValue> = []
+        var threads = 0
+        let deadline = Date().addingTimeInterval(30)
+        while answered.count < 150 && Date() < deadline {
+            threads = max(threads, Self.threadCount(agent.process.processIdentifier))
+            if let line = agent.nextLine(timeout: 0.05), let id = try JSONParser.parse([UInt8](line))["id"] { answered.insert(id) }
+        }
+        XCTAssertEqual(answered.count, 150, "every request answered: \(agent.stderr)")
+        agent.closeInput()
+        XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
+        let after = try server.maxInFlight()
+        XCTAssertEqual(after["requestsSeen"]!.intValue! - before["requestsSeen"]!.intValue!, 150)
+        XCTAssertEqual(after["othersSeen"]!.intValue! - before["othersSeen"]!.intValue!, 150, "every answer to the server delivered")
+        XCTAssertLessThanOrEqual(after["requests"]!.intValue!, 64)
+        XCTAssertLessThanOrEqual(after["others"]!.intValue!, 64)
+        XCTAssertGreaterThan(after["requests"]!.intValue!, 8, "still many at once")
+        XCTAssertLessThanOrEqual(threads, 2 * 64 + 40, "threads of the bridge process at most")
+    }
+
+    private static func threadCount(_ pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }
+        return line.flatMap { Int($0.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
     }
 
     func testAFailedLearningAnswersEachRequestWithTheReasonAndDropsNotifications() throws {

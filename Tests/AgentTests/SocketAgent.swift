@@ -9,11 +9,17 @@ final class SocketAgentProcess {
     let path: String
     private let errors: CLIHarness.Collected
 
-    /// Starts the agent and waits until its socket answers a connection.
-    init(path: String, arguments: [String] = [], environment: [String: String]) throws {
+    /// Starts the agent and waits until its socket answers a connection. `ulimit` runs it under
+    /// the shell's `ulimit` with those options first (e.g. `["-n", "256"]`: both descriptor limits).
+    init(path: String, arguments: [String] = [], environment: [String: String], ulimit: [String]? = nil) throws {
         self.path = path
-        process.executableURL = AgentProcess.binaryURL
-        process.arguments = ["serve", "--socket", path] + arguments
+        if let ulimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit \(ulimit.joined(separator: " ")) && exec \"$0\" \"$@\"", AgentProcess.binaryURL.path, "serve", "--socket", path] + arguments
+        } else {
+            process.executableURL = AgentProcess.binaryURL
+            process.arguments = ["serve", "--socket", path] + arguments
+        }
         // As in AgentProcess: a desktop's agent unless the test sets SSH_CONNECTION itself.
         process.environment = ProcessInfo.processInfo.environment.merging(["SSH_CONNECTION": ""]) { $1 }.merging(environment) { $1 }
         let err = Pipe()
@@ -96,4 +102,11 @@ final class SocketClient {
 
     /// Shortens the wait for `next` (to see that nothing comes).
     func setTimeout(_ seconds: Double) { UnixSocket.setTimeout(fd, seconds) }
+
+    /// True when the agent closes the connection (end of input) within `seconds`, unanswered.
+    func isClosedByTheAgent(within seconds: Double) -> Bool {
+        setTimeout(seconds)
+        var byte: UInt8 = 0
+        return read(fd, &byte, 1) == 0
+    }
 }

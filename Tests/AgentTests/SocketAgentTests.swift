@@ -202,4 +202,94 @@ final class SocketAgentTests: XCTestCase {
         XCTAssertNotNil(local.call("fetch", me, id: 3)?["result"]?["status"], "the main socket fetches it (signed by corp, which covers it there)")
         XCTAssertEqual(harness.issuer.count("api"), 1)
     }
+
+    // MARK: Connection caps (issue 29 item 5)
+
+    /// Beyond `--forward-max-connections` and `--max-connections` a connection is accepted and
+    /// closed at once, with one line on stderr however many come; the connections held and the
+    /// main socket serve on, a login included, and a place freed is a place again.
+    func testConnectionsOverTheCapsAreClosedAtOnceWithOneLogLineAndTheAgentServesOn() throws {
+        let harness = try CLIHarness()
+        let forwardPath = harness.directory.appendingPathComponent("fwd/agent.sock").path
+        let agent = try start(harness, ["--max-connections", "8", "--forward-socket", forwardPath, "--forward-providers", "corp",
+                                        "--forward-max-connections", "4"])
+        usleep(200_000)  // the start's probe connection is gone
+        let held = try (0..<4).map { _ in try SocketClient(forwardPath) }
+        for c in held { XCTAssertNotNil(c.call("ping")?["result"]) }
+        for i in 0..<20 {
+            XCTAssertTrue(try SocketClient(forwardPath).isClosedByTheAgent(within: 5), "forward connection \(i) over the cap")
+        }
+        var main = try (0..<8).map { _ in try SocketClient(agent.path) }
+        XCTAssertNotNil(main[0].call("login", Self.alice)?["result"])
+        for c in main { XCTAssertNotNil(c.call("status", id: 2)?["result"]) }
+        for i in 0..<20 {
+            XCTAssertTrue(try SocketClient(agent.path).isClosedByTheAgent(within: 5), "main connection \(i) over the cap")
+        }
+        for c in held { XCTAssertNotNil(c.call("ping", id: 3)?["result"], "a held forward connection serves on") }
+        XCTAssertNotNil(main[1].call("login", Self.bob, id: 4)?["result"], "a login on the main socket still works")
+
+        main.removeLast()
+        var answered = false
+        for _ in 0..<50 where !answered {
+            let c = try SocketClient(agent.path)
+            c.setTimeout(2)
+            answered = c.call("ping", id: 5)?["result"] != nil
+            if !answered { usleep(100_000) }
+        }
+        XCTAssertTrue(answered, "the place a closed connection left is taken by the next")
+        XCTAssertTrue(agent.process.isRunning)
+        let log = agent.stop()
+        XCTAssertEqual(agent.process.terminationStatus, 0, log)
+        let refusals = log.split(separator: "\n").filter { $0.contains("refused") }
+        XCTAssertEqual(refusals.filter { $0.contains(forwardPath) }.count, 1, "one line for 20 refusals: \(log)")
+        XCTAssertEqual(refusals.filter { $0.contains(agent.path + ":") || $0.hasSuffix(agent.path) }.count, 1, "one line for 20 refusals: \(log)")
+        XCTAssertTrue(log.contains("4 connections"), log)
+    }
+
+    /// The red team's flood, under a low descriptor limit: 300 idle connections to the forward
+    /// socket take at most its cap of descriptors; the main socket still answers, a login through
+    /// it works, the agent lives. Before, the flood took every descriptor: the main socket went
+    /// unanswered and the agent logged every 100 ms (and sometimes died in libdispatch).
+    func testAFloodOfTheForwardSocketUnderALowDescriptorLimitLeavesTheMainSocketServing() throws {
+        let harness = try CLIHarness()
+        let forwardPath = harness.directory.appendingPathComponent("fwd/agent.sock").path
+        let agent = try SocketAgentProcess(path: harness.directory.appendingPathComponent("run/agent.sock").path,
+                                           arguments: ["--forward-socket", forwardPath, "--forward-providers", "corp"],
+                                           environment: harness.environment, ulimit: ["-n", "256"])
+        var flood: [SocketClient] = []
+        for _ in 0..<300 {
+            if let c = try? SocketClient(forwardPath, timeout: 2) { flood.append(c) }
+        }
+        usleep(500_000)
+        let main = try SocketClient(agent.path, timeout: 5)
+        main.setTimeout(5)
+        XCTAssertNotNil(main.call("ping")?["result"], "the main socket answers during the flood")
+        XCTAssertNotNil(main.call("login", Self.alice, id: 2)?["result"], "a login through it works")
+        XCTAssertNotNil(main.call("status", id: 3)?["result"])
+        let served = flood.filter { !$0.isClosedByTheAgent(within: 0.02) }.count
+        XCTAssertGreaterThan(served, 0)
+        XCTAssertLessThanOrEqual(served, 64, "the forward socket's cap")
+        XCTAssertTrue(agent.process.isRunning)
+        flood.removeAll()
+        let log = agent.stop()
+        XCTAssertEqual(agent.process.terminationStatus, 0, log)
+        XCTAssertLessThanOrEqual(log.split(separator: "\n").filter { $0.contains("refused") || $0.contains("descriptors") }.count, 2, log)
+    }
+
+    /// The agent raises its soft descriptor limit to the hard one at start.
+    func testTheSoftDescriptorLimitIsRaisedToTheHardOne() throws {
+        #if os(Linux)
+        let harness = try CLIHarness()
+        let agent = try SocketAgentProcess(path: harness.directory.appendingPathComponent("run/agent.sock").path,
+                                           environment: harness.environment, ulimit: ["-S", "-n", "256"])
+        let limits = try String(contentsOfFile: "/proc/\(agent.process.processIdentifier)/limits", encoding: .utf8)
+        let line = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }.map(String.init) ?? ""
+        let numbers = line.split(separator: " ").compactMap { Int($0) }
+        XCTAssertEqual(numbers.count, 2, line)
+        XCTAssertEqual(numbers.first, numbers.last, "soft raised to hard: \(line)")
+        XCTAssertNotEqual(numbers.first, 256, line)
+        #else
+        throw XCTSkip("reads /proc")
+        #endif
+    }
 }

@@ -24,6 +24,27 @@ final class SocketOptionsTests: XCTestCase {
         }
     }
 
+    /// Issue 29 item 5: the caps per socket, their defaults, and what the descriptor limit leaves of them.
+    func testConnectionCapsParseAndTheDescriptorLimitBoundsThem() throws {
+        XCTAssertEqual(SocketOptions().maxConnections, 512)
+        XCTAssertEqual(SocketOptions().forwardMaxConnections, 64)
+        let parsed = try Arguments.parse(["serve", "--socket", "--max-connections", "100", "--forward-socket", "/f.sock", "--forward-providers", "a",
+                                          "--forward-max-connections=8"]).socket
+        XCTAssertEqual(parsed?.maxConnections, 100)
+        XCTAssertEqual(parsed?.forwardMaxConnections, 8)
+        for refused in [["serve", "--max-connections", "8"], ["serve", "--socket", "--forward-max-connections", "8"],
+                        ["serve", "--socket", "--max-connections", "0"], ["serve", "--socket", "--max-connections", "many"],
+                        ["serve", "--stop", "--max-connections", "8"], ["connect", "--socket", "/a.sock", "--max-connections", "8"]] {
+            XCTAssertThrowsError(try Arguments.parse(refused), "\(refused)")
+        }
+        XCTAssertTrue(try XCTUnwrap(CommandHelp.usage(of: "serve")).contains("--forward-max-connections N"))
+        // Under 1024 descriptors the defaults fit; under 256 both shrink, the forward socket to half of what is left.
+        XCTAssertTrue(DescriptorBudget.caps(main: 512, forward: 64, limit: 1024) == (512, 64))
+        XCTAssertTrue(DescriptorBudget.caps(main: 512, forward: 64, limit: 256) == (48, 48))
+        XCTAssertTrue(DescriptorBudget.caps(main: 512, forward: nil, limit: 256) == (96, 0))
+        XCTAssertTrue(DescriptorBudget.caps(main: 512, forward: 64, limit: 100) == (1, 1))
+    }
+
     func testShellQuotingAndDefaultPath() {
         XCTAssertEqual(SocketAgent.shellQuoted("/run/user/1000/auth-agent/agent.sock"), "/run/user/1000/auth-agent/agent.sock")
         XCTAssertEqual(SocketAgent.shellQuoted("/tmp/a b/it's;$(x)"), "'/tmp/a b/it'\\''s;$(x)'")

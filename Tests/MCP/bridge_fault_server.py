@@ -17,6 +17,15 @@ stdin closes (the test runner holds the other end).
   /resume   an SSE stream that ends after event r1 without the response; a GET with
             Last-Event-ID r1 gets the rest (the response)
   /401      401 with a Bearer challenge to everything (no provider covers it)
+  /junk     an SSE answer with events that are no JSON-RPC message (42, "text", [1,2],
+            {"unexpected":true}) around a progress notification and the response; with
+            params.alone, only those events
+  /junkjson an application/json batch of the same four and the response; with params.alone,
+            the body {"unexpected":true}
+  /count    every POST held 0.5 s, counting how many are in flight at once, requests apart
+            from the rest; answers as /json does
+  /_max     GET: the most /count POSTs in flight at once {"requests", "others"} and how many
+            each saw in all
   /_log     GET: every request so far ({method, path, headers}) as a JSON array
 """
 import json
@@ -28,6 +37,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LOG = []
 RESUMABLE = []  # ids of requests whose answer /resume's GET gives
 LOCK = threading.Lock()
+JUNK = [42, "text", [1, 2], {"unexpected": True}]
+COUNTS = {"requests": 0, "others": 0}
+MAX = {"requests": 0, "others": 0, "requestsSeen": 0, "othersSeen": 0}
 HEADERS = ["mcp-protocol-version", "mcp-session-id", "mcp-method", "mcp-name", "accept", "content-type",
            "authorization", "dpop", "last-event-id"]
 
@@ -57,6 +69,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/_log":
             with LOCK:
                 body = json.dumps(LOG).encode()
+            return self.send(200, body)
+        if self.path == "/_max":
+            with LOCK:
+                body = json.dumps(MAX).encode()
             return self.send(200, body)
         self.record()
         if self.path == "/resume" and self.headers["last-event-id"] == "r1":
@@ -93,6 +109,18 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(503, b"busy", "text/plain")
         if path == "/401":
             return self.send(401, b"", extra={"WWW-Authenticate": 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"'})
+        if path == "/count":
+            kind = "requests" if isinstance(message, dict) and "method" in message and "id" in message else "others"
+            with LOCK:
+                COUNTS[kind] += 1
+                MAX[kind] = max(MAX[kind], COUNTS[kind])
+                MAX[kind + "Seen"] += 1
+            time.sleep(0.5)
+            with LOCK:
+                COUNTS[kind] -= 1
+            if kind == "others":
+                return self.send(202)
+            return self.send(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}).encode())
         if path == "/hang":
             time.sleep(30)
             return self.send(503)
@@ -110,6 +138,10 @@ class Handler(BaseHTTPRequestHandler):
             result = {"method": message["method"], "headers": seen}
             extra = {}
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        alone = bool((message.get("params") or {}).get("alone"))
+        if path == "/junkjson":
+            body = {"unexpected": True} if alone else JUNK + [answer]
+            return self.send(200, json.dumps(body).encode())
         if path in ("/json", "/gone", "/listen"):
             return self.send(200, json.dumps(answer).encode(), extra=extra)
         # Event streams: written as they happen, the connection closed at the end.
@@ -119,10 +151,16 @@ class Handler(BaseHTTPRequestHandler):
         for name, value in extra.items():
             self.send_header(name, value)
         self.end_headers()
+        progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}
+        if path == "/junk":
+            events = JUNK[:2] + ([] if alone else [progress]) + JUNK[2:] + ([] if alone else [answer])
+            for event in events:
+                self.wfile.write(b"event: message\ndata: " + json.dumps(event).encode() + b"\n\n")
+                self.wfile.flush()
+            return
         if path == "/badsse":
             self.wfile.write(b"event: message\ndata: {not json\n\n")
             return
-        progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}
         self.wfile.write(b"id: 1\r\nevent: message\r\ndata: " + json.dumps(progress).encode() + b"\r\n\r\n")
         self.wfile.flush()
         if path == "/cut":
@@ -142,6 +180,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
+    ThreadingHTTPServer.request_queue_size = 512  # /count's hundreds of connections at once
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()

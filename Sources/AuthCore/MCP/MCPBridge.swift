@@ -9,15 +9,20 @@ import Locking
 /// `auth-agent mcp URL`: MCP's stdio transport on one side (a line per JSON-RPC message),
 /// Streamable HTTP on the other, every request signed by the agent's logins.
 ///
-/// Each message from the host is POSTed on its own task, so several are in flight and
-/// answers go out as they come; the server's messages (JSON, or SSE events) are written
+/// Each message from the host is POSTed on its own task, so several are in flight (as many as
+/// a lane allows) and answers go out as they come; the server's messages (JSON, or SSE events) are written
 /// one line each. The bridge owes every host request exactly one answer: what the server
 /// sends, or an error saying why it cannot (`pending` is the ledger).
 public final class MCPBridge: @unchecked Sendable {
     public struct Options: Sendable {
-        /// Seconds for one POST exchange, SSE answer included.
+        /// Seconds for one POST exchange, SSE answer included (and the wait for its place in a lane).
         public var timeout: Double
-        public init(timeout: Double = 300) { self.timeout = timeout }
+        /// POSTs in flight at once in each lane; the others wait their turn.
+        public var maxPostsInFlight: Int
+        public init(timeout: Double = 300, maxPostsInFlight: Int = 64) {
+            self.timeout = timeout
+            self.maxPostsInFlight = maxPostsInFlight
+        }
     }
 
     let url: String
@@ -31,6 +36,13 @@ public final class MCPBridge: @unchecked Sendable {
     let log: @Sendable (String) -> Void
     /// `--log-level debug`: a line per HTTP exchange (method, URL without its query, status, milliseconds).
     let debug: (@Sendable (String) -> Void)?
+
+    /// A POST holds a transfer thread until its answer ends, so a host (or a server asking it
+    /// thousands of `ping`s) could otherwise cost a thread per message. The host's requests have a
+    /// lane, its answers and notifications another: a request in flight may wait for an answer
+    /// the server asked the host for (an elicitation), which must never queue behind it.
+    let requestLane: TransferLane
+    let answerLane: TransferLane
 
     let lock = Lock()
     var sessionId: String?
@@ -54,6 +66,8 @@ public final class MCPBridge: @unchecked Sendable {
         self.transport = transport
         self.authorizer = authorizer
         self.options = options
+        requestLane = TransferLane(limit: options.maxPostsInFlight)
+        answerLane = TransferLane(limit: options.maxPostsInFlight)
         self.output = output
         self.log = log
         self.debug = debug
@@ -154,8 +168,25 @@ public final class MCPBridge: @unchecked Sendable {
     /// Writes one message as one line: as the server sent it when it is one line already.
     func write(_ value: JSONValue) { output(JSONSerializer.bytes(value)) }
 
-    /// A message from the server: a response goes out only to a request still owed one.
+    /// What the server sent — a message, or a batch of them (an array, each element its own line,
+    /// so every response is matched to its request): a response goes out only to a request still
+    /// owed one. Anything else is dropped with a line on stderr, never written to the host, whose
+    /// stdio transport allows messages only.
     func forward(_ value: JSONValue, raw: [UInt8]?) {
+        if let elements = value.arrayValue {
+            if elements.isEmpty { log("mcp: the server sent an empty batch, not a JSON-RPC message; dropped") }
+            for element in elements { forwardMessage(element, raw: nil, inBatch: true) }
+        } else {
+            forwardMessage(value, raw: raw, inBatch: false)
+        }
+    }
+
+    private func forwardMessage(_ value: JSONValue, raw: [UInt8]?, inBatch: Bool) {
+        guard MCPMessage.isMessage(value) else {
+            let what = value.objectValue == nil ? value.kindName : "an object without \"jsonrpc\": \"2.0\" and a method or an id with a result or error"
+            log("mcp: the server sent \(what)\(inBatch ? " in a batch" : ""), not a JSON-RPC message; dropped")
+            return
+        }
         if value["method"] == nil, let id = value["id"] {
             let owed = lock.withLock { pending.remove(id) != nil }
             guard owed else {

@@ -1,3 +1,4 @@
+import Dispatch
 import JSON
 import Wire
 
@@ -5,12 +6,23 @@ extension MCPBridge {
     /// The most bytes of a JSON answer (or of a refused request's body) read.
     static let maxJSONBytes = 16 << 20
 
-    /// POSTs one host message and hands on what comes back; every request in it ends answered.
+    /// POSTs one host message, once its lane has a place for it, and hands on what comes back;
+    /// every request in it ends answered.
     func post(_ message: MCPMessage, body: [UInt8]) async {
         let ids = message.requestIds
+        let lane = ids.isEmpty ? answerLane : requestLane
+        let deadline = DispatchTime.now() + options.timeout
+        guard await lane.enter(until: deadline) else {
+            if Task.isCancelled { return }  // abandoned by the host, or the bridge is closing (which answers)
+            fail(ids, "The request to the MCP server timed out waiting for one of the \(lane.limit) places in flight", data: ["reason": "requestFailed"])
+            if ids.isEmpty { log("mcp: \(message.method ?? "an answer to the server") dropped: no place in flight within the timeout") }
+            return
+        }
+        defer { lane.leave() }
+        let remaining = Double(deadline.uptimeNanoseconds - min(deadline.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9
         let stream: HTTPStream
         do {
-            stream = try await exchange(method: "POST", headers: headers(for: message), body: body, timeout: options.timeout)
+            stream = try await exchange(method: "POST", headers: headers(for: message), body: body, timeout: max(0.001, remaining))
         } catch let error as AuthError {
             fail(ids, error)
             if message.kind == .notification { log("mcp: \(message.method ?? "a notification") dropped: \(error.message)") }
@@ -188,7 +200,7 @@ extension MCPBridge {
             fail(ids, "The MCP server's answer is not JSON (application/json that does not parse)", data: ["reason": "requestFailed"])
             return
         }
-        for message in value.arrayValue ?? [value] { forward(message, raw: value.arrayValue == nil ? bytes : nil) }
+        forward(value, raw: bytes)
     }
 
     /// The whole body, or nil when it broke off or exceeds `limit`.

@@ -31,6 +31,13 @@ public struct MCPMessage: Sendable {
         requestIds = kind == .request ? [value["id"]!] : []
     }
 
+    /// Whether the server's `value` may be written to the host: MCP's stdio transport carries
+    /// nothing but JSON-RPC 2.0 messages — an object stating `"jsonrpc": "2.0"` with a method, or
+    /// with an id and a result or an error.
+    public static func isMessage(_ value: JSONValue) -> Bool {
+        value["jsonrpc"] == "2.0" && kind(of: value) != nil
+    }
+
     private static func kind(of value: JSONValue) -> Kind? {
         guard value.objectValue != nil else { return nil }
         let id = value["id"]
