@@ -41,8 +41,6 @@ extension AuthError {
         case notConfigured(known: [String]?)
         /// Neither configured nor learned (`forget`).
         case notKnown
-        /// Not among the providers of the socket agent at `socket`.
-        case notServed(socket: String)
         /// Not a learned provider (a step-up names one).
         case notLearned
         /// A configured provider, which `forget` does not remove.
@@ -58,7 +56,6 @@ extension AuthError {
         case .notConfigured(let known?): message = "No provider \"\(id)\" is configured; known: \(known.joined(separator: ", "))."
         case .notConfigured(nil): message = "No provider \"\(id)\" is configured."
         case .notKnown: message = "No provider \"\(id)\" is known."
-        case .notServed(let socket): message = "No provider \"\(id)\" is served by the agent at \(socket)."
         case .notLearned: message = "Provider \"\(id)\" is not a learned provider."
         case .configuredNotLearned: message = "Provider \"\(id)\" is configured, not learned: remove it from the configuration instead."
         }

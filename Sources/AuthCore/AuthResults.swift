@@ -20,6 +20,8 @@ public struct TokenResult: Sendable, Equatable {
     public let accessToken: String
     public let tokenType: String
     public let expiresAt: Date?
+    /// For `token {minValidSeconds}`: whether it was refreshed first.
+    public internal(set) var refreshed = false
 
     init(_ credential: Credential) {
         accessToken = credential.accessToken

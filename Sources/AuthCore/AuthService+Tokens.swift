@@ -116,9 +116,30 @@ extension AuthService {
         return TokenResult(credential)
     }
 
+    /// `token {minValidSeconds}` (`auth-agent token --min-valid`, like `oidc-token -t`): the token,
+    /// refreshed first unless it is valid `seconds` more — and only when the session can be
+    /// refreshed: a token nothing can renew is given as it is, never treated as rejected.
+    /// `refreshed` says which; the server decides lifetimes, so a refreshed token may live less.
+    public func token(provider id: String, account: AccountChoice = AccountChoice(), shape: TokenShape = .none, use: TokenUse = .any,
+                      validFor seconds: Double) async throws(AuthError) -> TokenResult {
+        let first = try await token(provider: id, account: account, shape: shape, use: use)
+        guard let until = first.expiresAt, until.timeIntervalSince(clock.now()) < seconds else { return first }
+        let c = try resolve(try accounts(id), account)
+        guard let session = c.current, c.canRefresh(session) else { return first }
+        _ = try await credentialAfterRejection(c, shape, failedAuthorization: first.accessToken)
+        var second = try await token(provider: id, account: account, shape: shape, use: use)
+        second.refreshed = true
+        return second
+    }
+
     /// After a 401: refresh unless the rejected authorization is no longer one the account holds.
+    /// Without `failedAuthorization` (`auth-agent refresh`: a new token now, nothing was rejected),
+    /// a session with nothing to refresh with is kept as it is (`refreshed: false`), not ended.
     public func refresh(provider id: String, account: AccountChoice = AccountChoice(), failedAuthorization: String?) async throws(AuthError) -> RefreshResult {
         let c = try resolve(try accounts(id), account)
+        if failedAuthorization == nil, let session = c.current, !c.canRefresh(session) {
+            return RefreshResult(provider: id, account: c.account, refreshed: false, expiresAt: session.expiresAt)
+        }
         let shape = failedAuthorization.flatMap { failed in
             c.current?.shaped.first { $0.authorization == failed || $0.accessToken == failed }?.shape
         } ?? .none

@@ -37,6 +37,7 @@ enum RemoteTool {
         case .refresh(let provider):
             let entry = try providerEntry(provider, link: link)
             let result = try link.call("refresh", accountParam(command).merging(["provider": .string(provider)]), timeout: requestTimeout)
+            guard result["refreshed"] != false else { throw Tool.notRefreshed(provider, name: TerminalText.escaped(entry["displayName"]?.stringValue ?? provider)) }
             let until = result["expiresAt"]?.stringValue.map { " (token valid until \(TerminalText.escaped($0)))" } ?? ""
             Logger.stderrSink("Refreshed the token of \(TerminalText.escaped(entry["displayName"]?.stringValue ?? provider))\(until).")
             return ""
@@ -95,8 +96,10 @@ enum RemoteTool {
     /// The provider's entry in the agent's `status`; 1002 when the agent has no such provider.
     private static func providerEntry(_ id: String, link: AgentLink) throws(ToolFailure) -> JSONValue {
         let status = try link.call("status", [:], timeout: requestTimeout)
-        guard let entry = status["providers"]?.arrayValue?.first(where: { $0["id"]?.stringValue == id }) else {
-            throw ToolFailure(AuthError.unknownProvider(id, .notServed(socket: link.path)))
+        let entries = status["providers"]?.arrayValue ?? []
+        guard let entry = entries.first(where: { $0["id"]?.stringValue == id }) else {
+            // The words the agent itself answers an unknown provider with, as in-process.
+            throw ToolFailure(AuthError.unknownProvider(id, .notConfigured(known: entries.compactMap { $0["id"]?.stringValue })))
         }
         return entry
     }
@@ -104,18 +107,15 @@ enum RemoteTool {
     /// `token`, and with `--min-valid` a refresh first when the token expires sooner (naming the
     /// token that is too short-lived, so a refresh another process already made is not repeated).
     private static func token(_ provider: String, _ shape: JSONObject, minValid: Int?, link: AgentLink) throws(ToolFailure) -> JSONValue {
-        let params = shape.merging(["provider": .string(provider), "bearer": true])
-        let first = try link.call("token", params, timeout: requestTimeout)
-        guard let seconds = minValid, let until = first["expiresAt"]?.stringValue.flatMap(RFC3339.parse), until.timeIntervalSinceNow < Double(seconds),
-              let stale = first["accessToken"]?.stringValue else { return first }
-        var refresh: JSONObject = ["provider": .string(provider), "failedAuthorization": .string(stale)]
-        if let account = shape["account"] { refresh["account"] = account }
-        _ = try link.call("refresh", refresh, timeout: requestTimeout)
-        let second = try link.call("token", params, timeout: requestTimeout)
-        if let after = second["expiresAt"]?.stringValue.flatMap(RFC3339.parse), after.timeIntervalSinceNow < Double(seconds) {
-            Logger.stderrSink("auth-agent: the token of \(provider) is valid for \(max(0, Int(after.timeIntervalSinceNow))) s only, less than the \(seconds) s asked for, even after a refresh")
-        }
-        return second
+        var params = shape.merging(["provider": .string(provider), "bearer": true])
+        if let minValid { params["minValidSeconds"] = .int(Int64(minValid)) }
+        var token = try link.call("token", params, timeout: requestTimeout)
+        guard let minValid else { return token }
+        let name = try providerEntry(provider, link: link)["displayName"]?.stringValue ?? provider
+        Tool.minValidNote(provider: TerminalText.escaped(name), seconds: minValid, expiresAt: token["expiresAt"]?.stringValue,
+                          refreshed: token["refreshed"] == true).map(Logger.stderrSink)
+        if case .object(var o) = token { o["refreshed"] = nil; token = .object(o) }
+        return token
     }
 
     /// `--account`, `--scope`, `--audience`, `--resource` as the protocol's params, checked as in-process.

@@ -114,6 +114,21 @@ enum Tool {
         }
     }
 
+    /// What `token --min-valid` says when the token it gives lives less than asked, in-process and
+    /// through a socket agent alike; nil when it lives long enough.
+    static func minValidNote(provider name: String, seconds: Int, expiresAt: String?, refreshed: Bool) -> String? {
+        guard let until = expiresAt.flatMap(RFC3339.parse), until.timeIntervalSinceNow < Double(seconds) else { return nil }
+        let left = max(0, Int(until.timeIntervalSinceNow))
+        return refreshed
+            ? "auth-agent: the token of \(name) is valid for \(left) s only, less than the \(seconds) s asked for, even after a refresh"
+            : "auth-agent: the token of \(name) is valid for \(left) s, less than the \(seconds) s asked for, and this session cannot be refreshed"
+    }
+
+    /// `refresh P` of a session with nothing to refresh with (the core kept it: `refreshed: false`).
+    static func notRefreshed(_ provider: String, name: String) -> ToolFailure {
+        ToolFailure(.failed, "the session of \(name) cannot be refreshed (no refresh token); for a new token run: auth-agent login \(provider)")
+    }
+
     /// `header URL [-X METHOD]`: the header lines that authorize a request to URL — `Authorization`,
     /// and `DPoP` (a proof for METHOD and URL) for a DPoP provider, so `curl -H @file` reads both; a
     /// failure when no provider covers it, so `h=$(auth-agent header "$URL")` stops a `set -e` script

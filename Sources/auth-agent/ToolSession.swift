@@ -122,39 +122,27 @@ struct ToolSession {
         return (result.accessToken, result.tokenType, result.expiresAt.map(RFC3339.format))
     }
 
-    /// `token --min-valid`: the token, refreshed first unless it is valid `seconds` more (like
-    /// `oidc-token -t`). A token that is still too short-lived after the refresh is given anyway —
-    /// the server decides lifetimes — and stderr says so.
+    /// `token --min-valid`: the core's `token` with `validFor` (refreshed first unless valid that
+    /// long, and only when the session can be refreshed), said as `Tool.minValidNote` says it.
     func token(_ provider: String, validFor seconds: Int?) throws(ToolFailure) -> (token: String, type: String, expiresAt: String?) {
-        let first = try token(provider)
-        guard let seconds, let until = first.expiresAt.flatMap(RFC3339.parse), until.timeIntervalSinceNow < Double(seconds) else { return first }
-        let name = try self.provider(provider).displayName
-        guard try canRefresh(provider) else {
-            Logger.stderrSink("auth-agent: the token of \(name) is valid for \(max(0, Int(until.timeIntervalSinceNow))) s, less than the \(seconds) s asked for, and this session cannot be refreshed")
-            return first
+        guard let seconds else { return try token(provider) }
+        let (service, choice, shape) = (self.service, self.choice, self.shape ?? .none)
+        let result = try Self.wait(timeout: requestTimeout) { () async throws(AuthError) in
+            try await service.token(provider: provider, account: choice, shape: shape, use: .bearer, validFor: Double(seconds))
         }
-        // Naming the token that is too short-lived: when another process already replaced it, nothing is sent.
-        _ = try refresh(provider, failedAuthorization: first.token)
-        let second = try token(provider)
-        if let after = second.expiresAt.flatMap(RFC3339.parse), after.timeIntervalSinceNow < Double(seconds) {
-            Logger.stderrSink("auth-agent: the token of \(name) is valid for \(max(0, Int(after.timeIntervalSinceNow))) s only, less than the \(seconds) s asked for, even after a refresh")
-        }
-        return second
+        let expiresAt = result.expiresAt.map(RFC3339.format)
+        Tool.minValidNote(provider: try self.provider(provider).displayName, seconds: seconds, expiresAt: expiresAt, refreshed: result.refreshed).map(Logger.stderrSink)
+        return (result.accessToken, result.tokenType, expiresAt)
     }
 
-    /// `refresh`: a new token now (`failedAuthorization` nil), or only if `failedAuthorization` is still the current one.
-    func refresh(_ provider: String, failedAuthorization: String? = nil) throws(ToolFailure) -> RefreshResult {
-        guard try canRefresh(provider) else {
-            throw ToolFailure(.failed, "the session of \(try self.provider(provider).displayName) cannot be refreshed (no refresh token); for a new token run: auth-agent login \(provider)")
-        }
+    /// `refresh`: a new token now; refused, the session kept, when it cannot be refreshed (`Tool.notRefreshed`).
+    func refresh(_ provider: String) throws(ToolFailure) -> RefreshResult {
         let service = self.service
         let choice = self.choice
-        return try Self.wait(timeout: requestTimeout) { () async throws(AuthError) in
-            try await service.refresh(provider: provider, account: choice, failedAuthorization: failedAuthorization)
+        let result = try Self.wait(timeout: requestTimeout) { () async throws(AuthError) in
+            try await service.refresh(provider: provider, account: choice, failedAuthorization: nil)
         }
-    }
-
-    private func canRefresh(_ provider: String) throws(ToolFailure) -> Bool {
-        do { return try service.canRefresh(provider: provider, account: choice) } catch { throw ToolFailure(error) }
+        guard result.refreshed else { throw Tool.notRefreshed(provider, name: try self.provider(provider).displayName) }
+        return result
     }
 }
