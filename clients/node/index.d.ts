@@ -102,7 +102,7 @@ export interface TokenChoice {
   resource?: string;
 }
 export interface RefreshResult { provider: string; refreshed: boolean; expiresAt: Expiry }
-export interface TokenResult { accessToken: string; tokenType: string; expiresAt: Expiry }
+export interface TokenResult { accessToken: string; tokenType: string; expiresAt: Expiry; refreshed?: boolean }
 export type Credentials = { username: string; password: string } | { token: string };
 
 export interface CallOptions {
@@ -300,7 +300,7 @@ export declare class AuthAgent extends EventEmitter {
     params: { provider: string; failedAuthorization?: string; account?: string },
     options?: CallOptions,
   ): Promise<RefreshResult>;
-  token(params: { provider: string } & TokenChoice, options?: CallOptions): Promise<TokenResult>;
+  token(params: { provider: string; minValidSeconds?: number } & TokenChoice, options?: CallOptions): Promise<TokenResult>;
   subscribe(params?: { events?: EventName[]; providers?: string[] }, options?: CallOptions): Promise<SubscribeResult>;
   unsubscribe(options?: CallOptions): Promise<Record<string, never>>;
   /**

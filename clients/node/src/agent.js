@@ -360,10 +360,11 @@ export class AuthAgent extends EventEmitter {
 
   /**
    * The current access token, for scripts: `{accessToken, tokenType, expiresAt}`;
-   * `account`, `scopes`, `audience` and `resource` as in `sign`.
+   * `account`, `scopes`, `audience` and `resource` as in `sign`; `minValidSeconds`
+   * refreshes first unless it is valid that long (then `refreshed` says whether it was).
    */
-  token({ provider, account, scopes, audience, resource }, options) {
-    return this.request('token', { provider, account, scopes, audience, resource }, options);
+  token({ provider, account, scopes, audience, resource, minValidSeconds }, options) {
+    return this.request('token', { provider, account, scopes, audience, resource, minValidSeconds }, options);
   }
 
   /** Start notifications (default events: userLoggedIn, userLoggedOut). */

@@ -413,11 +413,16 @@ class AsyncAuthAgent:
         scopes: Optional[Sequence[str]] = None,
         audience: Optional[str] = None,
         resource: Optional[str] = None,
+        min_valid_seconds: Optional[int] = None,
         timeout: Optional[float] = None,
     ) -> TokenResult:
         """The current access token, for scripts that cannot use ``sign``;
-        refreshed first when due. ``account`` and the shape as in ``sign``."""
+        refreshed first when due. ``account`` and the shape as in ``sign``;
+        ``min_valid_seconds`` refreshes first unless it is valid that long
+        (then ``refreshed`` says whether it was)."""
         shape = _params.account_and_shape(account, scopes, audience, resource)
+        if min_valid_seconds is not None:
+            shape = {**shape, "minValidSeconds": min_valid_seconds}
         result = await self.call("token", _params.token(provider, shape), timeout=timeout)
         return cast(TokenResult, with_datetimes(result))
 

@@ -122,10 +122,15 @@ class RefreshResult(TypedDict):
     expiresAt: Optional[datetime]
 
 
-class TokenResult(TypedDict):
+class _TokenResultBase(TypedDict):
     accessToken: str
     tokenType: str
     expiresAt: Optional[datetime]
+
+
+class TokenResult(_TokenResultBase, total=False):
+    #: Only with ``min_valid_seconds``: whether it was refreshed first.
+    refreshed: bool
 
 
 _RFC3339 = re.compile(
