@@ -26,7 +26,7 @@ enum FetchCommand {
         let attended = Terminal.controlling().map { close($0.fd); return true } ?? false
         let live = LivePromptLine(environment: ProcessEnvironment.current())
         defer { live.stop() }
-        let context = TerminalLogin.learnedContext(live)
+        let context = TerminalLogin.presenter(live, openBrowser: LivePromptLine.canOpenBrowser(ProcessEnvironment.current()))
         let response = try ToolSession.wait(timeout: request.timeout + session.requestTimeout + (attended ? TerminalLogin.timeout : 0)) { () async throws(AuthError) in
             try await service.fetch(request, provider: nil, account: choice, shape: shape, login: attended ? .ifNeeded : .hint, context: context)
         }

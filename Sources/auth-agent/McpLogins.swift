@@ -100,7 +100,7 @@ final class McpLogins: MCPAuthorizer {
         let live = LivePromptLine(environment: ProcessEnvironment.current())
         defer { live.stop() }
         let result = try await session.service.learn(url: url, challenge: challenge.flatMap(BearerChallenge.parse),
-                                                     flow: device ? .deviceCode : nil, context: context(name, live))
+                                                     flow: device ? .deviceCode : nil, context: context(live))
         Logger.stderrSink("Logged in to \(name) (learned as provider \(result.provider)).")
     }
 
@@ -112,17 +112,13 @@ final class McpLogins: MCPAuthorizer {
         let name = Origin(url: url)?.description ?? url
         let live = LivePromptLine(environment: ProcessEnvironment.current())
         defer { live.stop() }
-        _ = try await session.service.stepUp(asked, flow: device ? .deviceCode : nil, context: context(name, live))
+        _ = try await session.service.stepUp(asked, flow: device ? .deviceCode : nil, context: context(live))
         Logger.stderrSink("Logged in to \(name) again for the scopes \(asked.scopes.joined(separator: " ")).")
     }
 
-    /// The prompt as `auth-agent login` shows it, on stderr (and the terminal, where there is one, which also
-    /// takes a browser login's redirect pasted back); the browser opened where a display is (as `login URL` does).
-    private static func context(_ name: String, _ live: LivePromptLine) -> LoginContext {
-        let environment = ProcessEnvironment.current()
-        let display = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
-        return LoginContext(openBrowser: display, prompt: { prompt in TerminalLogin.show(prompt: prompt, displayName: name, live: live) },
-                            acceptPaste: { paste in live.acceptPaste { paste.complete($0) } }, waiting: TerminalLogin.sayWaiting)
+    /// The terminal presents the login as `auth-agent login URL` does; the browser opened where one can be.
+    private static func context(_ live: LivePromptLine) -> LoginContext {
+        TerminalLogin.presenter(live, openBrowser: LivePromptLine.canOpenBrowser(ProcessEnvironment.current()))
     }
 
     /// `TerminalLogin` blocks (it waits on the user): on a thread of its own, skipped when a session

@@ -204,7 +204,7 @@ enum RemoteTool {
                 let path = link.path
                 live.acceptPaste { url in completeLogin(requestId: requestId, redirectURL: url, path: path) }
             }
-            TerminalLogin.show(prompt: prompt, provider: provider, live: live)
+            TerminalLogin.show(prompt: prompt, target: target(message["params"], displayName: displayName), live: live)
         }
         var text = "Logged in to \(TerminalText.escaped(displayName))"
         if let person = AccountNames.person(result["user"], account: result["account"]?.stringValue ?? "") { text += " as \(TerminalText.escaped(person))" }
@@ -223,8 +223,7 @@ enum RemoteTool {
         defer { live.stop() }
         let result = try link.call("login", params, timeout: TerminalLogin.timeout) { message in
             guard message["method"]?.stringValue == AuthMethods.loginPrompt, let prompt = loginPrompt(message["params"]) else { return }
-            let server = message["params"]?["authorizationServer"]?.stringValue.map { " (signing in at \($0))" } ?? ""
-            TerminalLogin.show(prompt: prompt, displayName: resource + server, live: live)
+            TerminalLogin.show(prompt: prompt, target: target(message["params"], displayName: resource), live: live)
         }
         var text = "Logged in to \(TerminalText.escaped(resource))"
         if let person = AccountNames.person(result["user"], account: result["account"]?.stringValue ?? "") { text += " as \(TerminalText.escaped(person))" }
@@ -242,6 +241,12 @@ enum RemoteTool {
         } catch {
             return error.message
         }
+    }
+
+    /// What a `loginPrompt` notification's params say the login is for.
+    static func target(_ params: JSONValue?, displayName: String) -> LoginTarget {
+        LoginTarget(provider: params?["provider"]?.stringValue ?? "", displayName: displayName,
+                    resource: params?["resource"]?.stringValue, authorizationServer: params?["authorizationServer"]?.stringValue)
     }
 
     /// A `loginPrompt` notification's params as the prompt the terminal login shows.

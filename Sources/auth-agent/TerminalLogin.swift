@@ -55,9 +55,7 @@ enum TerminalLogin {
         // The prompt's countdown line ends (cleared) before anything else is printed.
         let live = LivePromptLine(environment: ProcessEnvironment.current())
         defer { live.stop() }
-        let context = LoginContext(prompt: { show(prompt: $0, provider: provider, live: live) },
-                                   acceptPaste: { paste in live.acceptPaste { paste.complete($0) } }, waiting: sayWaiting,
-                                   askFields: scripted ? nil : ask)
+        let context = presenter(live, askFields: scripted ? nil : ask)
         let service = session.service
         do throws(ToolFailure) {
             return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
@@ -81,22 +79,19 @@ enum TerminalLogin {
         defer { live.stop() }
         let service = session.service
         return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
-            try await service.login(resource: resource, flow: flow, context: learnedContext(live))
+            try await service.login(resource: resource, flow: flow, context: presenter(live, openBrowser: LivePromptLine.canOpenBrowser(ProcessEnvironment.current())))
         }
     }
 
-    /// Prompts for a login learned from an API, naming the resource and where the person signs in.
-    static func learnedContext(_ live: LivePromptLine) -> LoginContext {
-        let target = Locked<LearnedLogin?>(nil)
-        var context = LoginContext(openBrowser: LivePromptLine.canOpenBrowser(ProcessEnvironment.current()), prompt: { prompt in
-            let learned = target.current
-            let name = learned.map { "\($0.resource) (signing in at \($0.authorizationServer))" } ?? "the API"
-            show(prompt: prompt, displayName: name, live: live)
-        })
-        context.learning = { learned in target.withLock { $0 = learned } }
-        context.acceptPaste = { paste in live.acceptPaste { paste.complete($0) } }
-        context.waiting = sayWaiting
-        return context
+    /// The terminal as a login's presenter — for `login`, `login URL`, kubectl's plugin and the MCP
+    /// bridge alike: the prompt on stderr and the controlling terminal, naming what it is for
+    /// (`LoginTarget.name`: the provider, or a learned API's resource and where the person signs
+    /// in); a browser login's redirect pasted back there; word of a login it waits for; the fields
+    /// a flow needs asked there (`askFields`). `openBrowser` nil: the provider's configuration.
+    static func presenter(_ live: LivePromptLine, openBrowser: Bool? = nil,
+                          askFields: (@Sendable (ProviderConfig, Flow) async throws(AuthError) -> Credentials)? = nil) -> LoginContext {
+        LoginContext(openBrowser: openBrowser, prompt: { show(prompt: $0, target: $1, live: live) },
+                     acceptPaste: { paste in live.acceptPaste { paste.complete($0) } }, waiting: sayWaiting, askFields: askFields)
     }
 
     /// What the person at the terminal is told while the login waits for another one.
@@ -165,11 +160,8 @@ enum TerminalLogin {
     /// goes elsewhere (a tool that hides its helper's stderr must not hide the device code).
     /// On a terminal a live line follows (a countdown, and Enter opens the browser where one
     /// can be); elsewhere the expiry is said once.
-    static func show(prompt: LoginPrompt, provider: ProviderConfig, live: LivePromptLine) {
-        show(prompt: prompt, displayName: provider.displayName, live: live)
-    }
-
-    static func show(prompt: LoginPrompt, displayName: String, live: LivePromptLine) {
+    static func show(prompt: LoginPrompt, target: LoginTarget, live: LivePromptLine) {
+        let displayName = target.name
         let text = promptText(prompt, displayName: displayName)
         guard isatty(2) == 0 else {
             Logger.stderrSink(live.acceptsPaste ? promptText(prompt, displayName: displayName, paste: true) : text)

@@ -222,7 +222,7 @@ final class DPoPServiceTests: XCTestCase {
 
         let device = try service(.deviceCode)
         let issuer = self.issuer!
-        let context = LoginContext(prompt: { prompt in
+        let context = LoginContext(prompt: { prompt, _ in
             if case .deviceCode(let userCode, _, _, _) = prompt { issuer.approveDevice(userCode: userCode, username: "bob") }
         })
         _ = try await device.login(provider: "api", credentials: nil, context: context)

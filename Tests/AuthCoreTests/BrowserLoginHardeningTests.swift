@@ -38,7 +38,7 @@ final class BrowserLoginHardeningTests: XCTestCase {
         let prompted = TestBox<String?>(nil)
         let login = Task { () -> AuthError? in
             do throws(AuthError) {
-                _ = try await provider.login(nil, context: LoginContext(prompt: { prompt in
+                _ = try await provider.login(nil, context: LoginContext(prompt: { prompt, _ in
                     if case .browser(let url, _) = prompt { prompted.set(url) }
                 }))
                 return nil

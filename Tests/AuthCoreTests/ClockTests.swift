@@ -67,7 +67,7 @@ final class ClockTests: XCTestCase {
         let expires = TestBox<Date?>(nil)
         let began = Date()
         do {
-            _ = try await provider.login(nil, context: LoginContext(openBrowser: false, prompt: { prompt in
+            _ = try await provider.login(nil, context: LoginContext(openBrowser: false, prompt: { prompt, _ in
                 if case .browser(_, let at) = prompt { expires.set(at) }
             }))
             XCTFail("the login ended without its callback")

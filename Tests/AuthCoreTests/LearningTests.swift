@@ -189,8 +189,8 @@ final class LearningTests: XCTestCase {
     }
 
     /// Plays the person: reads the authorization URL and sends the browser to the agent's redirect with a code.
-    static func playBrowser(_ server: FakeAPI) -> @Sendable (LoginPrompt) -> Void {
-        { prompt in
+    static func playBrowser(_ server: FakeAPI) -> @Sendable (LoginPrompt, LoginTarget) -> Void {
+        { prompt, _ in
             guard case .browser(let url, _) = prompt, let components = URLComponents(string: url) else { return }
             let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
             server.authorized(query)

@@ -39,7 +39,7 @@ final class PasteBackLoginTests: XCTestCase {
     private func startLogin(_ pending: PendingLogins, requestId: JSONValue, provider: AuthorizationCodeProvider,
                             failure: TestBox<AuthError?>) async throws -> (Task<Bool, Never>, String, String) {
         let prompted = TestBox<String?>(nil)
-        let context = LoginContext(prompt: { if case .browser(let url, _) = $0 { prompted.set(url) } },
+        let context = LoginContext(prompt: { prompt, _ in if case .browser(let url, _) = prompt { prompted.set(url) } },
                                    acceptPaste: { pending.add(requestId: requestId, door: .host, $0) })
         let login = Task { () -> Bool in
             do throws(AuthError) { _ = try await provider.login(nil, context: context) } catch {
@@ -114,7 +114,7 @@ final class PasteBackLoginTests: XCTestCase {
         let paste = TestBox<RedirectPaste?>(nil)
         let prompted = TestBox<String?>(nil)
         let provider = provider()
-        let context = LoginContext(prompt: { if case .browser(let url, _) = $0 { prompted.set(url) } }, acceptPaste: { paste.set($0) })
+        let context = LoginContext(prompt: { prompt, _ in if case .browser(let url, _) = prompt { prompted.set(url) } }, acceptPaste: { paste.set($0) })
         let login = Task { () -> Bool in (try? await provider.login(nil, context: context)) != nil }
         for _ in 0..<200 where prompted.get() == nil { try await Task.sleep(nanoseconds: 10_000_000) }
         let url = try XCTUnwrap(prompted.get().flatMap(URLComponents.init(string:)))

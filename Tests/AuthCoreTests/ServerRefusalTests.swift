@@ -31,7 +31,7 @@ final class ServerRefusalTests: XCTestCase {
         let paste = TestBox<RedirectPaste?>(nil)
         let prompted = TestBox<String?>(nil)
         let provider = webProvider(server)
-        let context = LoginContext(prompt: { if case .browser(let url, _) = $0 { prompted.set(url) } }, acceptPaste: { paste.set($0) })
+        let context = LoginContext(prompt: { prompt, _ in if case .browser(let url, _) = prompt { prompted.set(url) } }, acceptPaste: { paste.set($0) })
         let login = Task { () -> AuthError? in
             do throws(AuthError) { _ = try await provider.login(nil, context: context) } catch { return error }
             return nil

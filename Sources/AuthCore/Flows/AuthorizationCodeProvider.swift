@@ -58,7 +58,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
                                          what: "authorization URL", provider: config)
         let deadline = clock.deadline(after: callbackTimeout)
         context.acceptPaste(RedirectPaste(listener: listener))
-        context.prompt(.browser(url: url.text, expiresAt: deadline.date))
+        context.prompt(.browser(url: url.text, expiresAt: deadline.date), LoginTarget(config))
         if context.openBrowser ?? config.openBrowser { browser.open(url) }
 
         let callback: LoopbackRedirectListener.Callback

@@ -43,7 +43,7 @@ struct DeviceCodeProvider: OAuthLoginProvider {
             try BrowserURL.checked(text, what: "verification URI", provider: config)
         }
         context.prompt(.deviceCode(userCode: userCode, verificationURI: verification.text, verificationURIComplete: complete?.text,
-                                   expiresAt: deadline.date))
+                                   expiresAt: deadline.date), LoginTarget(config))
         if context.openBrowser ?? config.openBrowser { browser.open(complete ?? verification) }
 
         var failures = 0

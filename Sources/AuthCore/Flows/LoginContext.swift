@@ -9,12 +9,9 @@ import Foundation
 public struct LoginContext: Sendable {
     /// `login`'s `openBrowser` param; nil defers to the provider's configuration.
     public var openBrowser: Bool?
-    /// Shows the person what to do: the protocol sends it as `loginPrompt` to the
-    /// host that asked; the command line prints it.
-    public var prompt: @Sendable (LoginPrompt) -> Void
-    /// Told, before the prompt, which learned provider a login learned from an API is for and
-    /// where the person will sign in — `loginPrompt` shows `authorizationServer` and `resource`.
-    public var learning: @Sendable (LearnedLogin) -> Void = { _ in }
+    /// Shows the person what to do, and for what (`LoginTarget`): the protocol sends it as
+    /// `loginPrompt` to the host that asked; the command line and the MCP bridge print it.
+    public var prompt: @Sendable (LoginPrompt, LoginTarget) -> Void
     /// A browser login's other way in, given before its prompt: the redirect URL pasted back
     /// (the terminal reads it; the protocol's `completeLogin` hands it over).
     public var acceptPaste: @Sendable (RedirectPaste) -> Void
@@ -27,7 +24,7 @@ public struct LoginContext: Sendable {
     /// first one's answer instead of each asking (`AuthService.oneLogin`).
     public var askFields: (@Sendable (ProviderConfig, Flow) async throws(AuthError) -> Credentials)?
 
-    public init(openBrowser: Bool? = nil, prompt: @escaping @Sendable (LoginPrompt) -> Void = { _ in },
+    public init(openBrowser: Bool? = nil, prompt: @escaping @Sendable (LoginPrompt, LoginTarget) -> Void = { _, _ in },
                 acceptPaste: @escaping @Sendable (RedirectPaste) -> Void = { _ in }, waiting: @escaping @Sendable (String) -> Void = { _ in },
                 askFields: (@Sendable (ProviderConfig, Flow) async throws(AuthError) -> Credentials)? = nil) {
         self.openBrowser = openBrowser
@@ -44,4 +41,33 @@ public enum LoginPrompt: Sendable, Equatable {
     case deviceCode(userCode: String, verificationURI: String, verificationURIComplete: String?, expiresAt: Date)
     /// Open `url` in a browser and sign in there.
     case browser(url: String, expiresAt: Date)
+}
+
+/// What a login prompt is for, as every presenter names it: the provider, and for an API the
+/// agent learned, its resource and the authorization server where the person signs in. Made
+/// from the provider's configuration by the flow that prompts, so no door composes it itself.
+public struct LoginTarget: Sendable, Equatable {
+    public let provider: String
+    public let displayName: String
+    /// For a learned API: the resource and its authorization server.
+    public let resource: String?
+    public let authorizationServer: String?
+
+    public init(_ config: ProviderConfig) {
+        self.init(provider: config.id, displayName: config.displayName, resource: config.learned?.resource, authorizationServer: config.learned?.issuer)
+    }
+
+    /// What a `loginPrompt` from an agent said it is for (the command line through a socket agent).
+    public init(provider: String, displayName: String, resource: String?, authorizationServer: String?) {
+        self.provider = provider
+        self.displayName = displayName
+        self.resource = resource
+        self.authorizationServer = authorizationServer
+    }
+
+    /// How a person is told what they log in to.
+    public var name: String {
+        guard let resource else { return displayName }
+        return resource + (authorizationServer.map { " (signing in at \($0))" } ?? "")
+    }
 }

@@ -15,13 +15,6 @@ public struct LoginHint: Sendable, Equatable {
     public var resourceMetadata: String? = nil
 }
 
-/// Which learned provider a login is for, and where the person signs in.
-public struct LearnedLogin: Sendable, Equatable {
-    public var provider: String
-    public var resource: String
-    public var authorizationServer: String
-}
-
 /// Learning an API from its 401 (RFC 9728 → RFC 8414 → RFC 7591 → login): the learned
 /// provider becomes an ordinary `ProviderAccounts`, so accounts, refresh, logout and the
 /// keyring work for it unchanged. The store document `StoreKeys.learned` shares it with
@@ -73,7 +66,6 @@ extension AuthService {
 
     private func learnNow(url: String, challenge: BearerChallenge?, exact: Bool, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
         if let known = try registry.learnedCovering(url), let learned = known.config.learned {
-            context.learning(LearnedLogin(provider: known.id, resource: learned.resource, authorizationServer: learned.issuer))
             return try await login(known, flow: flow, credentials: nil, context: context)
         }
         // What `url` teaches the provider to cover: its own path, however broad the resource.
@@ -119,7 +111,6 @@ extension AuthService {
         if let c = p.defaultSession, let session = c.current {
             return LoginResult(provider: id, account: c.account, user: session.user ?? [:], expiresAt: session.expiresAt)
         }
-        context.learning(LearnedLogin(provider: id, resource: learned.resource, authorizationServer: learned.issuer))
         return try await login(p, flow: flow, credentials: nil, context: context)
     }
 
@@ -148,7 +139,6 @@ extension AuthService {
         }
         let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
         sync.load(p)
-        context.learning(LearnedLogin(provider: api.id, resource: api.resource, authorizationServer: api.server.issuer))
         let result: LoginResult
         do {
             result = try await login(p, flow: flow, credentials: nil, context: context)

@@ -34,7 +34,7 @@ enum FetchMethod: AuthMethod {
         }
         let service = context.service
         // A login fetch runs itself prompts the host that asked, as `login` does.
-        let prompts = LoginMethod.learnedPrompts(call, context, openBrowser: try call.params.optionalBool("openBrowser"))
+        let prompts = LoginMethod.prompts(call, context, openBrowser: try call.params.optionalBool("openBrowser"))
         return AuthMethods.later({ () async throws(AuthError) in
             try await service.fetch(request, provider: provider, account: account, shape: shape, login: login, context: prompts)
         }, encode: result)

@@ -73,10 +73,7 @@ enum LoginMethod: AuthMethod {
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
         if call.params["provider"] == nil, call.params["resource"] != nil { return try learn(call, context) }
         let params = try Params(call.params, config: context.service.config)
-        let requestId = call.id ?? .null
-        let login = LoginContext(openBrowser: params.openBrowser, prompt: { [connection = call.connection] prompt in
-            connection.notify(AuthMethods.loginPrompt, Self.prompt(prompt, provider: params.provider, requestId: requestId))
-        }, acceptPaste: acceptPaste(call, context))
+        let login = prompts(call, context, openBrowser: params.openBrowser)
         let service = context.service
         return AuthMethods.later({ () async throws(AuthError) in
             try await service.login(provider: params.provider, flow: params.flow, credentials: params.credentials, context: login)
@@ -93,30 +90,20 @@ enum LoginMethod: AuthMethod {
         if let flow, flow != .authorizationCode, flow != .deviceCode {
             throw .invalidParams("'flow': an API learned from its metadata logs in with authorizationCode or deviceCode")
         }
-        let login = learnedPrompts(call, context, openBrowser: try p.optionalBool("openBrowser"))
+        let login = prompts(call, context, openBrowser: try p.optionalBool("openBrowser"))
         let service = context.service
         return AuthMethods.later({ () async throws(AuthError) in
             try await service.login(resource: resource, flow: flow, context: login)
         }, encode: result)
     }
 
-    /// The login context of a request that may learn an API: `loginPrompt`s to the host that
-    /// asked, naming the learned provider, its resource and the authorization server.
-    static func learnedPrompts(_ call: RPCCall, _ context: AuthMethodContext, openBrowser: Bool?) -> LoginContext {
-        let requestId = call.id ?? .null
-        let target = Locked<LearnedLogin?>(nil)
-        var login = LoginContext(openBrowser: openBrowser, prompt: { [connection = call.connection] prompt in
-            let learned = target.current
-            var params = Self.prompt(prompt, provider: learned?.provider ?? "", requestId: requestId)
-            if let learned, case .object(var o) = params {
-                o["resource"] = .string(learned.resource)
-                o["authorizationServer"] = .string(learned.authorizationServer)
-                params = .object(o)
-            }
-            connection.notify(AuthMethods.loginPrompt, params)
+    /// The login context of a request that may log in: `loginPrompt`s to the host that asked
+    /// (naming, for a learned API, its resource and the authorization server), its redirect
+    /// pasted back through `completeLogin`.
+    static func prompts(_ call: RPCCall, _ context: AuthMethodContext, openBrowser: Bool?) -> LoginContext {
+        LoginContext(openBrowser: openBrowser, prompt: { [connection = call.connection, requestId = call.id ?? .null] prompt, target in
+            connection.notify(AuthMethods.loginPrompt, Self.prompt(prompt, target: target, requestId: requestId))
         }, acceptPaste: acceptPaste(call, context))
-        login.learning = { learned in target.withLock { $0 = learned } }
-        return login
     }
 
     /// A browser login's redirect may also come pasted back (`completeLogin`), on any connection
@@ -127,9 +114,9 @@ enum LoginMethod: AuthMethod {
         }
     }
 
-    /// `loginPrompt`'s params: the prompt, with the provider and the id of the `login` it belongs to.
-    static func prompt(_ prompt: LoginPrompt, provider: String, requestId: JSONValue) -> JSONValue {
-        var o: JSONObject = ["provider": .string(provider), "requestId": requestId]
+    /// `loginPrompt`'s params: the prompt, with what it is for and the id of the `login` it belongs to.
+    static func prompt(_ prompt: LoginPrompt, target: LoginTarget, requestId: JSONValue) -> JSONValue {
+        var o: JSONObject = ["provider": .string(target.provider), "requestId": requestId]
         switch prompt {
         case .deviceCode(let userCode, let uri, let complete, let expiresAt):
             o["userCode"] = .string(userCode)
@@ -140,6 +127,8 @@ enum LoginMethod: AuthMethod {
             o["url"] = .string(url)
             o["expiresAt"] = .string(RFC3339.format(expiresAt))
         }
+        if let resource = target.resource { o["resource"] = .string(resource) }
+        if let server = target.authorizationServer { o["authorizationServer"] = .string(server) }
         return .object(o)
     }
 
