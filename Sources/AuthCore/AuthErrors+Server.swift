@@ -47,6 +47,15 @@ extension AuthError {
         }
     }
 
+    /// The metadata of the configured `issuer` could not be used (`failure`, from `Discovery`): 1005.
+    static func endpointsNotDiscovered(_ issuer: String, _ failure: MetadataFailure) -> AuthError {
+        switch failure {
+        case .notFound(let problem): return endpointsNotDiscovered(issuer, .noDocument(problem))
+        case .refused(.otherIssuer(let url, _, _)): return endpointsNotDiscovered(issuer, .otherIssuer(url: url))
+        case .refused(let refusal): return endpointsNotDiscovered(issuer, .noDocument(sentence(refusal)))
+        }
+    }
+
     /// This error, about `provider`: a provider-less error (discovery's) told for the provider that
     /// asked. Code and message stay; `step` does not, as no learning step failed.
     func about(_ provider: String) -> AuthError {
@@ -178,6 +187,31 @@ extension AuthError {
     static func registrationRefused(issuer: String, status: Int, _ refusal: ServerRefusal?) -> AuthError {
         let why = refusal.map { " (\($0.line))" } ?? ""
         return discoveryFailed(.registration, "\(issuer) refused the registration with HTTP \(status)\(why).").carrying(refusal)
+    }
+
+    /// 1014 at `step`: discovery refused a metadata URL or document (`refusal`, from `Discovery`).
+    static func discoveryRefused(_ step: LearningStep, _ refusal: MetadataRefusal) -> AuthError {
+        discoveryFailed(step, sentence(refusal) + ".")
+    }
+
+    /// 1014 at `serverMetadata`: the metadata of `issuer` names a `key` endpoint discovery refuses (`refusal`).
+    static func endpointRefused(_ key: String, of issuer: String, _ refusal: MetadataRefusal) -> AuthError {
+        if case .insecure(let url) = refusal {
+            return discoveryFailed(.serverMetadata, "The \(key) of \(issuer) (\(url)) is not https (plain http is allowed on loopback only).")
+        }
+        return discoveryFailed(.serverMetadata, "The \(key) of \(issuer): \(sentence(refusal)).")
+    }
+
+    /// What `refusal` says, without a final period; worded once for 1005 and 1014.
+    private static func sentence(_ refusal: MetadataRefusal) -> String {
+        switch refusal {
+        case .insecure(let url): return "\(url) is not https (plain http is allowed on loopback only)"
+        case .localAddress(let url): return "\(url) is on a loopback or link-local address, and the API being learned is not: not requested"
+        case .tooLarge(let url): return "The document at \(url) is larger than 256 KiB"
+        case .redirectElsewhere(let url, let other): return "\(url) redirects to another origin (\(other)); not followed"
+        case .tooManyRedirects(let url): return "\(url) redirects too many times"
+        case .otherIssuer(let url, let named, let expected): return "The metadata at \(url) names the issuer \(named ?? "(none)"), not \(expected)"
+        }
     }
 
     /// 1014: learning stopped at `step`; nothing from the attempt is kept.

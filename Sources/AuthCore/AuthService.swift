@@ -34,7 +34,7 @@ public final class AuthService: Sendable {
     let logger: Logger
     let events: @Sendable (AuthEvent) -> Void
     let httpTimeout: Double
-    /// Auth-server calls, and the OpenID discovery cache every provider shares.
+    /// Auth-server calls, and the one metadata discoverer (and its cache) every provider, configured or learned, shares.
     let http: HTTPCalls
     let discovery: Discovery
     let timing: RefreshTiming

@@ -24,13 +24,6 @@ final class InteractiveLoginTests: XCTestCase {
         XCTAssertFalse(url.contains(pkce.verifier), "the verifier never leaves the agent")
     }
 
-    func testDiscoveryURLs() {
-        XCTAssertEqual(Discovery.candidateURLs(issuer: "https://id.example.com"),
-                       ["https://id.example.com/.well-known/openid-configuration", "https://id.example.com/.well-known/oauth-authorization-server"])
-        XCTAssertEqual(Discovery.candidateURLs(issuer: "https://id.example.com/tenant/"),
-                       ["https://id.example.com/tenant/.well-known/openid-configuration", "https://id.example.com/.well-known/oauth-authorization-server/tenant"])
-    }
-
     func testDiscoveredEndpointsNeverOverrideConfigurationAndMustBeSecure() {
         var config = ProviderConfig(id: "p", flow: .deviceCode)
         config.tokenEndpoint = "https://configured.example.com/token"

@@ -50,12 +50,12 @@ final class LearningTests: XCTestCase {
         XCTAssertEqual(PathCoverage.verdict("https://a.example?/mcp", prefixes: mcp), .outside)
         XCTAssertEqual(PathCoverage.verdict("https://a.example", prefixes: [[]]), .covered)
         XCTAssertEqual(PathCoverage.verdict("https://a.example/x", prefixes: [[]]), .covered)
-        XCTAssertEqual(ResourceDiscovery.wellKnown("https://a.example/mcp", "oauth-protected-resource", appended: false),
+        XCTAssertEqual(Discovery.wellKnown("https://a.example/mcp", "oauth-protected-resource"),
                        ["https://a.example/.well-known/oauth-protected-resource/mcp", "https://a.example/.well-known/oauth-protected-resource"])
-        XCTAssertEqual(ResourceDiscovery.serverCandidates("https://as.example/tenant"),
+        XCTAssertEqual(Discovery.serverCandidates("https://as.example/tenant"),
                        ["https://as.example/.well-known/oauth-authorization-server/tenant", "https://as.example/.well-known/openid-configuration/tenant",
                         "https://as.example/tenant/.well-known/openid-configuration"])
-        XCTAssertEqual(ResourceDiscovery.serverCandidates("http://127.0.0.1:8/"),
+        XCTAssertEqual(Discovery.serverCandidates("http://127.0.0.1:8/"),
                        ["http://127.0.0.1:8/.well-known/oauth-authorization-server", "http://127.0.0.1:8/.well-known/openid-configuration"])
     }
 
@@ -84,7 +84,7 @@ final class LearningTests: XCTestCase {
 
     func testDiscoveryFollowsMCPOrderAndChecksTheResource() async throws {
         let server = FakeAPI()
-        let d = ResourceDiscovery(http: HTTPCalls(transport: server, timeout: 5), learning: FakeAPI.resource)
+        let d = ResourceDiscovery(documents: Discovery(http: HTTPCalls(transport: server, timeout: 5)), learning: FakeAPI.resource)
         // No challenge: path-inserted form first; the fake serves only the root form.
         server.pathMetadata = false
         let r = try await d.resource(for: FakeAPI.resource, challenge: nil, exact: true)

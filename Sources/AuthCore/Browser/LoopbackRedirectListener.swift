@@ -30,7 +30,9 @@ final class LoopbackRedirectListener: @unchecked Sendable {
         case closed
     }
 
-    /// Seconds a connection has to send its whole request head.
+    /// Seconds a connection has to send its whole request head: a socket's own timeout, judged in
+    /// real time (`Date()`) on the listener's thread, which blocks in poll(2) — no wait of the core's,
+    /// so not on its `Clock` (an exemption listed in `WaitsOnTheClockTests`).
     static let headTimeout: TimeInterval = 5
     /// A request head larger than this is refused: the callback's is well under 1 KiB,
     /// browsers add a few KiB of headers (cookies of other local servers among them).

@@ -84,7 +84,7 @@ public struct AgentConfig: Sendable, Equatable {
         }
         if let url = try root.string("clientMetadataUrl") {
             // A Client ID Metadata Document must be https with a path (draft-ietf-oauth-client-id-metadata-document).
-            guard Origin(url: url)?.isSecureForBearer == true, ResourceDiscovery.path(of: url).count > 1 else {
+            guard Origin(url: url)?.isSecureForBearer == true, Discovery.path(of: url).count > 1 else {
                 throw root.error("clientMetadataUrl", "must be an https URL with a path (plain http on loopback only)")
             }
             config.clientMetadataUrl = url

@@ -27,19 +27,15 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
     static let callbackPath = "/callback"
 
     /// The redirect listener. A fixed port (`redirectPort`, or the one a learned client registered) may
-    /// still be held for a moment by the previous login's listener, which closes on its own thread: it is
-    /// tried again for up to a second (real time: the wait is the operating system's, not the session's).
+    /// still be held for a moment by the previous login's listener, which closes on its own thread: what
+    /// nobody announces, so it is polled for up to a second (`Clock.poll`, whose pauses the tests' clock
+    /// takes in real time, as the port is freed in real time).
     private func listen(state: String) async throws(AuthError) -> LoopbackRedirectListener {
         let port = UInt16(config.redirectPort ?? 0)
-        for attempt in 0..<20 {
-            do {
-                return try LoopbackRedirectListener(port: port, path: Self.callbackPath, state: state)
-            } catch {
-                if port == 0 || attempt == 19 { break }
-                try? await SystemClock().sleep(for: 0.05)
-            }
-        }
-        throw unavailable("cannot listen for the browser's redirect on 127.0.0.1:\(config.redirectPort ?? 0)")
+        let open = { try? LoopbackRedirectListener(port: port, path: Self.callbackPath, state: state) }
+        let listener = port == 0 ? open() : try? await clock.poll(until: clock.deadline(after: 1), open)
+        guard let listener else { throw unavailable("cannot listen for the browser's redirect on 127.0.0.1:\(config.redirectPort ?? 0)") }
+        return listener
     }
 
     func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {

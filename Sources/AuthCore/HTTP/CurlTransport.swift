@@ -1,6 +1,5 @@
 #if os(Linux)
 import CurlShim
-import Dispatch
 import Glibc
 import Locking
 #if canImport(FoundationEssentials)
@@ -25,27 +24,29 @@ public final class CurlTransport: HTTPTransport {
     public let maxResponseBytes: Int
     /// `fetch`es (`HTTPRequest.Lane.resource`) in flight at once; auth-server calls are not counted.
     private let resourceLane: TransferLane
+    /// A request's deadline, which its wait for a place in the lane counts against, is on it.
+    private let clock: Clock
 
-    public init(maxResponseBytes: Int = 1 << 20, maxConcurrentResourceTransfers: Int = 64) {
+    public init(maxResponseBytes: Int = 1 << 20, maxConcurrentResourceTransfers: Int = 64, clock: Clock = SystemClock()) {
         self.maxResponseBytes = maxResponseBytes
-        resourceLane = TransferLane(limit: maxConcurrentResourceTransfers)
+        self.clock = clock
+        resourceLane = TransferLane(limit: maxConcurrentResourceTransfers, clock: clock)
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         // The deadline counts from here, so time spent waiting for a place counts against it.
-        let accepted = DispatchTime.now()
+        let deadline = clock.deadline(after: min(request.timeout, 86_400))
         let origin = try HTTPRequestChecks.checked(request).origin
-        let deadline = accepted + min(request.timeout, 86_400)
         let lane = request.lane == .resource ? resourceLane : nil
         if let lane, await !lane.enter(until: deadline) {
             try Task.checkCancellation()
             throw HTTPTransportError.timedOut
         }
         defer { lane?.leave() }
-        let now = DispatchTime.now().uptimeNanoseconds
-        guard deadline.uptimeNanoseconds > now else { throw HTTPTransportError.timedOut }
+        let left = clock.remaining(until: deadline)
+        guard left > 0 else { throw HTTPTransportError.timedOut }
         // Rounded up: curl reads 0 as "no timeout", so a sub-millisecond remainder must not become 0.
-        let timeoutMilliseconds = Int((deadline.uptimeNanoseconds - now + 999_999) / 1_000_000)
+        let timeoutMilliseconds = Int((left * 1000).rounded(.up))
         let noProxy = !ProxyRule.mayUseProxy(request, origin)
         let flag = CancelFlag()
         let maxResponseBytes = request.maxResponseBytes ?? self.maxResponseBytes

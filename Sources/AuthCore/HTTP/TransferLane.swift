@@ -1,4 +1,3 @@
-import Dispatch
 import Locking
 
 /// At most `limit` transfers at once; the others wait their turn in arrival order,
@@ -8,10 +7,13 @@ import Locking
 /// host that parks hundreds of `fetch`es on a slow API would otherwise cost hundreds
 /// of threads. Only `HTTPRequest.Lane.resource` goes through a lane; auth-server calls
 /// never wait for one, so a login or a refresh is never queued behind a host's requests.
+/// The wait for a place is the core's own, so its deadline is on the `Clock`.
 final class TransferLane: Sendable {
     private struct Waiter {
         let id: UInt64
         let continuation: CheckedContinuation<Bool, Never>
+        /// Ends the wait at its deadline; cancelled once the waiter has a place.
+        var timer: Task<Void, Never>?
     }
 
     private struct State {
@@ -21,15 +23,17 @@ final class TransferLane: Sendable {
     }
 
     let limit: Int
+    private let clock: Clock
     private let state = Locked(State())
 
-    init(limit: Int) {
+    init(limit: Int, clock: Clock) {
         self.limit = max(1, limit)
+        self.clock = clock
     }
 
     /// True once the caller holds a place (and must `leave()`); false when `deadline`
     /// passed or the task was cancelled first.
-    func enter(until deadline: DispatchTime) async -> Bool {
+    func enter(until deadline: Deadline) async -> Bool {
         let id = state.withLock { s -> UInt64? in
             if s.running < limit {
                 s.running += 1
@@ -52,7 +56,13 @@ final class TransferLane: Sendable {
                 if admitted { return continuation.resume(returning: true) }
                 // A cancellation that came before the waiter was listed found nothing to end.
                 if Task.isCancelled { return giveUp(id) }
-                DispatchQueue.global().asyncAfter(deadline: deadline) { [self] in giveUp(id) }
+                let timer = Task { [self, clock] in
+                    guard (try? await clock.sleep(until: deadline)) != nil else { return }
+                    giveUp(id)
+                }
+                state.withLock { s in
+                    if let i = s.waiting.firstIndex(where: { $0.id == id }) { s.waiting[i].timer = timer } else { timer.cancel() }
+                }
             }
         } onCancel: {
             giveUp(id)
@@ -68,6 +78,7 @@ final class TransferLane: Sendable {
             }
             return s.waiting.removeFirst()
         }
+        next?.timer?.cancel()
         next?.continuation.resume(returning: true)
     }
 
@@ -76,6 +87,7 @@ final class TransferLane: Sendable {
             guard let index = s.waiting.firstIndex(where: { $0.id == id }) else { return nil }
             return s.waiting.remove(at: index)
         }
+        waiter?.timer?.cancel()
         waiter?.continuation.resume(returning: false)
     }
 }

@@ -70,6 +70,9 @@ public final class URLSessionTransport: HTTPTransport {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
                 exchanges.begin(task, host: origin.host, limit: request.maxResponseBytes ?? maxResponseBytes, continuation: continuation)
                 task.resume()
+                // The transfer's own bound, in real time like curl's CURLOPT_TIMEOUT (URLSession's
+                // timeoutInterval bounds only idleness): no wait of the core's, so not on its `Clock`
+                // (an exemption listed in `WaitsOnTheClockTests`).
                 DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak exchanges] in
                     exchanges?.expire(task)
                 }

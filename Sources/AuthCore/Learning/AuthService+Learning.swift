@@ -72,15 +72,27 @@ extension AuthService {
         guard let taught = PathCoverage.coveredURL(url), !PathCoverage.encodesSeparators(url) else {
             throw .discoveryFailed(.resourceMetadata, "\(Origin(url: url)?.description ?? "The URL")'s path encodes a dot, slash or backslash (%2e, %2f or %5c): which path it protects cannot be told.")
         }
-        let discovery = ResourceDiscovery(http: http, learning: url)
-        let resource = try await discovery.resource(for: url, challenge: challenge, exact: exact)
+        let learning = ResourceDiscovery(documents: discovery, learning: url)
+        let resource = try await learning.resource(for: url, challenge: challenge, exact: exact)
         guard Origin(url: resource.resource)?.isSecureForBearer == true, ProviderConfig.resourceProblem(resource.resource) == nil else {
             throw .discoveryFailed(.resourceMetadata, "The resource \(resource.resource) is not an https URL (plain http is allowed on loopback only).")
         }
         if let known = learnedDocument().apis.first(where: { $0.resource == resource.resource && $0.server.issuer == resource.authorizationServers[0] }) {
             return try await widen(known.id, to: taught, flow: flow, context: context)
         }
-        let server = try await discovery.server(resource.authorizationServers[0])
+        do {
+            return try await learnNow(resource, taught: taught, learning: learning, challenge: challenge, flow: flow, context: context)
+        } catch {
+            // Nothing from a failed attempt is kept, the server's metadata included: the next reads it as it is then.
+            discovery.forget(resource.authorizationServers[0])
+            throw error
+        }
+    }
+
+    /// The rest of `learnNow` once `resource` is known and new: the server's metadata, a client, the login.
+    private func learnNow(_ resource: ProtectedResource, taught: String, learning: ResourceDiscovery, challenge: BearerChallenge?,
+                          flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
+        let server = try await learning.server(resource.authorizationServers[0])
         if flow == .deviceCode, server.deviceAuthorizationEndpoint == nil {
             throw .discoveryFailed(.serverMetadata, "\(server.issuer) offers no device flow.")
         }
@@ -171,7 +183,7 @@ extension AuthService {
         if let metadata = challenge.resourceMetadata, Origin(url: metadata) != Origin(url: url) {
             return LoginHint(resource: PathCoverage.coveredURL(url) ?? url, authorizationServer: nil, scopes: challenge.scopes, resourceMetadata: metadata)
         }
-        guard let resource = try? await ResourceDiscovery(http: http, learning: url).resource(for: url, challenge: challenge, exact: false) else { return nil }
+        guard let resource = try? await ResourceDiscovery(documents: discovery, learning: url).resource(for: url, challenge: challenge, exact: false) else { return nil }
         return LoginHint(resource: resource.resource, authorizationServer: resource.authorizationServers[0],
                          scopes: challenge.scopes.isEmpty ? resource.scopesSupported : challenge.scopes)
     }
@@ -186,7 +198,8 @@ extension AuthService {
 
     /// `forget {provider}`: logs every account of a learned provider out (revoking at the
     /// server), then drops it — and its registration, when no other learned API uses that
-    /// server — from the store. True when the server confirmed every revocation.
+    /// server — from the store — and the metadata of that server read in this process.
+    /// True when the server confirmed every revocation.
     public func forget(provider id: String) async throws(AuthError) -> Bool {
         guard let p = providers(id) else { throw AuthError.unknownProvider(id, .notKnown) }
         guard let learned = p.config.learned else {
@@ -200,6 +213,8 @@ extension AuthService {
             }
         }
         if registry.remove(id) { announce(removed: [id]) }
+        // Learning it again decides again (DPoP, the endpoints): from the server's metadata as it is now.
+        discovery.forget(learned.issuer)
         logger.info("forgot \(learned.resource) (provider \(id))")
         return revoked
     }

@@ -115,7 +115,7 @@ struct LearnedDocument: Sendable, Equatable {
         var base = origin.host.filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }.lowercased()
         if origin.port != Origin.defaultPort(for: origin.scheme) { base += "-\(origin.port)" }
         guard apis.contains(where: { $0.id == base }) else { return base }
-        let path = ResourceDiscovery.path(of: resource).split(separator: "/").joined(separator: "-")
+        let path = Discovery.path(of: resource).split(separator: "/").joined(separator: "-")
             .filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") }.lowercased()
         var id = String((base + "-" + (path.isEmpty ? "root" : path)).prefix(64))
         var n = 2

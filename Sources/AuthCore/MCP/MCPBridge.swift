@@ -1,7 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
 #endif
 import JSON
 import Locking
@@ -29,7 +29,8 @@ public final class MCPBridge: @unchecked Sendable {
     let transport: any HTTPStreamingTransport
     let authorizer: any MCPAuthorizer
     let options: Options
-    /// The end-of-input grace and the GET stream's pause before it is opened again are waited on it.
+    /// The end-of-input grace, the GET stream's pause before it is opened again and a POST's wait
+    /// for a place in its lane are waited on it.
     let clock: Clock
     /// Writes one line (the message without its newline); serialized by the caller.
     let output: @Sendable ([UInt8]) -> Void
@@ -66,8 +67,8 @@ public final class MCPBridge: @unchecked Sendable {
         self.transport = transport
         self.authorizer = authorizer
         self.options = options
-        requestLane = TransferLane(limit: options.maxPostsInFlight)
-        answerLane = TransferLane(limit: options.maxPostsInFlight)
+        requestLane = TransferLane(limit: options.maxPostsInFlight, clock: clock)
+        answerLane = TransferLane(limit: options.maxPostsInFlight, clock: clock)
         self.output = output
         self.log = log
         self.debug = debug
@@ -157,11 +158,8 @@ public final class MCPBridge: @unchecked Sendable {
         lock.withLock { !inFlight.values.contains { $0 == task } }
     }
 
-    static func now() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
-    }
+    /// Seconds on the bridge's clock, for the debug line's milliseconds.
+    func now() -> Double { clock.now().timeIntervalSince1970 }
 
     // MARK: Output
 

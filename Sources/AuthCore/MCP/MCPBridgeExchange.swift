@@ -11,7 +11,7 @@ extension MCPBridge {
     func post(_ message: MCPMessage, body: [UInt8]) async {
         let ids = message.requestIds
         let lane = ids.isEmpty ? answerLane : requestLane
-        let deadline = DispatchTime.now() + options.timeout
+        let deadline = clock.deadline(after: options.timeout)
         guard await lane.enter(until: deadline) else {
             if Task.isCancelled { return }  // abandoned by the host, or the bridge is closing (which answers)
             fail(ids, "The request to the MCP server timed out waiting for one of the \(lane.limit) places in flight", data: ["reason": "requestFailed"])
@@ -19,7 +19,7 @@ extension MCPBridge {
             return
         }
         defer { lane.leave() }
-        let remaining = Double(deadline.uptimeNanoseconds - min(deadline.uptimeNanoseconds, DispatchTime.now().uptimeNanoseconds)) / 1e9
+        let remaining = max(0, clock.remaining(until: deadline))
         let stream: HTTPStream
         do {
             stream = try await exchange(method: "POST", headers: headers(for: message), body: body, timeout: max(0.001, remaining))
@@ -106,14 +106,14 @@ extension MCPBridge {
         while true {
             let stream: HTTPStream
             let request = HTTPRequest(method: method, url: url, headers: headers + signing, body: body, timeout: timeout)
-            let started = Self.now()
+            let started = now()
             do {
                 stream = try await transport.open(request)
             } catch let error as HTTPTransportError {
-                debug?("\(request) → \(error) (\(Int((Self.now() - started) * 1000)) ms)")
+                debug?("\(request) → \(error) (\(Int((now() - started) * 1000)) ms)")
                 throw AuthError.requestFailed(.mcpNotCompleted(HTTPCalls.describe(error, url: url)))
             }
-            debug?("\(request) → \(stream.status) (\(Int((Self.now() - started) * 1000)) ms to the head)")
+            debug?("\(request) → \(stream.status) (\(Int((now() - started) * 1000)) ms to the head)")
             let proven = signing.contains { $0.0.lowercased() == "dpop" }
             if proven, let nonce = stream.headers["dpop-nonce"] { authorizer.keep(dpopNonce: nonce, url: url) }
             let sent = signing.first { $0.0.lowercased() == "authorization" }?.1

@@ -17,7 +17,7 @@ public struct IssuerEndpoints: Sendable, Equatable {
         a.endpoints.map(\.name) == b.endpoints.map(\.name) && a.endpoints.map(\.url) == b.endpoints.map(\.url)
     }
 
-    /// Fetches the discovery document (OpenID Connect, else RFC 8414) as the agent will at login.
+    /// Reads the issuer's metadata through the one `Discovery` (its candidate order and rules), as the agent will at login.
     public static func discover(issuer: String, transport: HTTPTransport) async throws(AuthError) -> IssuerEndpoints {
         if let problem = ProviderConfig.endpointProblem(issuer) { throw AuthError.issuerUnusable(issuer, problem) }
         let discovery = Discovery(http: HTTPCalls(transport: transport, timeout: 10))

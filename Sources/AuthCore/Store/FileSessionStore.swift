@@ -164,7 +164,9 @@ public final class FileSessionStore: SessionStore {
     }
 
     /// Renames an unreadable file out of the way, unless it was replaced since it
-    /// was opened (another process may just have saved a good session there).
+    /// was opened (another process may just have saved a good session there). Its name carries the
+    /// wall-clock time (`Date()`, not the core's `Clock`: a stamp for the person who finds it and for
+    /// `StoreDirectoryTidy`, no wait — an exemption listed in `WaitsOnTheClockTests`).
     private func setAside(_ file: String, openedAs opened: stat, reason: String) {
         guard let current = POSIX.status(file), current.st_ino == opened.st_ino, current.st_dev == opened.st_dev else {
             return

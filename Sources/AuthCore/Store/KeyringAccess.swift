@@ -15,7 +15,7 @@ import Locking
 final class KeyringAccess: Sendable {
     private enum Source: Sendable {
         case open(SecretStore)
-        case onDemand(StoreOpening.Keyring, scope: String)
+        case onDemand(StoreOpening.Keyring, scope: String, clock: Clock)
     }
 
     private struct State {
@@ -34,7 +34,8 @@ final class KeyringAccess: Sendable {
     init(_ secrets: SecretStore) { source = .open(secrets) }
 
     /// `auto`'s keyring, asked whether it answers (`StoreOpening.probeTimeout`) at its first use.
-    init(onDemand keyring: StoreOpening.Keyring, scope: String) { source = .onDemand(keyring, scope: scope) }
+    /// `clock`: when a keyring that did not answer may be asked again is judged on it.
+    init(onDemand keyring: StoreOpening.Keyring, scope: String, clock: Clock) { source = .onDemand(keyring, scope: scope, clock: clock) }
 
     /// Whether writes may fall back to files (`auto`).
     var mayUseFiles: Bool {
@@ -58,17 +59,18 @@ final class KeyringAccess: Sendable {
         switch source {
         case .open(let secrets):
             return .success(secrets)
-        case .onDemand(let keyring, let scope):
+        case .onDemand(let keyring, let scope, let clock):
+            let now = clock.now()
             let known: Result<SecretStore, KeyringUnreachable>? = state.withLock { s in
                 if let secrets = s.secrets { return .success(secrets) }
-                if let failure = s.failure, Date().timeIntervalSince(failure.at) < Self.retryAfter {
+                if let failure = s.failure, now.timeIntervalSince(failure.at) < Self.retryAfter {
                     return .failure(KeyringUnreachable(reason: failure.reason))
                 }
                 return nil
             }
             if let known { return known }
             if let reason = keyring.probe(StoreOpening.probeTimeout) {
-                state.withLock { $0.failure = (reason, Date()) }
+                state.withLock { $0.failure = (reason, clock.now()) }
                 return .failure(KeyringUnreachable(reason: reason))
             }
             let secrets = keyring.open(scope)

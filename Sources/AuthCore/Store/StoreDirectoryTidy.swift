@@ -17,6 +17,8 @@ enum StoreDirectoryTidy {
     static let corruptKeptSeconds = 30 * 24 * 3600
     static let temporaryKeptSeconds = 3600
 
+    /// `now` is wall-clock time (`Date()`), not the core's `Clock`: it is compared with the times the
+    /// file system and `FileSessionStore.setAside` stamp (an exemption listed in `WaitsOnTheClockTests`).
     static func run(_ directory: String, now: Int = Int(Date().timeIntervalSince1970)) {
         guard let dir = opendir(directory) else { return }
         defer { closedir(dir) }

@@ -38,8 +38,9 @@ public enum StoreOpening {
     /// login decides where its tokens go (see `KeyringAccess`).
     /// - Throws: `SessionStoreError` when the directory cannot be used, or `keyring`
     ///   was asked for and does not answer (the agent exits 2 with that reason).
+    /// - Parameter clock: for `auto`, when a keyring that did not answer is asked again (`KeyringAccess.retryAfter`).
     public static func open(_ config: StoreConfig, providers: [ProviderConfig], environment: [String: String],
-                            lockTimeout: Double, keyring: Keyring = .system,
+                            lockTimeout: Double, keyring: Keyring = .system, clock: Clock = SystemClock(),
                             warn: @escaping @Sendable (String) -> Void) throws -> (SessionStore, StoreStatus) {
         func directory(_ path: String?) -> URL {
             path.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? FileSessionStore.defaultDirectory(environment: environment)
@@ -56,7 +57,7 @@ public enum StoreOpening {
             return (store, store.storeStatus)
         case .auto(let path):
             let records = try FileSessionStore(directory: directory(path), warn: warn)
-            let store = keyringStore(records, KeyringAccess(onDemand: keyring, scope: records.directory.path), providers, lockTimeout, warn)
+            let store = keyringStore(records, KeyringAccess(onDemand: keyring, scope: records.directory.path, clock: clock), providers, lockTimeout, warn)
             return (store, store.storeStatus)
         }
     }

@@ -13,7 +13,8 @@ import Locking
 /// Waits in the core are `sleep`s on this clock — alone (device-code polling), until a
 /// `Deadline` (the browser login), or between the tries of `poll` (the store lock) — and the
 /// one periodic job, the store watch, ticks on `every`. Real time remains only where the
-/// operating system's I/O is bounded (HTTP transfers, sockets) and in `ThreadWait`.
+/// operating system's I/O is bounded (a transfer's own timeout, sockets), in wall-clock stamps
+/// compared with the file system's, and in `ThreadWait`; `WaitsOnTheClockTests` lists each place.
 public protocol Clock: Sendable {
     func now() -> Date
     /// Waits `seconds` of this clock's time; throws `CancellationError` when the task is cancelled.
