@@ -65,7 +65,7 @@ extension AuthService {
     }
 
     private func learnNow(url: String, challenge: BearerChallenge?, exact: Bool, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
-        if let known = try registry.learnedCovering(url), let learned = known.config.learned {
+        if let known = try registry.learnedCovering(url), known.config.learned != nil {
             return try await login(known, flow: flow, credentials: nil, context: context)
         }
         // What `url` teaches the provider to cover: its own path, however broad the resource.
@@ -118,7 +118,7 @@ extension AuthService {
             if let i = doc.apis.firstIndex(where: { $0.id == id }), !doc.apis[i].coverage.contains(taught) { doc.apis[i].coverage.append(taught) }
         }
         checkLearned()
-        guard let p = providers(id), let learned = p.config.learned else { throw AuthError.unknownProvider(id, .notKnown) }
+        guard let p = providers(id), p.config.learned != nil else { throw AuthError.unknownProvider(id, .notKnown) }
         logger.info("\(id) covers \(taught) too: its server named the same resource and authorization server")
         if let c = p.defaultSession, let session = c.current {
             return LoginResult(provider: id, account: c.account, user: session.user ?? [:], expiresAt: session.expiresAt)
