@@ -60,7 +60,7 @@ extension OAuthClient {
 
     /// The userinfo request for a freshly issued token: with a proof (and `ath`) when the token is DPoP-bound.
     func userinfo(_ endpoint: String, accessToken: String, tokenType: String, key: DPoPKey?) async throws -> HTTPResponse {
-        let authorization = "\(tokenType) \(accessToken)"
+        let authorization = Credential.authorization(tokenType: tokenType, accessToken: accessToken)
         let accept = [("Accept", "application/json")]
         guard tokenType == "DPoP", let key else {
             return try await http.send("GET", endpoint, headers: Credential.headers(authorization: authorization, proof: nil) + accept, body: nil)
