@@ -51,7 +51,7 @@ extension AuthService {
         var retried = false
         // A refused DPoP proof is not a dead token: it comes back as is, and no refresh is spent on it.
         if ServerChallenge.read(response, to: .init(credential)) == .refresh {
-            let (renewed, _) = try await credentialAfterRejection(c, shape, failedAuthorization: credential.authorization)
+            let (renewed, _) = try await credentialAfterRejection(c, shape, rejected: credential.issue)
             response = try await exchange(request, credential: renewed, learned: p.config.learned)
             retried = true
         }

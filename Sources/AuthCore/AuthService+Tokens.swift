@@ -119,20 +119,26 @@ extension AuthService {
     /// After a 401: refresh unless the rejected authorization is no longer one the account holds.
     public func refresh(provider id: String, account: AccountChoice = AccountChoice(), failedAuthorization: String?) async throws(AuthError) -> RefreshResult {
         let c = try resolve(try accounts(id), account)
-        let shape = failedAuthorization.flatMap { failed in
-            c.current?.shaped.first { $0.authorization == failed || $0.accessToken == failed }?.shape
-        } ?? .none
-        let (credential, refreshed) = try await credentialAfterRejection(c, shape, failedAuthorization: failedAuthorization)
+        guard let session = c.current else { throw notLoggedIn(c) }
+        var (shape, rejected) = (TokenShape.none, Credential.Issue?.none)
+        if let failed = failedAuthorization {
+            guard let (named, credential) = session.credential(named: failed) else {
+                // Replaced already (by another request or process): the current token, nothing sent.
+                return RefreshResult(provider: id, account: c.account, refreshed: false, expiresAt: session.expiresAt)
+            }
+            (shape, rejected) = (named, credential.issue)
+        }
+        let (credential, refreshed) = try await credentialAfterRejection(c, shape, rejected: rejected)
         return RefreshResult(provider: id, account: c.account, refreshed: refreshed, expiresAt: credential.expiresAt)
     }
 
-    /// The `refresh` rule, once for `refresh` and `fetch`: the token of `shape` to use
-    /// after the server rejected `failedAuthorization` (nil: the current one), and
-    /// whether a refresh happened. Nothing is sent when that token was already replaced.
-    func credentialAfterRejection(_ c: AccountSession, _ shape: TokenShape, failedAuthorization: String?) async throws(AuthError) -> (Credential, Bool) {
+    /// The `refresh` rule, once for `refresh` and `fetch`: the token of `shape` to
+    /// use after the server rejected the token `rejected` (nil: the current one), and whether a
+    /// refresh happened. Nothing is sent when that token was already replaced.
+    func credentialAfterRejection(_ c: AccountSession, _ shape: TokenShape, rejected: Credential.Issue?) async throws(AuthError) -> (Credential, Bool) {
         guard let session = c.current else { throw notLoggedIn(c) }
         let held = session.credential(shape)
-        if let held, let failed = failedAuthorization, failed != held.authorization, failed != held.accessToken {
+        if let held, let rejected, held.issue != rejected {
             return (held, false)
         }
         if shape.isNone, !c.canRefresh(session) {
