@@ -83,20 +83,3 @@ extension OAuthClient {
         ).run(key, state: &state).answer
     }
 }
-
-/// A resource request with a proof (RFC 9449 §7), for `fetch`.
-enum DPoPExchange {
-    /// Sends with the headers `authorize` makes (a proof for this request, with the nonce its
-    /// origin gave last); when the answer asks for a nonce (`ServerChallenge.retryWithNonce`), once
-    /// more with it. Every answer's `DPoP-Nonce` is remembered for its origin.
-    static func send(url: String, nonces: DPoPNonces, authorize: () throws -> [(String, String)],
-                     _ exchange: ([(String, String)]) async throws -> HTTPResponse) async throws -> HTTPResponse {
-        var response = try await exchange(try authorize())
-        nonces.update(from: response, for: url)
-        if case .retryWithNonce = ServerChallenge.read(response, to: .provenToken) {
-            response = try await exchange(try authorize())
-            nonces.update(from: response, for: url)
-        }
-        return response
-    }
-}
