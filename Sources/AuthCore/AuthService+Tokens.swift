@@ -132,7 +132,15 @@ extension AuthService {
         return RefreshResult(provider: id, account: c.account, refreshed: refreshed, expiresAt: credential.expiresAt)
     }
 
-    /// The `refresh` rule, once for `refresh` and `fetch`: the token of `shape` to
+    /// After a 401 for the request `rejected` signed (the `mcp` bridge's): refresh unless its token
+    /// was replaced already.
+    public func refresh(after rejected: Signature) async throws(AuthError) -> RefreshResult {
+        let c = try resolve(try accounts(rejected.provider), AccountChoice(account: rejected.account))
+        let (credential, refreshed) = try await credentialAfterRejection(c, rejected.shape, rejected: rejected.issue)
+        return RefreshResult(provider: rejected.provider, account: c.account, refreshed: refreshed, expiresAt: credential.expiresAt)
+    }
+
+    /// The `refresh` rule, once for `refresh`, `fetch` and the `mcp` bridge: the token of `shape` to
     /// use after the server rejected the token `rejected` (nil: the current one), and whether a
     /// refresh happened. Nothing is sent when that token was already replaced.
     func credentialAfterRejection(_ c: AccountSession, _ shape: TokenShape, rejected: Credential.Issue?) async throws(AuthError) -> (Credential, Bool) {

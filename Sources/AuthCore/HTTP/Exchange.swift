@@ -1,6 +1,7 @@
 /// One request's attempts — sign, send, read the answer (`ServerChallenge`), and act on it at most
 /// once per kind — in the shape of httpx's `auth_flow` or Alamofire's `AuthenticationInterceptor`.
-/// `fetch`, DPoP token requests and the userinfo call drive it (the `mcp` bridge is to follow). Teaching the agent a new answer is a case of `ServerChallenge` and its line in
+/// `fetch`, the `mcp` bridge, DPoP token requests and the userinfo call drive it; none of them reads
+/// a challenge itself. Teaching the agent a new answer is a case of `ServerChallenge` and its line in
 /// `ExchangeState.decide`; what a caller does about it is one of `Exchange`'s closures.
 ///
 /// Plain `sign` never comes here: it sends nothing.

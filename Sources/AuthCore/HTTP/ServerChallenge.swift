@@ -4,7 +4,7 @@ import JSON
 /// `401` or `403` with its `WWW-Authenticate` (RFC 6750 §3, RFC 9110 §11.6.1), a DPoP nonce asked
 /// for by a resource or a token endpoint (RFC 9449 §8, §9), a login wanted by an API that
 /// describes itself (RFC 9728 §5.1), a step-up (MCP 2025-11-25). `Exchange` acts on its answer for
-/// `fetch`, the DPoP token requests and userinfo (the `mcp` bridge still switches on it); teaching the agent a new answer
+/// `fetch`, the `mcp` bridge, the DPoP token requests and userinfo; teaching the agent a new answer
 /// (a challenge scheme, an error code) is a case here and its line in `ExchangeState.decide`.
 ///
 /// A pure reading of status, headers and body: "at most once" (one refresh, one nonce, one login,
