@@ -54,8 +54,11 @@ public struct Signature: Sendable, Equatable {
     public let expiresAt: Date?
     /// The `DPoP` header value for a DPoP-bound token (RFC 9449): a proof for this one request, so never reused.
     public let proof: String?
+    /// The token signed with: what a `refresh(after:)` rejects, and what tells a replaced token.
+    let issue: Credential.Issue
 
     init(provider: String, account: String, shape: TokenShape, credential: Credential, proof: String? = nil) {
+        issue = credential.issue
         self.provider = provider
         self.account = account
         self.shape = shape
@@ -63,6 +66,9 @@ public struct Signature: Sendable, Equatable {
         authorization = credential.authorization
         expiresAt = credential.expiresAt
     }
+
+    /// Whether both signed with the same token (nobody replaced it in between).
+    public func isSameIssue(as other: Signature) -> Bool { issue == other.issue }
 }
 
 public struct ProviderStatus: Sendable, Equatable {

@@ -7,96 +7,48 @@ import JSON
 import ES256
 import Wire
 
-/// `fetch`, the operation: route, sign, send, and read the server's answer (`ServerChallenge`) —
-/// one refresh and resend after a 401 for the token that was sent, learning an API that
-/// describes itself, a step-up after `403 insufficient_scope`. Its values and rules
+/// `fetch`, the operation: route, sign, and send each hop through the one `Exchange` — one refresh
+/// and resend after a 401 for the token that was sent, learning an API that describes itself, a
+/// step-up after `403 insufficient_scope`, one nonce retry per proof. Its values and rules
 /// (`FetchRequest`, `FetchResponse`, redirects) are in `HTTP/FetchRequest.swift`.
 extension AuthService {
+    /// What signs a `fetch`: the token, and the account session and shape it came from — which a
+    /// refresh after a 401 renews, and which names the token the server rejected.
+    struct FetchSigner {
+        let provider: ProviderAccounts
+        let session: AccountSession
+        let shape: TokenShape
+        let credential: Credential
+    }
+
     /// `fetch`: the request, signed when a provider covers it, with one refresh and
     /// one resend after a 401 for the token that was sent.
     public func fetch(_ request: FetchRequest, provider: String?, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
                       login: FetchLogin = .hint, context: LoginContext = LoginContext()) async throws(AuthError) -> FetchResponse {
-        guard let route = try router.route(url: request.url, provider: provider) else {
-            guard door.reachesTheNetwork else {
-                throw AuthError.uncoveredFetch(request.url)
-            }
-            let response = try await exchange(request, credential: nil, learned: nil)
-            var answer = FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: nil, signed: false, retried: false)
-            // An API that describes itself: learn it when asked (or allowed), else say how.
-            guard provider == nil, case .discover(let challenge?) = ServerChallenge.read(response, to: .unsigned) else { return answer }
-            if login == .ifNeeded || config.learnAllow.allows(request.url) {
-                let learned = try await learn(url: request.url, challenge: challenge, context: context)
-                var again = try await fetch(request, provider: learned.provider, account: AccountChoice(account: learned.account), shape: shape, login: .hint, context: context)
-                again.retried = true
-                return again
-            }
-            answer.login = await loginHint(for: request.url, challenge: challenge)
-            return answer
-        }
-        let (p, originShape) = (route.accounts, route.shape)
-        let c: AccountSession
-        let credential: Credential
-        let shape = shape ?? originShape
-        do {
-            c = try resolve(p, account)
-            credential = try await usableCredential(c, shape)
-        } catch where login == .ifNeeded && p.config.learned != nil && (error.code == .notLoggedIn || error.code == .sessionExpired) {
-            // A learned API nobody is logged in to (any more): the login `ifNeeded` asks for, then the request.
-            let result = try await learn(url: request.url, context: context)
-            var again = try await fetch(request, provider: p.id, account: AccountChoice(account: result.account), shape: shape, login: .hint, context: context)
-            again.retried = true
-            return again
-        }
-        var response = try await exchange(request, credential: credential, learned: p.config.learned)
-        var retried = false
-        // A refused DPoP proof is not a dead token: it comes back as is, and no refresh is spent on it.
-        if ServerChallenge.read(response, to: .init(credential)) == .refresh {
-            let (renewed, _) = try await credentialAfterRejection(c, shape, failedAuthorization: credential.authorization)
-            response = try await exchange(request, credential: renewed, learned: p.config.learned)
-            retried = true
-        }
-        var answer = FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: p.id, signed: true, retried: retried)
-        // Step-up (MCP 2025-11-25): the learned resource wants more scopes than the session has.
-        if let learned = p.config.learned, case .insufficientScope(let scopes) = ServerChallenge.read(response, to: .init(credential)),
-           let asked = Self.scopeChallenge(p.config, asked: scopes) {
-            guard login == .ifNeeded, !asked.asksNothingNew else {
-                answer.login = LoginHint(resource: learned.resource, authorizationServer: learned.issuer, scopes: asked.scopes)
-                return answer
-            }
-            _ = try await stepUp(asked, context: context)
-            var again = try await fetch(request, provider: p.id, account: account, shape: shape, login: .hint, context: context)
-            again.retried = true
-            return again
-        }
-        return answer
-    }
-
-    /// Sends `request` (authorized by `credential` when given, with a fresh DPoP proof
-    /// for every hop when the token is bound), following same-origin redirects.
-    /// A learned provider's token follows a redirect only while it stays under its resource.
-    private func exchange(_ request: FetchRequest, credential: Credential?, learned: LearnedResource?) async throws(AuthError) -> HTTPResponse {
-        var method = request.method
-        var url = request.url
-        var body = request.body
-        for _ in 0...FetchRequest.maxRedirects {
-            let replaced: Set<String> = credential == nil ? [] : ["authorization", "dpop"]
-            let headers = request.headers.filter { !replaced.contains($0.0.lowercased()) }
-            let response: HTTPResponse
+        let route = try router.route(url: request.url, provider: provider)
+        guard route != nil || door.reachesTheNetwork else { throw AuthError.uncoveredFetch(request.url) }
+        var signer: FetchSigner?
+        var loggedInFirst = false
+        if let route {
             do {
-                let (hopMethod, hopURL, hopBody) = (method, url, body)
-                let send = { [transport] (authorization: [(String, String)]) async throws -> HTTPResponse in
-                    try await transport.send(HTTPRequest(method: hopMethod, url: hopURL, headers: headers + authorization,
-                                                         body: hopBody, timeout: request.timeout, maxResponseBytes: request.maxResponseBytes,
-                                                         lane: .resource))
-                }
-                let authorize = { [clock, nonces] () throws -> [(String, String)] in
-                    try credential?.authorize(method: hopMethod, url: hopURL, clock: clock, nonces: nonces) ?? []
-                }
-                if credential?.dpopKey != nil {
-                    response = try await DPoPExchange.send(url: url, nonces: nonces, authorize: authorize, send)
-                } else {
-                    response = try await send(try authorize())
-                }
+                signer = try await fetchSigner(route, account: account, shape: shape)
+            } catch where login == .ifNeeded && route.accounts.config.learned != nil && (error.code == .notLoggedIn || error.code == .sessionExpired) {
+                // A learned API nobody is logged in to (any more): the login `ifNeeded` asks for, then the request.
+                let result = try await learn(url: request.url, context: context)
+                signer = try await fetchSigner(request.url, provider: result.provider, account: AccountChoice(account: result.account), shape: shape)
+                loggedInFirst = true
+            }
+        }
+        var state = ExchangeState()
+        var (method, url, body) = (request.method, request.url, request.body)
+        var sends = 0
+        while true {
+            let outcome: Exchange<FetchSigner, HTTPResponse>.Outcome
+            do {
+                outcome = try await fetchExchange(request, method: method, url: url, body: body, provider: provider, account: account,
+                                                  shape: shape, login: login, context: context).run(signer, state: &state)
+            } catch let error as AuthError {
+                throw error
             } catch let error as HTTPTransportError {
                 throw Self.fetchError(error, url: url, limit: request.maxResponseBytes)
             } catch let error as P256Key.Unavailable {
@@ -104,14 +56,78 @@ extension AuthService {
             } catch {
                 throw AuthError.requestFailed(.notCompleted(HTTPCalls.describe(error, url: url)))
             }
-            guard let next = RedirectRule.next(status: response.status, location: response.headers["location"], from: url, method: method) else {
-                return response
+            signer = outcome.signed
+            sends += 1
+            let response = outcome.answer
+            let learned = signer?.provider.config.learned
+            // A learned provider's token follows a redirect only while it stays under its resource.
+            if let next = RedirectRule.next(status: response.status, location: response.headers["location"], from: url, method: method),
+               signer == nil || learned?.covers(next.url) != false {
+                guard sends <= FetchRequest.maxRedirects else { throw AuthError.requestFailed(.tooManyRedirects) }
+                (method, url) = (next.method, next.url)
+                if !next.keepsBody { body = nil }
+                state.nonceRetried = false  // a proof of its own for each hop
+                continue
             }
-            if credential != nil, let learned, !learned.covers(next.url) { return response }
-            (method, url) = (next.method, next.url)
-            if !next.keepsBody { body = nil }
+            var answer = FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: signer?.provider.id,
+                                       signed: signer != nil, retried: loggedInFirst || state.refreshed || state.loggedIn || state.steppedUp)
+            switch outcome.unanswered {
+            case .logIn(let challenge?) where provider == nil && signer == nil:
+                answer.login = await loginHint(for: request.url, challenge: challenge)
+            case .stepUp(let scopes):
+                if let learned, let config = signer?.provider.config, let asked = Self.scopeChallenge(config, asked: scopes) {
+                    answer.login = LoginHint(resource: learned.resource, authorizationServer: learned.issuer, scopes: asked.scopes)
+                }
+            default: break
+            }
+            return answer
         }
-        throw AuthError.requestFailed(.tooManyRedirects)
+    }
+
+    /// The signer of a request to `url`: nil when no provider covers it.
+    private func fetchSigner(_ url: String, provider: String?, account: AccountChoice, shape: TokenShape?) async throws(AuthError) -> FetchSigner? {
+        guard let route = try router.route(url: url, provider: provider) else { return nil }
+        return try await fetchSigner(route, account: account, shape: shape)
+    }
+
+    private func fetchSigner(_ route: Route, account: AccountChoice, shape: TokenShape?) async throws(AuthError) -> FetchSigner {
+        let c = try resolve(route.accounts, account)
+        let shape = shape ?? route.shape
+        return FetchSigner(provider: route.accounts, session: c, shape: shape, credential: try await usableCredential(c, shape))
+    }
+
+    /// One hop's exchange: signed by the signer's credential (with a fresh DPoP proof for each
+    /// attempt when the token is bound); a rejected token renewed under the `refresh` rule; an
+    /// uncovered API that describes itself learned when `login` asks (or `learnAllow` allows); a
+    /// learned API's step-up when `login` asks.
+    private func fetchExchange(_ request: FetchRequest, method: String, url: String, body: [UInt8]?, provider: String?, account: AccountChoice,
+                               shape: TokenShape?, login: FetchLogin, context: LoginContext) -> Exchange<FetchSigner, HTTPResponse> {
+        Exchange(
+            carries: { signer in signer.map { ServerChallenge.Request($0.credential) } ?? .unsigned },
+            sign: { [clock, nonces] signer in try signer?.credential.authorize(method: method, url: url, clock: clock, nonces: nonces) ?? [] },
+            send: { [transport] authorization in
+                let headers = authorization.isEmpty ? request.headers : request.headers.filter { !["authorization", "dpop"].contains($0.0.lowercased()) }
+                return try await transport.send(HTTPRequest(method: method, url: url, headers: headers + authorization, body: body, timeout: request.timeout,
+                                                            maxResponseBytes: request.maxResponseBytes, lane: .resource))
+            },
+            head: { $0 },
+            keepNonce: { [nonces] nonce in nonces.keep(nonce, for: url) },
+            refresh: { [self] rejected in
+                let (renewed, _) = try await credentialAfterRejection(rejected.session, rejected.shape, rejected: rejected.credential.issue)
+                return FetchSigner(provider: rejected.provider, session: rejected.session, shape: rejected.shape, credential: renewed)
+            },
+            logIn: { [self] challenge in
+                // An API that describes itself: learn it when asked (or allowed); else the answer says how.
+                guard provider == nil, let challenge, login == .ifNeeded || config.learnAllow.allows(request.url) else { return nil }
+                let learned = try await learn(url: request.url, challenge: challenge, context: context)
+                return try await fetchSigner(request.url, provider: learned.provider, account: AccountChoice(account: learned.account), shape: shape)
+            },
+            stepUp: { [self] scopes, rejected in
+                // Step-up (MCP 2025-11-25): the learned resource wants more scopes than the session has.
+                guard login == .ifNeeded, let asked = Self.scopeChallenge(rejected.provider.config, asked: scopes), !asked.asksNothingNew else { return nil }
+                _ = try await stepUp(asked, context: context)
+                return try await fetchSigner(request.url, provider: rejected.provider.id, account: account, shape: shape)
+            })
     }
 
     static func fetchError(_ error: HTTPTransportError, url: String, limit: Int) -> AuthError {

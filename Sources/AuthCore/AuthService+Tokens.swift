@@ -125,8 +125,8 @@ extension AuthService {
         let first = try await token(provider: id, account: account, shape: shape, use: use)
         guard let until = first.expiresAt, until.timeIntervalSince(clock.now()) < seconds else { return first }
         let c = try resolve(try accounts(id), account)
-        guard let session = c.current, c.canRefresh(session) else { return first }
-        _ = try await credentialAfterRejection(c, shape, failedAuthorization: first.accessToken)
+        guard let session = c.current, c.canRefresh(session), let (_, held) = session.credential(named: first.accessToken) else { return first }
+        _ = try await credentialAfterRejection(c, shape, rejected: held.issue)
         var second = try await token(provider: id, account: account, shape: shape, use: use)
         second.refreshed = true
         return second
@@ -137,23 +137,37 @@ extension AuthService {
     /// a session with nothing to refresh with is kept as it is (`refreshed: false`), not ended.
     public func refresh(provider id: String, account: AccountChoice = AccountChoice(), failedAuthorization: String?) async throws(AuthError) -> RefreshResult {
         let c = try resolve(try accounts(id), account)
-        if failedAuthorization == nil, let session = c.current, !c.canRefresh(session) {
+        guard let session = c.current else { throw notLoggedIn(c) }
+        if failedAuthorization == nil, !c.canRefresh(session) {
             return RefreshResult(provider: id, account: c.account, refreshed: false, expiresAt: session.expiresAt)
         }
-        let shape = failedAuthorization.flatMap { failed in
-            c.current?.shaped.first { $0.authorization == failed || $0.accessToken == failed }?.shape
-        } ?? .none
-        let (credential, refreshed) = try await credentialAfterRejection(c, shape, failedAuthorization: failedAuthorization)
+        var (shape, rejected) = (TokenShape.none, Credential.Issue?.none)
+        if let failed = failedAuthorization {
+            guard let (named, credential) = session.credential(named: failed) else {
+                // Replaced already (by another request or process): the current token, nothing sent.
+                return RefreshResult(provider: id, account: c.account, refreshed: false, expiresAt: session.expiresAt)
+            }
+            (shape, rejected) = (named, credential.issue)
+        }
+        let (credential, refreshed) = try await credentialAfterRejection(c, shape, rejected: rejected)
         return RefreshResult(provider: id, account: c.account, refreshed: refreshed, expiresAt: credential.expiresAt)
     }
 
-    /// The `refresh` rule, once for `refresh` and `fetch`: the token of `shape` to use
-    /// after the server rejected `failedAuthorization` (nil: the current one), and
-    /// whether a refresh happened. Nothing is sent when that token was already replaced.
-    func credentialAfterRejection(_ c: AccountSession, _ shape: TokenShape, failedAuthorization: String?) async throws(AuthError) -> (Credential, Bool) {
+    /// After a 401 for the request `rejected` signed (the `mcp` bridge's): refresh unless its token
+    /// was replaced already.
+    public func refresh(after rejected: Signature) async throws(AuthError) -> RefreshResult {
+        let c = try resolve(try accounts(rejected.provider), AccountChoice(account: rejected.account))
+        let (credential, refreshed) = try await credentialAfterRejection(c, rejected.shape, rejected: rejected.issue)
+        return RefreshResult(provider: rejected.provider, account: c.account, refreshed: refreshed, expiresAt: credential.expiresAt)
+    }
+
+    /// The `refresh` rule, once for `refresh`, `fetch` and the `mcp` bridge: the token of `shape` to
+    /// use after the server rejected the token `rejected` (nil: the current one), and whether a
+    /// refresh happened. Nothing is sent when that token was already replaced.
+    func credentialAfterRejection(_ c: AccountSession, _ shape: TokenShape, rejected: Credential.Issue?) async throws(AuthError) -> (Credential, Bool) {
         guard let session = c.current else { throw notLoggedIn(c) }
         let held = session.credential(shape)
-        if let held, let failed = failedAuthorization, failed != held.authorization, failed != held.accessToken {
+        if let held, let rejected, held.issue != rejected {
             return (held, false)
         }
         if shape.isNone, !c.canRefresh(session) {

@@ -20,7 +20,7 @@ final class McpLogins: MCPAuthorizer {
         self.device = device
     }
 
-    func headers(for url: String, method: String) async throws(AuthError) -> [(String, String)] {
+    func signature(for url: String, method: String) async throws(AuthError) -> Signature? {
         do {
             return try await sign(url, method)
         } catch where error.code == .notLoggedIn || error.code == .sessionExpired {
@@ -30,9 +30,8 @@ final class McpLogins: MCPAuthorizer {
         }
     }
 
-    func renewed(after failed: String, url: String, method: String) async throws(AuthError) -> [(String, String)] {
-        guard let provider = session.service.provider(forURL: url, explicit: nil) else { return [] }
-        _ = try await session.service.refresh(provider: provider, account: session.choice, failedAuthorization: failed)
+    func renewed(after rejected: Signature, url: String, method: String) async throws(AuthError) -> Signature? {
+        _ = try await session.service.refresh(after: rejected)
         return try await sign(url, method)
     }
 
@@ -40,35 +39,34 @@ final class McpLogins: MCPAuthorizer {
     /// challenge (RFC 9728 → RFC 8414 → registration) and log in — once in this bridge, and once
     /// across bridges (the interactive-login lock, keyed by the URL's origin: the provider's id is
     /// not known before it is learned). True when a provider covers the URL now.
-    func logIn(url: String, challenge: String?) async throws(AuthError) -> Bool {
+    func logIn(url: String, challenge: BearerChallenge?) async throws(AuthError) -> Bool {
         try await once("learn " + url) { [session, device] in try await Self.learn(session, url: url, challenge: challenge, device: device) }
         return session.service.covers(url: url)
     }
 
     /// A learned resource's `403 insufficient_scope`: one step-up per provider in this bridge, and
-    /// across bridges under the provider's interactive-login lock; then the new token's headers.
+    /// across bridges under the provider's interactive-login lock; then the new token's signing.
     /// When the resource asks for nothing the login lacks, the token sent is resent only if another
     /// request stepped up since it was signed.
-    func steppedUp(after failed: String, url: String, method: String, challenge: String?) async throws(AuthError) -> [(String, String)]? {
-        let answer = ["www-authenticate": challenge ?? ""]
-        guard let asked = session.service.scopeChallenge(url: url, status: 403, headers: answer) else { return nil }
+    func steppedUp(after rejected: Signature, scopes: [String], url: String, method: String) async throws(AuthError) -> Signature? {
+        guard let asked = session.service.scopeChallenge(url: url, asked: scopes) else { return nil }
         if asked.asksNothingNew {
-            let now = try await sign(url, method)
-            return now.first { $0.0 == "Authorization" }?.1 == failed ? nil : now
+            guard let now = try await sign(url, method), !now.isSameIssue(as: rejected) else { return nil }
+            return now
         }
         try await once("step-up " + asked.provider) { [session, device] in
-            try await Self.stepUp(session, provider: asked.provider, url: url, answer: answer, device: device)
+            try await Self.stepUp(session, provider: asked.provider, url: url, scopes: scopes, device: device)
         }
         return try await sign(url, method)
     }
 
     func keep(dpopNonce: String, url: String) { session.service.keep(dpopNonce: dpopNonce, for: url) }
 
-    /// `Authorization`, and for a DPoP-bound token the proof for this method and URL.
-    private func sign(_ url: String, _ method: String) async throws(AuthError) -> [(String, String)] {
+    /// `Authorization`, and for a DPoP-bound token the proof for this method and URL; nil when unsigned.
+    private func sign(_ url: String, _ method: String) async throws(AuthError) -> Signature? {
         switch try await session.service.sign(url: url, provider: nil, account: session.choice, shape: session.shape, method: method) {
-        case .unsigned: return []
-        case .signed(let signature): return signature.headers
+        case .unsigned: return nil
+        case .signed(let signature): return signature
         }
     }
 
@@ -94,21 +92,21 @@ final class McpLogins: MCPAuthorizer {
     /// `AuthService.learn` (one learning per API across processes: a bridge that waited finds the
     /// API learned and logged in); the prompt as `auth-agent login` shows it, the browser opened
     /// where a display is (as `login URL` does).
-    private static func learn(_ session: ToolSession, url: String, challenge: String?, device: Bool) async throws {
+    private static func learn(_ session: ToolSession, url: String, challenge: BearerChallenge?, device: Bool) async throws {
         let origin = Origin(url: url)
         let name = origin?.description ?? url
         let live = LivePromptLine(environment: ProcessEnvironment.current())
         defer { live.stop() }
-        let result = try await session.service.learn(url: url, challenge: challenge.flatMap(BearerChallenge.parse),
+        let result = try await session.service.learn(url: url, challenge: challenge,
                                                      flow: device ? .deviceCode : nil, context: context(live))
         Logger.stderrSink("Logged in to \(name) (learned as provider \(result.provider)).")
     }
 
     /// The step-up (one login per provider across processes, the core's), skipped when another
     /// process stepped up meanwhile (the provider, re-read from the store, has the scopes asked now).
-    private static func stepUp(_ session: ToolSession, provider: String, url: String, answer: [String: String], device: Bool) async throws {
+    private static func stepUp(_ session: ToolSession, provider: String, url: String, scopes: [String], device: Bool) async throws {
         session.service.checkStore()
-        guard let asked = session.service.scopeChallenge(url: url, status: 403, headers: answer), !asked.asksNothingNew else { return }
+        guard let asked = session.service.scopeChallenge(url: url, asked: scopes), !asked.asksNothingNew else { return }
         let name = Origin(url: url)?.description ?? url
         let live = LivePromptLine(environment: ProcessEnvironment.current())
         defer { live.stop() }

@@ -126,10 +126,10 @@ final class DPoPTests: XCTestCase {
     func testNoncesAreRememberedPerOriginFromEveryAnswer() {
         let nonces = DPoPNonces()
         XCTAssertNil(nonces.nonce(for: "https://as.example.com/token"))
-        nonces.update(from: HTTPResponse(status: 200, headers: ["DPoP-Nonce": "n1"]), for: "https://as.example.com/token")
+        nonces.keep("n1", for: "https://as.example.com/token")
         XCTAssertEqual(nonces.nonce(for: "https://as.example.com/userinfo"), "n1", "one origin, one nonce")
         XCTAssertNil(nonces.nonce(for: "https://api.example.com/x"))
-        nonces.update(from: HTTPResponse(status: 200), for: "https://as.example.com/token")
+        nonces.keep("", for: "https://as.example.com/token")  // an answer without one
         XCTAssertEqual(nonces.nonce(for: "https://as.example.com/token"), "n1", "kept until a new one comes")
         let challenge = HTTPResponse(status: 401, headers: ["WWW-Authenticate": "DPoP algs=\"ES256\", error=\"use_dpop_nonce\"", "DPoP-Nonce": "n2"])
         XCTAssertEqual(ServerChallenge.read(challenge, to: .provenToken), .retryWithNonce("n2"))

@@ -31,19 +31,24 @@ final class MCPBridgeAuthTests: XCTestCase {
             self.loginError = loginError
         }
 
-        func headers(for url: String, method: String) async throws(AuthError) -> [(String, String)] {
-            guard let token = token.with({ $0 }) else { return [] }
-            guard dpop else { return [("Authorization", "Bearer " + token)] }
-            return [("Authorization", "DPoP " + token), ("DPoP", "proof-" + (nonce.with { $0 } ?? "none"))]
+        /// A `sign` answer for `token`: `Bearer TOKEN`, or `DPoP TOKEN` with the proof `proof-NONCE`.
+        private static func signature(_ token: String, proof: String?) -> Signature {
+            let session = Session(accessToken: token, tokenType: proof == nil ? "Bearer" : "DPoP", obtainedAt: Date(timeIntervalSince1970: 0))
+            return Signature(provider: "p", account: "a", shape: .none, credential: Credential(session, authorization: session.authorization), proof: proof)
         }
 
-        func renewed(after failed: String, url: String, method: String) async throws(AuthError) -> [(String, String)] {
+        func signature(for url: String, method: String) async throws(AuthError) -> Signature? {
+            guard let token = token.with({ $0 }) else { return nil }
+            return Self.signature(token, proof: dpop ? "proof-" + (nonce.with { $0 } ?? "none") : nil)
+        }
+
+        func renewed(after rejected: Signature, url: String, method: String) async throws(AuthError) -> Signature? {
             renewals.with { $0 += 1 }
             token.with { $0 = "fresh" }
-            return [("Authorization", "Bearer fresh")]
+            return Self.signature("fresh", proof: nil)
         }
 
-        func logIn(url: String, challenge: String?) async throws(AuthError) -> Bool {
+        func logIn(url: String, challenge: BearerChallenge?) async throws(AuthError) -> Bool {
             logins.with { $0 += 1 }
             try? await Task.sleep(nanoseconds: 50_000_000)  // the other messages arrive meanwhile
             if let loginError { throw loginError }
@@ -53,19 +58,20 @@ final class MCPBridgeAuthTests: XCTestCase {
 
         /// What a step-up does: nil, none to run; else a failure, or the token it brings.
         var stepUp: Result<String, AuthError>?
-        let stepUps = Box<[String?]>([])
+        /// The scopes each step-up was asked for.
+        let stepUps = Box<[[String]]>([])
         /// Signs with a DPoP proof naming the nonce kept (`proof-NONCE`) when set.
         var dpop = false
         let nonce = Box<String?>(nil)
 
-        func steppedUp(after failed: String, url: String, method: String, challenge: String?) async throws(AuthError) -> [(String, String)]? {
-            stepUps.with { $0.append(challenge) }
+        func steppedUp(after rejected: Signature, scopes: [String], url: String, method: String) async throws(AuthError) -> Signature? {
+            stepUps.with { $0.append(scopes) }
             switch stepUp {
             case nil: return nil
             case .failure(let error): throw error
             case .success(let fresh):
                 token.with { $0 = fresh }
-                return try await headers(for: url, method: method)
+                return try await signature(for: url, method: method)
             }
         }
 
@@ -105,6 +111,23 @@ final class MCPBridgeAuthTests: XCTestCase {
         let answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: Self.answering("never"), logins: logins)
         XCTAssertEqual(answers.count, 1)
         XCTAssertEqual(answers.first?["error"]?["data"]?["status"], 401)
+        XCTAssertEqual(logins.renewals.with { $0 }, 1)
+    }
+
+    /// One refresh and one login are budgets of their own (`ExchangeState`): a token a login just
+    /// brought that the server refuses is refreshed once, then the request is answered.
+    func testA401AfterTheLoginIsRefreshedOnce() async throws {
+        let logins = Logins(token: nil)
+        let seen = Box(0)
+        let server = Server { request in
+            guard request.header("authorization") == "Bearer fresh", seen.with({ $0 += 1; return $0 }) > 1 else {
+                return HTTPResponse(status: 401, headers: ["WWW-Authenticate": "Bearer"])
+            }
+            return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Array(#"{"jsonrpc":"2.0","id":1,"result":{}}"#.utf8))
+        }
+        let answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: server, logins: logins)
+        XCTAssertEqual(answers.map { $0["result"] != nil }, [true])
+        XCTAssertEqual(logins.logins.with { $0 }, 1)
         XCTAssertEqual(logins.renewals.with { $0 }, 1)
     }
 
@@ -148,7 +171,7 @@ final class MCPBridgeAuthTests: XCTestCase {
         logins.stepUp = .success("wide")
         let answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: Self.scoped("Bearer wide"), logins: logins)
         XCTAssertEqual(answers.map { $0["result"] != nil }, [true], "\(answers)")
-        XCTAssertEqual(logins.stepUps.with { $0 }, [Self.insufficientScope], "the challenge goes to the step-up")
+        XCTAssertEqual(logins.stepUps.with { $0 }, [["mcp", "admin"]], "the challenge (its scopes) goes to the step-up")
         XCTAssertEqual(logins.renewals.with { $0 }, 0)
     }
 

@@ -4,7 +4,7 @@ import Locking
 /// an authorization server and a resource on one origin share it (Glewlwyd
 /// keeps one per client for `/token` and `/userinfo`, and sends a new one only
 /// when it changes), so the latest `DPoP-Nonce` from any response of an origin
-/// goes into the next proof for it.
+/// goes into the next proof for it. `Exchange` keeps each one a proven request is answered with.
 final class DPoPNonces: Sendable {
     private let nonces = Locked<[Origin: String]>([:])
 
@@ -12,11 +12,6 @@ final class DPoPNonces: Sendable {
         // Most servers never send one: then no URL is parsed on `sign`'s path.
         guard !nonces.withLock({ $0.isEmpty }), let origin = Origin(url: url) else { return nil }
         return nonces.withLock { $0[origin] }
-    }
-
-    /// Remembers the response's `DPoP-Nonce`, if it has one.
-    func update(from response: HTTPResponse, for url: String) {
-        if let nonce = response.headers["dpop-nonce"] { keep(nonce, for: url) }
     }
 
     func keep(_ nonce: String, for url: String) {

@@ -19,74 +19,67 @@ extension OAuthClient {
         }
     }
 
-    /// A token request with a proof of `key`. A `400 use_dpop_nonce` is answered
-    /// once more with the nonce it brought; a refused proof is `transient` naming
-    /// the refusal — the grant (a refresh token, a device code) was not spent, so
-    /// the session must not end over it.
+    /// A token request with a proof of `key`, through the one `Exchange`: a `400 use_dpop_nonce` is
+    /// answered once more with the nonce it brought; a refused proof is `transient` naming the
+    /// refusal — the grant (a refresh token, a device code) was not spent, so the session must not
+    /// end over it.
     func postProven(_ endpoint: String, _ pairs: [(String, String)], key: DPoPKey) async -> TokenEndpointResult {
-        var askedForNonce = false
-        while true {
-            let response: HTTPResponse
-            do {
-                let proof = try key.proof(method: "POST", url: endpoint, at: clock.now(), nonce: nonces.nonce(for: endpoint))
+        var state = ExchangeState()
+        let exchange = Exchange<DPoPKey, HTTPResponse>(
+            carries: { _ in .provenGrant },
+            sign: { [clock, nonces] key in
+                guard let key else { return [] }
+                return [("DPoP", try key.proof(method: "POST", url: endpoint, at: clock.now(), nonce: nonces.nonce(for: endpoint)))]
+            },
+            send: { [self] proof in
+                // The client's authentication anew for each attempt (a signed assertion is used once).
                 let auth = clientAuth(pairs)
-                response = try await http.postForm(endpoint, auth.pairs, headers: auth.headers + [("DPoP", proof)])
-            } catch let error as P256Key.Unavailable {
-                return .transient(error.description)
-            } catch let error as HTTPCalls.Failure {
-                switch error { case .transient(let why): return .transient(why) }
-            } catch {
-                return .transient("\(error)")
+                return try await http.postForm(endpoint, auth.pairs, headers: auth.headers + proof)
+            },
+            head: { $0 },
+            keepNonce: { [nonces] nonce in nonces.keep(nonce, for: endpoint) })
+        let response: HTTPResponse
+        do {
+            response = try await exchange.run(key, state: &state).answer
+        } catch let error as P256Key.Unavailable {
+            return .transient(error.description)
+        } catch let error as HTTPCalls.Failure {
+            switch error { case .transient(let why): return .transient(why) }
+        } catch {
+            return .transient("\(error)")
+        }
+        switch TokenEndpointResult.classify(response) {
+        case .success(var token):
+            token.dpopKey = key
+            if token.tokenType != "DPoP" {
+                tokenTypeWarning("\(config.id): the token endpoint answered a DPoP-proven request with token_type \(token.tokenType); its tokens are used as such")
             }
-            nonces.update(from: response, for: endpoint)
-            if !askedForNonce, case .retryWithNonce = ServerChallenge.read(response, to: .provenGrant) {
-                askedForNonce = true
-                continue
-            }
-            switch TokenEndpointResult.classify(response) {
-            case .success(var token):
-                token.dpopKey = key
-                if token.tokenType != "DPoP" {
-                    tokenTypeWarning("\(config.id): the token endpoint answered a DPoP-proven request with token_type \(token.tokenType); its tokens are used as such")
-                }
-                return .success(token)
-            case .rejected(let error, let description) where ServerChallenge.proofRefusals.contains(error):
-                return .transient("the token endpoint refused the DPoP proof (\(ServerRefusal(error: error, description: description).line))")
-            case let other:
-                return other
-            }
+            return .success(token)
+        case .rejected(let error, let description) where ServerChallenge.proofRefusals.contains(error):
+            return .transient("the token endpoint refused the DPoP proof (\(ServerRefusal(error: error, description: description).line))")
+        case let other:
+            return other
         }
     }
 
     /// The userinfo request for a freshly issued token: with a proof (and `ath`) when the token is DPoP-bound.
     func userinfo(_ endpoint: String, accessToken: String, tokenType: String, key: DPoPKey?) async throws -> HTTPResponse {
-        let authorization = "\(tokenType) \(accessToken)"
+        let authorization = Credential.authorization(tokenType: tokenType, accessToken: accessToken)
         let accept = [("Accept", "application/json")]
         guard tokenType == "DPoP", let key else {
             return try await http.send("GET", endpoint, headers: Credential.headers(authorization: authorization, proof: nil) + accept, body: nil)
         }
-        return try await DPoPExchange.send(url: endpoint, nonces: nonces, authorize: { [clock, nonces] in
-            let proof = try Credential.proof(key, accessToken: accessToken, method: "GET", url: endpoint, clock: clock, nonces: nonces)
-            return Credential.headers(authorization: authorization, proof: proof)
-        }) { headers in
-            try await http.send("GET", endpoint, headers: headers + accept, body: nil)
-        }
-    }
-}
-
-/// A resource request with a proof (RFC 9449 §7), shared by `fetch` and userinfo.
-enum DPoPExchange {
-    /// Sends with the headers `authorize` makes (a proof for this request, with the nonce its
-    /// origin gave last); when the answer asks for a nonce (`ServerChallenge.retryWithNonce`), once
-    /// more with it. Every answer's `DPoP-Nonce` is remembered for its origin.
-    static func send(url: String, nonces: DPoPNonces, authorize: () throws -> [(String, String)],
-                     _ exchange: ([(String, String)]) async throws -> HTTPResponse) async throws -> HTTPResponse {
-        var response = try await exchange(try authorize())
-        nonces.update(from: response, for: url)
-        if case .retryWithNonce = ServerChallenge.read(response, to: .provenToken) {
-            response = try await exchange(try authorize())
-            nonces.update(from: response, for: url)
-        }
-        return response
+        // Through the one `Exchange`: one nonce retry; a 401 (the token just issued) comes back as is.
+        var state = ExchangeState()
+        return try await Exchange<DPoPKey, HTTPResponse>(
+            carries: { _ in .provenToken },
+            sign: { [clock, nonces] key in
+                let proof = try key.map { try Credential.proof($0, accessToken: accessToken, method: "GET", url: endpoint, clock: clock, nonces: nonces) }
+                return Credential.headers(authorization: authorization, proof: proof)
+            },
+            send: { [http] headers in try await http.send("GET", endpoint, headers: headers + accept, body: nil) },
+            head: { $0 },
+            keepNonce: { [nonces] nonce in nonces.keep(nonce, for: endpoint) }
+        ).run(key, state: &state).answer
     }
 }

@@ -62,7 +62,7 @@ struct SessionAPIProvider: LoginProvider {
         guard shape.isNone, let endpoint = config.refreshEndpoint else { return .unsupported }
         let response: HTTPResponse
         do {
-            response = try await http.postJSON(endpoint, [:], headers: [("Authorization", "\(session.tokenType) \(session.accessToken)")])
+            response = try await http.postJSON(endpoint, [:], headers: Credential.headers(authorization: session.authorization, proof: nil))
         } catch {
             switch error { case .transient(let why): return .transient(why) }
         }
@@ -83,7 +83,7 @@ struct SessionAPIProvider: LoginProvider {
 
     func revoke(_ session: Session) async -> Bool {
         guard let endpoint = config.logoutEndpoint,
-              let response = try? await http.postJSON(endpoint, [:], headers: [("Authorization", "\(session.tokenType) \(session.accessToken)")], timeout: revokeTimeout)
+              let response = try? await http.postJSON(endpoint, [:], headers: Credential.headers(authorization: session.authorization, proof: nil), timeout: revokeTimeout)
         else { return false }
         return (200..<300).contains(response.status)
     }

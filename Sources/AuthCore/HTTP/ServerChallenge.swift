@@ -3,12 +3,12 @@ import JSON
 /// What a server's answer asks of the agent: the one place that reads a refusal — a resource's
 /// `401` or `403` with its `WWW-Authenticate` (RFC 6750 §3, RFC 9110 §11.6.1), a DPoP nonce asked
 /// for by a resource or a token endpoint (RFC 9449 §8, §9), a login wanted by an API that
-/// describes itself (RFC 9728 §5.1), a step-up (MCP 2025-11-25). `fetch`, the `mcp` bridge, the
-/// DPoP token requests and resource exchanges, and step-up act on its answer; teaching the agent
-/// a new answer (a challenge scheme, an error code) is a change here and in the callers' switches.
+/// describes itself (RFC 9728 §5.1), a step-up (MCP 2025-11-25). `Exchange` acts on its answer for
+/// `fetch`, the `mcp` bridge, the DPoP token requests and userinfo; teaching the agent a new answer
+/// (a challenge scheme, an error code) is a case here and its line in `ExchangeState.decide`.
 ///
-/// A pure reading of status, headers and body: each caller keeps its own "at most once" (one
-/// refresh, one nonce, one login, one step-up per request), which this cannot know.
+/// A pure reading of status, headers and body: "at most once" (one refresh, one nonce, one login,
+/// one step-up per request) is `ExchangeState`'s, which this cannot know.
 /// `WWW-Authenticate` is read by `BearerChallenge`'s RFC 9110 parser, the only one.
 enum ServerChallenge: Sendable, Equatable {
     /// Nothing the agent answers: the response goes back as it is.
@@ -48,7 +48,7 @@ enum ServerChallenge: Sendable, Equatable {
         let status = response.status
         if request == .provenToken || request == .provenGrant {
             let code = dpopError(response)
-            if code == "use_dpop_nonce", status == 400 || status == 401, let nonce = response.headers["dpop-nonce"], !nonce.isEmpty {
+            if code == "use_dpop_nonce", status == 400 || status == 401, let nonce = nonce(response, to: request) {
                 return .retryWithNonce(nonce)
             }
             if request == .provenGrant { return .none }
@@ -63,6 +63,13 @@ enum ServerChallenge: Sendable, Equatable {
             return .insufficientScope(challenge.scopes)
         default: return .none
         }
+    }
+
+    /// The `DPoP-Nonce` an answer to a proven request brought, kept for the next proofs to its origin
+    /// whether or not the answer asks for it (RFC 9449 §8, §9: a server may turn it over on any answer).
+    static func nonce(_ response: HTTPResponse, to request: Request) -> String? {
+        guard request == .provenToken || request == .provenGrant, let nonce = response.headers["dpop-nonce"], !nonce.isEmpty else { return nil }
+        return nonce
     }
 
     /// The DPoP error code of an answer, from either place RFC 9449 puts it: a `401`'s challenge

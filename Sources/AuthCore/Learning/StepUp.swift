@@ -19,11 +19,10 @@ extension AuthService {
         return ScopeChallenge(provider: config.id, scopes: scopes, asksNothingNew: scopes == config.scopes)
     }
 
-    /// The step-up an answer from `url` (to a request with a token) asks of the provider covering
-    /// it, as this process knows that provider now (after `checkStore`, with another process's step-up).
-    public func scopeChallenge(url: String, status: Int, headers: [String: String]) -> ScopeChallenge? {
-        guard case .insufficientScope(let asked) = ServerChallenge.read(HTTPResponse(status: status, headers: headers), to: .token),
-              let id = provider(forURL: url, explicit: nil), let config = providerConfig(id) else { return nil }
+    /// The step-up a `403 insufficient_scope` for the scopes `asked` from `url` asks of the provider
+    /// covering it, as this process knows that provider now (after `checkStore`, with another process's step-up).
+    public func scopeChallenge(url: String, asked: [String]) -> ScopeChallenge? {
+        guard let id = provider(forURL: url, explicit: nil), let config = providerConfig(id) else { return nil }
         return Self.scopeChallenge(config, asked: asked)
     }
 

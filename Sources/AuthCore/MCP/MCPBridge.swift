@@ -147,7 +147,7 @@ public final class MCPBridge: @unchecked Sendable {
         var headers = [("Mcp-Session-Id", id)]
         if let version = lock.withLock({ protocolVersion }) { headers.append(("MCP-Protocol-Version", version)) }
         do {
-            headers += (try? await authorizer.headers(for: url, method: "DELETE")) ?? []
+            headers += (try? await authorizer.signature(for: url, method: "DELETE"))?.headers ?? []
             _ = try await transport.send(HTTPRequest(method: "DELETE", url: url, headers: headers, timeout: 0.4))
         } catch {
             log("mcp: the session could not be ended: \(error)")

@@ -95,57 +95,47 @@ extension MCPBridge {
         lock.withLock { sessionId = id }
     }
 
-    /// Sends with the agent's authorization, and resends once for each thing an answer can ask:
-    /// after a 401 for a token sent, one refresh; after a 401 to an unsigned request, a login (the
-    /// waiting messages wait for it); after `401 use_dpop_nonce`, a proof with that nonce (a refused
-    /// proof is not a dead token: no refresh is spent on it); after a learned resource's
-    /// `403 insufficient_scope`, a step-up.
+    /// Sends with the agent's authorization through the one `Exchange`: after a 401 for a token sent,
+    /// one refresh; after a 401 to an unsigned request, a login (the waiting messages wait for it);
+    /// after `401 use_dpop_nonce`, a proof with that nonce (a refused proof is not a dead token: no
+    /// refresh is spent on it); after a learned resource's `403 insufficient_scope`, a step-up. A
+    /// refusal's body is not waited for: the bridge reads heads and streams.
     func exchange(method: String, headers: [(String, String)], body: [UInt8]?, timeout: Double) async throws -> HTTPStream {
-        var signing = try await authorizer.headers(for: url, method: method)
-        var (renewed, nonced, steppedUp) = (false, false, false)
-        while true {
-            let stream: HTTPStream
-            let request = HTTPRequest(method: method, url: url, headers: headers + signing, body: body, timeout: timeout)
-            let started = now()
-            do {
-                stream = try await transport.open(request)
-            } catch let error as HTTPTransportError {
-                debug?("\(request) → \(error) (\(Int((now() - started) * 1000)) ms)")
-                throw AuthError.requestFailed(.mcpNotCompleted(HTTPCalls.describe(error, url: url)))
-            }
-            debug?("\(request) → \(stream.status) (\(Int((now() - started) * 1000)) ms to the head)")
-            let proven = signing.contains { $0.0.lowercased() == "dpop" }
-            if proven, let nonce = stream.headers["dpop-nonce"] { authorizer.keep(dpopNonce: nonce, url: url) }
-            let sent = signing.first { $0.0.lowercased() == "authorization" }?.1
-            // The head only: a refusal's body is not waited for (the bridge streams).
-            let head = HTTPResponse(status: stream.status, headers: stream.headers)
-            switch (ServerChallenge.read(head, to: sent == nil ? .unsigned : proven ? .provenToken : .token), sent) {
-            case (.retryWithNonce, _) where !nonced:
-                nonced = true
-                await drain(stream)
-                signing = try await authorizer.headers(for: url, method: method)
-            case (.refresh, let sent?) where !renewed:
-                renewed = true
-                await drain(stream)
-                signing = try await authorizer.renewed(after: sent, url: url, method: method)
-            case (.discover, nil) where !renewed:
-                renewed = true
-                await drain(stream)
-                guard try await authorizer.logIn(url: url, challenge: stream.headers["www-authenticate"]) else {
-                    throw AuthError.mcpLoginUncovered(url)
-                }
-                signing = try await authorizer.headers(for: url, method: method)
-            case (.insufficientScope(let scopes), let sent?) where !steppedUp:
-                steppedUp = true
-                // Not held open through a login that may take minutes.
-                await drain(stream)
-                guard let next = try await authorizer.steppedUp(after: sent, url: url, method: method, challenge: stream.headers["www-authenticate"]) else {
+        let (authorizer, url) = (self.authorizer, self.url)
+        var state = ExchangeState()
+        let exchange = Exchange<Signature, HTTPStream>(
+            carries: { signed in signed.map { $0.proof == nil ? .token : .provenToken } ?? .unsigned },
+            sign: { $0?.headers ?? [] },
+            send: { [self] signing in try await open(HTTPRequest(method: method, url: url, headers: headers + signing, body: body, timeout: timeout)) },
+            head: { HTTPResponse(status: $0.status, headers: $0.headers) },
+            keepNonce: { nonce in authorizer.keep(dpopNonce: nonce, url: url) },
+            prove: { same in try await authorizer.signature(for: url, method: method) ?? same },
+            // Not held open through a refresh or a login that may take minutes.
+            setAside: { [self] stream in await drain(stream) },
+            refresh: { rejected in try await authorizer.renewed(after: rejected, url: url, method: method) },
+            logIn: { challenge in
+                guard try await authorizer.logIn(url: url, challenge: challenge) else { throw AuthError.mcpLoginUncovered(url) }
+                return try await authorizer.signature(for: url, method: method)
+            },
+            stepUp: { scopes, rejected in
+                guard let next = try await authorizer.steppedUp(after: rejected, scopes: scopes, url: url, method: method) else {
                     throw AuthError.mcpScopeNotGranted(scopes)
                 }
-                signing = next
-            default:
-                return stream
-            }
+                return next
+            })
+        return try await exchange.run(try await authorizer.signature(for: url, method: method), state: &state).answer
+    }
+
+    /// Opens one attempt, a line at `--log-level debug` for it.
+    private func open(_ request: HTTPRequest) async throws -> HTTPStream {
+        let started = now()
+        do {
+            let stream = try await transport.open(request)
+            debug?("\(request) → \(stream.status) (\(Int((now() - started) * 1000)) ms to the head)")
+            return stream
+        } catch let error as HTTPTransportError {
+            debug?("\(request) → \(error) (\(Int((now() - started) * 1000)) ms)")
+            throw AuthError.requestFailed(.mcpNotCompleted(HTTPCalls.describe(error, url: url)))
         }
     }
 

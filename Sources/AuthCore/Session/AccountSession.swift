@@ -273,7 +273,7 @@ final class AccountSession: @unchecked Sendable {
 
 extension Session {
     /// The `Authorization` header value.
-    var authorization: String { "\(tokenType) \(accessToken)" }
+    var authorization: String { Credential.authorization(tokenType: tokenType, accessToken: accessToken) }
 
     /// "Nobody replaced this session meanwhile" — the one check every install, refresh,
     /// expiry, join of a refresh in flight and re-read of the store makes: the same

@@ -34,7 +34,27 @@ struct Credential: Sendable, TokenLifetime {
     }
 }
 
+extension Credential {
+    /// Which token a credential is — its value and when it was obtained — so "was the token a server
+    /// rejected replaced meanwhile?" compares what the account holds, never header strings.
+    struct Issue: Sendable, Equatable {
+        let accessToken: String
+        let obtainedAt: Date
+    }
+
+    var issue: Issue { Issue(accessToken: accessToken, obtainedAt: obtainedAt) }
+}
+
 extension Session {
+    /// The token a host's `failedAuthorization` names — its `Authorization` value, or the bare token
+    /// that git and kubectl hand back — among those the session holds, with its shape; nil when the
+    /// session holds none of them (it was replaced). The one place a host's string names a token.
+    func credential(named failed: String) -> (TokenShape, Credential)? {
+        if failed == authorization || failed == accessToken { return (.none, Credential(self, authorization: authorization)) }
+        guard let token = shaped.first(where: { $0.authorization == failed || $0.accessToken == failed }) else { return nil }
+        return (token.shape, Credential(token, of: self))
+    }
+
     /// The token of `shape` as a request uses it: the session's own for `.none`, else its
     /// shaped token of `shape`, if it has one.
     func credential(_ shape: TokenShape) -> Credential? {

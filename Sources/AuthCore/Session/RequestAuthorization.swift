@@ -27,6 +27,11 @@ extension Credential {
         try key.proof(method: method, url: url, at: clock.now(), accessToken: accessToken, nonce: nonces.nonce(for: url))
     }
 
+    /// The `Authorization` value of a token: its type, a space, the token (RFC 6750 §2.1, RFC 9449 §7.1).
+    /// Formatted here only, so every request, refresh and userinfo call sends the same value the
+    /// `refresh` method's `failedAuthorization` is compared with.
+    static func authorization(tokenType: String, accessToken: String) -> String { "\(tokenType) \(accessToken)" }
+
     /// The header fields of an `Authorization` value and a proof, in the order they are sent.
     static func headers(authorization: String, proof: String?) -> [(String, String)] {
         [("Authorization", authorization)] + (proof.map { [("DPoP", $0)] } ?? [])

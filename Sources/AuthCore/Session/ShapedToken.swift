@@ -23,7 +23,7 @@ public struct ShapedToken: Sendable, Equatable, CustomStringConvertible, TokenLi
     }
 
     /// The `Authorization` header value.
-    public var authorization: String { "\(tokenType) \(accessToken)" }
+    public var authorization: String { Credential.authorization(tokenType: tokenType, accessToken: accessToken) }
 
     func toJSON() -> JSONValue {
         var o = JSONObject()
