@@ -27,7 +27,14 @@ extension AuthService {
                                         session: used?.current.map { ProviderStatus.LoggedIn(user: $0.user ?? [:], expiresAt: $0.expiresAt) },
                                         account: used?.account, accounts: accounts)
             status.learned = p.config.learned
-            status.unreadable = p.all.compactMap { c in sync.trouble(c).map { ProviderStatus.Unreadable(account: c.account, reason: $0) } }
+            // Stored sessions this agent does not use, and why: the keyring cannot be read here, or
+            // another issuer than the configuration names issued it (kept until a login or logout).
+            status.unreadable = p.all.compactMap { c in
+                if let why = sync.trouble(c) { return ProviderStatus.Unreadable(account: c.account, reason: why) }
+                return sync.foreignIssuer(c).map { issuer in
+                    ProviderStatus.Unreadable(account: c.account, reason: AuthError.sessionOfAnotherIssuer(p.config, account: c.account, issuedBy: issuer).message)
+                }
+            }
             status.gitUsername = p.config.gitUsername
             status.interactive = p.config.interactive(deviceOffered: deviceOffered(p.config))
             return status

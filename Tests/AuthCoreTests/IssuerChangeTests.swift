@@ -63,6 +63,9 @@ final class IssuerChangeTests: XCTestCase {
         }
         XCTAssertEqual(try storedRecord()?.accessToken, "at-a1", "reading it did not delete or overwrite it")
         XCTAssertEqual(b.status().first?.accounts.count, 0)
+        // `status` says it is there and why it is not used, as it does for a record the keyring keeps.
+        let kept = try XCTUnwrap(b.status().first?.unreadable.first)
+        XCTAssertTrue(kept.reason.contains("the session was issued by \(Self.issuerA)"), kept.reason)
 
         let back = service(issuer: Self.issuerA)
         let again = try await token(back)
