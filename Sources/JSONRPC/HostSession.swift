@@ -1,3 +1,5 @@
+import JSON
+
 /// What a program keeps for one host beside the engine's own per-connection state — an auth
 /// agent's subscription and account selections — handed to its `RPCConnection` at the start
 /// and told when the connection closes, so it lives exactly as long as the connection. The
@@ -9,4 +11,10 @@ public protocol HostSession: AnyObject, Sendable {
     /// running is cancelled. Drop everything kept for the host (and any reference to the
     /// connection, which holds this session).
     func closed()
+    /// The host said what it can do (`initialize`'s `capabilities`), before any other request of it runs.
+    func initialized(capabilities: JSONObject)
+}
+
+extension HostSession {
+    public func initialized(capabilities: JSONObject) {}
 }

@@ -358,12 +358,13 @@ public final class RPCConnection: @unchecked Sendable {
             let version = try client.optionalString("version") ?? "?"
             logger.info("host \(name) \(version) connected")
         }
-        _ = try p.optionalObject("capabilities")
+        let capabilities = try p.optionalObject("capabilities")
         let already = lifecycle.withLock { l -> Bool in
             defer { l.initialized = true }
             return l.initialized
         }
         if already { throw .invalidRequest("initialize was already called") }
+        if let capabilities { session?.initialized(capabilities: capabilities) }
         return [
             "protocolVersion": "1",
             "serverInfo": ["name": .string(options.serverName), "version": .string(options.serverVersion)],

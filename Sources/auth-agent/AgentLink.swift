@@ -64,9 +64,11 @@ final class AgentLink {
         }
     }
 
-    /// Sends a request and waits for its answer (`notification` sees what comes before it).
-    /// The agent's error becomes the failure the same error would be in-process.
-    func call(_ method: String, _ params: JSONObject, timeout: Double, notification: (JSONValue) -> Void = { _ in }) throws(ToolFailure) -> JSONValue {
+    /// Sends a request and waits for its answer (`notification` sees what comes before it; the
+    /// agent's own requests meanwhile — `loginFields` — are answered by `answer`: a result, or nil
+    /// to refuse). The agent's error becomes the failure the same error would be in-process.
+    func call(_ method: String, _ params: JSONObject, timeout: Double, notification: (JSONValue) -> Void = { _ in },
+              answer: (JSONValue) -> JSONValue? = { _ in nil }) throws(ToolFailure) -> JSONValue {
         let id = nextID
         nextID += 1
         var line = JSONSerializer.bytes(["jsonrpc": "2.0", "id": .int(id), "method": .string(method), "params": .object(params)])
@@ -80,7 +82,14 @@ final class AgentLink {
         while true {
             let message = try next()
             guard message["id"] == .int(id) else {
-                if message["method"] != nil { notification(message) }
+                if let method = message["method"] {
+                    guard let asked = message["id"] else { notification(message); continue }
+                    var reply: JSONObject = ["jsonrpc": "2.0", "id": asked]
+                    if let result = answer(message) { reply["result"] = result } else {
+                        reply["error"] = ["code": -32601, "message": .string("this host does not answer \(method.stringValue ?? "that")")]
+                    }
+                    guard StandardStream.write(JSONSerializer.bytes(.object(reply)) + [0x0A], to: fd) else { throw lost() }
+                }
                 continue
             }
             if let result = message["result"] { return result }

@@ -190,21 +190,39 @@ enum RemoteTool {
         let flow = try TerminalLogin.flow(options, provider: provider, defaultFlow: preferred)
         var params: JSONObject = ["provider": .string(id)]
         if options.choosesFlow { params["flow"] = .string(flow.rawValue) }
-        switch try TerminalLogin.credentials(for: provider, flow: flow, options: options) {
-        case .token(let token)?: params["credentials"] = ["token": .string(token)]
-        case .password(let username, let password)?: params["credentials"] = ["username": .string(username), "password": .string(password)]
-        default: break
+        // What a script gives on stdin is sent with the login; what the person types the agent asks
+        // for (`loginFields`) under the provider's one-login lock, as in-process.
+        if options.passwordStdin || options.tokenStdin {
+            if let given = try TerminalLogin.credentials(for: provider, flow: flow, options: options) { params["credentials"] = json(given) }
+        } else {
+            _ = try link.call("initialize", ["protocolVersion": "1", "capabilities": ["loginFields": true]], timeout: requestTimeout)
         }
+        var refusal: ToolFailure?
         // The prompt's countdown line ends (cleared) before anything else is printed.
         let live = LivePromptLine(environment: ProcessEnvironment.current())
         defer { live.stop() }
-        let result = try link.call("login", params, timeout: TerminalLogin.timeout) { message in
-            guard message["method"]?.stringValue == AuthMethods.loginPrompt, let prompt = loginPrompt(message["params"]) else { return }
-            if case .browser = prompt, let requestId = message["params"]?["requestId"] {
-                let path = link.path
-                live.acceptPaste { url in completeLogin(requestId: requestId, redirectURL: url, path: path) }
-            }
-            TerminalLogin.show(prompt: prompt, target: target(message["params"], displayName: displayName), live: live)
+        let result: JSONValue
+        do throws(ToolFailure) {
+            result = try link.call("login", params, timeout: TerminalLogin.timeout, notification: { message in
+                guard message["method"]?.stringValue == AuthMethods.loginPrompt, let prompt = loginPrompt(message["params"]) else { return }
+                if case .browser = prompt, let requestId = message["params"]?["requestId"] {
+                    let path = link.path
+                    live.acceptPaste { url in completeLogin(requestId: requestId, redirectURL: url, path: path) }
+                }
+                TerminalLogin.show(prompt: prompt, target: target(message["params"], displayName: displayName), live: live)
+            }, answer: { request in
+                guard request["method"]?.stringValue == AuthMethods.loginFields else { return nil }
+                let asked: Flow = request["params"]?["fields"]?.arrayValue?.contains { $0["name"] == "token" } == true ? .token : .password
+                do throws(ToolFailure) {
+                    return try TerminalLogin.credentials(for: provider, flow: asked, options: options).map(json)
+                } catch {
+                    // The terminal's own failure (none, Ctrl-C) is what the command exits with.
+                    refusal = error
+                    return nil
+                }
+            })
+        } catch {
+            throw refusal ?? error
         }
         var text = "Logged in to \(TerminalText.escaped(displayName))"
         if let person = AccountNames.person(result["user"], account: result["account"]?.stringValue ?? "") { text += " as \(TerminalText.escaped(person))" }
@@ -240,6 +258,14 @@ enum RemoteTool {
             return nil
         } catch {
             return error.message
+        }
+    }
+
+    /// Credentials as `login`'s `credentials` and `loginFields`' answer carry them.
+    static func json(_ credentials: Credentials) -> JSONValue {
+        switch credentials {
+        case .token(let token): return ["token": .string(token)]
+        case .password(let username, let password): return ["username": .string(username), "password": .string(password)]
         }
     }
 

@@ -38,4 +38,31 @@ final class OneLoginTests: XCTestCase {
         XCTAssertEqual(h.issuer.count("deviceAuthorization"), 1, "one authorization for both")
         _ = agent
     }
+
+    /// A host that said `capabilities.loginFields` is asked for a password login's fields by the agent
+    /// (`loginFields`), with the provider and the fields; its answer logs in, its refusal cancels (1008).
+    func testAHostThatAsksItsPersonIsAskedForTheFields() throws {
+        let h = try CLIHarness()
+        let agent = try SocketAgentProcess(path: h.directory.appendingPathComponent("run/agent.sock").path, environment: h.environment)
+        let host = try SocketClient(agent.path)
+        XCTAssertNotNil(host.call("initialize", ["protocolVersion": "1", "capabilities": ["loginFields": true]])?["result"])
+        for (id, answer) in [(2, JSONValue.null), (3, ["username": "alice", "password": "wonderland"])] {
+            host.send(["jsonrpc": "2.0", "id": .int(Int64(id)), "method": "login", "params": ["provider": "corp"]])
+            let asked = try XCTUnwrap(host.next())
+            XCTAssertEqual(asked["method"], "loginFields", "\(asked)")
+            XCTAssertEqual(asked["params"]?["provider"], "corp")
+            XCTAssertEqual(asked["params"]?["requestId"], .int(Int64(id)))
+            XCTAssertEqual(asked["params"]?["fields"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["username", "password"])
+            let agentId = try XCTUnwrap(asked["id"])
+            if answer.isNull {
+                host.send(["jsonrpc": "2.0", "id": agentId, "error": ["code": -32800, "message": "the person went away"]])
+                XCTAssertEqual(host.next()?["error"]?["code"], 1008, "cancelled")
+            } else {
+                host.send(["jsonrpc": "2.0", "id": agentId, "result": answer])
+                XCTAssertEqual(host.next()?["result"]?["account"], "alice")
+            }
+        }
+        XCTAssertEqual(h.issuer.count("token.password"), 1, "nothing was sent for the refused one")
+        _ = agent
+    }
 }

@@ -61,6 +61,8 @@ final class SchemaConsistencyTests: XCTestCase {
         let schema = try SchemaValidator.load()
         let names = Set((schema.document["x-notifications"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue })
         XCTAssertEqual(names, Set(AuthEvent.Name.allCases.map(\.rawValue) + [AuthMethods.loginPrompt]))
+        let asked = (schema.document["x-host-requests"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+        XCTAssertEqual(asked, [AuthMethods.loginFields], "the requests the agent sends a host")
     }
 
     func testValidatorRejectsWrongMessages() throws {

@@ -97,6 +97,35 @@ final class TerminalLoginTests: XCTestCase {
         XCTAssertEqual(h.issuer.count("token.password"), 1, "one login for both")
     }
 
+    /// The same through a socket agent: the agent asks the first plugin's terminal for the fields
+    /// (`loginFields`) under the provider's one-login lock, so the second waits and answers from
+    /// that login instead of asking a terminal it does not have.
+    func testParallelInteractivePluginsThroughTheSocketLogInOnce() throws {
+        let h = try CLIHarness()
+        let agent = try SocketAgentProcess(path: h.directory.appendingPathComponent("run/agent.sock").path, environment: h.environment)
+        let info = ["KUBERNETES_EXEC_INFO": #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":true}}"#,
+                    "AUTH_AGENT_SOCK": agent.path]
+        let lockFile = h.directory.appendingPathComponent("store/corp.login.lock").path
+        let second = Locked<CLIHarness.Finished?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            for _ in 0..<400 where !FileManager.default.fileExists(atPath: lockFile) { usleep(50_000) }
+            let r = try? h.agent(["kubectl-credential", "corp"], environment: info, timeout: 60)
+            second.withLock { $0 = r }
+            done.signal()
+        }
+        let first = try drive(h, ["kubectl-credential", "corp"],
+                              steps: [["expect": "username: ", "send": "alice\n", "delay": 3], ["expect": "Password: ", "send": "wonderland\n"]], environment: info)
+        XCTAssertEqual(first.status, 0, first.output)
+        XCTAssertTrue(first.output.contains("\"apiVersion\":\"client.authentication.k8s.io/v1beta1\""), first.output)
+        XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
+        let r = try XCTUnwrap(second.current)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertNotNil(try JSONParser.parse(r.stdout)["status"]?["token"]?.stringValue)
+        XCTAssertEqual(h.issuer.count("token.password"), 1, "one login for both")
+        _ = agent
+    }
+
     private static func approveWhenShown(_ h: CLIHarness, log: URL) {
         for _ in 0..<400 {
             if let text = try? String(contentsOf: log, encoding: .utf8), let range = text.range(of: "enter the code ") {

@@ -1,3 +1,4 @@
+import JSON
 import JSONRPC
 import Locking
 
@@ -14,6 +15,8 @@ public final class AuthHost: HostSession {
     private struct State {
         var subscription: Subscription?
         var selected: [String: String] = [:]
+        /// `initialize`'s `capabilities.loginFields`: this host asks its person for a flow's fields.
+        var asksLoginFields = false
     }
 
     /// Holds the connection to notify while subscribed: dropped by `unsubscribe` and `closed`,
@@ -66,6 +69,13 @@ public final class AuthHost: HostSession {
 
     /// This host's selections, by provider.
     var selected: [String: String] { state.withLock { $0.selected } }
+
+    public func initialized(capabilities: JSONObject) {
+        state.withLock { $0.asksLoginFields = capabilities["loginFields"] == true }
+    }
+
+    /// Whether a login of this host's may ask it for a flow's fields (`AuthMethods.loginFields`).
+    var asksLoginFields: Bool { state.withLock { $0.asksLoginFields } }
 
     public func closed() {
         unsubscribe()

@@ -42,6 +42,12 @@ public enum AuthMethods {
     /// because it goes to that host alone, subscribed or not.
     public static let loginPrompt = "loginPrompt"
 
+    /// Sent by the agent to a host that said `capabilities: {loginFields: true}` in `initialize`,
+    /// when its login needs fields it did not bring (a username and password, a token): a request
+    /// the host answers with `{username, password}` or `{token}`, asked under the provider's one-login
+    /// lock so parallel logins wait for this person's answer instead of each asking.
+    public static let loginFields = "loginFields"
+
     /// What `initialize` advertises.
     public static var capabilities: JSONValue {
         ["flows": .array(Flow.allCases.map { .string($0.rawValue) }), "events": .array(AuthEvent.Name.allCases.map { .string($0.rawValue) })]

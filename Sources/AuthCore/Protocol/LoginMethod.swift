@@ -103,8 +103,26 @@ enum LoginMethod: AuthMethod {
     static func prompts(_ call: RPCCall, _ context: AuthMethodContext, openBrowser: Bool?) -> LoginContext {
         LoginContext(openBrowser: openBrowser, prompt: { [connection = call.connection, requestId = call.id ?? .null] prompt, target in
             connection.notify(AuthMethods.loginPrompt, Self.prompt(prompt, target: target, requestId: requestId))
-        }, acceptPaste: acceptPaste(call, context))
+        }, acceptPaste: acceptPaste(call, context), askFields: AuthHost.host(of: call.connection)?.asksLoginFields == true ? askFields(call) : nil)
     }
+
+    /// A login's fields asked of the host that started it (`AuthMethods.loginFields`); whatever
+    /// it answers other than fields (an error, no answer in time, a closed connection) cancels the login.
+    static func askFields(_ call: RPCCall) -> @Sendable (ProviderConfig, Flow) async throws(AuthError) -> Credentials {
+        { [connection = call.connection, requestId = call.id ?? .null] config, flow throws(AuthError) in
+            let params: JSONValue = ["provider": .string(config.id), "displayName": .string(config.displayName), "requestId": requestId,
+                                     "fields": .array(flow.descriptor.fields.map(\.json))]
+            let answer: JSONValue
+            do { answer = try await connection.request(AuthMethods.loginFields, params, timeout: fieldsTimeout) } catch {
+                throw AuthError.loginCancelled(config)
+            }
+            guard let fields = answer.objectValue, let credentials = try? Params.credentials(fields) else { throw AuthError.loginCancelled(config) }
+            return credentials
+        }
+    }
+
+    /// How long a person may take to type a login's fields.
+    static let fieldsTimeout = 15.0 * 60
 
     /// A browser login's redirect may also come pasted back (`completeLogin`), on any connection
     /// of the agent — a forward socket's only for the logins it started (`PendingLogins`).
