@@ -105,17 +105,19 @@ final class TerminalLoginTests: XCTestCase {
         let agent = try SocketAgentProcess(path: h.directory.appendingPathComponent("run/agent.sock").path, environment: h.environment)
         let info = ["KUBERNETES_EXEC_INFO": #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":true}}"#,
                     "AUTH_AGENT_SOCK": agent.path]
-        let lockFile = h.directory.appendingPathComponent("store/corp.login.lock").path
+        // The second starts once the first is asking its person (its terminal shows the prompt).
+        let log = h.directory.appendingPathComponent("pty.log")
         let second = Locked<CLIHarness.Finished?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            for _ in 0..<400 where !FileManager.default.fileExists(atPath: lockFile) { usleep(50_000) }
+            for _ in 0..<400 where !((try? String(contentsOf: log, encoding: .utf8))?.contains("username: ") ?? false) { usleep(50_000) }
             let r = try? h.agent(["kubectl-credential", "corp"], environment: info, timeout: 60)
             second.withLock { $0 = r }
             done.signal()
         }
         let first = try drive(h, ["kubectl-credential", "corp"],
-                              steps: [["expect": "username: ", "send": "alice\n", "delay": 3], ["expect": "Password: ", "send": "wonderland\n"]], environment: info)
+                              steps: [["expect": "username: ", "send": "alice\n", "delay": 3], ["expect": "Password: ", "send": "wonderland\n"]],
+                              environment: info.merging(["PTY_LOG": log.path]) { $1 })
         XCTAssertEqual(first.status, 0, first.output)
         XCTAssertTrue(first.output.contains("\"apiVersion\":\"client.authentication.k8s.io/v1beta1\""), first.output)
         XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
