@@ -112,12 +112,16 @@ extension AuthService {
             _ = c.clear(ifStill: session)
             ended.append((c, session))
         }
-        // A session another issuer issued is removed by an explicit logout alone (it cannot be revoked: that issuer is no longer configured).
+        // A session another issuer issued is removed by an explicit logout alone, and revoked where it came from.
         let foreign = all ? sync.removeForeign(p) : choice.name(for: id).map { sync.removeForeign(p, account: $0) } ?? []
-        foreign.forEach { logger.info("removed the session of \(id) (\($0)) another issuer issued") }
-        guard !ended.isEmpty else { return false }
-        try? sync.updateIndex(p) { index in ended.forEach { index.remove($0.0.account) } }
         var revoked = true
+        for (account, session, issuer) in foreign {
+            logger.info("removed the session of \(id) (\(account)) that \(issuer) issued")
+            guard let session else { revoked = false; continue }
+            if !(await revokeAtFormerIssuer(session, issuer: issuer, p.config)) { revoked = false }
+        }
+        guard !ended.isEmpty else { return !foreign.isEmpty && revoked }
+        try? sync.updateIndex(p) { index in ended.forEach { index.remove($0.0.account) } }
         for (c, session) in ended {
             logger.info("logged out of \(id) (\(c.account))")
             events(.loggedOut(provider: id, account: c.account, reason: .logout))
@@ -155,5 +159,19 @@ extension AuthService {
     func deviceOffered(_ config: ProviderConfig) -> Bool? {
         if config.deviceAuthorizationEndpoint != nil { return true }
         return config.issuer.flatMap(discovery.cached).map { $0["device_authorization_endpoint"]?.stringValue != nil }
+    }
+
+    /// Revokes a session at the issuer that issued it, which the configuration no longer names: that
+    /// issuer's discovery document names its revocation endpoint (a session recorded under a token
+    /// endpoint has none to find, and nothing is sent). The old server is the one that holds the
+    /// token; the provider's client is presented as it was configured.
+    func revokeAtFormerIssuer(_ session: Session, issuer: String, _ config: ProviderConfig) async -> Bool {
+        var former = config
+        former.issuer = issuer
+        former.learned = nil
+        (former.tokenEndpoint, former.revocationEndpoint, former.authorizationEndpoint) = (nil, nil, nil)
+        (former.deviceAuthorizationEndpoint, former.userinfoEndpoint) = (nil, nil)
+        let client = OAuthClient(config: former, http: http, clock: clock, discovery: discovery, lifetimeWarning: WarnOnce { _ in }, nonces: nonces)
+        return await client.revoke(session, timeout: Self.revokeTimeout)
     }
 }

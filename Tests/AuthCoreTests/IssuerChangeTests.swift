@@ -29,10 +29,10 @@ final class IssuerChangeTests: XCTestCase {
     let store = MemorySessionStore()
 
     /// A new agent (as after a restart) on the shared store, its provider `corp` naming `issuer`.
-    func service(issuer: String) -> AuthService {
+    func service(issuer: String, server: FakeOAuthServer? = nil) -> AuthService {
         let corp = ProviderConfig(id: "corp", displayName: "Corp SSO", flow: .password, origins: [Origin(url: "https://corp.example.com")!],
                                   clientId: "cli", issuer: issuer)
-        return AuthService(config: AgentConfig(store: .memory, providers: [corp]), store: store, transport: server,
+        return AuthService(config: AgentConfig(store: .memory, providers: [corp]), store: store, transport: server ?? self.server,
                            logger: Logger(level: .error, sink: { _ in }), events: { _ in })
     }
 
@@ -101,5 +101,25 @@ final class IssuerChangeTests: XCTestCase {
         let b = service(issuer: Self.issuerB)
         let token = try await token(b)
         XCTAssertEqual(token, "at-old")
+    }
+
+    /// Where the former issuer's discovery names a revocation endpoint, the explicit logout that
+    /// removes its session revokes it there — at the server that issued it, never the new one.
+    func testAnExplicitLogoutRevokesTheOtherIssuersSessionWhereItCameFrom() async throws {
+        let server = FakeOAuthServer()
+        server.answer("/a/.well-known/openid-configuration", FakeOAuthServer.json(200, [
+            "issuer": .string(Self.issuerA), "token_endpoint": .string(Self.issuerA + "/token"), "revocation_endpoint": .string(Self.issuerA + "/revoke")]))
+        server.answer("/b/.well-known/openid-configuration", FakeOAuthServer.json(200, ["issuer": .string(Self.issuerB), "token_endpoint": .string(Self.issuerB + "/token")]))
+        server.answer("/a/token", FakeOAuthServer.json(200, ["access_token": "at-a1", "refresh_token": "rt-a1", "token_type": "Bearer", "expires_in": 3600]))
+        server.answer("/a/revoke", HTTPResponse(status: 200))
+        _ = try await service(issuer: Self.issuerA, server: server).login(provider: "corp", credentials: .password(username: "alice", password: "pw"))
+
+        let revoked = try await service(issuer: Self.issuerB, server: server).logout(provider: "corp", all: true)
+        XCTAssertTrue(revoked)
+        let revocations = server.requests.filter { $0.url.hasSuffix("/revoke") }
+        XCTAssertEqual(revocations.map(\.url), [Self.issuerA + "/revoke"])
+        XCTAssertTrue(String(decoding: revocations.first?.body ?? [], as: UTF8.self).contains("token=rt-a1"))
+        XCTAssertFalse(server.requests.contains { $0.url.hasPrefix(Self.issuerB) && $0.method == "POST" }, "nothing of A's went to B")
+        XCTAssertNil(try store.loadIndex("corp")?.accounts.first)
     }
 }

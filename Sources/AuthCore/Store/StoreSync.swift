@@ -128,16 +128,17 @@ final class StoreSync: Sendable {
 
     /// Removes the stored sessions of `p` that another issuer issued (`account`'s alone, when one is
     /// named): a logout, the explicit act that may end them (call holding the provider's lock).
-    /// Their tokens are not revoked — the issuer that could revoke them is no longer configured.
-    /// Returns the accounts removed.
-    func removeForeign(_ p: ProviderAccounts, account: String? = nil) -> [String] {
-        var removed: [String] = []
-        while let (c, _) = foreignSession(p, account: account) {
+    /// Returns what was removed — the account, the session as stored and its issuer — for the
+    /// caller to revoke where it came from.
+    func removeForeign(_ p: ProviderAccounts, account: String? = nil) -> [(account: String, session: Session?, issuer: String)] {
+        var removed: [(account: String, session: Session?, issuer: String)] = []
+        while let (c, issuer) = foreignSession(p, account: account) {
+            let stored = try? store.load(c.key)
             persist(c, nil)
             foreign.withLock { $0[c.key] = nil }
-            removed.append(c.account)
+            removed.append((c.account, stored, issuer))
         }
-        if !removed.isEmpty { try? updateIndex(p) { index in removed.forEach { index.remove($0) } } }
+        if !removed.isEmpty { try? updateIndex(p) { index in removed.forEach { index.remove($0.account) } } }
         return removed
     }
 
