@@ -43,7 +43,7 @@ public enum SignDecision: Sendable, Equatable {
     case signed(Signature)
 }
 
-public struct Signature: Sendable, Equatable {
+public final class Signature: Sendable, Equatable {
     public let provider: String
     public let account: String
     public let shape: TokenShape
@@ -53,13 +53,24 @@ public struct Signature: Sendable, Equatable {
     /// The `DPoP` header value for a DPoP-bound token (RFC 9449): a proof for this one request, so never reused.
     public let proof: String?
 
-    init(provider: String, account: String, shape: TokenShape, credential: Credential, proof: String? = nil) {
+    convenience init(provider: String, account: String, shape: TokenShape, credential: Credential, proof: String? = nil) {
+        self.init(provider: provider, account: account, shape: shape, authorization: credential.authorization,
+                  expiresAt: credential.expiresAt, proof: proof)
+    }
+
+    init(provider: String, account: String, shape: TokenShape, authorization: String, expiresAt: Date?, proof: String? = nil) {
         self.provider = provider
         self.account = account
         self.shape = shape
+        self.authorization = authorization
+        self.expiresAt = expiresAt
         self.proof = proof
-        authorization = credential.authorization
-        expiresAt = credential.expiresAt
+    }
+
+    /// Equal fields (a class, so that `sign`'s answer travels with one retain; equal as a value).
+    public static func == (a: Signature, b: Signature) -> Bool {
+        a === b || (a.provider == b.provider && a.account == b.account && a.shape == b.shape && a.authorization == b.authorization
+            && a.expiresAt == b.expiresAt && a.proof == b.proof)
     }
 }
 
