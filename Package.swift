@@ -3,7 +3,11 @@
 // spoken to over stdin/stdout with JSON-RPC 2.0. No package dependencies, by design.
 import PackageDescription
 
-let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+// Concrete types' metadata through direct accessors, not looked up by mangled name at run time:
+// demangling those names (and the conformance scans their generic requirements need) was half of
+// a one-shot helper's own start-up in a profile of the static build.
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6),
+                              .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])]
 
 let package = Package(
     name: "auth-agent",
@@ -46,7 +50,8 @@ let package = Package(
         // A loopback-only OAuth 2.0 / session-API issuer for the demo and the tests.
         .target(name: "DevIssuer", dependencies: ["JSON", "Locking", "Digest", "Wire", "ES256"], swiftSettings: strict),
         // The thin executable that wires the layers to stdin/stdout.
-        .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "Logging", "AuthCore", "DevIssuer"], swiftSettings: strict),
+        .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "Logging", "AuthCore", "DevIssuer"], swiftSettings: strict,
+                          linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux]))]),
         // Drives the built agent over pipes beside an echo baseline; prints ratios.
         .executableTarget(name: "auth-agent-bench", dependencies: ["AuthCore"], swiftSettings: strict),
         // The bench's start-up baseline: an empty Foundation program that answers each line with `{}`.

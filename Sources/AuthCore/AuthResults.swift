@@ -45,7 +45,7 @@ public enum SignDecision: Sendable, Equatable {
     case signed(Signature)
 }
 
-public struct Signature: Sendable, Equatable {
+public final class Signature: Sendable, Equatable {
     public let provider: String
     public let account: String
     public let shape: TokenShape
@@ -57,14 +57,25 @@ public struct Signature: Sendable, Equatable {
     /// The token signed with: what a `refresh(after:)` rejects, and what tells a replaced token.
     let issue: Credential.Issue
 
-    init(provider: String, account: String, shape: TokenShape, credential: Credential, proof: String? = nil) {
-        issue = credential.issue
+    convenience init(provider: String, account: String, shape: TokenShape, credential: Credential, proof: String? = nil) {
+        self.init(provider: provider, account: account, shape: shape, authorization: credential.authorization,
+                  expiresAt: credential.expiresAt, issue: credential.issue, proof: proof)
+    }
+
+    init(provider: String, account: String, shape: TokenShape, authorization: String, expiresAt: Date?, issue: Credential.Issue, proof: String? = nil) {
         self.provider = provider
         self.account = account
         self.shape = shape
+        self.authorization = authorization
+        self.expiresAt = expiresAt
+        self.issue = issue
         self.proof = proof
-        authorization = credential.authorization
-        expiresAt = credential.expiresAt
+    }
+
+    /// Equal fields (a class, so that `sign`'s answer travels with one retain; equal as a value).
+    public static func == (a: Signature, b: Signature) -> Bool {
+        a === b || (a.provider == b.provider && a.account == b.account && a.shape == b.shape && a.authorization == b.authorization
+            && a.expiresAt == b.expiresAt && a.proof == b.proof && a.issue == b.issue)
     }
 
     /// Whether both signed with the same token (nobody replaced it in between).

@@ -37,12 +37,14 @@ if args.first == "--mcp" {
 }
 if args.first == "--help" || args.first == "-h" {
     print("""
-        Usage: swift run -c release auth-agent-bench [--quick | --helpers | --stores | --dpop] [--agent PATH] [--empty PATH]
+        Usage: swift run -c release auth-agent-bench [--quick | --helpers | --stores | --dpop] [--sign-vs PATH [--pairs N]] [--agent PATH] [--empty PATH]
         Measures the agent built beside this binary: pipelined throughput, ping-pong round trip,
         cold start and RSS, beside an echo baseline and an empty Foundation program
         (auth-agent-empty). Build with --static-swift-stdlib to measure the static builds.
         --helpers measures only the start-up of `auth-agent token P` and `git-credential get`
-        (median of 30 whole-process runs each) beside the empty program, with `store.kind: file`
+        (median of 30 whole-process runs each) beside the empty program and beside an independent
+        one (`import Foundation; print("", terminator: "")` compiled here by `swiftc -O -static-stdlib`,
+        kept as auth-agent-empty-independent beside the agent), with `store.kind: file`
         and with the default configuration (no `store` key); run it without
         DBUS_SESSION_BUS_ADDRESS to measure a machine without a Secret Service.
         --stores measures a session read and write in the file store and, where a Secret Service
@@ -51,6 +53,9 @@ if args.first == "--help" || args.first == "-h" {
         server (a tools/call round trip beside a direct POST with the token, median of 200; start-up
         to the first answer; idle RSS). Log in to the provider first.
         --dpop measures only sign for a DPoP provider beside sign for the same flow without DPoP.
+        --sign-vs PATH [--pairs N] measures the CPU (user + system) of 300,000 plain `sign` lines piped
+        into the agent beside the same into the agent at PATH (another build, e.g. an older commit's
+        static build), in turns, median of N pairs (11); with --helpers, the helpers' rows follow.
         """)
     exit(0)
 }
@@ -86,8 +91,18 @@ if args.contains("--dpop") {
     exit(0)
 }
 
+// The plain `sign` path's CPU beside another build's (an older commit's), in turns.
+if let i = args.firstIndex(of: "--sign-vs"), i + 1 < args.count {
+    let pairs = args.firstIndex(of: "--pairs").flatMap { $0 + 1 < args.count ? Int(args[$0 + 1]) : nil } ?? 11
+    SignCPU.run(report: report, agentPath: agentPath, baselinePath: args[i + 1], pairs: pairs)
+    if !args.contains("--helpers") {
+        report.footer()
+        exit(0)
+    }
+}
+
 if args.contains("--helpers") {
-    HelperStart.run(report: report, agentPath: agentPath, empty: empty, runs: 30)
+    HelperStart.run(report: report, agentPath: agentPath, empty: empty, independent: IndependentEmpty.build(beside: agentPath), runs: 30)
     report.footer()
     exit(0)
 }
@@ -118,7 +133,7 @@ report.row("peak RSS (ping run)", agent: Report.mebibytes(agentRate.rssKiB), bas
 
 Scenarios.runSign(report: report, agentPath: agentPath, selfPath: selfPath, scale: scale, echoRate: echoRate.rate,
                   echoP50: echoRT.p50, empty: empty)
-HelperStart.run(report: report, agentPath: agentPath, empty: empty, runs: 30)
+HelperStart.run(report: report, agentPath: agentPath, empty: empty, independent: IndependentEmpty.build(beside: agentPath), runs: 30)
 RefreshScenario.run(report: report, agentPath: agentPath)
 DPoPScenario.run(report: report, agentPath: agentPath, scale: scale)
 report.footer()

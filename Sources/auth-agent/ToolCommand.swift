@@ -79,13 +79,13 @@ struct ToolCommand: Equatable {
         }
     }
 
-    static let names: Set<String> = ["login", "logout", "forget", "status", "token", "refresh", "header", "fetch", "git-credential", "kubectl-credential", "config"]
+    static let names: [String] = ["login", "logout", "forget", "status", "token", "refresh", "header", "fetch", "git-credential", "kubectl-credential", "config"]
 
     /// Parses `argv` whose first element is one of `names`; options may follow in any order.
     static func parse(_ argv: [String]) throws(Arguments.UsageError) -> ToolCommand {
         let name = argv[0]
         var positional: [String] = []
-        var flags: Set<String> = []
+        var flags: [String] = []
         var username: String?
         var configPath: String?
         var logLevel = Logger.Level.warn
@@ -104,7 +104,7 @@ struct ToolCommand: Equatable {
             guard i < argv.count else { throw Arguments.UsageError(description: "\(flag) needs a value") }
             return argv[i]
         }
-        let allowed = flagsAllowed[name] ?? []
+        let allowed = flagsAllowed(name)
         while i < argv.count {
             let arg = argv[i]
             var flag = arg
@@ -155,7 +155,7 @@ struct ToolCommand: Equatable {
                 guard allowed.contains(flag), inline == nil else {
                     throw Arguments.UsageError(description: "'\(name)' does not take \(arg)")
                 }
-                flags.insert(flag)
+                if !flags.contains(flag) { flags.append(flag) }
             default: positional.append(arg)
             }
             i += 1
@@ -209,12 +209,19 @@ struct ToolCommand: Equatable {
         return command
     }
 
-    private static let flagsAllowed: [String: Set<String>] = [
-        "login": ["--password-stdin", "--token-stdin", "--device", "--browser"],
-        "status": ["--json"], "token": ["--json"], "logout": ["--all"], "config": ["--client-secret-stdin"],
-    ]
-    private static let takesAccount: Set<String> = ["token", "refresh", "header", "fetch", "logout", "kubectl-credential", "git-credential"]
-    private static let takesShape: Set<String> = ["token", "header", "fetch", "kubectl-credential"]
+    // Arrays and a switch, not sets and a dictionary: a one-shot helper's start-up paid for
+    // instantiating their generic types (and hashing) more than for anything they decide.
+    private static func flagsAllowed(_ command: String) -> [String] {
+        switch command {
+        case "login": return ["--password-stdin", "--token-stdin", "--device", "--browser"]
+        case "status", "token": return ["--json"]
+        case "logout": return ["--all"]
+        case "config": return ["--client-secret-stdin"]
+        default: return []
+        }
+    }
+    private static let takesAccount = ["token", "refresh", "header", "fetch", "logout", "kubectl-credential", "git-credential"]
+    private static let takesShape = ["token", "header", "fetch", "kubectl-credential"]
 
     /// `config SUBCOMMAND …`: each subcommand with exactly its operands; `add` with its required options.
     private static func configAction(_ positional: [String], _ draft: ProviderDraft) throws(Arguments.UsageError) -> ConfigAction {

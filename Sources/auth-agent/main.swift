@@ -8,6 +8,7 @@ import JSONRPC
 import Logging
 
 // The process entry point: parse the command line, wire the layers, serve.
+ProcessEnvironment.freeze()
 let arguments: Arguments
 do {
     arguments = try Arguments.parse(Array(CommandLine.arguments.dropFirst()))

@@ -19,8 +19,13 @@ struct ConfigReader {
 
     /// `$.key`, or `$["odd key"]` when the key is not identifier-like.
     static func member(_ path: String, _ key: String) -> String {
-        let identifier = !key.isEmpty && key.unicodeScalars.allSatisfy { c in
-            c.isASCII && (c.properties.isAlphabetic || c.properties.numericType != nil || c == "_" || c == "$")
+        // ASCII letters, digits, `_` and `$` — bytes, not Unicode properties, whose tables cost a start-up their first lookup.
+        let identifier = !key.isEmpty && key.utf8.allSatisfy { c in
+            switch c {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "_"), UInt8(ascii: "$"): return true
+            default: return false
+            }
         }
         return identifier ? "\(path).\(key)" : "\(path)[\(JSONSerializer.string(.string(key)))]"
     }

@@ -141,7 +141,8 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     }
 
     static func parse(_ r: ConfigReader) throws(ConfigError) -> ProviderConfig {
-        try r.rejectUnknownKeys(knownKeys)
+        // `knownKeys` asks every flow's descriptor: only worth it when a key is not a common one.
+        if r.object.keys.contains(where: { !commonKeys.contains($0) }) { try r.rejectUnknownKeys(knownKeys) }
         let id = try r.requiredString("id")
         guard id.utf8.count <= 64, id.utf8.allSatisfy(isIDByte) else {
             throw r.error("id", "a provider id must match [a-z0-9._-]+ (at most 64 characters)")

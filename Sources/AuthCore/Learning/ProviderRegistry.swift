@@ -14,6 +14,9 @@ final class ProviderRegistry: Sendable {
     }
 
     let state = Locked(State())
+    /// `state.learned.count`, stored under the lock whenever it changes: routing reads it first,
+    /// so a `sign` takes no lock for learned providers while none is learned.
+    private let learnedCount = AtomicCount()
     /// Learning under way in this process, by the origin of the URL it started from: a second
     /// request for the same API waits for that login instead of starting its own.
     let flights = Locked<[Origin: Task<LoginResult, Error>]>([:])
@@ -50,6 +53,7 @@ final class ProviderRegistry: Sendable {
     /// cache); nil at once when none was learned. A URL whose path would be covered but encodes
     /// a dot, slash or backslash is refused (1006): where it goes is the server's guess.
     func learnedCovering(_ url: String, origin: Origin?) throws(AuthError) -> ProviderAccounts? {
+        guard learnedCount.load() > 0 else { return nil }
         let learned = state.withLock { $0.learned }
         guard !learned.isEmpty, let origin else { return nil }
         for entry in learned where entry.origin == origin {
@@ -81,6 +85,7 @@ final class ProviderRegistry: Sendable {
             s.providers[p.id] = p
             s.order.append(p.id)
             s.learned.append(entry)
+            learnedCount.store(s.learned.count)
             return true
         }
     }
@@ -92,6 +97,7 @@ final class ProviderRegistry: Sendable {
         state.withLock { s in
             guard s.learned.contains(where: { $0.accounts.id == id }) else { return false }
             s.learned.removeAll { $0.accounts.id == id }
+            learnedCount.store(s.learned.count)
             s.providers[id] = nil
             s.order.removeAll { $0 == id }
             return true

@@ -28,6 +28,9 @@ public final class AuthHost: HostSession {
     }
 
     private let state = Locked(State())
+    /// `state.selected.count`, stored under the lock: a host that selected nothing (most) is
+    /// answered `[:]` by `selected` without the lock, on every `sign`.
+    private let selections = AtomicCount()
     private let subscriptions: Subscriptions
 
     /// - Parameter subscriptions: the agent's subscribed hosts, which this one joins when it subscribes.
@@ -64,11 +67,14 @@ public final class AuthHost: HostSession {
 
     /// Uses `account` (nil: the default again) for this host's requests of `provider` that name none.
     func select(_ account: String?, provider: String) {
-        state.withLock { $0.selected[provider] = account }
+        state.withLock { s in
+            s.selected[provider] = account
+            selections.store(s.selected.count)
+        }
     }
 
     /// This host's selections, by provider.
-    var selected: [String: String] { state.withLock { $0.selected } }
+    var selected: [String: String] { selections.load() == 0 ? [:] : state.withLock { $0.selected } }
 
     public func initialized(capabilities: JSONObject) {
         state.withLock { $0.asksLoginFields = capabilities["loginFields"] == true }
@@ -79,7 +85,10 @@ public final class AuthHost: HostSession {
 
     public func closed() {
         unsubscribe()
-        state.withLock { $0.selected = [:] }
+        state.withLock { s in
+            s.selected = [:]
+            selections.store(0)
+        }
     }
 }
 

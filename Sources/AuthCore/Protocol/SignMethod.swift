@@ -104,8 +104,9 @@ enum SignMethod: AuthMethod {
                 default: return false
                 }
                 return true
-            }), let method, let url, FetchRequest.isMethod(method.string) else { return nil }
-            self.method = method.string
+            }), let method, let url, !method.bytes.isEmpty, method.bytes.allSatisfy(HTTPRequestChecks.isTokenByte) else { return nil }
+            // `FetchRequest.isMethod` on the bytes; GET, nearly every sign's, as the literal, made no copy of.
+            self.method = method.is("GET") ? "GET" : method.string
             self.url = url.string
             self.provider = provider?.string
         }

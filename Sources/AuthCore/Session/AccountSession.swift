@@ -63,10 +63,14 @@ final class AccountSession: @unchecked Sendable {
     final class Snapshot: Sendable {
         let session: Session
         let authorization: String
+        /// The session's own token as a request uses it (`Session.credential(.none)`), built once.
+        let credential: Credential
 
-        init(_ session: Session) {
+        /// `signedAs`: the provider and account whose session this is, for `credential`'s ready `sign` answer.
+        init(_ session: Session, signedAs owner: (provider: String, account: String)? = nil) {
             self.session = session
             authorization = session.authorization
+            credential = Credential(session, authorization: authorization, signedAs: owner)
         }
     }
 
@@ -98,8 +102,8 @@ final class AccountSession: @unchecked Sendable {
     /// only asked of a token that is not fresh.
     func credential(_ shape: TokenShape, timing: RefreshTiming, now: Date) -> CredentialNow? {
         guard let snapshot = snapshot() else { return nil }
-        let session = snapshot.session
-        let held = shape.isNone ? Credential(session, authorization: snapshot.authorization) : session.credential(shape)
+        // Not `let session = snapshot.session`: that copies the whole session, a retain per field.
+        let held = shape.isNone ? snapshot.credential : snapshot.session.credential(shape)
         return decide(held, of: snapshot, shape, timing: timing, now: now)
     }
 
@@ -125,7 +129,7 @@ final class AccountSession: @unchecked Sendable {
 
     private func install(_ s: Session?) {
         session = s
-        snapshotted = s.map(Snapshot.init)
+        snapshotted = s.map { Snapshot($0, signedAs: (config.id, account)) }
     }
 
     /// A new login numbered after both the session held here and the one in the

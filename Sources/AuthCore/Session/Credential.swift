@@ -5,7 +5,9 @@ import Foundation
 #endif
 
 /// A token as a request uses it: an account's own or one of its shaped tokens.
-struct Credential: Sendable, TokenLifetime {
+/// A class, immutable: `sign`'s hot path hands it along (session snapshot, decision,
+/// signature) with one retain instead of one per string.
+final class Credential: Sendable, TokenLifetime {
     let accessToken: String
     let tokenType: String
     let authorization: String
@@ -13,14 +15,19 @@ struct Credential: Sendable, TokenLifetime {
     let obtainedAt: Date
     /// The key every request with this token must prove (RFC 9449): set for a DPoP-bound token only.
     let dpopKey: DPoPKey?
+    /// `sign`'s signature with this token, unshaped and without a proof, made once: set for the
+    /// token of an account session's snapshot (`signedAs`), so a plain `sign` allocates nothing.
+    let plainSignature: Signature?
 
-    init(_ session: Session, authorization: String) {
+    init(_ session: Session, authorization: String, signedAs owner: (provider: String, account: String)? = nil) {
         accessToken = session.accessToken
         tokenType = session.tokenType
         self.authorization = authorization
         expiresAt = session.expiresAt
         obtainedAt = session.obtainedAt
         dpopKey = session.tokenType == "DPoP" ? session.dpopKey : nil
+        plainSignature = owner.map { Signature(provider: $0.provider, account: $0.account, shape: .none, authorization: authorization,
+                                               expiresAt: session.expiresAt, issue: Issue(accessToken: session.accessToken, obtainedAt: session.obtainedAt)) }
     }
 
     /// A shaped token of `session`: bound, when DPoP, to the session's key (the refresh that got it proved that key).
@@ -31,6 +38,7 @@ struct Credential: Sendable, TokenLifetime {
         expiresAt = token.expiresAt
         obtainedAt = token.obtainedAt
         dpopKey = token.tokenType == "DPoP" ? session.dpopKey : nil
+        plainSignature = nil
     }
 }
 

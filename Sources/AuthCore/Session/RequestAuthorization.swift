@@ -47,6 +47,9 @@ extension AuthService {
     /// A `sign` answer; a DPoP-bound token gets a fresh proof for this method and URL (never cached).
     func signature(_ p: ProviderAccounts, _ c: AccountSession, _ shape: TokenShape, _ credential: Credential,
                            method: String, url: String) throws(AuthError) -> Signature {
+        if let plain = credential.plainSignature, credential.dpopKey == nil, shape.isNone, plain.provider == p.id, plain.account == c.account {
+            return plain  // the answer of nearly every `sign`, made once per session
+        }
         let proof: String?
         do {
             proof = try credential.proof(method: method, url: url, clock: clock, nonces: nonces)

@@ -19,8 +19,11 @@ import Darwin
 /// The provider lock is a `flock` on `<provider>.lock` so that concurrent agents
 /// refresh a token once, not once each.
 public final class FileSessionStore: SessionStore {
-    public let directory: URL
-    private let path: String
+    /// The directory as a file URL, made when asked (FoundationEssentials' URL is a parser: a
+    /// one-shot helper that never asks spares it).
+    public var directory: URL { URL(fileURLWithPath: path, isDirectory: true) }
+    /// The directory's path, as `URL.path` gives it.
+    let path: String
     private let warn: @Sendable (String) -> Void
 
     private static let maxFileBytes = 1 << 20
@@ -28,12 +31,42 @@ public final class FileSessionStore: SessionStore {
     /// Creates the directory (and missing parents) with mode 0700; an existing
     /// directory open to other users is tightened to 0700 with a warning. Throws
     /// when the directory is a symlink, belongs to another user or cannot be created.
-    public init(directory: URL, warn: @escaping @Sendable (String) -> Void) throws {
-        self.directory = directory
-        self.path = directory.path
+    public convenience init(directory: URL, warn: @escaping @Sendable (String) -> Void) throws {
+        try self.init(path: directory.path, warn: warn)
+    }
+
+    /// `path`: as `URL(fileURLWithPath:).path` gives it (`directoryPath`).
+    init(path: String, warn: @escaping @Sendable (String) -> Void) throws {
+        self.path = path
         self.warn = warn
         try FileSessionStore.prepare(path, warn: warn)
         StoreDirectoryTidy.run(path)
+    }
+
+    /// The path `URL(fileURLWithPath: text, isDirectory: true).path` gives, without building the
+    /// URL when that is `text` itself — an absolute path with no empty, `.` or `..` segment and no
+    /// trailing slash, the usual case (building and reading the URL was 4 % of a helper's start).
+    static func directoryPath(_ text: String) -> String {
+        isPlainAbsolute(Array(text.utf8)) ? text : URL(fileURLWithPath: text, isDirectory: true).path
+    }
+
+    private static func isPlainAbsolute(_ b: [UInt8]) -> Bool {
+        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+        guard b.count > 1, b[0] == slash, b[b.count - 1] != slash else { return false }
+        var start = 1
+        for i in 1...b.count where i == b.count || b[i] == slash {
+            let length = i - start
+            if length == 0 || (length == 1 && b[start] == dot) || (length == 2 && b[start] == dot && b[start + 1] == dot) { return false }
+            start = i + 1
+        }
+        return true
+    }
+
+    /// `defaultDirectory(environment:)`'s path.
+    static func defaultDirectoryPath(environment: [String: String]) -> String {
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return directoryPath(state + "/auth-agent") }
+        if let home = environment["HOME"], !home.isEmpty { return directoryPath(home + "/.local/state/auth-agent") }
+        return defaultDirectory(environment: environment).path
     }
 
     /// `$XDG_STATE_HOME/auth-agent`, else `$HOME/.local/state/auth-agent`.
@@ -187,9 +220,14 @@ public final class FileSessionStore: SessionStore {
     }
 
     private static func prepare(_ directory: String, warn: @Sendable (String) -> Void) throws {
+        // An existing directory (every start but the first) needs no mkdir of each parent.
+        let exists = POSIX.linkStatus(directory).map { $0.st_mode & S_IFMT == S_IFDIR } == true
         var prefix = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            prefix += "/" + component
+        for component in exists ? [] : directory.split(separator: "/") {
+            // Not `prefix += "/" + component`: String + Substring is the generic `+`, whose witness
+            // lookups at run time were 8 % of a helper's own start-up.
+            prefix.append("/")
+            prefix.append(contentsOf: component)
             if mkdir(prefix, 0o700) != 0 {
                 let code = errno
                 guard code == EEXIST || POSIX.status(prefix).map({ $0.st_mode & S_IFMT == S_IFDIR }) == true else {

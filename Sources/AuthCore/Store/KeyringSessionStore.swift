@@ -121,7 +121,7 @@ public final class KeyringSessionStore: SessionStore, StoreStatusReporting {
             var decidedBefore = false
             if case .plaintext(_, _?)? = old { decidedBefore = true }
             if !decidedBefore, warnedOfFiles.withLock({ warned in defer { warned = true }; return !warned }) {
-                warn("\(why.reason); keeping sessions (tokens included) in files under \(records.directory.path)")
+                warn("\(why.reason); keeping sessions (tokens included) in files under \(records.path)")
             }
             return .files
         }

@@ -42,22 +42,22 @@ public enum StoreOpening {
     public static func open(_ config: StoreConfig, providers: [ProviderConfig], environment: [String: String],
                             lockTimeout: Double, keyring: Keyring = .system, clock: Clock = SystemClock(),
                             warn: @escaping @Sendable (String) -> Void) throws -> (SessionStore, StoreStatus) {
-        func directory(_ path: String?) -> URL {
-            path.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? FileSessionStore.defaultDirectory(environment: environment)
+        func directory(_ path: String?) -> String {
+            path.map(FileSessionStore.directoryPath) ?? FileSessionStore.defaultDirectoryPath(environment: environment)
         }
         switch config {
         case .memory:
             return (MemorySessionStore(), StoreStatus(kind: .memory))
         case .file(let path):
-            return (try FileSessionStore(directory: directory(path), warn: warn), StoreStatus(kind: .file))
+            return (try FileSessionStore(path: directory(path), warn: warn), StoreStatus(kind: .file))
         case .keyring(let path):
             if let reason = keyring.probe(probeTimeout) { throw SessionStoreError.unavailable(reason) }
-            let records = try FileSessionStore(directory: directory(path), warn: warn)
-            let store = keyringStore(records, KeyringAccess(keyring.open(records.directory.path)), providers, lockTimeout, warn)
+            let records = try FileSessionStore(path: directory(path), warn: warn)
+            let store = keyringStore(records, KeyringAccess(keyring.open(records.path)), providers, lockTimeout, warn)
             return (store, store.storeStatus)
         case .auto(let path):
-            let records = try FileSessionStore(directory: directory(path), warn: warn)
-            let store = keyringStore(records, KeyringAccess(onDemand: keyring, scope: records.directory.path, clock: clock), providers, lockTimeout, warn)
+            let records = try FileSessionStore(path: directory(path), warn: warn)
+            let store = keyringStore(records, KeyringAccess(onDemand: keyring, scope: records.path, clock: clock), providers, lockTimeout, warn)
             return (store, store.storeStatus)
         }
     }
