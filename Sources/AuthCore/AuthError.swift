@@ -45,7 +45,9 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
 }
 
 /// An auth failure: a code, one human sentence without secrets, and the provider it concerns.
-public struct AuthError: Error, Sendable, Equatable {
+/// Shown as that sentence wherever it is interpolated (a log line, a wrapped message), never as a
+/// Swift value dump (`AuthError(code: …)`).
+public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     public let code: AuthErrorCode
     public let message: String
     public let provider: String?
@@ -63,6 +65,8 @@ public struct AuthError: Error, Sendable, Equatable {
         self.message = message
         self.provider = provider
     }
+
+    public var description: String { message }
 
     /// This error with `refusal`'s description as `serverDescription`; for the named constructors.
     func carrying(_ refusal: ServerRefusal?) -> AuthError {

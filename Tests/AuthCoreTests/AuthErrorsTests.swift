@@ -12,6 +12,15 @@ final class AuthErrorsTests: XCTestCase {
         XCTAssertEqual(error, AuthError(code, message, provider: provider), file: file, line: line)
     }
 
+    /// Interpolated into a log line or another message, an error is its sentence, not a Swift value
+    /// dump (issue 36 item 4: `the server's GET stream could not be opened: AuthError(code: …)`).
+    func testAnErrorReadsAsItsSentence() {
+        let error = AuthError.requestFailed(.mcpNotCompleted("http://127.0.0.1:9/mcp could not be reached"))
+        let line = "mcp: the server's GET stream could not be opened: \(error)"
+        XCTAssertEqual(line, "mcp: the server's GET stream could not be opened: " + error.message)
+        XCTAssertFalse(line.contains("AuthError(") || line.contains("Optional("), line)
+    }
+
     func testLoginTexts() {
         let p = Self.corp
         check(.loginDenied(p, .denied(nil)), .loginDenied, "The Corp SSO login was denied.")
