@@ -14,6 +14,10 @@ public struct LoginResult: Sendable, Equatable {
     /// Whatever the provider says about the user.
     public let user: JSONValue
     public let expiresAt: Date?
+
+    public init(provider: String, account: String, user: JSONValue, expiresAt: Date?) {
+        (self.provider, self.account, self.user, self.expiresAt) = (provider, account, user, expiresAt)
+    }
 }
 
 public struct TokenResult: Sendable, Equatable {
@@ -22,6 +26,12 @@ public struct TokenResult: Sendable, Equatable {
     public let expiresAt: Date?
     /// For `token {minValidSeconds}`: whether it was refreshed first.
     public internal(set) var refreshed = false
+    /// Whether `minValidSeconds` was asked, so `refreshed` is said.
+    public internal(set) var askedValidity = false
+
+    public init(accessToken: String, tokenType: String, expiresAt: Date?) {
+        (self.accessToken, self.tokenType, self.expiresAt) = (accessToken, tokenType, expiresAt)
+    }
 
     init(_ credential: Credential) {
         accessToken = credential.accessToken
@@ -36,6 +46,10 @@ public struct RefreshResult: Sendable, Equatable {
     /// False when the rejected token had already been replaced: nothing was sent.
     public let refreshed: Bool
     public let expiresAt: Date?
+
+    public init(provider: String, account: String, refreshed: Bool, expiresAt: Date?) {
+        (self.provider, self.account, self.refreshed, self.expiresAt) = (provider, account, refreshed, expiresAt)
+    }
 }
 
 /// How to authorize one outgoing request.

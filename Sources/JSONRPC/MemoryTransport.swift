@@ -76,8 +76,11 @@ public final class MemoryHost: Sendable {
     /// The agent's next line (without its newline); nil at the end of its output, or when
     /// `timeout` seconds pass first.
     public func readLine(timeout: Double) -> String? {
-        toHost.readLine(before: .now() + timeout).map { String(decoding: $0, as: UTF8.self) }
+        (toHost.readLine(before: .now() + timeout) ?? nil).map { String(decoding: $0, as: UTF8.self) }
     }
+
+    /// The agent's next line; `.some(nil)` at the end of its output, nil when `timeout` seconds pass first.
+    func readLineOrEnd(timeout: Double) -> [UInt8]?? { toHost.readLine(before: .now() + timeout) }
 
     /// The host goes away: the agent reads end of input, and whatever it writes is dropped.
     public func close() {
@@ -126,8 +129,8 @@ private final class MemoryPipe: Sendable {
         }
     }
 
-    /// The next whole line, without its newline; nil once closed with no whole line left, or at `deadline`.
-    func readLine(before deadline: DispatchTime) -> [UInt8]? {
+    /// The next whole line, without its newline; `.some(nil)` once closed with no whole line left, nil at `deadline`.
+    func readLine(before deadline: DispatchTime) -> [UInt8]?? {
         while true {
             let (line, closed) = state.withLock { s -> ([UInt8]?, Bool) in
                 guard let newline = s.bytes.firstIndex(of: 0x0A) else { return (nil, s.closed) }
@@ -135,8 +138,9 @@ private final class MemoryPipe: Sendable {
                 s.bytes.removeFirst(newline + 1)
                 return (line, s.closed)
             }
-            if let line { return line }
-            if closed || changed.wait(timeout: deadline) == .timedOut { return nil }
+            if let line { return .some(line) }
+            if closed { return .some(nil) }
+            if changed.wait(timeout: deadline) == .timedOut { return nil }
         }
     }
 }

@@ -56,7 +56,7 @@ enum ConfigCommand {
         let secret = draft.clientSecretStdin ? try TerminalLogin.secretFromStdin("--client-secret-stdin") : nil
         let transport = LoggingTransport.wrapping(SystemHTTPTransport(), logger: logger)
         let issuer = draft.issuer
-        let found = try ToolSession.wait(timeout: 30) { () async throws(AuthError) in
+        let found = try Blocking.wait(timeout: 30) { () async throws(AuthError) in
             try await IssuerEndpoints.discover(issuer: issuer, transport: transport)
         }
         let width = (found.endpoints.map(\.name.count).max() ?? 0) + 2

@@ -18,25 +18,24 @@ import Wire
 /// provider that covers the URL, refreshed and resent once after a 401 — printed like
 /// curl prints it, so a shell script gets the token's benefits without ever holding it.
 enum FetchCommand {
-    static func run(_ options: ToolCommand.FetchOptions, session: ToolSession) throws(ToolFailure) -> String {
+    static func run(_ options: ToolCommand.FetchOptions, account: String?, shape: TokenShape?, link: AgentLink) throws(ToolFailure) -> String {
         let request = try request(options)
-        let service = session.service
-        let (choice, shape) = (session.choice, session.shape)
+        let environment = ProcessEnvironment.current()
         // With a person at a terminal, an API that asks for a login gets one (learned from its 401).
         let attended = Terminal.controlling().map { close($0.fd); return true } ?? false
-        let live = LivePromptLine(environment: ProcessEnvironment.current())
+        let live = LivePromptLine(environment: environment)
         defer { live.stop() }
-        let context = TerminalLogin.presenter(live, openBrowser: LivePromptLine.canOpenBrowser(ProcessEnvironment.current()))
-        let response = try ToolSession.wait(timeout: request.timeout + session.requestTimeout + (attended ? TerminalLogin.timeout : 0)) { () async throws(AuthError) in
-            try await service.fetch(request, provider: nil, account: choice, shape: shape, login: attended ? .ifNeeded : .hint, context: context)
-        }
+        let params = FetchMethod.Params(request, account: account, shape: shape, login: attended ? .ifNeeded : .hint,
+                                        openBrowser: attended ? LivePromptLine.canOpenBrowser(environment) : nil)
+        let response = try link.call(FetchMethod.self, params, timeout: request.timeout + link.requestTimeout + (attended ? TerminalLogin.timeout : 0),
+                                     notification: TerminalLogin.prompts(live, displayName: Origin(url: request.url)?.description ?? request.url, link: link))
         if let hint = response.login, let server = hint.authorizationServer {
             Logger.stderrSink("auth-agent: \(TerminalText.escaped(hint.resource)) wants a login at \(TerminalText.escaped(server)); run: auth-agent login \(TerminalText.escaped(hint.resource))")
         } else if let hint = response.login {
             Logger.stderrSink("auth-agent: \(TerminalText.escaped(hint.resource)) wants a login; its metadata on another origin "
                               + "(\(TerminalText.escaped(hint.resourceMetadata ?? "?"))) is read only for a login: run this on a terminal, or list its origin in learn.allow")
         }
-        // Written as they are: gathering head and body into one buffer first held three more copies of the body.
+        // Written as they are: gathering head and body into one buffer first held more copies of the body.
         if options.include { StandardStream.write(Array(head(response).utf8)) }
         StandardStream.write(response.body)
         if response.status >= 400 { throw ToolFailure(.httpError, "HTTP \(response.status) from \(Origin(url: options.url)?.description ?? options.url)") }

@@ -11,17 +11,20 @@ import Logging
 /// origin of every provider, in the user's global git configuration — once, like `gh auth setup-git`,
 /// so running it again changes nothing.
 enum GitConfigure {
-    static func run(url: String?, session: ToolSession) throws(ToolFailure) -> String {
+    static func run(url: String?, configPath: String?) throws(ToolFailure) -> String {
         var urls: [String] = []
         if let url {
             guard Origin(url: url) != nil else { throw ToolFailure(.usage, "git-credential configure needs an http or https URL, got '\(url)'") }
             urls = [url]
         } else {
-            for provider in session.config.providers {
+            var arguments = Arguments()
+            arguments.configPath = configPath
+            let (config, path) = Agent.loadConfig(arguments, logger: Logger(level: .warn), hint: false)
+            for provider in config.providers {
                 urls += provider.origins.filter { $0.scheme == "https" }.map(\.description)
             }
             guard !urls.isEmpty else {
-                throw ToolFailure(.usage, session.config.providers.isEmpty ? ConfigCommand.noConfiguration(session.configPath)
+                throw ToolFailure(.usage, config.providers.isEmpty ? ConfigCommand.noConfiguration(path)
                                                                           : "no provider has an https origin; name the URL: auth-agent git-credential configure URL")
             }
         }

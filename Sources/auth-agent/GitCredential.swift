@@ -15,11 +15,11 @@ enum GitCredential {
     /// take a token as the Basic-auth password accept any username, and `oauth2` is the one most document.
     static let defaultUsername = "oauth2"
 
-    static func run(_ operation: String, session: ToolSession) throws(ToolFailure) -> String {
+    static func run(_ operation: String, account: String?, link: AgentLink) throws(ToolFailure) -> String {
         let request = parse(readRequest())
         switch operation {
-        case "get": return try get(request, session: session)
-        case "erase": try erase(request, session: session); return ""
+        case "get": return try get(request, account: account, link: link)
+        case "erase": try erase(request, account: account, link: link); return ""
         default: return ""  // `store`, and operations of later gits: nothing to keep, the store is ours
         }
     }
@@ -87,66 +87,66 @@ enum GitCredential {
     }
 
     /// `get`: the token for the provider covering the origin, of the shape that origin is configured
-    /// with (as `sign` gives it). Not covered or not logged in → no answer (exit 0), so git moves on
-    /// to its other helpers; one hint on stderr.
-    private static func get(_ request: [String: String], session: ToolSession) throws(ToolFailure) -> String {
-        guard let route = coverage(request, session: session) else { return "" }
-        let (provider, shape) = (route.provider, route.shape)
-        let token: (token: String, type: String, expiresAt: String?)
-        guard let named = namedAccount(request, provider: provider, session: session) else { return "" }
-        do {
-            token = try session.token(provider, account: AccountChoice(account: named), shape: shape)
+    /// with — `sign`'s rule, through the agent. Not covered or not logged in → no answer (exit 0), so
+    /// git moves on to its other helpers; one hint on stderr. A DPoP provider's token is refused by
+    /// the core (`token {bearer}`): git would send it without a proof.
+    private static func get(_ request: [String: String], account: String?, link: AgentLink) throws(ToolFailure) -> String {
+        guard let origin = origin(request) else { return "" }
+        do throws(ToolFailure) {
+            guard let provider = try link.call(SignMethod.self, .init(url: origin.description)).provider else { return "" }
+            let entry = try Tool.entry(provider, link)
+            guard let named = namedAccount(request, account: account, entry: entry, link: link) else { return "" }
+            let signed = try link.call(SignMethod.self, .init(url: origin.description, provider: provider, account: named))
+            guard let token = signed.bearerToken else {
+                _ = try link.call(TokenMethod.self, .init(provider: provider, account: named, bearer: true))
+                throw ToolFailure(.failed, "\(provider) signs with something other than a bearer token; git cannot be given it")
+            }
+            // A username git was given (`https://alice@host/…`, credential.username) stays the one it sends.
+            let username = named.flatMap { _ in request["username"] } ?? entry.gitUsername ?? defaultUsername
+            guard let text = answer(username: username, token: token, expiresAt: signed.expiresAt) else {
+                throw ToolFailure(.failed, "the token or gitUsername of \(provider) holds a line break; git cannot be given it")
+            }
+            return text
         } catch where error.needsLogin {
-            Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message)) run: auth-agent login \(provider)")
+            Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message)) run: auth-agent login\(error.provider.map { " \($0)" } ?? "")")
             return ""
         }
-        // A username git was given (`https://alice@host/…`, credential.username) stays the one it sends.
-        let configured = try session.provider(provider).gitUsername ?? defaultUsername
-        let username = named.flatMap { _ in request["username"] } ?? configured
-        guard let text = answer(username: username, token: token.token, expiresAt: token.expiresAt.flatMap(RFC3339.parse)) else {
-            throw ToolFailure(.failed, "the token or gitUsername of \(provider) holds a line break; git cannot be given it")
-        }
-        return text
     }
 
     /// `erase`: git got a 401 with this password; refresh unless it was already replaced.
-    private static func erase(_ request: [String: String], session: ToolSession) throws(ToolFailure) {
-        guard let provider = coverage(request, session: session)?.provider, let password = request["password"],
-              let named = namedAccount(request, provider: provider, session: session) else { return }
-        let service = session.service
-        do {
-            let choice = AccountChoice(account: named)
-            let result = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
-                try await service.refresh(provider: provider, account: choice, failedAuthorization: password)
-            }
+    private static func erase(_ request: [String: String], account: String?, link: AgentLink) throws(ToolFailure) {
+        guard let origin = origin(request), let password = request["password"] else { return }
+        do throws(ToolFailure) {
+            guard let provider = try link.call(SignMethod.self, .init(url: origin.description)).provider else { return }
+            let entry = try Tool.entry(provider, link)
+            guard let named = namedAccount(request, account: account, entry: entry, link: link) else { return }
+            let result = try link.call(RefreshMethod.self, .init(provider: provider, account: named, failedAuthorization: password))
             // git itself only says the authentication failed; the person should know a retry will work.
             if result.refreshed {
-                Logger.stderrSink("auth-agent: the token of \(try session.provider(provider).displayName) was refreshed; run the git command again.")
+                Logger.stderrSink("auth-agent: the token of \(TerminalText.escaped(entry.displayName)) was refreshed; run the git command again.")
             }
         } catch where error.needsLogin {
-            Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message)) run: auth-agent login \(provider)")
+            Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message)) run: auth-agent login\(error.provider.map { " \($0)" } ?? "")")
         }
     }
 
-    /// The account git's `username` names, when it names one of the provider's accounts
-    /// (as every `--account` is resolved: by id or by a name its user logs in with); otherwise
-    /// the default account (`.some(nil)`), so a username like `oauth2` or `git` changes nothing.
-    /// `--account` wins over both. Nil, after saying why, when the username fits several
-    /// accounts: git then asks its other helpers rather than get one of them at random.
-    private static func namedAccount(_ request: [String: String], provider: String, session: ToolSession) -> String?? {
-        if let account = session.command.account { return .some(account) }
+    /// The account git's `username` names, when it names one of the provider's accounts (as every
+    /// `--account` is resolved: by id or by a name its user logs in with); otherwise the default
+    /// account (`.some(nil)`), so a username like `oauth2` or `git` changes nothing. `--account`
+    /// wins over both. Nil, after the agent said why, when the username fits several accounts:
+    /// git then asks its other helpers rather than get one of them at random.
+    private static func namedAccount(_ request: [String: String], account: String?, entry: StatusMethod.Result.Provider, link: AgentLink) -> String?? {
+        if let account { return .some(account) }
         guard let username = request["username"], !username.isEmpty else { return .some(nil) }
-        do {
-            return .some(try session.service.account(named: username, provider: provider))
+        if entry.accounts.contains(where: { $0.id == username }) { return .some(username) }
+        let matching = entry.accounts.filter { AccountNames.matches(username, account: $0.id, user: $0.user) }
+        guard matching.count > 1 else { return .some(matching.first?.id) }
+        // Several: the agent resolves the name as it resolves every `account`, and says which fit.
+        do throws(ToolFailure) {
+            _ = try link.call(TokenMethod.self, .init(provider: entry.id, account: username))
         } catch {
             Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message))")
-            return nil
         }
-    }
-
-    /// The provider covering git's origin and the token shape configured there: `sign`'s rule.
-    private static func coverage(_ request: [String: String], session: ToolSession) -> Route? {
-        guard let origin = origin(request) else { return nil }
-        return (try? session.service.coverage(url: origin.description)) ?? nil
+        return nil
     }
 }

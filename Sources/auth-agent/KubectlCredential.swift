@@ -39,22 +39,6 @@ enum KubectlCredential {
                         server: info["spec"]?["cluster"]?["server"]?.stringValue)
     }
 
-    /// The token shape for the cluster kubectl names: the one its server's origin is configured
-    /// with, as `sign` would use. A server the provider does not cover (or not over https or
-    /// loopback) gets no token: a kubeconfig pointing at another cluster must not receive it.
-    /// Without cluster info there is nothing to check (nil: the provider's own token).
-    static func shape(for info: ExecInfo, provider: String, session: ToolSession) throws(ToolFailure) -> TokenShape? {
-        guard let server = info.server else { return nil }
-        do {
-            return try session.service.coverage(url: server, provider: provider)?.shape
-        } catch where error.code == .originNotAllowed {
-            throw ToolFailure(.failed, "originNotAllowed: \(provider) does not cover the cluster \(server); "
-                + "add its origin (https, or http on loopback) to the provider's origins to send it the token")
-        } catch {
-            throw ToolFailure(error)
-        }
-    }
-
     /// The ExecCredential kubectl reads; it caches the token until `expirationTimestamp`.
     static func execCredential(apiVersion: String, token: String, expiresAt: String?) -> String {
         var status: JSONObject = ["token": .string(token)]
@@ -62,22 +46,42 @@ enum KubectlCredential {
         return JSONSerializer.string(["apiVersion": .string(apiVersion), "kind": "ExecCredential", "status": .object(status)]) + "\n"
     }
 
-    static func run(_ provider: String, session: ToolSession, command: ToolCommand) throws(ToolFailure) -> String {
+    /// The token for the cluster kubectl names: what `sign` gives for its server (the shape its
+    /// origin is configured with; refused when the provider does not cover it, so a kubeconfig
+    /// pointing at another cluster never receives it), or the provider's own without cluster info.
+    /// A DPoP provider's token is refused by the core (`token {bearer}`): kubectl sends no proof.
+    /// An interactive kubectl gets a login at its terminal when nobody is logged in.
+    static func run(_ provider: String, account: String?, shape: TokenShape?, link: AgentLink) throws(ToolFailure) -> String {
         let info = try execInfo(ProcessEnvironment.current()["KUBERNETES_EXEC_INFO"], stdinIsTerminal: isatty(0) == 1)
-        let shape = try shape(for: info, provider: provider, session: session)
-        do {
-            let token = try session.token(provider, shape: shape)
-            return execCredential(apiVersion: info.apiVersion, token: token.token, expiresAt: token.expiresAt)
-        } catch where error.needsLogin {
-            guard info.interactive else {
-                throw ToolFailure(.failed, "\(error.message) run: auth-agent login \(provider)")
+        func credential() throws(ToolFailure) -> String {
+            let bearer = TokenMethod.Params(provider: provider, account: account, shape: shape, bearer: true)
+            guard let server = info.server else {
+                let token = try link.call(TokenMethod.self, bearer)
+                return execCredential(apiVersion: info.apiVersion, token: token.accessToken, expiresAt: token.expiresAt.map(RFC3339.format))
             }
+            let notCovered = ToolFailure(.failed, "originNotAllowed: \(provider) does not cover the cluster \(server); "
+                + "add its origin (https, or http on loopback) to the provider's origins to send it the token")
+            let signed: SignMethod.Result
+            do {
+                signed = try link.call(SignMethod.self, .init(url: server, provider: provider, account: account, shape: shape))
+            } catch where error.authCode == .originNotAllowed {
+                throw notCovered
+            }
+            guard signed.authorization != nil else { throw notCovered }
+            guard let token = signed.bearerToken else {
+                _ = try link.call(TokenMethod.self, bearer)
+                throw ToolFailure(.failed, "\(provider) signed the cluster's requests with something other than a bearer token")
+            }
+            return execCredential(apiVersion: info.apiVersion, token: token, expiresAt: signed.expiresAt.map(RFC3339.format))
+        }
+        do {
+            return try credential()
+        } catch where error.needsLogin {
+            guard info.interactive else { throw ToolFailure(.failed, "\(error.message) run: auth-agent login \(provider)") }
         }
         // One interactive login per provider (the core's): a parallel kubectl whose login came
         // first is waited for, and its session answers this one instead of a second prompt.
-        let result = try TerminalLogin.run(session, provider: provider, options: .init())
-        Logger.stderrSink(TerminalLogin.loggedIn(result, session: session))
-        let token = try session.token(provider, shape: shape)
-        return execCredential(apiVersion: info.apiVersion, token: token.token, expiresAt: token.expiresAt)
+        Logger.stderrSink(try TerminalLogin.login(provider, .init(), link: link))
+        return try credential()
     }
 }

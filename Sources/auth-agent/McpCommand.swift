@@ -76,10 +76,13 @@ enum McpCommand {
         StdioServer.holdTerminationSignals()
         signal(SIGPIPE, SIG_IGN)
         var command = ToolCommand(action: .header(url: options.url))
-        (command.account, command.scopes, command.audience, command.resource) = (options.account, options.scopes, options.audience, options.resource)
-        (command.configPath, command.logLevel) = (options.configPath, options.logLevel)
-        let session: ToolSession
-        do { session = try ToolSession.open(command) } catch {
+        (command.scopes, command.audience, command.resource) = (options.scopes, options.audience, options.resource)
+        let session: LocalAgent
+        let shape: TokenShape?
+        do {
+            shape = try Tool.shape(of: command)
+            session = try LocalAgent(configPath: options.configPath, logLevel: options.logLevel)
+        } catch {
             Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message))")
             exit(error.code.rawValue)
         }
@@ -89,7 +92,7 @@ enum McpCommand {
         let warn: @Sendable (String) -> Void = { logger.warn(TerminalText.escaped($0)) }
         let everyExchange: @Sendable (String) -> Void = { logger.debug(TerminalText.escaped($0)) }
         let debug = logger.level >= .debug ? everyExchange : nil
-        let bridge = MCPBridge(url: options.url, transport: SystemHTTPTransport(), authorizer: McpLogins(session: session, device: options.device),
+        let bridge = MCPBridge(url: options.url, transport: SystemHTTPTransport(), authorizer: McpLogins(session: session, account: AccountChoice(account: options.account), shape: shape, device: options.device),
                                options: MCPBridge.Options(timeout: options.timeout), output: LineWriter.standardOutput.write, log: warn, debug: debug)
         let ending = Ending()
         let done = DispatchSemaphore(value: 0)

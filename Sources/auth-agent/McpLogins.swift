@@ -10,14 +10,16 @@ import Logging
 /// (the interactive-login lock), one per bridge (every waiting message waits for the same one);
 /// with no provider covering the URL, the provider is learned from the server's 401 first.
 final class McpLogins: MCPAuthorizer {
-    let session: ToolSession
+    let session: LocalAgent
+    /// `--account` and the token shape (`--scope`, `--audience`, `--resource`) the bridge signs with.
+    let choice: AccountChoice
+    let shape: TokenShape?
     let device: Bool
     /// The login under way in this bridge, by provider (or URL being learned): later messages wait for it.
     private let logins = Locked<[String: Task<Void, Error>]>([:])
 
-    init(session: ToolSession, device: Bool) {
-        self.session = session
-        self.device = device
+    init(session: LocalAgent, account: AccountChoice, shape: TokenShape?, device: Bool) {
+        (self.session, self.choice, self.shape, self.device) = (session, account, shape, device)
     }
 
     func signature(for url: String, method: String) async throws(AuthError) -> Signature? {
@@ -64,7 +66,7 @@ final class McpLogins: MCPAuthorizer {
 
     /// `Authorization`, and for a DPoP-bound token the proof for this method and URL; nil when unsigned.
     private func sign(_ url: String, _ method: String) async throws(AuthError) -> Signature? {
-        switch try await session.service.sign(url: url, provider: nil, account: session.choice, shape: session.shape, method: method) {
+        switch try await session.service.sign(url: url, provider: nil, account: choice, shape: shape, method: method) {
         case .unsigned: return nil
         case .signed(let signature): return signature
         }
@@ -72,7 +74,7 @@ final class McpLogins: MCPAuthorizer {
 
     /// One terminal login for `provider`, shared by every message waiting in this bridge.
     private func logIn(provider: String) async throws(AuthError) {
-        try await once(provider) { [session, device] in try await Self.terminalLogin(session, provider: provider, device: device) }
+        try await once(provider) { [session, choice, device] in try await Self.terminalLogin(session, provider: provider, account: choice, device: device) }
     }
 
     /// Runs `login` unless one under `key` is under way in this bridge, then waits for that one.
@@ -92,7 +94,7 @@ final class McpLogins: MCPAuthorizer {
     /// `AuthService.learn` (one learning per API across processes: a bridge that waited finds the
     /// API learned and logged in); the prompt as `auth-agent login` shows it, the browser opened
     /// where a display is (as `login URL` does).
-    private static func learn(_ session: ToolSession, url: String, challenge: BearerChallenge?, device: Bool) async throws {
+    private static func learn(_ session: LocalAgent, url: String, challenge: BearerChallenge?, device: Bool) async throws {
         let origin = Origin(url: url)
         let name = origin?.description ?? url
         let live = LivePromptLine(environment: ProcessEnvironment.current())
@@ -104,7 +106,7 @@ final class McpLogins: MCPAuthorizer {
 
     /// The step-up (one login per provider across processes, the core's), skipped when another
     /// process stepped up meanwhile (the provider, re-read from the store, has the scopes asked now).
-    private static func stepUp(_ session: ToolSession, provider: String, url: String, scopes: [String], device: Bool) async throws {
+    private static func stepUp(_ session: LocalAgent, provider: String, url: String, scopes: [String], device: Bool) async throws {
         session.service.checkStore()
         guard let asked = session.service.scopeChallenge(url: url, asked: scopes), !asked.asksNothingNew else { return }
         let name = Origin(url: url)?.description ?? url
@@ -119,24 +121,21 @@ final class McpLogins: MCPAuthorizer {
         TerminalLogin.presenter(live, openBrowser: LivePromptLine.canOpenBrowser(ProcessEnvironment.current()))
     }
 
-    /// `TerminalLogin` blocks (it waits on the user): on a thread of its own, skipped when a session
-    /// is there already (another process's login; one in progress is waited for by the core).
-    private static func terminalLogin(_ session: ToolSession, provider: String, device: Bool) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            let started = DetachedThread.start {
-                do throws(ToolFailure) {
-                    session.service.checkStore()
-                    if (try? session.service.tokenNow(provider: provider, account: session.choice)) != nil { return continuation.resume() }
-                    let result = try TerminalLogin.run(session, provider: provider, options: .init(flow: device ? .device : nil))
-                    Logger.stderrSink(TerminalLogin.loggedIn(result, session: session))
-                    continuation.resume()
-                } catch {
-                    let code = error.authCode ?? .loginDenied
-                    let message = error.message.hasPrefix("\(code.reason): ") ? String(error.message.dropFirst(code.reason.count + 2)) : error.message
-                    continuation.resume(throwing: AuthError.relayed(code, message, provider: provider))
-                }
-            }
-            if !started { continuation.resume(throwing: AuthError.noLoginThread(provider: provider)) }
+    /// The core's login (one per provider across processes) presented at the terminal, skipped when
+    /// a session is there already (another process's login; one in progress is waited for by the core).
+    private static func terminalLogin(_ session: LocalAgent, provider: String, account: AccountChoice, device: Bool) async throws {
+        session.service.checkStore()
+        if (try? session.service.tokenNow(provider: provider, account: account)) != nil { return }
+        guard let config = session.service.providerConfig(provider) else { throw AuthError.unknownProvider(provider, .notConfigured(known: [])) }
+        let options = TerminalLogin.Options(flow: device ? .device : nil)
+        let flow: Flow
+        do { flow = try TerminalLogin.flow(options, provider: config) } catch {
+            throw AuthError.relayed(.loginDenied, error.message, provider: provider)
         }
+        let live = LivePromptLine(environment: ProcessEnvironment.current())
+        defer { live.stop() }
+        let result = try await session.service.login(provider: provider, flow: options.choosesFlow ? flow : nil, credentials: nil,
+                                                     context: TerminalLogin.presenter(live, askFields: TerminalLogin.askAtTerminal(options)))
+        Logger.stderrSink(TerminalLogin.loggedIn(result, displayName: config.displayName))
     }
 }

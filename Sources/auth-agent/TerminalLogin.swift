@@ -15,7 +15,8 @@ import Locking
 import Logging
 
 /// `auth-agent login`: a login for a person at a terminal, or a script (`--password-stdin`,
-/// `--token-stdin`), through the same `AuthService.beginLogin` the protocol's `login` uses.
+/// `--token-stdin`), through the agent's `login`; and the terminal as the presenter of logins —
+/// the prompts shown, a redirect pasted back, the fields asked — for the command line and the bridge.
 enum TerminalLogin {
     struct Options: Equatable, Sendable {
         var username: String?
@@ -31,56 +32,117 @@ enum TerminalLogin {
     /// An interactive login (a device code or a browser) waits for the user this long at most.
     static let timeout = 15.0 * 60
 
-    /// Logs in; returns the `login` result. Parallel helpers wait for one another's login rather
-    /// than prompting again: the core runs one interactive login per provider (`AuthService.oneLogin`).
-    static func run(_ session: ToolSession, provider id: String, options: Options) throws(ToolFailure) -> LoginResult {
-        if id.contains("://") { return try learn(session, resource: id, options: options) }
-        let provider = try session.provider(id)
-        let flow = try flow(options, provider: provider)
-        // What a script gives on stdin is read now; what the person types is asked by the core,
-        // under the provider's one-login lock (a parallel helper waits for this answer instead).
-        let scripted = options.passwordStdin || options.tokenStdin
-        let credentials = scripted ? try credentials(for: provider, flow: flow, options: options) : nil
-        let refusal = Locked<ToolFailure?>(nil)
-        let ask: @Sendable (ProviderConfig, Flow) async throws(AuthError) -> Credentials = { config, chosen throws(AuthError) in
-            let asked: Credentials?
-            do throws(ToolFailure) { asked = try Self.credentials(for: config, flow: chosen, options: options) } catch {
-                // The terminal's own failure (none, Ctrl-C) is what the command exits with.
-                refusal.withLock { $0 = error }
-                throw AuthError.loginCancelled(config)
+    /// `login PROVIDER` or `login URL` at this terminal, through the agent's `login`: the flow the
+    /// options choose among those its `status` lists, a script's credentials from stdin sent with
+    /// it, the fields a person types asked by the agent (`loginFields`, under the provider's
+    /// one-login lock: a parallel helper waits for this answer instead of asking again), and its
+    /// prompts shown here (`loginPrompt`, `loginWaiting`). Returns the line that says who logged in.
+    static func login(_ id: String, _ options: Options, link: AgentLink) throws(ToolFailure) -> String {
+        let environment = ProcessEnvironment.current()
+        if id.contains("://") {
+            if options.username != nil || options.passwordStdin || options.tokenStdin {
+                throw ToolFailure(.usage, "an API learned from its URL logs in with a browser or --device, not a password or token")
             }
-            guard let asked else { throw AuthError.loginCancelled(config) }
-            return asked
+            let flow: Flow? = options.flow.map { $0 == .device ? .deviceCode : .authorizationCode }
+            let live = LivePromptLine(environment: environment)
+            defer { live.stop() }
+            let result = try link.call(LoginMethod.self, .init(.resource(id), flow: flow, openBrowser: LivePromptLine.canOpenBrowser(environment)),
+                                       timeout: timeout, notification: prompts(live, displayName: id, link: link))
+            return loggedIn(result, displayName: id)
         }
+        let entry = try Tool.entry(id, link)
+        let flows = entry.flows
+        guard let first = flows.first else { throw ToolFailure(.failed, "the agent's status names no flow for \(id)") }
+        var provider = ProviderConfig(id: id, displayName: entry.displayName, flow: first)
+        provider.flows = flows
+        // The agent's display decides (a forwarded login runs where the agent is): its `status`
+        // says `device` where it prefers the device code to a browser nobody would see.
+        let flow = try Self.flow(options, provider: provider, defaultFlow: entry.interactive == "device" && flows.contains(.deviceCode) ? .deviceCode : first)
+        var params = LoginMethod.Params(.provider(id), flow: options.choosesFlow ? flow : nil)
+        if options.passwordStdin || options.tokenStdin {
+            params.credentials = try credentials(for: provider, flow: flow, options: options)
+        } else {
+            try link.initialize(capabilities: ["loginFields": true])
+        }
+        var refusal: ToolFailure?
         // The prompt's countdown line ends (cleared) before anything else is printed.
-        let live = LivePromptLine(environment: ProcessEnvironment.current())
+        let live = LivePromptLine(environment: environment)
         defer { live.stop() }
-        let context = presenter(live, askFields: scripted ? nil : ask)
-        let service = session.service
         do throws(ToolFailure) {
-            return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
-                try await service.login(provider: id, flow: options.choosesFlow ? flow : nil, credentials: credentials, context: context)
-            }
+            let result = try link.call(LoginMethod.self, params, timeout: timeout, notification: prompts(live, displayName: entry.displayName, link: link),
+                                       answer: { request in
+                guard request["method"]?.stringValue == AuthMethods.loginFields else { return nil }
+                let asked: Flow = request["params"]?["fields"]?.arrayValue?.contains { $0["name"] == "token" } == true ? .token : .password
+                do throws(ToolFailure) {
+                    return try credentials(for: provider, flow: asked, options: options).map(json)
+                } catch {
+                    // The terminal's own failure (none, Ctrl-C) is what the command exits with.
+                    refusal = error
+                    return nil
+                }
+            })
+            return loggedIn(result, displayName: entry.displayName)
         } catch {
-            throw refusal.current ?? error
+            throw refusal ?? error
         }
     }
 
-    /// `auth-agent login URL`: learns the API at URL (unless learned already) and logs in, by
-    /// browser (opened where a display exists) or, with `--device`, the device flow.
-    static func learn(_ session: ToolSession, resource: String, options: Options) throws(ToolFailure) -> LoginResult {
-        if options.username != nil || options.passwordStdin || options.tokenStdin {
-            throw ToolFailure(.usage, "an API learned from its URL logs in with a browser or --device, not a password or token")
+    /// What a login's notifications show at this terminal: its prompt (a browser's redirect may be
+    /// pasted back here, handed to the agent on a connection of its own while this one waits) and
+    /// word of another login it waits for. `fetch` with a login shows the same.
+    static func prompts(_ live: LivePromptLine, displayName: String, link: AgentLink) -> (JSONValue) -> Void {
+        { message in
+            let params = message["params"]
+            switch message["method"]?.stringValue {
+            case AuthMethods.loginWaiting?:
+                if let text = params?["message"]?.stringValue { sayWaiting(TerminalText.escaped(text)) }
+            case AuthMethods.loginPrompt?:
+                guard let prompt = loginPrompt(params) else { return }
+                if case .browser = prompt, let requestId = params?["requestId"] {
+                    let agent = link.agent
+                    live.acceptPaste { url in completeLogin(requestId: requestId, redirectURL: url, agent: agent) }
+                }
+                show(prompt: prompt, target: target(params, displayName: displayName), live: live)
+            default: break
+            }
         }
-        let flow: Flow? = options.flow == .device ? .deviceCode : options.flow == .browser ? .authorizationCode : nil
-        // One learning login per API across processes is the core's (`AuthService.learn`): the
-        // registered redirect port is one, and a login that waited finds the provider learned.
-        let live = LivePromptLine(environment: ProcessEnvironment.current())
-        defer { live.stop() }
-        let service = session.service
-        return try ToolSession.wait(timeout: timeout) { () async throws(AuthError) in
-            try await service.login(resource: resource, flow: flow, context: presenter(live, openBrowser: LivePromptLine.canOpenBrowser(ProcessEnvironment.current())))
+    }
+
+    /// A redirect URL pasted at this terminal, handed to the agent's waiting login; nil when taken, else why not.
+    static func completeLogin(requestId: JSONValue, redirectURL: String, agent: AgentLink.Agent) -> String? {
+        guard let other = AgentLink.another(agent) else { return "the agent does not answer" }
+        do throws(ToolFailure) {
+            try other.call(CompleteLoginMethod.self, .init(requestId: requestId, redirectUrl: redirectURL))
+            return nil
+        } catch {
+            // The refusal said to the person, not to a program: without the protocol's framing of the param.
+            let framing = "Invalid params: 'redirectUrl': "
+            return error.message.hasPrefix(framing) ? String(error.message.dropFirst(framing.count)) : error.message
         }
+    }
+
+    /// Credentials as `loginFields`' answer carries them.
+    static func json(_ credentials: Credentials) -> JSONValue {
+        switch credentials {
+        case .token(let token): return ["token": .string(token)]
+        case .password(let username, let password): return ["username": .string(username), "password": .string(password)]
+        }
+    }
+
+    /// What a `loginPrompt` notification's params say the login is for.
+    static func target(_ params: JSONValue?, displayName: String) -> LoginTarget {
+        LoginTarget(provider: params?["provider"]?.stringValue ?? "", displayName: displayName,
+                    resource: params?["resource"]?.stringValue, authorizationServer: params?["authorizationServer"]?.stringValue)
+    }
+
+    /// A `loginPrompt` notification's params as the prompt the terminal shows.
+    static func loginPrompt(_ params: JSONValue?) -> LoginPrompt? {
+        let expiresAt = params?["expiresAt"]?.stringValue.flatMap(RFC3339.parse) ?? Date()
+        if let code = params?["userCode"]?.stringValue, let uri = params?["verificationUri"]?.stringValue {
+            return .deviceCode(userCode: code, verificationURI: uri, verificationURIComplete: params?["verificationUriComplete"]?.stringValue, expiresAt: expiresAt)
+        }
+        if let url = params?["url"]?.stringValue { return .browser(url: url, expiresAt: expiresAt) }
+        return nil
     }
 
     /// The terminal as a login's presenter — for `login`, `login URL`, kubectl's plugin and the MCP
@@ -92,6 +154,15 @@ enum TerminalLogin {
                           askFields: (@Sendable (ProviderConfig, Flow) async throws(AuthError) -> Credentials)? = nil) -> LoginContext {
         LoginContext(openBrowser: openBrowser, prompt: { show(prompt: $0, target: $1, live: live) },
                      acceptPaste: { paste in live.acceptPaste { paste.complete($0) } }, waiting: sayWaiting, askFields: askFields)
+    }
+
+    /// The fields a flow needs, asked at the terminal (the bridge's logins, which run in this
+    /// process's core); the terminal's own failure (none, Ctrl-C) cancels the login.
+    static func askAtTerminal(_ options: Options) -> @Sendable (ProviderConfig, Flow) async throws(AuthError) -> Credentials {
+        { config, flow throws(AuthError) in
+            guard let asked = try? credentials(for: config, flow: flow, options: options) else { throw AuthError.loginCancelled(config) }
+            return asked
+        }
     }
 
     /// What the person at the terminal is told while the login waits for another one.
@@ -193,11 +264,10 @@ enum TerminalLogin {
         }
     }
 
-    /// `Logged in to Corp SSO as alice (until …).`: the person's name, else the account's id
-    /// (nothing for the one account of a flow that learns nothing about its user).
-    static func loggedIn(_ result: LoginResult, session: ToolSession) -> String {
-        let name = (session.config.providers.first { $0.id == result.provider } ?? session.service.providerConfig(result.provider))?.displayName ?? result.provider
-        var text = "Logged in to \(name)"
+    /// `Logged in to Corp SSO as alice (token valid until …).`: the person's name, else the
+    /// account's id (nothing for the one account of a flow that learns nothing about its user).
+    static func loggedIn(_ result: LoginResult, displayName: String) -> String {
+        var text = "Logged in to \(TerminalText.escaped(displayName))"
         if let person = AccountNames.person(result.user, account: result.account) { text += " as \(TerminalText.escaped(person))" }
         if let until = result.expiresAt { text += " (token valid until \(RFC3339.format(until)))" }
         return text + "."

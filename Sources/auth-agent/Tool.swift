@@ -14,30 +14,31 @@ import JSONRPC
 import Logging
 
 /// Runs a one-shot subcommand and exits with its code (see `ToolFailure`); its answer alone goes
-/// to stdout, everything for people to stderr.
+/// to stdout, everything for people to stderr. Every command is the protocol's calls to an agent
+/// (`AgentLink`: the socket agent, or this process's own), written once here and in the files
+/// of the commands that need more (`TerminalLogin`, `FetchCommand`, `GitCredential`, `KubectlCredential`).
 enum Tool {
     static func run(_ command: ToolCommand) -> Never {
         // Only a login may wait on the user; for the rest Ctrl-C's default (end now) loses nothing,
         // as the store is only ever written whole, and start-up skips the signal source.
         if command.mayLogIn { Interrupt.install() }
-        var opened: ToolSession?
+        var opened: AgentLink?
         do {
             let output = try perform(command) { opened = $0 }
             if !output.isEmpty { StandardStream.write(Array(output.utf8)) }
-            // A stale token was answered at once and its refresh runs on: let it reach the store.
-            opened?.service.finishRefreshes()
+            opened?.finish()
             exit(0)
         } catch {
-            Logger.stderrSink("auth-agent: \(TerminalText.escaped(advice(error, command: command, session: opened)))")
+            Logger.stderrSink("auth-agent: \(TerminalText.escaped(advice(error, command: command, link: opened)))")
             exit(error.code.rawValue)
         }
     }
 
     /// The failure's message with what to do next: how to start when nothing is configured, and
     /// `run: auth-agent login P` when nobody is logged in (as git-credential and kubectl-credential say).
-    static func advice(_ failure: ToolFailure, command: ToolCommand, session: ToolSession?) -> String {
-        if failure.authCode == .unknownProvider, let session, session.config.providers.isEmpty {
-            return ConfigCommand.noConfiguration(session.configPath)
+    static func advice(_ failure: ToolFailure, command: ToolCommand, link: AgentLink?) -> String {
+        if failure.authCode == .unknownProvider, let local = link?.local, local.config.providers.isEmpty {
+            return ConfigCommand.noConfiguration(local.configPath)
         }
         switch command.action {
         case .token, .refresh, .header, .fetch:
@@ -48,98 +49,109 @@ enum Tool {
     }
 
     /// What the command prints on stdout when it succeeds.
-    static func perform(_ command: ToolCommand, opened: (ToolSession) -> Void = { _ in }) throws(ToolFailure) -> String {
-        // Configuration commands work on the file itself: no store to open, and a missing or broken file is their business.
-        if case .config(let action) = command.action { return try ConfigCommand.run(action, command: command) }
-        // A socket agent serves the session's tools: its configuration and store, not this process's.
-        if RemoteTool.serves(command.action), let link = AgentLink.connect(environment: ProcessEnvironment.current()) {
-            return try RemoteTool.perform(command, link: link)
+    static func perform(_ command: ToolCommand, opened: (AgentLink) -> Void = { _ in }) throws(ToolFailure) -> String {
+        // Configuration commands work on the file itself: no agent, and a missing or broken file is their business.
+        switch command.action {
+        case .config(let action): return try ConfigCommand.run(action, command: command)
+        case .gitConfigure(let url): return try GitConfigure.run(url: url, configPath: command.configPath)
+        default: break
         }
-        let session = try ToolSession.open(command)
-        opened(session)
+        let shape = try shape(of: command)
+        let link = try AgentLink.open(configPath: command.configPath, logLevel: command.logLevel)
+        opened(link)
+        let account = command.account
         switch command.action {
         case .status(let json):
-            if session.config.providers.isEmpty { Logger.stderrSink("auth-agent: " + ConfigCommand.noConfiguration(session.configPath)) }
-            let status = AuthMethods.statusResult(session.service.status(), store: session.service.storeStatus)
-            return json ? JSONSerializer.string(status) + "\n" : StatusTable.render(status, store: session.service.storeStatus?.kind.rawValue ?? "-")
+            let status = try link.call(StatusMethod.self, ())
+            if let local = link.local, local.config.providers.isEmpty { Logger.stderrSink("auth-agent: " + ConfigCommand.noConfiguration(local.configPath)) }
+            return json ? JSONSerializer.string(status.json) + "\n" : StatusTable.render(status.json, store: status.storeKind ?? "-")
         case .token(let provider, let json):
-            let token = try session.token(provider, validFor: command.minValid)
-            guard json else { return token.token + "\n" }
-            return JSONSerializer.string(["accessToken": .string(token.token), "tokenType": .string(token.type),
-                                          "expiresAt": token.expiresAt.map { .string($0) } ?? .null]) + "\n"
+            // `bearer`: printed, the token is used without a proof, so the core refuses a DPoP provider's.
+            let token = try link.call(TokenMethod.self, .init(provider: provider, account: account, shape: shape, bearer: true, minValidSeconds: command.minValid))
+            if let seconds = command.minValid, let until = token.expiresAt, until.timeIntervalSinceNow < Double(seconds) {
+                Logger.stderrSink(minValidNote(provider: TerminalText.escaped(try entry(provider, link).displayName), seconds: seconds, until: until,
+                                               refreshed: token.refreshed))
+            }
+            guard json else { return token.accessToken + "\n" }
+            return JSONSerializer.string(["accessToken": .string(token.accessToken), "tokenType": .string(token.tokenType),
+                                          "expiresAt": token.expiresAt.map { .string(RFC3339.format($0)) } ?? .null]) + "\n"
         case .header(let url, let method):
-            return try header(url, method: method, session)
+            let signed = try link.call(SignMethod.self, .init(method: method, url: url, account: account, shape: shape))
+            guard let authorization = signed.authorization else {
+                throw ToolFailure(.failed, "notCovered: no configured provider covers \(Origin(url: url)?.description ?? url) over https or loopback")
+            }
+            return "Authorization: \(authorization)\n" + (signed.proof.map { "DPoP: \($0)\n" } ?? "")
         case .fetch(let options):
-            return try FetchCommand.run(options, session: session)
+            return try FetchCommand.run(options, account: account, shape: shape, link: link)
         case .refresh(let provider):
-            let result = try session.refresh(provider)
-            let until = result.expiresAt.map { " (token valid until \(RFC3339.format($0)))" } ?? ""
-            Logger.stderrSink("Refreshed the token of \(try session.provider(provider).displayName)\(until).")
+            let result = try link.call(RefreshMethod.self, .init(provider: provider, account: account))
+            let name = TerminalText.escaped(try entry(provider, link).displayName)
+            guard result.refreshed else {
+                throw ToolFailure(.failed, "the session of \(name) cannot be refreshed (no refresh token); for a new token run: auth-agent login \(provider)")
+            }
+            Logger.stderrSink("Refreshed the token of \(name)\(result.expiresAt.map { " (token valid until \(RFC3339.format($0)))" } ?? "").")
             return ""
         case .logout(let provider):
-            let service = session.service
-            let (choice, all) = (session.choice, command.all)
-            let name = try session.provider(provider).displayName
+            let entry = try entry(provider, link)
+            let name = TerminalText.escaped(entry.displayName)
             // Saying "logged out" when nobody was would hide a typo in --account, or a login made with another store.
-            if let status = service.status(providers: [provider], choice: choice).first, all ? status.accounts.isEmpty : status.session == nil {
-                Logger.stderrSink(command.account.map { "Account \($0) is not logged in to \(name)." } ?? "Nobody is logged in to \(name).")
+            let nobody = command.all ? entry.accounts.isEmpty
+                : account.map { wanted in !entry.accounts.contains { AccountNames.matches(wanted, account: $0.id, user: $0.user) } } ?? !entry.loggedIn
+            if nobody {
+                Logger.stderrSink(account.map { "Account \($0) is not logged in to \(name)." } ?? "Nobody is logged in to \(name).")
                 return ""
             }
-            let revoked = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
-                try await service.logout(provider: provider, account: choice, all: all)
-            }
-            let what = all ? "every account of \(name)" : command.account.map { "\($0) of \(name)" } ?? name
+            let revoked = try link.call(LogoutMethod.self, .init(provider: provider, account: account, all: command.all))
+            let what = command.all ? "every account of \(name)" : account.map { "\($0) of \(name)" } ?? name
             Logger.stderrSink(revoked ? "Logged out of \(what); the server revoked the tokens." : "Logged out of \(what).")
             return ""
         case .forget(let provider):
-            let service = session.service
-            let name = try session.provider(provider).displayName
-            let revoked = try ToolSession.wait(timeout: session.requestTimeout) { () async throws(AuthError) in
-                try await service.forget(provider: provider)
-            }
-            Logger.stderrSink("Forgot \(TerminalText.escaped(name)) (\(provider)): logged out\(revoked ? ", tokens revoked" : ""), registration deleted.")
+            let name = TerminalText.escaped(try entry(provider, link).displayName)
+            let revoked = try link.call(ForgetMethod.self, provider)
+            Logger.stderrSink("Forgot \(name) (\(provider)): logged out\(revoked ? ", tokens revoked" : ""), registration deleted.")
             return ""
         case .login(let provider, let username, let passwordStdin, let tokenStdin, let flow):
             let options = TerminalLogin.Options(username: username, passwordStdin: passwordStdin, tokenStdin: tokenStdin, flow: flow)
-            let result = try TerminalLogin.run(session, provider: provider, options: options)
-            return TerminalLogin.loggedIn(result, session: session) + "\n"
+            return try TerminalLogin.login(provider, options, link: link) + "\n"
         case .gitCredential(let operation):
-            return try GitCredential.run(operation, session: session)
+            return try GitCredential.run(operation, account: account, link: link)
         case .kubectlCredential(let provider):
-            return try KubectlCredential.run(provider, session: session, command: command)
-        case .gitConfigure(let url):
-            return try GitConfigure.run(url: url, session: session)
-        case .config:
-            return ""  // handled before the session is opened
+            return try KubectlCredential.run(provider, account: account, shape: shape, link: link)
+        case .config, .gitConfigure:
+            return ""  // answered above
         }
     }
 
-    /// What `token --min-valid` says when the token it gives lives less than asked, in-process and
-    /// through a socket agent alike; nil when it lives long enough.
-    static func minValidNote(provider name: String, seconds: Int, expiresAt: String?, refreshed: Bool) -> String? {
-        guard let until = expiresAt.flatMap(RFC3339.parse), until.timeIntervalSinceNow < Double(seconds) else { return nil }
+    /// The provider's entry in the agent's `status`; 1002, in the agent's own words, when it has none.
+    static func entry(_ id: String, _ link: AgentLink) throws(ToolFailure) -> StatusMethod.Result.Provider {
+        let status = try link.call(StatusMethod.self, ())
+        guard let entry = status.provider(id) else {
+            throw ToolFailure(AuthError.unknownProvider(id, .notConfigured(known: status.providers.map(\.id))))
+        }
+        return entry
+    }
+
+    /// What `token --min-valid` says when the token it gives lives less than asked.
+    static func minValidNote(provider name: String, seconds: Int, until: Date, refreshed: Bool) -> String {
         let left = max(0, Int(until.timeIntervalSinceNow))
         return refreshed
             ? "auth-agent: the token of \(name) is valid for \(left) s only, less than the \(seconds) s asked for, even after a refresh"
             : "auth-agent: the token of \(name) is valid for \(left) s, less than the \(seconds) s asked for, and this session cannot be refreshed"
     }
 
-    /// `refresh P` of a session with nothing to refresh with (the core kept it: `refreshed: false`).
-    static func notRefreshed(_ provider: String, name: String) -> ToolFailure {
-        ToolFailure(.failed, "the session of \(name) cannot be refreshed (no refresh token); for a new token run: auth-agent login \(provider)")
-    }
-
-    /// `header URL [-X METHOD]`: the header lines that authorize a request to URL — `Authorization`,
-    /// and `DPoP` (a proof for METHOD and URL) for a DPoP provider, so `curl -H @file` reads both; a
-    /// failure when no provider covers it, so `h=$(auth-agent header "$URL")` stops a `set -e` script
-    /// before an unsigned request.
-    static func header(_ url: String, method: String, _ session: ToolSession) throws(ToolFailure) -> String {
-        let decision = try ToolSession.wait(timeout: session.requestTimeout, nowOr: { () throws(AuthError) in
-            try session.service.signNowOrWait(url: url, provider: nil, account: session.choice, shape: session.shape, method: method)
-        })
-        guard case .signed(let signature) = decision else {
-            throw ToolFailure(.failed, "notCovered: no configured provider covers \(Origin(url: url)?.description ?? url) over https or loopback")
+    /// The shape `--scope`, `--audience` and `--resource` ask for, checked as the protocol checks
+    /// its `scopes`, `audience` and `resource` (exit 2 otherwise); nil when none is given.
+    static func shape(of command: ToolCommand) throws(ToolFailure) -> TokenShape? {
+        if command.scopes.isEmpty && command.audience == nil && command.resource == nil { return nil }
+        if let problem = TokenShape.problem(scopes: command.scopes, audience: command.audience, resource: command.resource, naming: { part in
+            switch part {
+            case .scope: return "--scope"
+            case .audience: return "--audience"
+            case .resource: return "--resource"
+            }
+        }) {
+            throw ToolFailure(.usage, problem)
         }
-        return signature.headers.map { "\($0): \($1)\n" }.joined()
+        return TokenShape(scopes: command.scopes, audience: command.audience, resource: command.resource)
     }
 }

@@ -60,7 +60,7 @@ final class SchemaConsistencyTests: XCTestCase {
     func testNotificationsMatchTheCore() throws {
         let schema = try SchemaValidator.load()
         let names = Set((schema.document["x-notifications"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue })
-        XCTAssertEqual(names, Set(AuthEvent.Name.allCases.map(\.rawValue) + [AuthMethods.loginPrompt]))
+        XCTAssertEqual(names, Set(AuthEvent.Name.allCases.map(\.rawValue) + [AuthMethods.loginPrompt, AuthMethods.loginWaiting]))
         let asked = (schema.document["x-host-requests"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
         XCTAssertEqual(asked, [AuthMethods.loginFields], "the requests the agent sends a host")
     }

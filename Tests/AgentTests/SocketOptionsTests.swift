@@ -57,8 +57,8 @@ final class SocketOptionsTests: XCTestCase {
         let device: JSONValue = ["provider": "p", "requestId": 1, "userCode": "ABCD-EFGH", "verificationUri": "https://id.example/device",
                                  "expiresAt": "2030-01-01T00:00:00Z"]
         let browser: JSONValue = ["provider": "p", "requestId": 1, "url": "https://id.example/authorize?x=1", "expiresAt": "2030-01-01T00:00:00Z"]
-        XCTAssertTrue(TerminalLogin.promptText(RemoteTool.loginPrompt(device)!, displayName: "P").contains("enter the code ABCD-EFGH"))
-        XCTAssertTrue(TerminalLogin.promptText(RemoteTool.loginPrompt(browser)!, displayName: "P").contains("https://id.example/authorize?x=1"))
-        XCTAssertNil(RemoteTool.loginPrompt(["provider": "p"]))
+        XCTAssertTrue(TerminalLogin.promptText(TerminalLogin.loginPrompt(device)!, displayName: "P").contains("enter the code ABCD-EFGH"))
+        XCTAssertTrue(TerminalLogin.promptText(TerminalLogin.loginPrompt(browser)!, displayName: "P").contains("https://id.example/authorize?x=1"))
+        XCTAssertNil(TerminalLogin.loginPrompt(["provider": "p"]))
     }
 }

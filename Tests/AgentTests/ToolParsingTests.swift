@@ -101,7 +101,7 @@ final class ToolParsingTests: XCTestCase {
 
     /// The command line's `--scope`, `--audience` and `--resource` are checked as the protocol's params are (exit 2).
     func testShapeFlagsAreCheckedLikeTheProtocol() throws {
-        func shape(_ argv: [String]) throws -> TokenShape? { try ToolSession.shape(of: try ToolCommand.parse(argv)) }
+        func shape(_ argv: [String]) throws -> TokenShape? { try Tool.shape(of: try ToolCommand.parse(argv)) }
         XCTAssertNil(try shape(["token", "p"]))
         XCTAssertEqual(try shape(["token", "p", "--scope", "b", "--scope=a", "--audience", "api", "--resource", "https://api.example/"]),
                        TokenShape(scopes: ["a", "b"], audience: "api", resource: "https://api.example/"))

@@ -64,7 +64,7 @@ final class AuthServiceHardeningTests: XCTestCase {
     // The service's answers in their protocol shape, so assertions read like the protocol.
 
     func login(_ service: AuthService, _ provider: String = "corp", _ credentials: Credentials? = alice) async throws -> JSONValue {
-        LoginMethod.result(try await service.login(provider: provider, credentials: credentials))
+        LoginMethod.encode(result: try await service.login(provider: provider, credentials: credentials))
     }
 
     func refresh(_ service: AuthService, _ provider: String = "corp") async throws -> JSONValue {

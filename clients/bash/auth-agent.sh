@@ -28,7 +28,7 @@ declare -gA AUTH_AGENT_METHODS=(
 )
 # Agent-to-host notifications. loginPrompt goes to the host whose device-code or
 # browser login is waiting, subscribed or not.
-declare -ga AUTH_AGENT_EVENTS=(userLoggedIn userLoggedOut tokenRefreshed providersChanged loginPrompt)
+declare -ga AUTH_AGENT_EVENTS=(userLoggedIn userLoggedOut tokenRefreshed providersChanged loginPrompt loginWaiting)
 # Error codes to reasons, used when an error carries no data.reason.
 declare -gA AUTH_AGENT_ERRORS=(
   [-32700]=parseError [-32600]=invalidRequest [-32601]=methodNotFound

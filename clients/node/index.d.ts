@@ -30,7 +30,7 @@ export type Expiry = string | null;
 /** Who is logged in, as the provider describes them. */
 export type User = Record<string, unknown>;
 export type EventName = 'userLoggedIn' | 'userLoggedOut' | 'tokenRefreshed' | 'providersChanged';
-export type NotificationName = EventName | 'loginPrompt';
+export type NotificationName = EventName | 'loginPrompt' | 'loginWaiting';
 export type Flow = 'session' | 'password' | 'clientCredentials' | 'token' | 'deviceCode' | 'authorizationCode';
 
 /** The account events name the account they concern. */
@@ -225,12 +225,22 @@ export interface AgentResponse extends Response {
   readonly authAgent: FetchInfo;
 }
 
+/** `loginWaiting`: why a login asks nothing yet. */
+export interface LoginWaiting {
+  provider?: string | null;
+  requestId: string | number | null;
+  /** One sentence for the person. */
+  message: string;
+}
+
 interface AuthAgentEvents {
   userLoggedIn: [UserLoggedIn];
   userLoggedOut: [UserLoggedOut];
   tokenRefreshed: [TokenRefreshed];
   providersChanged: [ProvidersChanged];
   loginPrompt: [LoginPrompt];
+  /** The login waits for another login of the same provider (another process's) before it asks anything. */
+  loginWaiting: [LoginWaiting];
   notification: [Notification];
 }
 

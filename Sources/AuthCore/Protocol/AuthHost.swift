@@ -107,7 +107,11 @@ struct AccountSelections: Sendable {
 extension AuthMethods {
     /// The optional `account` param with the connection's selections.
     static func account(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> AccountChoice {
-        let account = try call.params.optionalString("account")
+        try account(try call.params.optionalString("account"), call, context)
+    }
+
+    /// The account a call names (or the connection's selection), from its decoded `account`.
+    static func account(_ account: String?, _ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> AccountChoice {
         if account?.isEmpty == true { throw .invalidParams("'account' must not be empty") }
         return context.selections.choice(account, on: call.connection)
     }

@@ -42,6 +42,11 @@ public enum AuthMethods {
     /// because it goes to that host alone, subscribed or not.
     public static let loginPrompt = "loginPrompt"
 
+    /// Sent to the host whose login waits for another one of the same provider (another process's,
+    /// or another connection's: one interactive login per provider), so the person knows why
+    /// nothing is asked yet: `{provider, requestId, message}`.
+    public static let loginWaiting = "loginWaiting"
+
     /// Sent by the agent to a host that said `capabilities: {loginFields: true}` in `initialize`,
     /// when its login needs fields it did not bring (a username and password, a token): a request
     /// the host answers with `{username, password}` or `{token}`, asked under the provider's one-login

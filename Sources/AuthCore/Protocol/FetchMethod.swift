@@ -7,7 +7,7 @@ import JSON
 import JSONRPC
 
 /// `fetch`: uses the provider that covers the URL, like `sign`.
-enum FetchMethod: AuthMethod {
+public enum FetchMethod: AuthMethod, RPCMethod {
     static let descriptor = MethodDescriptor(
         "fetch", summary: "Send an HTTP request signed like sign; after a 401 for the token sent, refresh once and resend once. An uncovered URL answering 401 with a Bearer challenge gets result.login (or, with login: \"ifNeeded\", a login and a resend).",
         params: [.init("request", required: true), .init("provider"), .init("account"), .init("scopes"), .init("audience"), .init("resource"),
@@ -20,24 +20,61 @@ enum FetchMethod: AuthMethod {
 
     static func access(_ params: RPCParams) -> MethodAccess { .everyDoor }
 
-    static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
-        try call.params.rejectUnknown(allowed: descriptor.paramNames)
-        let request = try request(call.params)
-        let provider = try call.params.optionalString("provider")
-        let account = try AuthMethods.account(call, context)
-        let shape = try AuthMethods.shape(call.params)
+    public struct Params: Sendable {
+        public var request: FetchRequest
+        public var provider: String?
+        public var account: String?
+        public var shape: TokenShape?
+        /// `.ifNeeded`: an API that asks for a login gets one (prompting this host), then the resend.
+        public var login: FetchLogin
+        public var openBrowser: Bool?
+
+        public init(_ request: FetchRequest, provider: String? = nil, account: String? = nil, shape: TokenShape? = nil,
+                    login: FetchLogin = .hint, openBrowser: Bool? = nil) {
+            (self.request, self.provider, self.account, self.shape, self.login, self.openBrowser) = (request, provider, account, shape, login, openBrowser)
+        }
+    }
+
+    public static var name: String { descriptor.name }
+
+    public static func encode(_ p: Params) -> JSONObject {
+        var headers = JSONObject()
+        for (name, value) in p.request.headers { headers[name] = .string(value) }
+        var request: JSONObject = ["method": .string(p.request.method), "url": .string(p.request.url), "headers": .object(headers)]
+        if let body = p.request.body { request["bodyBase64"] = .string(Data(body).base64EncodedString()) }
+        var o: JSONObject = ["request": .object(request)]
+        if p.request.timeout != FetchRequest.defaultTimeout { o["timeoutSeconds"] = .double(p.request.timeout) }
+        if p.request.maxResponseBytes != FetchRequest.defaultMaxResponseBytes { o["maxResponseBytes"] = .int(Int64(p.request.maxResponseBytes)) }
+        o.set("provider", p.provider)
+        o.set("account", p.account)
+        p.shape?.encode(into: &o)
+        if p.login == .ifNeeded { o["login"] = "ifNeeded" }
+        if let open = p.openBrowser { o["openBrowser"] = .bool(open) }
+        return o
+    }
+
+    public static func decode(params p: RPCParams) throws(RPCError) -> Params {
+        try p.rejectUnknown(allowed: descriptor.paramNames)
+        let request = try request(p)
         let login: FetchLogin
-        switch try call.params.optionalString("login") {
+        switch try p.optionalString("login") {
         case nil: login = .hint
         case "ifNeeded": login = .ifNeeded
         case let other?: throw .invalidParams("'login' must be \"ifNeeded\", got \(JSONSerializer.string(.string(other)))")
         }
+        return Params(request, provider: try p.optionalString("provider"), account: try p.optionalString("account"), shape: try AuthMethods.shape(p),
+                      login: login, openBrowser: try p.optionalBool("openBrowser"))
+    }
+
+    static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
+        let p = try decode(params: call.params)
+        let account = try AuthMethods.account(p.account, call, context)
         let service = context.service
         // A login fetch runs itself prompts the host that asked, as `login` does.
-        let prompts = LoginMethod.prompts(call, context, openBrowser: try call.params.optionalBool("openBrowser"))
+        let prompts = LoginMethod.prompts(call, context, openBrowser: p.openBrowser)
         return AuthMethods.later({ () async throws(AuthError) in
-            try await service.fetch(request, provider: provider, account: account, shape: shape, login: login, context: prompts)
-        }, encode: result)
+            try await service.fetch(p.request, provider: p.provider, account: account, shape: p.shape, login: p.login, context: prompts)
+        }, encode: { encode(result: $0) })
     }
 
     /// The params as a request; every check names the field at fault.
@@ -87,7 +124,7 @@ enum FetchMethod: AuthMethod {
         return request
     }
 
-    static func result(_ r: FetchResponse) -> JSONValue {
+    public static func encode(result r: FetchResponse) -> JSONValue {
         var headers = JSONObject()
         for (name, value) in r.headers.sorted(by: { $0.key < $1.key }) { headers[name] = .string(value) }
         var o: JSONObject = ["status": .int(Int64(r.status)), "headers": .object(headers)]
@@ -102,5 +139,25 @@ enum FetchMethod: AuthMethod {
             o["login"] = .object(login)
         }
         return .object(o)
+    }
+
+    public static func decode(result r: JSONValue) throws(RPCError) -> FetchResponse {
+        guard let status = try r.required("status", of: name).intValue else { throw .unreadableResult(name, "has no status") }
+        var headers: [String: String] = [:]
+        if let fields = r["headers"]?.objectValue {
+            for (name, value) in fields.members { headers[name] = value.stringValue ?? "" }
+        }
+        let body: [UInt8]
+        if let text = r["body"]?.stringValue { body = Array(text.utf8) } else {
+            body = r["bodyBase64"]?.stringValue.flatMap { Data(base64Encoded: $0) }.map { Array($0) } ?? []
+        }
+        var response = FetchResponse(status: Int(status), headers: headers, body: body, provider: r["provider"]?.stringValue,
+                                     signed: r["signed"] == true, retried: r["retried"] == true)
+        if let hint = r["login"], let resource = hint["resource"]?.stringValue {
+            response.login = LoginHint(resource: resource, authorizationServer: hint["authorizationServer"]?.stringValue,
+                                       scopes: (hint["scopes"]?.arrayValue ?? []).compactMap(\.stringValue),
+                                       resourceMetadata: hint["resourceMetadata"]?.stringValue)
+        }
+        return response
     }
 }

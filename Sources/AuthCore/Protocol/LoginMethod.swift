@@ -6,7 +6,7 @@ import Locking
 /// requests and later ones wait for its answer — except that an interactive login
 /// beside logged-in accounts holds back only later logins and logouts: requests for
 /// those accounts need nothing it brings, and must not wait for a person to approve.
-enum LoginMethod: AuthMethod {
+public enum LoginMethod: AuthMethod, RPCMethod {
     static let descriptor = MethodDescriptor(
         "login", summary: "Log in through a provider, or to the API at resource (learning it: discovery, registration); emits userLoggedIn. Device-code and browser logins send loginPrompt and wait.",
         params: [.init("provider"), .init("resource"), .init("flow"), .init("credentials"), .init("openBrowser")], result: "LoginResult",
@@ -28,21 +28,21 @@ enum LoginMethod: AuthMethod {
         params["provider"] == nil && params["resource"] != nil ? .hostOnly : .everyDoor
     }
 
-    struct Params {
-        let provider: String
-        /// One of the provider's flows; nil: its default (the first configured).
-        let flow: Flow?
-        let credentials: Credentials?
-        let openBrowser: Bool?
+    public struct Params: Sendable {
+        /// A provider by id, or the API at a URL (learned first unless learned already).
+        public enum Target: Sendable, Equatable {
+            case provider(String)
+            case resource(String)
+        }
 
-        init(_ p: RPCParams, config: AgentConfig) throws(RPCError) {
-            try p.rejectUnknown(allowed: descriptor.paramNames)
-            if p["resource"] != nil { throw .invalidParams("'login' takes 'provider' or 'resource', not both") }
-            let id = try p.string("provider")
-            provider = id
-            flow = try Self.flow(p.optionalString("flow"), provider: config.providers.first { $0.id == id })
-            credentials = try Self.credentials(p.optionalObject("credentials"))
-            openBrowser = try p.optionalBool("openBrowser")
+        public var target: Target
+        /// One of the provider's flows; nil: its default (the first configured).
+        public var flow: Flow?
+        public var credentials: Credentials?
+        public var openBrowser: Bool?
+
+        public init(_ target: Target, flow: Flow? = nil, credentials: Credentials? = nil, openBrowser: Bool? = nil) {
+            (self.target, self.flow, self.credentials, self.openBrowser) = (target, flow, credentials, openBrowser)
         }
 
         /// A flow the provider has; an unknown provider is the service's to refuse (1002).
@@ -70,40 +70,71 @@ enum LoginMethod: AuthMethod {
         }
     }
 
-    static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
-        if call.params["provider"] == nil, call.params["resource"] != nil { return try learn(call, context) }
-        let params = try Params(call.params, config: context.service.config)
-        let login = prompts(call, context, openBrowser: params.openBrowser)
-        let service = context.service
-        return AuthMethods.later({ () async throws(AuthError) in
-            try await service.login(provider: params.provider, flow: params.flow, credentials: params.credentials, context: login)
-        }, encode: result)
+    public static var name: String { descriptor.name }
+
+    public static func encode(_ p: Params) -> JSONObject {
+        var o: JSONObject = [:]
+        switch p.target {
+        case .provider(let id): o["provider"] = .string(id)
+        case .resource(let url): o["resource"] = .string(url)
+        }
+        o.set("flow", p.flow?.rawValue)
+        switch p.credentials {
+        case .token(let token)?: o["credentials"] = ["token": .string(token)]
+        case .password(let username, let password)?: o["credentials"] = ["username": .string(username), "password": .string(password)]
+        case nil: break
+        }
+        if let open = p.openBrowser { o["openBrowser"] = .bool(open) }
+        return o
     }
 
-    /// `login {resource, flow?, openBrowser?}`: learns the API at `resource` (unless learned) and logs in.
-    static func learn(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
-        let p = call.params
-        try p.rejectUnknown(allowed: ["resource", "flow", "openBrowser"])
-        let resource = try p.string("resource")
-        guard Origin(url: resource) != nil else { throw .invalidParams("'resource' must be an absolute http or https URL") }
+    /// `login {provider, flow?, credentials?, openBrowser?}` or `login {resource, flow?, openBrowser?}`.
+    public static func decode(params p: RPCParams) throws(RPCError) -> Params {
         let flow = try Params.flow(p.optionalString("flow"), provider: nil)
-        if let flow, flow != .authorizationCode, flow != .deviceCode {
-            throw .invalidParams("'flow': an API learned from its metadata logs in with authorizationCode or deviceCode")
+        let openBrowser = try p.optionalBool("openBrowser")
+        if p["provider"] == nil, p["resource"] != nil {
+            try p.rejectUnknown(allowed: ["resource", "flow", "openBrowser"])
+            let resource = try p.string("resource")
+            guard Origin(url: resource) != nil else { throw .invalidParams("'resource' must be an absolute http or https URL") }
+            if let flow, flow != .authorizationCode, flow != .deviceCode {
+                throw .invalidParams("'flow': an API learned from its metadata logs in with authorizationCode or deviceCode")
+            }
+            return Params(.resource(resource), flow: flow, openBrowser: openBrowser)
         }
-        let login = prompts(call, context, openBrowser: try p.optionalBool("openBrowser"))
+        try p.rejectUnknown(allowed: descriptor.paramNames)
+        if p["resource"] != nil { throw .invalidParams("'login' takes 'provider' or 'resource', not both") }
+        return Params(.provider(try p.string("provider")), flow: flow, credentials: try Params.credentials(p.optionalObject("credentials")),
+                      openBrowser: openBrowser)
+    }
+
+    static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
+        let params = try decode(params: call.params)
+        let login = prompts(call, context, openBrowser: params.openBrowser)
         let service = context.service
-        return AuthMethods.later({ () async throws(AuthError) in
-            try await service.login(resource: resource, flow: flow, context: login)
-        }, encode: result)
+        switch params.target {
+        case .resource(let resource):
+            return AuthMethods.later({ () async throws(AuthError) in
+                try await service.login(resource: resource, flow: params.flow, context: login)
+            }, encode: { encode(result: $0) })
+        case .provider(let id):
+            _ = try Params.flow(params.flow?.rawValue, provider: service.config.providers.first { $0.id == id })
+            return AuthMethods.later({ () async throws(AuthError) in
+                try await service.login(provider: id, flow: params.flow, credentials: params.credentials, context: login)
+            }, encode: { encode(result: $0) })
+        }
     }
 
     /// The login context of a request that may log in: `loginPrompt`s to the host that asked
     /// (naming, for a learned API, its resource and the authorization server), its redirect
     /// pasted back through `completeLogin`.
     static func prompts(_ call: RPCCall, _ context: AuthMethodContext, openBrowser: Bool?) -> LoginContext {
-        LoginContext(openBrowser: openBrowser, prompt: { [connection = call.connection, requestId = call.id ?? .null] prompt, target in
+        let (connection, requestId) = (call.connection, call.id ?? .null)
+        return LoginContext(openBrowser: openBrowser, prompt: { prompt, target in
             connection.notify(AuthMethods.loginPrompt, Self.prompt(prompt, target: target, requestId: requestId))
-        }, acceptPaste: acceptPaste(call, context), askFields: AuthHost.host(of: call.connection)?.asksLoginFields == true ? askFields(call) : nil)
+        }, acceptPaste: acceptPaste(call, context), waiting: { message in
+            connection.notify(AuthMethods.loginWaiting, ["provider": call.params["provider"] ?? call.params["resource"] ?? .null,
+                                                         "requestId": requestId, "message": .string(message)])
+        }, askFields: AuthHost.host(of: call.connection)?.asksLoginFields == true ? askFields(call) : nil)
     }
 
     /// A login's fields asked of the host that started it (`AuthMethods.loginFields`); whatever
@@ -150,7 +181,13 @@ enum LoginMethod: AuthMethod {
         return .object(o)
     }
 
-    static func result(_ r: LoginResult) -> JSONValue {
+    public static func encode(result r: LoginResult) -> JSONValue {
         ["provider": .string(r.provider), "account": .string(r.account), "user": r.user, "expiresAt": RFC3339.json(r.expiresAt)]
+    }
+
+    public static func decode(result r: JSONValue) throws(RPCError) -> LoginResult {
+        guard let provider = try r.required("provider", of: name).stringValue else { throw .unreadableResult(name, "has no provider") }
+        return LoginResult(provider: provider, account: r["account"]?.stringValue ?? "", user: r["user"] ?? .null,
+                           expiresAt: r["expiresAt"]?.stringValue.flatMap(RFC3339.parse))
     }
 }

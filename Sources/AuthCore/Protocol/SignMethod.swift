@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import JSON
 import JSONRPC
 import Locking
@@ -5,7 +10,7 @@ import Locking
 /// `sign`: uses the provider that covers the URL. Answered on the reader thread
 /// from a pre-serialized answer when the token needs no refresh first: the
 /// per-message hot path.
-enum SignMethod: AuthMethod {
+public enum SignMethod: AuthMethod, RPCMethod {
     static let descriptor = MethodDescriptor(
         "sign", summary: "The headers that authorize an outgoing HTTP request, refreshing the token first when it is about to expire.",
         params: [.init("request", required: true), .init("provider"), .init("account"), .init("scopes"), .init("audience"), .init("resource")],
@@ -18,29 +23,77 @@ enum SignMethod: AuthMethod {
 
     static func access(_ params: RPCParams) -> MethodAccess { .everyDoor }
 
-    struct Params {
-        let method: String
-        let url: String
-        let provider: String?
-        let shape: TokenShape?
+    public struct Params: Sendable {
+        public var method: String
+        public var url: String
+        public var provider: String?
+        public var account: String?
+        public var shape: TokenShape?
 
-        init(_ p: RPCParams) throws(RPCError) {
-            try p.rejectUnknown(allowed: descriptor.paramNames)
-            let request = RPCParams(try p.object("request"))
-            try request.rejectUnknown(allowed: ["method", "url", "headers"])
-            method = try request.string("method")
-            // It goes into a DPoP proof's htm and the request line the host sends: a token, as for fetch.
-            guard FetchRequest.isMethod(method) else { throw .invalidParams("'request.method' must be an HTTP method such as GET") }
-            url = try request.string("url")
-            _ = try request.optionalObject("headers")
-            provider = try p.optionalString("provider")
-            shape = try AuthMethods.shape(p)
+        public init(method: String = "GET", url: String, provider: String? = nil, account: String? = nil, shape: TokenShape? = nil) {
+            (self.method, self.url, self.provider, self.account, self.shape) = (method, url, provider, account, shape)
         }
     }
 
+    public static var name: String { descriptor.name }
+
+    public static func encode(_ p: Params) -> JSONObject {
+        var o: JSONObject = ["request": ["method": .string(p.method), "url": .string(p.url)]]
+        o.set("provider", p.provider)
+        o.set("account", p.account)
+        p.shape?.encode(into: &o)
+        return o
+    }
+
+    public static func decode(params p: RPCParams) throws(RPCError) -> Params {
+        try p.rejectUnknown(allowed: descriptor.paramNames)
+        let request = RPCParams(try p.object("request"))
+        try request.rejectUnknown(allowed: ["method", "url", "headers"])
+        let method = try request.string("method")
+        // It goes into a DPoP proof's htm and the request line the host sends: a token, as for fetch.
+        guard FetchRequest.isMethod(method) else { throw .invalidParams("'request.method' must be an HTTP method such as GET") }
+        let url = try request.string("url")
+        _ = try request.optionalObject("headers")
+        return Params(method: method, url: url, provider: try p.optionalString("provider"), account: try p.optionalString("account"),
+                      shape: try AuthMethods.shape(p))
+    }
+
+    /// `SignResult` as a host reads it: nil headers when no provider covers the URL (send it unsigned).
+    public struct Result: Sendable, Equatable {
+        public var provider: String?
+        public var authorization: String?
+        public var proof: String?
+        public var expiresAt: Date?
+
+        public init(provider: String? = nil, authorization: String? = nil, proof: String? = nil, expiresAt: Date? = nil) {
+            (self.provider, self.authorization, self.proof, self.expiresAt) = (provider, authorization, proof, expiresAt)
+        }
+
+        /// The token inside a `Bearer` authorization (git and kubectl take the bare token); nil for DPoP or none.
+        public var bearerToken: String? {
+            guard let authorization, authorization.lowercased().hasPrefix("bearer ") else { return nil }
+            return String(authorization.dropFirst("bearer ".count))
+        }
+    }
+
+    /// What the handler answers is `SignAnswers`' (serialized once per token); this is the same shape.
+    public static func encode(result r: Result) -> JSONValue {
+        guard let provider = r.provider, let authorization = r.authorization else { return SignAnswers.unsigned }
+        var headers: JSONObject = ["Authorization": .string(authorization)]
+        headers.set("DPoP", r.proof)
+        return ["signed": true, "provider": .string(provider), "headers": .object(headers), "expiresAt": RFC3339.json(r.expiresAt)]
+    }
+
+    public static func decode(result r: JSONValue) throws(RPCError) -> Result {
+        guard r["signed"] == true else { return Result() }
+        guard let authorization = r["headers"]?["Authorization"]?.stringValue else { throw .unreadableResult(name, "is signed without an Authorization") }
+        return Result(provider: r["provider"]?.stringValue, authorization: authorization, proof: r["headers"]?["DPoP"]?.stringValue,
+                      expiresAt: r["expiresAt"]?.stringValue.flatMap(RFC3339.parse))
+    }
+
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
-        let params = try Params(call.params)
-        let account = try AuthMethods.account(call, context)
+        let params = try decode(params: call.params)
+        let account = try AuthMethods.account(params.account, call, context)
         let answers = context.signAnswers
         let answer: NowOrWait<SignDecision>
         do {

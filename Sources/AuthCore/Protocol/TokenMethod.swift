@@ -2,7 +2,7 @@ import JSON
 import JSONRPC
 
 /// `token`: uses its provider.
-enum TokenMethod: AuthMethod {
+public enum TokenMethod: AuthMethod, RPCMethod {
     static let descriptor = MethodDescriptor(
         "token", summary: "The current access token, for scripts; refreshed first when needed.",
         params: [.init("provider", required: true), .init("account"), .init("scopes"), .init("audience"), .init("resource"), .init("bearer"), .init("minValidSeconds")],
@@ -14,22 +14,56 @@ enum TokenMethod: AuthMethod {
 
     static func access(_ params: RPCParams) -> MethodAccess { .everyDoor }
 
+    public struct Params: Sendable {
+        public var provider: String
+        public var account: String?
+        public var shape: TokenShape?
+        /// The caller sends the token without a proof (`TokenUse.bearer`): refused for a DPoP provider.
+        public var bearer: Bool
+        /// Refreshed first unless valid at least this long (`token --min-valid`).
+        public var minValidSeconds: Int?
+
+        public init(provider: String, account: String? = nil, shape: TokenShape? = nil, bearer: Bool = false, minValidSeconds: Int? = nil) {
+            (self.provider, self.account, self.shape, self.bearer, self.minValidSeconds) = (provider, account, shape, bearer, minValidSeconds)
+        }
+    }
+
+    public static var name: String { descriptor.name }
+
+    public static func encode(_ p: Params) -> JSONObject {
+        var o: JSONObject = ["provider": .string(p.provider)]
+        o.set("account", p.account)
+        p.shape?.encode(into: &o)
+        if p.bearer { o["bearer"] = true }
+        if let seconds = p.minValidSeconds { o["minValidSeconds"] = .int(Int64(seconds)) }
+        return o
+    }
+
+    public static func decode(params p: RPCParams) throws(RPCError) -> Params {
+        try p.rejectUnknown(allowed: descriptor.paramNames)
+        return Params(provider: try p.string("provider"), account: try p.optionalString("account"), shape: try AuthMethods.shape(p),
+                      bearer: try p.optionalBool("bearer") == true, minValidSeconds: try minValidSeconds(p))
+    }
+
     static func handle(_ call: RPCCall, _ context: AuthMethodContext) throws(RPCError) -> RPCOutcome {
-        try call.params.rejectUnknown(allowed: descriptor.paramNames)
-        let provider = try call.params.string("provider")
-        let account = try AuthMethods.account(call, context)
-        let shape = try AuthMethods.shape(call.params) ?? .none
-        // `bearer: true`: the caller sends the token without a proof (`TokenUse.bearer`).
-        let use: TokenUse = try call.params.optionalBool("bearer") == true ? .bearer : .any
-        let minValid = try minValidSeconds(call.params)
+        let p = try decode(params: call.params)
+        let account = try AuthMethods.account(p.account, call, context)
+        let (provider, shape, use): (String, TokenShape, TokenUse) = (p.provider, p.shape ?? .none, p.bearer ? .bearer : .any)
         let service = context.service
-        guard let minValid else {
-            return AuthMethods.later({ () async throws(AuthError) in try await service.token(provider: provider, account: account, shape: shape, use: use) },
-                                     encode: { result($0, refreshed: nil) })
+        guard let minValid = p.minValidSeconds else {
+            // A token that needs no refresh is answered at once: a one-shot helper starts no task for it.
+            let answer: NowOrWait<TokenResult>
+            do { answer = try service.tokenNowOrWait(provider: provider, account: account, shape: shape, use: use) } catch { throw error.rpcError }
+            switch answer {
+            case .now(let token): return .result(encode(result: token))
+            case .wait(let work): return AuthMethods.later(work, encode: { encode(result: $0) })
+            }
         }
         return AuthMethods.later({ () async throws(AuthError) in
-            try await service.token(provider: provider, account: account, shape: shape, use: use, validFor: Double(minValid))
-        }, encode: { result($0, refreshed: $0.refreshed) })
+            var token = try await service.token(provider: provider, account: account, shape: shape, use: use, validFor: Double(minValid))
+            token.askedValidity = true
+            return token
+        }, encode: { encode(result: $0) })
     }
 
     /// `minValidSeconds`: a whole number of seconds from 0 to a year (as `--min-valid`).
@@ -42,9 +76,17 @@ enum TokenMethod: AuthMethod {
     }
 
     /// `TokenResult`; `refreshed` only when `minValidSeconds` was asked.
-    static func result(_ r: TokenResult, refreshed: Bool?) -> JSONValue {
+    public static func encode(result r: TokenResult) -> JSONValue {
         var o: JSONObject = ["accessToken": .string(r.accessToken), "tokenType": .string(r.tokenType), "expiresAt": RFC3339.json(r.expiresAt)]
-        if let refreshed { o["refreshed"] = .bool(refreshed) }
+        if r.askedValidity { o["refreshed"] = .bool(r.refreshed) }
         return .object(o)
+    }
+
+    public static func decode(result r: JSONValue) throws(RPCError) -> TokenResult {
+        guard let token = try r.required("accessToken", of: name).stringValue else { throw .unreadableResult(name, "has no access token") }
+        var result = TokenResult(accessToken: token, tokenType: r["tokenType"]?.stringValue ?? "Bearer",
+                                 expiresAt: r["expiresAt"]?.stringValue.flatMap(RFC3339.parse))
+        if let refreshed = r["refreshed"]?.boolValue { (result.refreshed, result.askedValidity) = (refreshed, true) }
+        return result
     }
 }

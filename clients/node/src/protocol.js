@@ -35,7 +35,8 @@ export const HOST_NOTIFICATIONS = Object.freeze(['exit', '$/cancelRequest']);
 /**
  * Notifications the agent sends, each emitted as an event of that name: the
  * first four to a subscribed host, `loginPrompt` to the host whose
- * device-code or browser login is waiting.
+ * device-code or browser login is waiting, `loginWaiting` to the host whose
+ * login waits for another one of the same provider.
  */
 export const NOTIFICATIONS = Object.freeze([
   'userLoggedIn',
@@ -43,6 +44,7 @@ export const NOTIFICATIONS = Object.freeze([
   'tokenRefreshed',
   'providersChanged',
   'loginPrompt',
+  'loginWaiting',
 ]);
 
 /**

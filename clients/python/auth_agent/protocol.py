@@ -34,13 +34,15 @@ METHODS: Tuple[str, ...] = (
 HOST_NOTIFICATIONS: Tuple[str, ...] = ("exit", "$/cancelRequest")
 
 #: Notifications the agent sends: the first four to a subscribed host,
-#: ``loginPrompt`` to the host whose device-code or browser login is waiting.
+#: ``loginPrompt`` to the host whose device-code or browser login is waiting,
+#: ``loginWaiting`` to the host whose login waits for another one of the provider.
 NOTIFICATIONS: Tuple[str, ...] = (
     "userLoggedIn",
     "userLoggedOut",
     "tokenRefreshed",
     "providersChanged",
     "loginPrompt",
+    "loginWaiting",
 )
 
 

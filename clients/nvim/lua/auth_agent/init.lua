@@ -20,7 +20,7 @@ local defaults = {
   config = nil, -- else the agent's default ($AUTH_AGENT_CONFIG, ...)
   args = {},
   providers = nil, -- subscribe to these provider ids only (default: all)
-  events = { "userLoggedIn", "userLoggedOut", "tokenRefreshed", "providersChanged", "loginPrompt" },
+  events = { "userLoggedIn", "userLoggedOut", "tokenRefreshed", "providersChanged", "loginPrompt", "loginWaiting" },
   timeout_ms = 10000, -- sign_sync and the commands' waits
   notify_events = true, -- vim.notify on logins and logouts
   open_browser = false, -- open a loginPrompt's URL with xdg-open/open
@@ -65,13 +65,14 @@ local function on_notification(method, params)
   end
   M.last_event = { name = method, data = params }
   local p = provider(params.provider) or {}
-  local changed = method == "providersChanged" or (method ~= "loginPrompt" and params.account ~= nil)
+  local prompt = method == "loginPrompt" or method == "loginWaiting"
+  local changed = method == "providersChanged" or (not prompt and params.account ~= nil)
   if changed and M.client and not M.client.stopping then
     -- Accounts or providers were added, removed or renewed: the lists come from
     -- status (never from an agent started anew just for that, hence the check).
     M.status(function() end)
   end
-  if method ~= "loginPrompt" and not concerns_this_editor(p, params) then
+  if not prompt and not concerns_this_editor(p, params) then
     p = {}
   end
   if method == "userLoggedIn" then
@@ -93,6 +94,8 @@ local function on_notification(method, params)
       M.last_browser_login = params.requestId
     end
     ui.show_login_prompt(params, display_name(params.provider), M.options)
+  elseif method == "loginWaiting" then
+    ui.notify(params.message)
   end
   fire(autocmd, params)
 end

@@ -25,13 +25,15 @@ M.methods = {
 }
 
 -- Agent-to-host notification -> the User autocmd pattern it fires.
--- loginPrompt goes to the host whose device-code or browser login is waiting.
+-- loginPrompt goes to the host whose device-code or browser login is waiting;
+-- loginWaiting to the host whose login waits for another one of the provider.
 M.events = {
   userLoggedIn = "AuthAgentLoggedIn",
   userLoggedOut = "AuthAgentLoggedOut",
   tokenRefreshed = "AuthAgentTokenRefreshed",
   providersChanged = "AuthAgentProvidersChanged",
   loginPrompt = "AuthAgentLoginPrompt",
+  loginWaiting = "AuthAgentLoginWaiting",
 }
 
 -- Error code -> reason, for errors that carry no data.reason.
