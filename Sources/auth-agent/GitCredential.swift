@@ -93,10 +93,12 @@ enum GitCredential {
     private static func get(_ request: [String: String], account: String?, link: AgentLink) throws(ToolFailure) -> String {
         guard let origin = origin(request) else { return "" }
         do throws(ToolFailure) {
-            guard let provider = try link.call(SignMethod.self, .init(url: origin.description)).provider else { return "" }
+            let routed = try link.call(SignMethod.self, .init(url: origin.description))
+            guard let provider = routed.provider else { return "" }
             let entry = try Tool.entry(provider, link)
             guard let named = namedAccount(request, account: account, entry: entry, link: link) else { return "" }
-            let signed = try link.call(SignMethod.self, .init(url: origin.description, provider: provider, account: named))
+            // The default account's signature is the one that found the provider.
+            let signed = named == nil ? routed : try link.call(SignMethod.self, .init(url: origin.description, provider: provider, account: named))
             guard let token = signed.bearerToken else {
                 _ = try link.call(TokenMethod.self, .init(provider: provider, account: named, bearer: true))
                 throw ToolFailure(.failed, "\(provider) signs with something other than a bearer token; git cannot be given it")
