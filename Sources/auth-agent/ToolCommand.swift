@@ -12,8 +12,9 @@ struct ToolCommand: Equatable {
         case forget(provider: String)
         case status(json: Bool)
         case token(provider: String, json: Bool)
-        /// `-X METHOD` (default GET): what a DPoP proof is made for.
-        case header(url: String, method: String = "GET")
+        /// `-X METHOD` (default GET): what a DPoP proof is made for; `--json`: one object, the shape
+        /// MCP hosts' `headersHelper` settings read.
+        case header(url: String, method: String = "GET", json: Bool = false)
         case gitCredential(operation: String)
         case kubectlCredential(provider: String)
         case fetch(FetchOptions)
@@ -192,7 +193,7 @@ struct ToolCommand: Equatable {
         case "config":
             draft.clientSecretStdin = flags.contains("--client-secret-stdin")
             command.action = .config(try configAction(positional, draft))
-        case "header": command.action = .header(url: try one("URL"), method: fetch.method ?? "GET")
+        case "header": command.action = .header(url: try one("URL"), method: fetch.method ?? "GET", json: flags.contains("--json"))
         case "fetch":
             fetch.url = try one("URL")
             command.action = .fetch(fetch)
@@ -214,7 +215,7 @@ struct ToolCommand: Equatable {
     private static func flagsAllowed(_ command: String) -> [String] {
         switch command {
         case "login": return ["--password-stdin", "--token-stdin", "--device", "--browser"]
-        case "status", "token": return ["--json"]
+        case "status", "token", "header": return ["--json"]
         case "logout": return ["--all"]
         case "config": return ["--client-secret-stdin"]
         default: return []

@@ -59,6 +59,32 @@ final class DPoPCommandLineTests: XCTestCase {
         let response = try await SystemHTTPTransport().send(HTTPRequest(method: "POST", url: url, headers: headers))
         XCTAssertEqual(response.status, 200)
     }
+
+    /// Issue 34 item 3: `header --json` prints the one object an MCP host's `headersHelper` reads —
+    /// `Authorization`, and `DPoP` for a DPoP provider — which the server accepts as is.
+    func testHeaderJSONForABearerAndADPoPProvider() async throws {
+        let bearer = try CLIHarness()
+        try bearer.login()
+        let me = bearer.issuer.baseURL + "/api/me"
+        let plain = try bearer.agent(["header", "--json", me])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        let bearerHeaders = try XCTUnwrap(try JSONParser.parse(plain.stdout).objectValue, plain.stdout)
+        XCTAssertEqual(bearerHeaders.keys, ["Authorization"])
+        XCTAssertTrue(bearerHeaders["Authorization"]?.stringValue?.hasPrefix("Bearer ") == true, plain.stdout)
+        let meResponse = try await SystemHTTPTransport().send(HTTPRequest(method: "GET", url: me, headers: [("Authorization", bearerHeaders["Authorization"]!.stringValue!)]))
+        XCTAssertEqual(meResponse.status, 200)
+
+        let h = try harness()
+        try h.login()
+        let url = h.issuer.baseURL + "/api/echo?x=1"
+        let r = try h.agent(["header", "--json", "-X", "POST", url])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let headers = try XCTUnwrap(try JSONParser.parse(r.stdout).objectValue, r.stdout)
+        XCTAssertEqual(Set(headers.keys), ["Authorization", "DPoP"])
+        XCTAssertTrue(headers["Authorization"]?.stringValue?.hasPrefix("DPoP ") == true, r.stdout)
+        let response = try await SystemHTTPTransport().send(HTTPRequest(method: "POST", url: url, headers: headers.members.map { ($0, $1.stringValue ?? "") }))
+        XCTAssertEqual(response.status, 200, "the proof was made for POST and this URL")
+    }
 }
 
 /// The agent process with a DPoP provider: signs under load, then exits cleanly while
