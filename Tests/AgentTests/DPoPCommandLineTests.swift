@@ -28,16 +28,20 @@ final class DPoPCommandLineTests: XCTestCase {
         let kube = #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":false}}"#
         let kubeWithServer = #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":false,"#
             + #""cluster":{"server":"\#(h.issuer.baseURL)"}}}"#
-        for (door, extra) in [("in-process", [String: String]()), ("socket", ["AUTH_AGENT_SOCK": agent.path])] {
-            for (arguments, stdin, environment) in [(["token", "corp"], "", [:]), (["token", "corp", "--json"], "", [:]),
-                                                    (["git-credential", "get"], "protocol=http\nhost=127.0.0.1:\(h.issuer.port)\n", [:]),
-                                                    (["kubectl-credential", "corp"], "", ["KUBERNETES_EXEC_INFO": kube]),
-                                                    (["kubectl-credential", "corp"], "", ["KUBERNETES_EXEC_INFO": kubeWithServer])] {
+        for (arguments, stdin, environment) in [(["token", "corp"], "", [:]), (["token", "corp", "--json"], "", [:]),
+                                                (["git-credential", "get"], "protocol=http\nhost=127.0.0.1:\(h.issuer.port)\n", [:]),
+                                                (["kubectl-credential", "corp"], "", ["KUBERNETES_EXEC_INFO": kube]),
+                                                (["kubectl-credential", "corp"], "", ["KUBERNETES_EXEC_INFO": kubeWithServer])] {
+            var answers: [CLIHarness.Finished] = []
+            for (door, extra) in [("in-process", [String: String]()), ("socket", ["AUTH_AGENT_SOCK": agent.path])] {
                 let r = try h.agent(arguments, stdin: stdin, environment: environment.merging(extra) { $1 })
                 XCTAssertEqual(r.status, 1, "\(door) \(arguments): \(r.stderr)")
                 XCTAssertEqual(r.stdout, "", "\(door) \(arguments): no token handed out")
                 XCTAssertTrue(r.stderr.contains("corp uses DPoP"), "\(door): \(r.stderr)")
+                answers.append(r)
             }
+            // One door: the same words and code whichever agent answered (issue 30).
+            XCTAssertEqual(answers[0].stderr, answers[1].stderr, "\(arguments)")
         }
     }
 
