@@ -57,7 +57,7 @@ enum McpCommand {
                 let v = try value(flag, inline)
                 guard let seconds = Double(v), seconds > 0, seconds <= 86_400 else { throw Arguments.UsageError(description: "--timeout wants seconds from 0 to 86400, got '\(v)'") }
                 options.timeout = seconds
-            case _ where flag.hasPrefix("-") && flag.count > 1: throw Arguments.UsageError(description: "'mcp' does not take \(flag)")
+            case _ where flag.hasPrefix("-") && flag.count > 1: throw Arguments.unknownOption(flag, of: "mcp")
             default: positional.append(arg)
             }
             i += 1

@@ -78,7 +78,9 @@ enum Tool {
         case .header(let url, let method, let json):
             let signed = try link.call(SignMethod.self, .init(method: method, url: url, account: account, shape: shape))
             guard let authorization = signed.authorization else {
-                throw ToolFailure(.failed, "notCovered: no configured provider covers \(Origin(url: url)?.description ?? url) over https or loopback")
+                let origin = Origin(url: url)?.description ?? url
+                throw ToolFailure(.failed, "notCovered: no configured provider covers \(origin) over https or loopback; "
+                    + "to sign it, add \(origin) to a provider's origins, or learn the API from its 401 with: auth-agent login \(url)")
             }
             guard json else { return "Authorization: \(authorization)\n" + (signed.proof.map { "DPoP: \($0)\n" } ?? "") }
             var headers: JSONObject = ["Authorization": .string(authorization)]

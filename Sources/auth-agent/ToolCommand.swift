@@ -154,7 +154,7 @@ struct ToolCommand: Equatable {
             case "-i" where name == "fetch", "--include" where name == "fetch": fetch.include = true
             case _ where flag.hasPrefix("-") && flag.count > 1:
                 guard allowed.contains(flag), inline == nil else {
-                    throw Arguments.UsageError(description: "'\(name)' does not take \(arg)")
+                    throw Arguments.unknownOption(arg, of: name)
                 }
                 if !flags.contains(flag) { flags.append(flag) }
             default: positional.append(arg)

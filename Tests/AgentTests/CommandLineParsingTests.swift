@@ -76,6 +76,20 @@ final class CommandLineParsingTests: XCTestCase {
                                 (["serve", "extra"], "unknown argument 'extra'")] {
             XCTAssertThrowsError(try Arguments.parse(argv), "\(argv)") { XCTAssertEqual("\($0)", message) }
         }
+        // Issue 31 item 4: options, from the options `help COMMAND` lists, and provider names (the core's words).
+        for (argv, message) in [(["token", "corp", "--jsn"], "'token' does not take --jsn; did you mean --json?"),
+                                (["fetch", "--includ", "https://x/"], "'fetch' does not take --includ; did you mean --include?"),
+                                (["login", "p", "--devise"], "'login' does not take --devise; did you mean --device?"),
+                                (["status", "--frobnicate"], "'status' does not take --frobnicate")] {
+            XCTAssertThrowsError(try ToolCommand.parse(argv), "\(argv)") { XCTAssertEqual("\($0)", message) }
+        }
+        XCTAssertThrowsError(try McpCommand.parse(["--devce", "https://mcp.example/"])) {
+            XCTAssertEqual("\($0)", "'mcp' does not take --devce; did you mean --device?")
+        }
+        XCTAssertEqual(AuthError.unknownProvider("corpp", .notConfigured(known: ["corp", "github"])).message,
+                       #"No provider "corpp" is configured; known: corp, github. Did you mean "corp"?"#)
+        XCTAssertEqual(AuthError.unknownProvider("zzz", .notConfigured(known: ["corp", "github"])).message,
+                       #"No provider "zzz" is configured; known: corp, github."#)
     }
 
     /// A newcomer writing a configuration against `auth-agent dev-issuer` learns its clients and
