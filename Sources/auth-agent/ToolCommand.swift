@@ -24,9 +24,11 @@ struct ToolCommand: Equatable {
         case gitConfigure(url: String?)
     }
 
-    /// `config path|check|add|remove`.
+    /// `config path|check|add|remove|set`.
     enum ConfigAction: Equatable {
         case path, check, add(ProviderDraft), remove(id: String)
+        /// `config set ID KEY VALUE…`: one key of a provider, in place.
+        case set(id: String, key: String, values: [String])
     }
 
     /// `config add`'s options: a provider to discover and write.
@@ -234,6 +236,8 @@ struct ToolCommand: Equatable {
         case ("path", 1): return .path
         case ("check", 1): return .check
         case ("remove", 2): return .remove(id: positional[1])
+        case ("set", 4...): return .set(id: positional[1], key: positional[2], values: Array(positional[3...]))
+        case ("set", _): throw Arguments.UsageError(description: "'config set' needs a provider ID, a key and its value (or values: origins, scopes, flow)")
         case ("add", 2):
             var draft = draft
             draft.id = positional[1]
@@ -244,7 +248,7 @@ struct ToolCommand: Equatable {
             return .add(draft)
         case ("path", _), ("check", _): throw Arguments.UsageError(description: "'config \(sub)' takes no arguments")
         case ("remove", _), ("add", _): throw Arguments.UsageError(description: "'config \(sub)' needs exactly one provider ID")
-        default: throw Arguments.UsageError(description: "'config' needs a subcommand: path, check, add or remove")
+        default: throw Arguments.UsageError(description: "'config' needs a subcommand: path, check, add, remove or set")
         }
     }
 }

@@ -38,7 +38,7 @@ final class CommandLineParsingTests: XCTestCase {
         XCTAssertTrue(token.hasPrefix("Usage: auth-agent token PROVIDER"), token)
         XCTAssertTrue(token.contains("--min-valid SECONDS") && token.contains("--account ID"), token)
         XCTAssertFalse(token.contains("--data-binary") || token.contains("--password-stdin"), "only token's options: \(token)")
-        XCTAssertEqual(CommandHelp.lookup("config").map(\.name), ["config path", "config check", "config add", "config remove"])
+        XCTAssertEqual(CommandHelp.lookup("config").map(\.name), ["config path", "config check", "config add", "config set", "config remove"])
 
         // demo and dev-issuer in a section of their own, after everything a user needs.
         let usage = CommandHelp.usage
@@ -148,7 +148,7 @@ final class CommandLineParsingTests: XCTestCase {
         XCTAssertEqual(try complete(["auth-agent", "token", ""]), ["corp", "dev"])
         XCTAssertEqual(try complete(["auth-agent", "--config", "/c.json", "logout", "c"]), ["corp"])
         XCTAssertEqual(try complete(["auth-agent", "token", "--m"]), ["--min-valid"])
-        XCTAssertEqual(try complete(["auth-agent", "config", ""]), ["add", "check", "path", "remove"])
+        XCTAssertEqual(try complete(["auth-agent", "config", ""]), ["add", "check", "path", "remove", "set"])
         XCTAssertEqual(try complete(["auth-agent", "config", "remove", ""]), ["corp", "dev"])
         XCTAssertEqual(try complete(["auth-agent", "config", "add", "x", "--is"]), ["--issuer"])
         XCTAssertEqual(try complete(["auth-agent", "token", "corp", ""]), [], "one operand")
@@ -173,7 +173,7 @@ final class CommandLineParsingTests: XCTestCase {
                 t auth-agent token ''; t auth-agent config ''; t auth-agent --config /c config remove ''; t auth-agent token corp ''
                 """
             let r = try CLIHarness.run(zsh, ["-f", "-c", script], environment: ["HOME": FileManager.default.temporaryDirectory.path])
-            XCTAssertEqual(r.stdout, "corp,dev\npath,check,add,remove\ncorp,dev\n\n", r.stderr)
+            XCTAssertEqual(r.stdout, "corp,dev\npath,check,add,set,remove\ncorp,dev\n\n", r.stderr)
         }
         if let fish = CLIHarness.which("fish") {
             let script = "function auth-agent; printf 'corp\\ndev\\n'; end\n" + Completion.script("fish")! + """
