@@ -68,7 +68,7 @@ final class CommandLineParsingTests: XCTestCase {
     }
 
     /// A mistyped command gets the command it was probably meant to be, as git and gh answer.
-    func testMistypedCommandGetsASuggestion() {
+    func testMistypedCommandGetsASuggestion() throws {
         for (argv, message) in [(["logn", "corp"], "unknown command 'logn'; did you mean 'login'?"),
                                 (["--config", "/c.json", "stauts"], "unknown command 'stauts'; did you mean 'status'?"),
                                 (["help", "tokne"], "no command 'tokne'; did you mean 'token'?"),
@@ -83,6 +83,16 @@ final class CommandLineParsingTests: XCTestCase {
                                 (["status", "--frobnicate"], "'status' does not take --frobnicate")] {
             XCTAssertThrowsError(try ToolCommand.parse(argv), "\(argv)") { XCTAssertEqual("\($0)", message) }
         }
+        let mcp = try McpCommand.parse(["https://mcp.example/", "--header", "X-Tenant:acme", "--header=X-Trace: 1", "--ignore-tool", "delete*"])
+        XCTAssertEqual(mcp.headers, [.init(name: "X-Tenant", value: "acme"), .init(name: "X-Trace", value: "1")])
+        XCTAssertEqual(mcp.ignoredTools, ["delete*"])
+        for (argv, problem) in [(["https://x/", "--header", "Authorization: Bearer t"], "the agent signs every request"),
+                                (["https://x/", "--header", "Mcp-Session-Id: s"], "set by the bridge"),
+                                (["https://x/", "--header", "no colon"], "wants 'Name: value'"),
+                                (["http://10.0.0.1/mcp"], "--allow-http")] {
+            XCTAssertThrowsError(try McpCommand.parse(argv), "\(argv)") { XCTAssertTrue("\($0)".contains(problem), "\($0)") }
+        }
+        XCTAssertTrue(try McpCommand.parse(["http://10.0.0.1/mcp", "--allow-http"]).allowHTTP)
         XCTAssertThrowsError(try McpCommand.parse(["--devce", "https://mcp.example/"])) {
             XCTAssertEqual("\($0)", "'mcp' does not take --devce; did you mean --device?")
         }
