@@ -70,6 +70,7 @@ public final class DevIssuer: Sendable {
             return server
         }
         running?.stop()
+        state.repository.remove()
     }
 
     // MARK: Fault injection

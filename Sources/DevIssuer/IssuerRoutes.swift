@@ -60,7 +60,7 @@ enum IssuerRoutes {
         Route(RegistrationEndpoint.managementPrefix, counter: "registrationManagement",
               ["GET": RegistrationEndpoint.manage, "PUT": RegistrationEndpoint.manage, "DELETE": RegistrationEndpoint.manage]),
         Route(ClientMetadataDocuments.pathPrefix, counter: "clientMetadata", ["GET": ClientMetadataDocuments.serve]),
-    ] + DiscoveryEndpoint.tenantRoutes + ProtectedAPI.routes + LearnableResource.routes
+    ] + DiscoveryEndpoint.tenantRoutes + ProtectedAPI.routes + LearnableResource.routes + DemoRepository.routes
 
     /// Control plane for tests and the `dev-issuer` CLI: never counted, never faulted.
     static let admin: [Route] = [

@@ -13,6 +13,8 @@ import Wire
 /// and everything rotated from it. Revoking a family invalidates all of its
 /// tokens at once, which is what refresh-token reuse detection needs.
 final class IssuerState: Sendable {
+    /// `/git/demo.git`, made on first use.
+    let repository = DemoRepository()
     let users: [String: UserProfile]
     /// The clients of `DevIssuerOptions`; `clients` adds the registered ones.
     let configuredClients: [String: String?]

@@ -129,7 +129,10 @@ enum Agent {
         }
         print(JSONSerializer.string(["issuer": .string(issuer.baseURL)]))
         fflush(nil)  // stdout is a pipe, so fully buffered: the host waits for this line
-        logger.info("dev issuer on \(issuer.baseURL); users alice/wonderland, bob/builder")
+        // What it serves, named where the person who started it looks.
+        Logger.stderrSink("auth-agent dev-issuer: \(issuer.baseURL) (users alice/wonderland, bob/builder) serves \(issuer.baseURL)/api/me (a protected API), "
+            + "\(issuer.learnableResource) (an API the agent learns from its 401) and \(issuer.baseURL)/git/demo.git (a git repository: clone and push "
+            + "with 'auth-agent git-credential' as git's helper)")
         signal(SIGTERM) { _ in exit(0) }
         signal(SIGINT) { _ in exit(0) }
         while let _ = readLine() {}

@@ -51,7 +51,8 @@ enum Demo {
         Logger.stderrSink("""
             auth-agent demo: dev issuer on \(base) (users alice/wonderland, bob/builder), its protected API
             at \(base)/api/me (signed with the demo provider's token), and \(base)/mcp, an API that describes
-            itself (RFC 9728) for the agent to learn with no configuration. Try:
+            itself (RFC 9728) for the agent to learn with no configuration; \(base)/git/demo.git is a git repository
+            for git-credential (its token as the password). Try:
               {"jsonrpc":"2.0","id":1,"method":"login","params":{"provider":"demo","credentials":{"username":"alice","password":"wonderland"}}}
               {"jsonrpc":"2.0","id":2,"method":"sign","params":{"request":{"method":"GET","url":"https://api.demo.test/items"}}}
               {"jsonrpc":"2.0","id":3,"method":"fetch","params":{"request":{"method":"GET","url":"\(base)/api/me"}}}

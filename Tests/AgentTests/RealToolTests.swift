@@ -33,6 +33,36 @@ final class RealToolTests: XCTestCase {
         return root
     }
 
+    /// Issue 31 item 5: the dev issuer's own `/git/demo.git` — what the README's git section is tried
+    /// on — clones and takes a push through the credential helper, and refuses git without a token.
+    func testTheDevIssuersRepositoryClonesAndTakesAPush() throws {
+        guard Self.which("git") != nil else { throw XCTSkip("git is not installed (.ci/run installs it)") }
+        let h = try CLIHarness()
+        let url = h.issuer.baseURL + "/git/demo.git"
+        let refused = try git(h, ["clone", "-q", url, "refused"])
+        XCTAssertNotEqual(refused.status, 0, "logged out: the clone fails")
+        XCTAssertTrue(refused.stderr.contains("auth-agent login corp"), refused.stderr)
+
+        try h.login()
+        XCTAssertEqual(try git(h, ["clone", "-q", url, "demo"]).status, 0)
+        let checkout = h.directory.appendingPathComponent("demo")
+        XCTAssertEqual(try String(contentsOf: checkout.appendingPathComponent("README.md"), encoding: .utf8).hasPrefix("# demo"), true)
+        try Data("pushed\n".utf8).write(to: checkout.appendingPathComponent("notes.txt"))
+        for args in [["add", "notes.txt"], ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "a note"], ["push", "-q", "origin", "main"]] {
+            let r = try git(h, args, in: checkout)
+            XCTAssertEqual(r.status, 0, "\(args): \(r.stderr)")
+        }
+        let again = try git(h, ["clone", "-q", url, "again"])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertEqual(try git(h, ["log", "--format=%s"], in: h.directory.appendingPathComponent("again")).stdout,
+                       "a note\nA repository to try auth-agent git-credential on\n", "the push reached the repository")
+        // Without the helper (and no prompt), git has no token to give: refused, nothing read.
+        let env = h.environment.merging(["GIT_CONFIG_NOSYSTEM": "1", "HOME": h.directory.path, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": ""]) { $1 }
+        let bare = try CLIHarness.run(try XCTUnwrap(Self.which("git")), ["-c", "credential.helper=", "ls-remote", url], environment: env,
+                                      directory: h.directory, timeout: 60)
+        XCTAssertNotEqual(bare.status, 0, bare.stdout)
+    }
+
     func testGitCloneAndFetchThroughTheCredentialHelper() throws {
         guard Self.which("git") != nil else { throw XCTSkip("git is not installed (.ci/run installs it)") }
         let h = try CLIHarness()
