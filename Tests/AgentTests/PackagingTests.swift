@@ -207,6 +207,7 @@ final class PackagingTests: XCTestCase {
         let example = try XCTUnwrap(Self.firstBlock("js", of: "clients/node/README.md"), "the Node README has a js block")
             .replacingOccurrences(of: "from 'auth-agent-client'", with: "from 'auth-agent'")
         try example.write(to: project.appendingPathComponent("example.mjs"), atomically: true, encoding: .utf8)
+        place.assertNoAgentOnPath()
         let run = try place.run("node", ["example.mjs"], directory: project, timeout: 60)
         XCTAssertEqual(run.status, 0, run.stdout + run.stderr)
         XCTAssertTrue(run.stdout.contains("200 alice"), "the client found the bundled agent: \(run.stdout)\(run.stderr)")
@@ -269,6 +270,7 @@ final class PackagingTests: XCTestCase {
     /// only the bundled one can answer.
     private func assertClientExample(python: String, in place: Place) throws {
         let example = try XCTUnwrap(Self.firstBlock("python", of: "clients/python/README.md"), "the Python README has a python block")
+        place.assertNoAgentOnPath()
         let script = place.directory.appendingPathComponent("example.py")
         try example.write(to: script, atomically: true, encoding: .utf8)
         let run = try place.run(python, [script.path], timeout: 60)
@@ -336,8 +338,8 @@ final class PackagingTests: XCTestCase {
 
     // MARK: - Places and tools
 
-    /// A fresh directory with its own HOME, state and caches, and a PATH without Swift or any
-    /// auth-agent: whatever answers was installed here.
+    /// A fresh directory with its own HOME, state and caches, and a PATH without Swift: whatever
+    /// answers was installed here.
     struct Place {
         let directory: URL
         var home: URL { directory.appendingPathComponent("home") }
@@ -348,8 +350,13 @@ final class PackagingTests: XCTestCase {
         }
 
         static let path: String = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-            .filter { dir in !["swift", "auth-agent"].contains { FileManager.default.isExecutableFile(atPath: "\(dir)/\($0)") } }
-            .joined(separator: ":")
+            .filter { !FileManager.default.isExecutableFile(atPath: "\($0)/swift") }.joined(separator: ":")
+
+        /// Fails when an `auth-agent` on this PATH could answer in the bundled one's stead.
+        func assertNoAgentOnPath(file: StaticString = #filePath, line: UInt = #line) {
+            let found = Self.path.split(separator: ":").first { FileManager.default.isExecutableFile(atPath: "\($0)/auth-agent") }
+            XCTAssertNil(found, "an auth-agent in \(found ?? "") would hide whether the client finds its bundled agent", file: file, line: line)
+        }
 
         var environment: [String: String] {
             ["PATH": Self.path, "HOME": home.path, "AUTH_AGENT_BIN": "", "AUTH_AGENT_CONFIG": "",
