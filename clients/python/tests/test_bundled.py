@@ -33,7 +33,8 @@ class BundledAgentTest(unittest.TestCase):
     def python(self, code: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess:
         environment = {k: v for k, v in os.environ.items() if k != "AUTH_AGENT_BIN"}
         environment.update(PYTHONPATH=str(self.site), PATH=f"{self.on_path.parent}:/usr/bin:/bin", **env)
-        return subprocess.run([sys.executable, "-c", code], input=stdin, env=environment,
+        # cwd: `python -c` puts the working directory first on sys.path, and run-tests.sh's is the source tree.
+        return subprocess.run([sys.executable, "-c", code], input=stdin, env=environment, cwd=self.directory,
                               capture_output=True, text=True, timeout=30)
 
     def found(self, **env: str) -> str:
