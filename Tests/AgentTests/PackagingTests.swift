@@ -254,6 +254,9 @@ final class PackagingTests: XCTestCase {
         XCTAssertEqual(completion.stdout.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.sorted(),
                        ["login", "logout"], completion.stderr)
 
+        try assertZshCompletes(root: root, in: place)
+        try assertFishCompletes(root: root, in: place)
+
         guard ProcessInfo.processInfo.environment["AUTH_AGENT_SYSTEM_INSTALL"] == "1" else {
             print("the .deb was installed into \(root.path); AUTH_AGENT_SYSTEM_INSTALL=1 installs it into this system with apt-get")
             return
@@ -262,6 +265,44 @@ final class PackagingTests: XCTestCase {
         XCTAssertEqual(apt.status, 0, apt.stdout + apt.stderr)
         defer { _ = try? place.run("apt-get", ["remove", "-y", "auth-agent"], timeout: 300) }
         try ReadmeExampleTests.assertRunItExample("/usr/bin/auth-agent", environment: place.environment, directory: place.directory)
+    }
+
+    /// An interactive zsh (in a pseudo-terminal, zsh/zpty) with the package's vendor-completions on
+    /// its fpath, as Debian's zsh has it: the first Tab after `auth-agent log` lists login and logout
+    /// (the autoloaded file must complete on its first call, not only define the function).
+    private func assertZshCompletes(root: URL, in place: Place) throws {
+        guard CLIHarness.which("zsh") != nil else {
+            print("zsh is not installed (apt-get install zsh): the zsh completion file is installed but not tried")
+            return
+        }
+        let script = """
+            zmodload zsh/zpty
+            zpty z 'zsh -f -i'
+            zpty -w z "PS1='> '; fpath=(\(root.path)/usr/share/zsh/vendor-completions \\$fpath); autoload -U compinit; compinit -u -D"
+            zpty -w -n z $'auth-agent log\t'
+            sleep 2
+            out=""
+            while zpty -r -t z line; do out+="$line"; done
+            print -r -- "$out"
+            zpty -d z
+            """
+        let run = try place.run("zsh", ["-f", "-c", script], timeout: 30)
+        XCTAssertTrue(run.stdout.contains("login") && run.stdout.contains("logout"),
+                      "zsh lists login and logout: \(run.stdout.suffix(400))\(run.stderr)")
+    }
+
+    /// fish with the package's vendor_completions.d on its completion path, as Debian's fish has it.
+    private func assertFishCompletes(root: URL, in place: Place) throws {
+        guard CLIHarness.which("fish") != nil else {
+            print("fish is not installed (apt-get install fish): the fish completion file is installed but not tried")
+            return
+        }
+        let bin = root.appendingPathComponent("usr/bin").path
+        let run = try place.run("/usr/bin/env", ["PATH=\(bin):\(Place.path)", "fish", "-c", """
+            set -p fish_complete_path \(root.path)/usr/share/fish/vendor_completions.d; complete -C 'auth-agent log'
+            """], timeout: 30)
+        XCTAssertEqual(run.stdout.split(separator: "\n").map { $0.split(separator: "\t").first.map(String.init) ?? "" }.sorted(),
+                       ["login", "logout"], run.stdout + run.stderr)
     }
 
     // MARK: - What each install runs
