@@ -126,7 +126,8 @@ mkdir -p "$deb/usr/share/man/man1" "$deb/usr/share/bash-completion/completions" 
   > "$deb/usr/share/zsh/vendor-completions/_auth-agent"
 {
   printf 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\nUpstream-Name: auth-agent\n\n'
-  printf 'Files: *\nLicense: MIT\n'
+  # The README's "Copyright (c) YEAR HOLDER" line names the holder once.
+  printf 'Files: *\nCopyright: %s\nLicense: MIT\n' "$(sed -n 's/^Copyright (c) //p' "$root/README.md" | head -n 1)"
   # The README's license text, as DEP-5 wants it: each line indented, blank lines as " .".
   sed -n '/^## License/,$p' "$root/README.md" | sed -n '/^```text$/,/^```$/p' | sed '1d;$d' \
     | sed 's/^$/./; s/^/ /'
