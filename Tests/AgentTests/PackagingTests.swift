@@ -1,3 +1,5 @@
+@testable import AuthCore
+@testable import auth_agent
 import Foundation
 import JSON
 import TestSupport
@@ -98,6 +100,17 @@ final class PackagingTests: XCTestCase {
     }
 
     // MARK: - The script
+
+    /// The packages take the agent's version (`auth-agent --version`, `CommandHelp.version`); every
+    /// other place that states one must say the same, or a package would ship two numbers.
+    func testEveryDeclaredVersionIsTheAgents() throws {
+        let agent = CommandHelp.version
+        XCTAssertEqual(ClientRegistration.softwareVersion, agent, "the software_version a registration sends")
+        let python = try String(contentsOf: Self.root.appendingPathComponent("clients/python/auth_agent/_version.py"), encoding: .utf8)
+        XCTAssertEqual(python, "__version__ = \"\(agent)\"\n", "clients/python/auth_agent/_version.py")
+        let node = try JSONParser.parse(Array(try Data(contentsOf: Self.root.appendingPathComponent("clients/node/package.json"))))
+        XCTAssertEqual(node["version"]?.stringValue, agent, "clients/node/package.json")
+    }
 
     func testTheScriptBuildsEveryArtefactWithItsSumAndSize() throws {
         let made = try artefacts()
