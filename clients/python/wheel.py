@@ -8,7 +8,7 @@ so clients/package.sh needs neither PyPI nor setuptools:
 The metadata comes from pyproject.toml (summary, Python versions, extras,
 classifiers, license) and README.md, the files from auth_agent/. The platform
 wheel adds the agent and the console script ``auth-agent``
-(``auth_agent._command:main``, which execs it). Entries are sorted and dated
+(``_auth_agent_command:main``, which execs it). Entries are sorted and dated
 $SOURCE_DATE_EPOCH (else 1980-01-01), so one input gives one wheel. Prints
 the wheel's path.
 """
@@ -26,6 +26,8 @@ import zipfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 PLATFORM_NAME = "auth-agent"
+#: The console script's module, beside the package (its docstring says why).
+COMMAND = "_auth_agent_command.py"
 
 
 PLATFORM_SUMMARY = ("auth-agent, the process programs delegate logins and request signing to "
@@ -66,7 +68,8 @@ def write(out: pathlib.Path, version: str, agent: "pathlib.Path | None", platfor
     entries = [(f"auth_agent/{p.relative_to(HERE / 'auth_agent').as_posix()}", p.read_bytes(), 0o644) for p in package_files()]
     if agent:
         entries.append(("auth_agent/bin/auth-agent", agent.read_bytes(), 0o755))
-        entries.append((f"{dist_info}/entry_points.txt", b"[console_scripts]\nauth-agent = auth_agent._command:main\n", 0o644))
+        entries.append((COMMAND, (HERE / COMMAND).read_bytes(), 0o644))
+        entries.append((f"{dist_info}/entry_points.txt", b"[console_scripts]\nauth-agent = _auth_agent_command:main\n", 0o644))
     wheel = f"Wheel-Version: 1.0\nGenerator: auth-agent clients/python/wheel.py\nRoot-Is-Purelib: {'false' if agent else 'true'}\nTag: {tag}\n"
     entries.append((f"{dist_info}/METADATA", metadata(project, name, version).encode(), 0o644))
     entries.append((f"{dist_info}/WHEEL", wheel.encode(), 0o644))

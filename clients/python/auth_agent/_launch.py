@@ -20,7 +20,8 @@ STDERR_TAIL_LINES = 50
 def bundled_agent() -> Optional[str]:
     """The agent a platform wheel (``pip install auth-agent``) carries beside
     this package, when it is there and may be run; the pure-Python wheel
-    carries none."""
+    carries none. (The wheel's console script, ``_auth_agent_command``, finds
+    the same file without importing this package.)"""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "auth-agent")
     return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
 

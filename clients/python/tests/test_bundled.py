@@ -23,6 +23,7 @@ class BundledAgentTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.directory)
         self.site = self.directory / "site"
         shutil.copytree(CLIENT_ROOT / "auth_agent", self.site / "auth_agent")
+        shutil.copy(CLIENT_ROOT / "_auth_agent_command.py", self.site)
         self.bundled = self.site / "auth_agent" / "bin" / "auth-agent"
         self.on_path = self.directory / "path" / "auth-agent"
         for executable in (self.bundled, self.on_path):
@@ -71,19 +72,27 @@ class BundledAgentTest(unittest.TestCase):
 
     def test_the_console_script_becomes_the_bundled_agent(self) -> None:
         # The console script's entry point, as pip's generated script calls it.
-        run = self.python("import sys; from auth_agent._command import main; sys.exit(main())", stdin="hello\n")
+        run = self.python("import sys; from _auth_agent_command import main; sys.exit(main())", stdin="hello\n")
         self.assertEqual(run.returncode, 7, run.stderr)
         # $0 is the bundled path: the process became the agent, stdin and the status included.
         self.assertEqual(run.stdout.splitlines(), [f"{self.bundled} ", "read hello"], run.stderr)
 
     def test_the_console_script_passes_its_arguments(self) -> None:
-        code = "import sys; sys.argv = ['auth-agent', 'mcp', 'https://x.test/mcp']\nfrom auth_agent._command import main; main()"
+        code = "import sys; sys.argv = ['auth-agent', 'mcp', 'https://x.test/mcp']\nfrom _auth_agent_command import main; main()"
         run = self.python(code, stdin="\n")
         self.assertEqual(run.stdout.splitlines()[0], f"{self.bundled} mcp https://x.test/mcp", run.stderr)
 
     def test_the_console_script_without_a_bundled_agent_says_what_to_install(self) -> None:
         self.bundled.unlink()
-        run = self.python("import sys; from auth_agent._command import main; sys.exit(main())")
+        run = self.python("import sys; from _auth_agent_command import main; sys.exit(main())")
         self.assertEqual(run.returncode, 127, run.stdout)
         self.assertIn("carries no agent", run.stderr)
         self.assertEqual(run.stdout, "")
+
+    def test_the_console_script_does_not_import_the_client(self) -> None:
+        # Its start is every `auth-agent` run's: the client's imports (asyncio, logging) stay out.
+        code = ("import sys, os; os.execv = lambda *a: None\n"
+                "from _auth_agent_command import main; main([])\n"
+                "print(sorted(m for m in sys.modules if m.startswith('auth_agent') or m in ('asyncio', 'logging')))")
+        run = self.python(code)
+        self.assertEqual(run.stdout.strip(), "[]", run.stderr)
