@@ -11,6 +11,13 @@ final class ReadmeExampleTests: XCTestCase {
         .deletingLastPathComponent().appendingPathComponent("README.md")
 
     func testRunItExampleOutputHasTheShapeTheReadmeShows() throws {
+        try Self.assertRunItExample(AgentProcess.binaryURL.path)
+    }
+
+    /// The README's piped requests into `EXECUTABLE [LEADING…] demo` — the built agent, or one
+    /// installed from a package (PackagingTests) — and every answer checked against the README's.
+    static func assertRunItExample(_ executable: String, _ leading: [String] = [], environment: [String: String] = [:],
+                                   directory: URL? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
         let text = try String(contentsOf: Self.readme, encoding: .utf8)
         let requests = try Self.block(in: text, after: "A piped example:", fence: "```sh")
             .compactMap { line -> String? in
@@ -19,14 +26,15 @@ final class ReadmeExampleTests: XCTestCase {
                 return String(line[line.index(after: start)..<end])
             }
         let shown = try Self.block(in: text, after: "Its real output", fence: "```json")
-        XCTAssertEqual(requests.count, 4, "the README's piped requests")
-        let run = try CLIHarness.run(AgentProcess.binaryURL.path, ["demo"], stdin: requests.joined(separator: "\n") + "\n")
-        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(requests.count, 4, "the README's piped requests", file: file, line: line)
+        let run = try CLIHarness.run(executable, leading + ["demo"], stdin: requests.joined(separator: "\n") + "\n",
+                                     environment: environment, directory: directory, timeout: 60)
+        XCTAssertEqual(run.status, 0, run.stderr, file: file, line: line)
         let actual = run.stdout.split(separator: "\n").map(String.init)
-        XCTAssertEqual(actual.count, shown.count, run.stdout)
+        XCTAssertEqual(actual.count, shown.count, run.stdout + run.stderr, file: file, line: line)
         for (real, readme) in zip(actual, shown) {
             XCTAssertEqual(Self.shape(try JSONParser.parse(Array(real.utf8))), Self.shape(try JSONParser.parse(Array(readme.utf8))),
-                           "README shows \(readme)\nthe agent says \(real)")
+                           "README shows \(readme)\nthe agent says \(real)", file: file, line: line)
         }
     }
 

@@ -22,7 +22,7 @@ export declare const CLIENT_REASONS: Readonly<{
   closed: 'closed';
 }>;
 
-/** The agent executable: `bin`, else $AUTH_AGENT_BIN, else auth-agent on PATH; null if none. */
+/** The agent executable: `bin`, else $AUTH_AGENT_BIN, else the one the @auth-agent/PLATFORM package carries, else auth-agent on PATH; null if none. */
 export declare function findAgent(bin?: string): string | null;
 
 /** RFC 3339 UTC time, or null when unknown or never. */
@@ -113,7 +113,7 @@ export interface CallOptions {
 }
 
 export interface AuthAgentOptions {
-  /** The executable; else $AUTH_AGENT_BIN; else auth-agent on PATH. */
+  /** The executable; else $AUTH_AGENT_BIN; else the @auth-agent/PLATFORM package's; else auth-agent on PATH. */
   bin?: string;
   /** Passed as --config; else the agent reads $AUTH_AGENT_CONFIG. */
   config?: string;

@@ -119,7 +119,7 @@ export class AuthAgent extends EventEmitter {
    * that cannot be started.
    *
    * @param {object} [options]
-   * @param {string} [options.bin] the executable; else $AUTH_AGENT_BIN; else auth-agent on PATH
+   * @param {string} [options.bin] the executable; else $AUTH_AGENT_BIN; else the @auth-agent/PLATFORM package's; else auth-agent on PATH
    * @param {string} [options.config] passed as --config; else the agent reads $AUTH_AGENT_CONFIG
    * @param {string[]} [options.args] more command-line arguments
    * @param {object} [options.env] the agent's environment (default: this process's)
@@ -134,7 +134,7 @@ export class AuthAgent extends EventEmitter {
     super();
     const executable = connection ? 'the socket agent' : findAgent(bin);
     if (!executable) {
-      const message = 'auth-agent not found: pass bin, set AUTH_AGENT_BIN, or put it on PATH';
+      const message = 'auth-agent not found: pass bin, set AUTH_AGENT_BIN, install the auth-agent package, or put it on PATH';
       throw new AuthAgentError(message, { reason: CLIENT_REASONS.agentNotFound });
     }
     this.timeout = timeout;

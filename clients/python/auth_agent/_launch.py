@@ -17,15 +17,26 @@ PathLike = Union[str, "os.PathLike[str]"]
 STDERR_TAIL_LINES = 50
 
 
+def bundled_agent() -> Optional[str]:
+    """The agent a platform wheel (``pip install auth-agent``) carries beside
+    this package, when it is there and may be run; the pure-Python wheel
+    carries none. (The wheel's console script, ``_auth_agent_command``, finds
+    the same file without importing this package.)"""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "auth-agent")
+    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
 def find_agent(binary: Optional[PathLike] = None) -> Optional[str]:
     """The agent executable: ``binary`` if given, else ``$AUTH_AGENT_BIN``,
-    else ``auth-agent`` on ``PATH``; ``None`` when none of them names one."""
+    else the one this package carries, else ``auth-agent`` on ``PATH``;
+    ``None`` when none of them names one. The carried agent comes before
+    ``PATH`` because it is the build this client was released with."""
     if binary is not None:
         return os.fspath(binary)
     from_env = os.environ.get("AUTH_AGENT_BIN")
     if from_env:
         return from_env
-    return shutil.which("auth-agent")
+    return bundled_agent() or shutil.which("auth-agent")
 
 
 def agent_command(
@@ -38,7 +49,7 @@ def agent_command(
     executable = find_agent(binary)
     if executable is None:
         raise AuthAgentError(
-            "auth-agent not found: pass its path, set AUTH_AGENT_BIN, or put it on PATH",
+            "auth-agent not found: pass its path, set AUTH_AGENT_BIN, install the auth-agent wheel, or put it on PATH",
             reason=AGENT_NOT_FOUND,
         )
     command = [executable]

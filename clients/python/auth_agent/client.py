@@ -97,8 +97,8 @@ class PendingCall:
 class AuthAgent:
     """A running auth-agent process and the JSON-RPC session with it.
 
-    ``binary`` is the executable (default ``$AUTH_AGENT_BIN``, else
-    ``auth-agent`` on PATH); ``config`` its config file (default: the agent
+    ``binary`` is the executable (default ``$AUTH_AGENT_BIN``, else the agent
+    the platform wheel carries, else ``auth-agent`` on PATH); ``config`` its config file (default: the agent
     reads ``$AUTH_AGENT_CONFIG``). The agent's stderr goes to this process's
     stderr unless ``capture_stderr``; either way its last lines are kept in
     ``stderr_tail``. ``timeout`` is the default per-call limit in seconds
