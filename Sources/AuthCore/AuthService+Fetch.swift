@@ -128,14 +128,14 @@ extension AuthService {
     }
 
     /// The signer to resend with after the server rejected `rejected`'s token (the `refresh` rule).
-    /// When the refresh was refused and the session ended, a learned API's `login: "ifNeeded"` logs
+    /// When the refresh was refused and the session ended (here, or first in another process), a learned API's `login: "ifNeeded"` logs
     /// in at once (one prompt, not an error and then a hang) and the request goes on with that login.
     private func renewed(_ rejected: FetchSigner, url: String, login: FetchLogin, shape: TokenShape?,
                          context: LoginContext) async throws(AuthError) -> FetchSigner? {
         do {
             let (renewed, _) = try await credentialAfterRejection(rejected.session, rejected.shape, rejected: rejected.credential.issue)
             return FetchSigner(provider: rejected.provider, session: rejected.session, shape: rejected.shape, credential: renewed)
-        } catch where login == .ifNeeded && rejected.provider.config.learned != nil && error.code == .sessionExpired {
+        } catch where login == .ifNeeded && rejected.provider.config.learned != nil && (error.code == .sessionExpired || error.code == .notLoggedIn) {
             let result = try await learn(url: url, context: context)
             return try await fetchSigner(url, provider: result.provider, account: AccountChoice(account: result.account), shape: shape)
         }

@@ -36,7 +36,7 @@ final class McpLogins: MCPAuthorizer {
     func renewed(after rejected: Signature, url: String, method: String) async throws(AuthError) -> Signature? {
         do {
             _ = try await session.service.refresh(after: rejected)
-        } catch where error.code == .sessionExpired {
+        } catch where error.code == .sessionExpired || error.code == .notLoggedIn {
             try await logIn(provider: error.provider ?? rejected.provider)
         }
         return try await sign(url, method)

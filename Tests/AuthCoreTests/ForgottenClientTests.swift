@@ -52,6 +52,31 @@ final class ForgottenClientTests: XCTestCase {
         XCTAssertEqual(server.count("/register"), 2, "one registration between them")
     }
 
+    /// Three processes meet the forgotten client at once (a refresh each, then the login `fetch`
+    /// asks for): one registration and one login between them, each request answered.
+    func testProcessesThatNoticeTogetherRegisterOnceAndLogInOnce() async throws {
+        let server = FakeAPI()
+        let store = MemorySessionStore()
+        let services = (0..<3).map { _ in Self.service(server, store: store).0 }
+        _ = try await services[0].login(resource: FakeAPI.resource, context: LearningTests.context(server))
+        for service in services { service.checkStore() }
+        (server.unknownClients, server.accessToken) = (["dyn-1"], "at-2")
+        server.resetLog()
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for service in services {
+                group.addTask {
+                    try await service.fetch(FetchRequest(method: "GET", url: FakeAPI.resource), provider: nil, login: .ifNeeded,
+                                            context: LearningTests.context(server)).status
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(statuses, [200, 200, 200])
+        XCTAssertEqual(server.count("/register"), 1, "\(server.paths())")
+        XCTAssertEqual(server.lastForm("/token")["client_id"], "dyn-2")
+        XCTAssertEqual(server.paths().filter { $0 == "/token" }.count, 2, "the refused refresh and one login: \(server.paths())")
+    }
+
     /// The kept registration is checked before the browser opens: the prompt already names the
     /// new client, and no code is spent on the forgotten one.
     func testAKeptRegistrationTheServerForgotIsReplacedBeforeAnyoneIsSentToTheLogin() async throws {
