@@ -56,6 +56,9 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The refusing server's own `error_description`, made safe (`ServerRefusal`), when it gave one
     /// (`data.serverDescription`): what it says is often the one thing that tells a person what to change.
     public var serverDescription: String?
+    /// The refusing server's `error` code (`invalid_client`…), for the core's own decisions on it
+    /// (`AuthService.saysClientUnknown`); never parsed back out of `message`.
+    var serverError: String?
 
     /// Sources build errors through the named constructors of `AuthErrors*.swift`, where each
     /// code's wording lives; this stays public (Swift has no access level for a set of files)
@@ -68,10 +71,16 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { message }
 
+    /// Equal when a host sees the same error (`serverError` is the core's, never shown).
+    public static func == (a: AuthError, b: AuthError) -> Bool {
+        (a.code, a.message, a.provider, a.step, a.serverDescription) == (b.code, b.message, b.provider, b.step, b.serverDescription)
+    }
+
     /// This error with `refusal`'s description as `serverDescription`; for the named constructors.
     func carrying(_ refusal: ServerRefusal?) -> AuthError {
         var e = self
         e.serverDescription = refusal?.description
+        e.serverError = refusal?.error
         return e
     }
 }

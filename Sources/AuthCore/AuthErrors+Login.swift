@@ -21,6 +21,9 @@ extension AuthError {
         case unsafeURL(what: String, problem: String)
         /// The provider has no login of the flow asked for.
         case noSuchFlow(Flow)
+        /// The authorization endpoint answers the login's request with an error page, not a
+        /// redirect (`why` says how), even for a client registered just now: no browser is sent there.
+        case authorizationRequestRefused(String)
     }
 
     /// The login of `provider` was refused, for the reason `why` (1008); a server's refusal
@@ -39,6 +42,8 @@ extension AuthError {
         case .refused(let problem): message = "The \(name) login was refused: \(problem)."
         case .unsafeURL(let what, let problem): message = "The \(name) login was refused: the \(what) cannot be opened safely (\(problem))."
         case .noSuchFlow(let flow): message = "\(name) has no \(flow.rawValue) login; its flows: \(provider.flowNames)."
+        case .authorizationRequestRefused(let why):
+            message = "The \(name) login cannot work: \(why), even for the client registered just now; no browser was opened."
         }
         return AuthError(.loginDenied, message, provider: provider.id).carrying(refusal)
     }

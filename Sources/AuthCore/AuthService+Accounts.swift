@@ -50,8 +50,10 @@ extension AuthService {
         try await login(try accounts(id), flow: flow, credentials: credentials, context: context)
     }
 
-    /// `login` of `p`, which a learned provider's first login runs before `p` is registered.
-    func login(_ p: ProviderAccounts, flow: Flow?, credentials: Credentials?, context: LoginContext) async throws(AuthError) -> LoginResult {
+    /// `login` of `p`, which a learned provider's first login runs before `p` is registered (with
+    /// the server it learned, and whether its client was `fresh`ly registered for this login).
+    func login(_ p: ProviderAccounts, flow: Flow?, credentials: Credentials?, context: LoginContext,
+               server: AuthorizationServer? = nil, fresh: Bool = false) async throws(AuthError) -> LoginResult {
         var chosen = flow ?? p.config.defaultFlow()
         if flow == nil, chosen == .deviceCode { chosen = p.config.defaultFlow(deviceOffered: await discoverDeviceOffer(p.config)) }
         guard let login = p.logins[chosen] else {
@@ -60,7 +62,11 @@ extension AuthService {
         let asks = credentials == nil && !chosen.descriptor.fields.isEmpty ? context.askFields : nil
         guard chosen.descriptor.waitsForThePerson || asks != nil else { return try await logIn(p, login, chosen, credentials, context) }
         return try await oneLogin(p.id, provider: p.config, context: context, joining: newSession(of: p)) { () async throws(AuthError) in
-            try await logIn(p, login, chosen, try await asks?(p.config, chosen) ?? credentials, context)
+            // A learned provider's registration the server forgot is replaced first (`ForgottenClients`).
+            try await withKnownClient(p, chosen, server: server, fresh: fresh) { (p) async throws(AuthError) in
+                guard let login = p.logins[chosen] else { throw AuthError.loginDenied(p.config, .noSuchFlow(chosen)) }
+                return try await logIn(p, login, chosen, try await asks?(p.config, chosen) ?? credentials, context)
+            }
         }
     }
 

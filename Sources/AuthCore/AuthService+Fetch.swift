@@ -112,10 +112,7 @@ extension AuthService {
             },
             head: { $0 },
             keepNonce: { [nonces] nonce in nonces.keep(nonce, for: url) },
-            refresh: { [self] rejected in
-                let (renewed, _) = try await credentialAfterRejection(rejected.session, rejected.shape, rejected: rejected.credential.issue)
-                return FetchSigner(provider: rejected.provider, session: rejected.session, shape: rejected.shape, credential: renewed)
-            },
+            refresh: { [self] rejected in try await renewed(rejected, url: request.url, login: login, shape: shape, context: context) },
             logIn: { [self] challenge in
                 // An API that describes itself: learn it when asked (or allowed); else the answer says how.
                 guard provider == nil, let challenge, login == .ifNeeded || config.learnAllow.allows(request.url) else { return nil }
@@ -128,6 +125,20 @@ extension AuthService {
                 _ = try await stepUp(asked, context: context)
                 return try await fetchSigner(request.url, provider: rejected.provider.id, account: account, shape: shape)
             })
+    }
+
+    /// The signer to resend with after the server rejected `rejected`'s token (the `refresh` rule).
+    /// When the refresh was refused and the session ended (here, or first in another process), a learned API's `login: "ifNeeded"` logs
+    /// in at once (one prompt, not an error and then a hang) and the request goes on with that login.
+    private func renewed(_ rejected: FetchSigner, url: String, login: FetchLogin, shape: TokenShape?,
+                         context: LoginContext) async throws(AuthError) -> FetchSigner? {
+        do {
+            let (renewed, _) = try await credentialAfterRejection(rejected.session, rejected.shape, rejected: rejected.credential.issue)
+            return FetchSigner(provider: rejected.provider, session: rejected.session, shape: rejected.shape, credential: renewed)
+        } catch where login == .ifNeeded && rejected.provider.config.learned != nil && (error.code == .sessionExpired || error.code == .notLoggedIn) {
+            let result = try await learn(url: url, context: context)
+            return try await fetchSigner(url, provider: result.provider, account: AccountChoice(account: result.account), shape: shape)
+        }
     }
 
     static func fetchError(_ error: HTTPTransportError, url: String, limit: Int) -> AuthError {

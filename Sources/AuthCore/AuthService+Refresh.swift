@@ -89,10 +89,8 @@ extension AuthService {
         case .rejected(let refusal):
             // Before declaring the session dead, look again: newer tokens in the store win.
             if let current = try sync.adopt(c), !current.isSameIssue(as: stale) { return current }
-            // A learned provider's registration the server forgot: the next login registers again.
-            if let learned = c.config.learned, refusal.error == "invalid_client", let clientId = c.config.clientId {
-                try? await dropRegistration(issuer: learned.issuer, clientId: clientId)
-            }
+            // A learned provider's registration the server forgot is replaced now, for the login that follows.
+            if c.config.learned != nil { await refreshRefused(c.config, refusal) }
             throw expire(c, stale, why: "the server rejected the refresh (\(refusal.line))", refusal: refusal)
         case .notGranted(let refusal):
             throw AuthError.scopeNotGranted(c.config, shape, refused: refusal)

@@ -128,6 +128,18 @@ enum AdminEndpoints {
         return .json(200, ["url": .string(context.issuer + ClientMetadataDocuments.pathPrefix + name)])
     }
 
+    /// `POST /_admin/unregister` with `{"clientId": ID}` → `{"unregistered": [ID]}`, or `{}` for every
+    /// dynamically registered client: the issuer forgets them, as a server pruning unused dynamic
+    /// clients or restarting without its registrations does (their tokens are not refreshed any more).
+    static func unregister(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
+        let body = request.body.isEmpty ? [:] : request.jsonBody?.objectValue
+        guard let body, body.keys.allSatisfy({ $0 == "clientId" }), body["clientId"] == nil || body["clientId"]?.stringValue != nil else {
+            return .error(400, "invalid_request", "expected {} or {\"clientId\": a registered client's id}")
+        }
+        let forgotten = context.state.unregisterDynamic(body["clientId"]?.stringValue)
+        return .json(200, ["unregistered": .array(forgotten.map(JSONValue.string))])
+    }
+
     /// `POST /_admin/reset`: zero the counters, clear faults and auto-approval, restore the
     /// configured token lifetime and device interval, and turn discovery faults off.
     static func reset(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {

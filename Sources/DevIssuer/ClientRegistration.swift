@@ -99,6 +99,8 @@ struct RegistrationError: Error, Sendable {
 /// leaves both out, for clients that must then register again.
 enum RegistrationEndpoint {
     static let managementPrefix = "/register/"
+    /// What every dynamically registered client id starts with.
+    static let dynamicPrefix = "dyn-"
 
     static func handle(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         let faults = context.state.discoveryFaults
@@ -109,7 +111,7 @@ enum RegistrationEndpoint {
         guard request.mediaType == "application/json", let body = request.jsonBody?.objectValue else {
             return .error(400, "invalid_client_metadata", "the body must be a JSON object (application/json)", headers: OAuthRequest.noStore)
         }
-        let clientID = "dyn-" + SecureRandom.token(bytes: 12)
+        let clientID = dynamicPrefix + SecureRandom.token(bytes: 12)
         var client: RegisteredClient
         switch RegisteredClient.validate(body, clientID: clientID) {
         case .failure(let error): return .error(400, error.code, error.description, headers: OAuthRequest.noStore)

@@ -68,6 +68,7 @@ enum IssuerRoutes {
         Route("/_admin/grants", counterKeys: { _ in [] }, ["GET": AdminEndpoints.grants]),
         Route("/_admin/fault", counterKeys: { _ in [] }, ["POST": AdminEndpoints.fault]),
         Route("/_admin/reset", counterKeys: { _ in [] }, ["POST": AdminEndpoints.reset]),
+        Route("/_admin/unregister", counterKeys: { _ in [] }, ["POST": AdminEndpoints.unregister]),
         Route("/_admin/device", counterKeys: { _ in [] }, ["POST": AdminEndpoints.device]),
         Route("/_admin/client-metadata", counterKeys: { _ in [] }, ["POST": AdminEndpoints.clientMetadata]),
     ]

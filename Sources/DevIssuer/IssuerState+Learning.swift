@@ -29,6 +29,16 @@ extension IssuerState {
         learning.withLock { $0.clients[clientID] = nil }
     }
 
+    /// `/_admin/unregister`: forgets the dynamically registered client `clientID`, or all of them
+    /// (nil); metadata-document clients stay. Returns the ids forgotten, sorted.
+    func unregisterDynamic(_ clientID: String?) -> [String] {
+        learning.withLock { state in
+            let ids = state.clients.keys.filter { $0.hasPrefix(RegistrationEndpoint.dynamicPrefix) && (clientID == nil || $0 == clientID) }
+            for id in ids { state.clients[id] = nil }
+            return ids.sorted()
+        }
+    }
+
     /// The registration (or resolved metadata document) behind `clientID`, if any.
     func registeredClient(_ clientID: String) -> RegisteredClient? {
         learning.withLock { $0.clients[clientID] }

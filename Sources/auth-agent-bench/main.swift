@@ -35,6 +35,21 @@ if args.first == "--mcp" {
     report.footer()
     exit(0)
 }
+if args.first == "--mcp-restart" {
+    // --mcp-restart SCRIPT [--agent PATH] [--rounds N]
+    func value(_ flag: String) -> String? { args.firstIndex(of: flag).flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil } }
+    guard args.count > 1 else {
+        FileHandle.standardError.write(Data("auth-agent-bench --mcp-restart SCRIPT [--agent PATH] [--rounds N]\n".utf8))
+        exit(2)
+    }
+    let selfDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    let agent = value("--agent") ?? selfDirectory.appendingPathComponent("auth-agent").path
+    let report = Report()
+    report.header(agentPath: agent)
+    RestartScenario.run(report: report, agentPath: agent, script: args[1], rounds: value("--rounds").flatMap(Int.init) ?? 5)
+    report.footer()
+    exit(0)
+}
 if args.first == "--help" || args.first == "-h" {
     print("""
         Usage: swift run -c release auth-agent-bench [--quick | --helpers | --stores | --dpop] [--sign-vs PATH [--pairs N]] [--agent PATH] [--empty PATH]
@@ -52,6 +67,10 @@ if args.first == "--help" || args.first == "-h" {
         --mcp URL --config PATH --provider ID measures `auth-agent mcp URL` against a running MCP
         server (a tools/call round trip beside a direct POST with the token, median of 200; start-up
         to the first answer; idle RSS). Log in to the provider first.
+        --mcp-restart SCRIPT [--rounds N] runs an MCP server with SCRIPT (Tests/MCP/start-server.sh),
+        lets a first bridge learn it, restarts it N times (5) with its registrations gone, and times a
+        new bridge's first answer after each restart beside the next one's, with the registrations
+        and logins the server counted.
         --dpop measures only sign for a DPoP provider beside sign for the same flow without DPoP.
         --sign-vs PATH [--pairs N] measures the CPU (user + system) of 300,000 plain `sign` lines piped
         into the agent beside the same into the agent at PATH (another build, e.g. an older commit's

@@ -32,8 +32,15 @@ final class McpLogins: MCPAuthorizer {
         }
     }
 
+    /// A refused refresh ended the session (the core replaced a registration the server forgot
+    /// meanwhile): the login at once, as for a message that finds nobody logged in — the person
+    /// sees one prompt, not an error and then a login on the next call.
     func renewed(after rejected: Signature, url: String, method: String) async throws(AuthError) -> Signature? {
-        _ = try await session.service.refresh(after: rejected)
+        do {
+            _ = try await session.service.refresh(after: rejected)
+        } catch where error.code == .sessionExpired || error.code == .notLoggedIn {
+            try await logIn(provider: error.provider ?? rejected.provider)
+        }
         return try await sign(url, method)
     }
 

@@ -147,6 +147,7 @@ final class AgentProcess: @unchecked Sendable {
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning { return nil }
         awaitStderr(timeout: 2)
+        StderrAudit.check(stderr, from: "auth-agent " + (process.arguments ?? []).joined(separator: " "))
         return process.terminationStatus
     }
 

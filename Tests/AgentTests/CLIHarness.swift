@@ -105,7 +105,9 @@ final class CLIHarness: Sendable {
             throw TimedOut(description: "\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout) s; stderr: \(err.text())")
         }
         process.waitUntilExit()
-        return Finished(status: process.terminationStatus, stdout: out.text(), stderr: err.text())
+        let finished = Finished(status: process.terminationStatus, stdout: out.text(), stderr: err.text())
+        StderrAudit.check(finished.stderr, from: ([URL(fileURLWithPath: executable).lastPathComponent] + arguments).joined(separator: " "))
+        return finished
     }
 
     struct TimedOut: Error, CustomStringConvertible { let description: String }

@@ -74,6 +74,8 @@ final class McpFastMCPTests: XCTestCase {
         if process.isRunning { process.terminate() }
         readers.wait()
         let text = String(decoding: out.withLock { $0 }, as: UTF8.self)
+        // The SDK's stdio host passes the bridge's stderr through to its own.
+        StderrAudit.check(String(decoding: err.withLock { $0 }, as: UTF8.self), from: "auth-agent mcp (under bridge_host.py)")
         guard process.terminationStatus == 0 else {
             throw Failure(description: "bridge_host.py exited \(process.terminationStatus):\n\(text)\n\(String(decoding: err.withLock { $0 }, as: UTF8.self).suffix(4000))")
         }

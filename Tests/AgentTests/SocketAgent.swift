@@ -45,7 +45,9 @@ final class SocketAgentProcess {
     func stop() -> String {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
-        return errors.text()
+        let text = errors.text()
+        StderrAudit.check(text, from: "auth-agent serve")
+        return text
     }
 
     deinit {

@@ -170,7 +170,7 @@ final class LearningTests: XCTestCase {
 
     // MARK: Helpers
 
-    private func makeService(_ server: FakeAPI, store: SessionStore = MemorySessionStore()) -> (AuthService, SessionStore) {
+    func makeService(_ server: FakeAPI, store: SessionStore = MemorySessionStore()) -> (AuthService, SessionStore) {
         (AuthService(config: AgentConfig(), store: store, transport: server, logger: Logger(level: .error, sink: { _ in }), events: { _ in }), store)
     }
 
@@ -214,8 +214,15 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
     var iss: String? = FakeAPI.issuer
     /// The server metadata's `dpop_signing_alg_values_supported` (absent when nil).
     var dpopAlgs: [String]?
-    /// Clients the token endpoint answers `invalid_client` (a registration the server lost).
+    /// Clients the token endpoint answers `invalid_client` (a registration the server lost), the
+    /// authorization endpoint an error page (FastMCP's 400 `invalid_request`) and RFC 7592 reads 401.
     var unknownClients: Set<String> = []
+    /// Refresh tokens the token endpoint refuses with `invalid_grant`.
+    var deadRefreshTokens: Set<String> = []
+    /// The access token the token endpoint issues and the API accepts (a restarted server knows only its new ones).
+    var accessToken = "at-1"
+    /// Registrations answer RFC 7592 `registration_client_uri` and `registration_access_token`.
+    var managesRegistrations = false
     private var registered = 0
     private var log: [(path: String, form: [String: String])] = []
     private(set) var authorizeQuery: [String: String]?
@@ -254,17 +261,29 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
             if fault == "refuse-registration" { return Self.json(400, ["error": "invalid_client_metadata"]) }
             if fault == "no-client-id" { return Self.json(201, ["client_name": "auth-agent"]) }
             let id = lock.withLock { registered += 1; return "dyn-\(registered)" }
-            return Self.json(201, ["client_id": .string(id), "token_endpoint_auth_method": "none"])
+            var answer: JSONObject = ["client_id": .string(id), "token_endpoint_auth_method": "none"]
+            if managesRegistrations {
+                (answer["registration_client_uri"], answer["registration_access_token"]) = (.string("https://as.example/register/" + id), .string("rat-" + id))
+            }
+            return Self.json(201, answer)
+        case ("as.example", let path) where path.hasPrefix("/register/"):
+            return unknownClients.contains(String(path.dropFirst("/register/".count))) ? Self.json(401, ["error": "invalid_token"]) : Self.json(200, [:])
+        case ("as.example", "/authorize"):
+            let clientId = URLComponents(string: request.url)?.queryItems?.first { $0.name == "client_id" }?.value ?? ""
+            if unknownClients.contains(clientId) { return Self.json(400, ["error": "invalid_request", "error_description": .string("Client ID '\(clientId)' not found")]) }
+            return HTTPResponse(status: 302, headers: ["Location": "https://as.example/login"])
         case ("api.example", let path) where path == "/mcp" || path.hasPrefix("/mcp/"):
             let authorization = request.headers.first { $0.0.lowercased() == "authorization" }?.1
-            if authorization == "Bearer at-1" || authorization == "DPoP at-1" { return Self.json(200, ["ok": true]) }
+            if authorization == "Bearer \(accessToken)" || authorization == "DPoP \(accessToken)" { return Self.json(200, ["ok": true]) }
             return HTTPResponse(status: 401, headers: ["WWW-Authenticate": #"Bearer scope="mcp", resource_metadata="https://api.example/.well-known/oauth-protected-resource/mcp""#])
+        case ("as.example", "/token") where deadRefreshTokens.contains(form["refresh_token"] ?? "-"):
+            return Self.json(400, ["error": "invalid_grant"])
         case ("as.example", "/token") where unknownClients.contains(form["client_id"] ?? ""):
             return Self.json(401, ["error": "invalid_client"])
         case ("as.example", "/token"):
             // A token request with a proof gets a bound token, as RFC 9449 servers answer.
             let proven = request.headers.contains { $0.0.lowercased() == "dpop" }
-            return Self.json(200, ["access_token": "at-1", "token_type": .string(proven ? "DPoP" : "Bearer"), "expires_in": 3600,
+            return Self.json(200, ["access_token": .string(accessToken), "token_type": .string(proven ? "DPoP" : "Bearer"), "expires_in": 3600,
                                    "refresh_token": "rt-1", "scope": "mcp"])
         default:
             return HTTPResponse(status: 404)

@@ -6,6 +6,9 @@ printing one JSON line with what it saw.
 
 --mode auto is the SDK's default (server/discover at the newest revision, else initialize);
 legacy is the initialize handshake (2025-11-25). --quick lists and calls one tool only.
+--serve keeps the bridge running: a JSON line {"ready": ...} once connected, then for each line
+read from stdin, `echo` called with that text and a JSON line {"echo": ...} or {"error": ...}
+(a host that stays open while the server restarts behind it).
 
     python bridge_host.py --register BASE_URL --write-config FILE --store DIR --redirect-port N
 
@@ -56,6 +59,7 @@ async def main() -> None:
     parser.add_argument("--mode", default="auto")
     parser.add_argument("--config")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--serve", action="store_true")
     args = parser.parse_args()
 
     bridge_args = ["mcp", args.url] + (["--config", args.config] if args.config else [])
@@ -74,6 +78,8 @@ async def main() -> None:
     client = Client(params, mode=args.mode, elicitation_callback=on_elicit)
     async with client:
         seen["protocolVersion"] = client.session.protocol_version if hasattr(client, "session") else None
+        if args.serve:
+            return await serve(client, seen)
         tools = await client.list_tools()
         seen["tools"] = sorted(tool.name for tool in tools.tools)
         echo = await client.call_tool("echo", {"text": "hi"})
@@ -95,6 +101,20 @@ async def main() -> None:
             seen["prompt"] = prompt.messages[0].content.text
     seen["closedSeconds"] = round(time.monotonic() - started, 3)
     print(json.dumps(seen), flush=True)
+
+
+async def serve(client, seen: dict) -> None:
+    print(json.dumps({"ready": seen}), flush=True)
+    loop = asyncio.get_running_loop()
+    while True:
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if not line:
+            return
+        try:
+            answer = await client.call_tool("echo", {"text": line.strip()})
+            print(json.dumps({"echo": answer.content[0].text}), flush=True)
+        except Exception as error:  # the test reads what went wrong
+            print(json.dumps({"error": str(error)}), flush=True)
 
 
 asyncio.run(main())

@@ -100,14 +100,14 @@ extension AuthService {
             throw .discoveryFailed(.serverMetadata, "The metadata of \(server.issuer) names no authorization_endpoint.")
         }
         let loginScopes = challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported
-        let client = try await client(for: server, scopes: resource.scopesSupported.isEmpty ? loginScopes : resource.scopesSupported)
+        let (client, fresh) = try await client(for: server, scopes: resource.scopesSupported.isEmpty ? loginScopes : resource.scopesSupported)
         let api = LearnedAPI(id: learnedDocument().id(for: resource.resource), resource: resource.resource, coverage: [taught], server: server, scopes: loginScopes,
                              dpop: server.acceptsES256DPoP && (config.clients.first { $0.issuer == server.issuer }?.dpop ?? config.learnDPoP))
         if let taken = providers(api.id), taken.config.learned == nil {
             throw .discoveryFailed(.login, "A configured provider is already called \"\(api.id)\".")
         }
         logger.info("learned \(resource.resource) (authorization server \(server.issuer)\(api.dpop ? ", DPoP" : "")); logging in as provider \(api.id)")
-        return try await logInAndKeep(api, client, flow: flow, context: context)
+        return try await logInAndKeep(api, client, fresh: fresh, flow: flow, context: context)
     }
 
     /// `url`'s 401 named the resource and authorization server of learned provider `id`: the
@@ -133,32 +133,28 @@ extension AuthService {
             throw AuthError.unknownProvider(id, .notLearned)
         }
         api.scopes = scopes
-        let client = try await client(for: api.server, scopes: scopes)
+        let (client, fresh) = try await client(for: api.server, scopes: scopes)
         logger.info("stepping up \(id) to the scopes \(scopes.joined(separator: " "))")
-        return try await logInAndKeep(api, client, flow: flow, context: context)
+        return try await logInAndKeep(api, client, fresh: fresh, flow: flow, context: context)
     }
 
     /// The login of a learned provider, and only after it succeeded, the provider kept in the
-    /// store and in this process: a failed login leaves nothing learned.
-    /// A kept registration the server no longer knows (`invalid_client` at the code exchange) is
-    /// replaced once by a new one, and the login runs again; `invalid_grant` never gets here.
-    private func logInAndKeep(_ api: LearnedAPI, _ client: LearnedClient, flow: Flow?, context: LoginContext,
-                              registeringAgain: Bool = false) async throws(AuthError) -> LoginResult {
+    /// store and in this process: a failed login leaves nothing learned. A kept registration the
+    /// server no longer knows is replaced during the login (`withKnownClient`), which then keeps
+    /// the provider with the client that logged in.
+    private func logInAndKeep(_ api: LearnedAPI, _ client: LearnedClient, fresh: Bool, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
         var doc = LearnedDocument(apis: [api])
         doc.clients[api.server.issuer] = client
         guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else {
             throw .discoveryFailed(.login, "The learned provider for \(api.resource) could not be built.")
         }
-        let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
+        var p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
         sync.load(p)
-        let result: LoginResult
-        do {
-            result = try await login(p, flow: flow, credentials: nil, context: context)
-        } catch where client.registered && !registeringAgain && error.code == .loginDenied && error.message.contains("(invalid_client") {
-            logger.warn("\(api.server.issuer) no longer knows the client it registered for the agent; registering again")
-            try await dropRegistration(issuer: api.server.issuer, clientId: client.clientId)
-            let fresh = try await self.client(for: api.server, scopes: client.scopes)
-            return try await logInAndKeep(api, fresh, flow: flow, context: context, registeringAgain: true)
+        let result = try await login(p, flow: flow, credentials: nil, context: context, server: api.server, fresh: fresh)
+        // The registration that logged in: a replacement of a forgotten one is in the store already.
+        var client = client
+        if client.registered, let now = learnedDocument().clients[api.server.issuer], now.registered, now.clientId != client.clientId {
+            (client, p) = (now, provider(p, using: now))
         }
         try await updateLearned { doc in
             var kept = api
@@ -221,18 +217,18 @@ extension AuthService {
 
     /// The client to use at `server`: one configured for it › a Client ID Metadata Document
     /// (when configured and accepted) › the registration kept in the store › a new registration,
-    /// kept at once under the store lock so every process and later login reuses it.
-    func client(for server: AuthorizationServer, scopes: [String]) async throws(AuthError) -> LearnedClient {
+    /// kept at once under the store lock so every process and later login reuses it. `fresh`: registered now.
+    func client(for server: AuthorizationServer, scopes: [String]) async throws(AuthError) -> (LearnedClient, fresh: Bool) {
         if let c = config.clients.first(where: { $0.issuer == server.issuer }) {
-            return LearnedClient(clientId: c.clientId, clientSecret: c.clientSecret, redirectPort: c.redirectPort, scopes: [], registered: false)
+            return (LearnedClient(clientId: c.clientId, clientSecret: c.clientSecret, redirectPort: c.redirectPort, scopes: [], registered: false), false)
         }
         if let url = config.clientMetadataUrl, server.acceptsClientMetadataDocuments {
-            return LearnedClient(clientId: url, clientSecret: nil, redirectPort: nil, scopes: [], registered: false)
+            return (LearnedClient(clientId: url, clientSecret: nil, redirectPort: nil, scopes: [], registered: false), false)
         }
         let held = try await lockLearned()
         defer { held.unlock() }
         var doc = learnedDocument()
-        if let kept = doc.clients[server.issuer], kept.registered, Set(scopes).isSubset(of: kept.scopes) || scopes.isEmpty { return kept }
+        if let kept = doc.clients[server.issuer], kept.registered, Set(scopes).isSubset(of: kept.scopes) || scopes.isEmpty { return (kept, false) }
         let fresh = try await ClientRegistration(http: http).register(at: server, scopes: scopes, redirectPort: doc.clients[server.issuer]?.redirectPort)
         doc.clients[server.issuer] = fresh
         do {
@@ -241,15 +237,7 @@ extension AuthService {
             throw AuthError.learnedNotKept(.registration(issuer: server.issuer), error)
         }
         logger.info("registered a client at \(server.issuer)")
-        return fresh
-    }
-
-    /// Forgets the registration `clientId` at `issuer` (the server said `invalid_client`): the next
-    /// login registers again. Another process's newer registration is kept.
-    func dropRegistration(issuer: String, clientId: String) async throws(AuthError) {
-        try await updateLearned { doc in
-            if doc.clients[issuer]?.clientId == clientId, doc.clients[issuer]?.registered == true { doc.clients[issuer] = nil }
-        }
+        return (fresh, true)
     }
 
     /// The learned document as stored now (empty when none or unreadable).

@@ -42,8 +42,14 @@ struct ClientRegistration: Sendable {
             throw .discoveryFailed(.registration, "The registration answer of \(server.issuer) has no client_id.")
         }
         let granted = answer?["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) } ?? scopes
-        return LearnedClient(clientId: clientId, clientSecret: answer?["client_secret"]?.stringValue, redirectPort: port,
-                             scopes: granted, registered: true)
+        var client = LearnedClient(clientId: clientId, clientSecret: answer?["client_secret"]?.stringValue, redirectPort: port,
+                                   scopes: granted, registered: true)
+        // RFC 7592 management, kept only on the registration endpoint's own origin (the token goes nowhere else).
+        if let uri = answer?["registration_client_uri"]?.stringValue, let token = answer?["registration_access_token"]?.stringValue,
+           !token.isEmpty, Origin(url: uri) == Origin(url: endpoint) {
+            (client.registrationURI, client.registrationToken) = (uri, token)
+        }
+        return client
     }
 
     /// A loopback port free now, to register once and listen on at every login.

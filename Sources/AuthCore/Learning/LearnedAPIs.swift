@@ -28,6 +28,10 @@ struct LearnedClient: Sendable, Equatable {
     /// The scope it was registered with, when it was registered here.
     var scopes: [String]
     var registered: Bool
+    /// RFC 7592: where the registration can be read, and the token that reads it, when the server
+    /// gave them — the exact question "do you still know this client?" (`ClientStanding`).
+    var registrationURI: String? = nil
+    var registrationToken: String? = nil
 }
 
 /// One learned API, as persisted.
@@ -75,6 +79,9 @@ struct LearnedDocument: Sendable, Equatable {
             var o: JSONObject = ["clientId": .string(c.clientId), "scopes": .array(c.scopes.map(JSONValue.string)), "registered": .bool(c.registered)]
             if let secret = c.clientSecret { o["clientSecret"] = .string(secret) }
             if let port = c.redirectPort { o["redirectPort"] = .int(Int64(port)) }
+            if let uri = c.registrationURI, let token = c.registrationToken {
+                (o["registrationClientUri"], o["registrationAccessToken"]) = (.string(uri), .string(token))
+            }
             clients[issuer] = .object(o)
         }
         return JSONSerializer.bytes(.object(["version": .int(1), "apis": .array(apis), "clients": .object(clients)]))
@@ -102,7 +109,9 @@ struct LearnedDocument: Sendable, Equatable {
             doc.clients[issuer] = LearnedClient(clientId: id, clientSecret: o["clientSecret"]?.stringValue,
                                                 redirectPort: o["redirectPort"]?.intValue.map { Int($0) },
                                                 scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-                                                registered: o["registered"]?.boolValue == true)
+                                                registered: o["registered"]?.boolValue == true,
+                                                registrationURI: o["registrationClientUri"]?.stringValue,
+                                                registrationToken: o["registrationAccessToken"]?.stringValue)
         }
         return doc
     }

@@ -175,8 +175,26 @@ public final class MCPBridge: @unchecked Sendable {
             headers += (try? await authorizer.signature(for: url, method: "DELETE"))?.headers ?? []
             _ = try await transport.send(HTTPRequest(method: "DELETE", url: url, headers: headers, timeout: 0.4))
         } catch {
-            log("mcp: the session could not be ended: \(error)")
+            log("mcp: the session could not be ended (DELETE \(url)): \(Self.clause(error)); the server ends it when it expires")
         }
+    }
+
+    /// What went wrong, as a clause for a log line or a message that goes on ("…: X; trying again"):
+    /// the error's sentence (never a Swift value), without its final period, a leading capital lowered.
+    static func clause(_ error: Error) -> String {
+        var text: String
+        switch error {
+        case let error as AuthError: text = error.message
+        case let error as HTTPTransportError: text = error.description
+        case is CancellationError: text = "it was cancelled"
+        case let error as CustomStringConvertible: text = error.description
+        default: text = "an unexpected error"
+        }
+        if text.hasSuffix(".") { text.removeLast() }
+        if let first = text.first, first.isUppercase, text.dropFirst().first?.isLowercase == true || text.dropFirst().first == " " {
+            text = first.lowercased() + text.dropFirst()
+        }
+        return text
     }
 
     private func isDone(_ task: Task<Void, Never>) -> Bool {

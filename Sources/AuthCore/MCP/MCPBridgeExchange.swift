@@ -28,7 +28,7 @@ extension MCPBridge {
             if message.kind == .notification { log("mcp: \(message.method ?? "a notification") dropped: \(error.message)") }
             return
         } catch {
-            fail(ids, "The request to the MCP server failed: \(error)", data: ["reason": "requestFailed"])
+            fail(ids, "The request to the MCP server failed: \(Self.clause(error))", data: ["reason": "requestFailed"])
             return
         }
         let contentType = (stream.headers["content-type"] ?? "").lowercased()
@@ -161,7 +161,7 @@ extension MCPBridge {
             return nil
         } catch {
             if parser.lastEventId != nil, !Task.isCancelled { return parser.lastEventId }
-            fail(ids, "The MCP server's event stream broke off: \(error)", data: ["reason": "requestFailed"])
+            fail(ids, "The MCP server's event stream broke off: \(Self.clause(error))", data: ["reason": "requestFailed"])
             return nil
         }
         return parser.lastEventId

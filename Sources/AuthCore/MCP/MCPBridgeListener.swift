@@ -12,6 +12,13 @@ extension MCPBridge {
         }
     }
 
+    /// The pause before the stream is opened again: the server's `retry`, within bounds.
+    static func pause(_ retry: Double) -> Double { max(0.05, min(retry, 60)) }
+
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(Double(Int(value * 100)) / 100)
+    }
+
     private func listen() async {
         var lastEventId: String?
         var retry = 1.0
@@ -43,17 +50,19 @@ extension MCPBridge {
                     }
                 } catch {
                     if Task.isCancelled { return }
-                    log("mcp: the server's GET stream broke off (\(error)); opening it again")
+                    log("mcp: the server's GET stream broke off: \(Self.clause(error)); opening it again")
                 }
                 lastEventId = parser.lastEventId ?? lastEventId
                 if let ms = parser.retryMilliseconds { retry = Double(ms) / 1000 }
             } catch {
                 if Task.isCancelled { return }
                 failures += 1
-                log("mcp: the server's GET stream could not be opened: \(error)")
+                let next = failures >= 3 ? "not trying again (requests and their answers go on without it)"
+                    : "trying again in \(Self.seconds(Self.pause(retry))) s"
+                log("mcp: the server's GET stream could not be opened: \(Self.clause(error)); \(next)")
                 if failures >= 3 { return }
             }
-            try? await clock.sleep(for: max(0.05, min(retry, 60)))
+            try? await clock.sleep(for: Self.pause(retry))
         }
     }
 }
