@@ -130,8 +130,25 @@ public struct AgentConfig: Sendable, Equatable {
             throw ConfigError(file: path, path: "$", problem: "cannot read the file: \(reason)")
         }
         var config = try parse(bytes, file: path)
+        try config.checkClientKeys(file: path)
         config.warning = config.readableSecretWarning(mode: mode, path: path)
         return config
+    }
+
+    /// Every `private_key_jwt` key file read now, so a key others can read, or one that is not a
+    /// usable key for its `alg`, stops the agent at start (exit 2) rather than failing a login later.
+    func checkClientKeys(file: String) throws(ConfigError) {
+        for (index, provider) in providers.enumerated() {
+            guard let auth = provider.clientAuth, let path = auth.keyPath else { continue }
+            let at = "$.providers[\(index)].clientAuth.key"
+            switch ClientKeys.load(path) {
+            case .failure(let problem): throw ConfigError(file: file, path: at, problem: problem.description)
+            case .success(let key):
+                if let alg = auth.alg, let problem = key.algorithmProblem(alg) {
+                    throw ConfigError(file: file, path: "$.providers[\(index)].clientAuth.alg", problem: problem)
+                }
+            }
+        }
     }
 
     /// `--config` if given, else `$AUTH_AGENT_CONFIG`, else
