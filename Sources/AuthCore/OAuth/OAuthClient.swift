@@ -51,7 +51,8 @@ struct OAuthClient: Sendable {
         if let secret = config.clientSecret {
             return (pairs, [("Authorization", FormEncoding.basicAuthorization(clientId: clientId, clientSecret: secret))])
         }
-        return (pairs + [("client_id", clientId)], [])
+        // A pushed authorization request carries `client_id` already (it is one of its parameters).
+        return (pairs.contains { $0.0 == "client_id" } ? pairs : pairs + [("client_id", clientId)], [])
     }
 
     /// A grant at the token endpoint; no response at all is `transient`. With
