@@ -25,7 +25,7 @@ enum TokenEndpoint {
 
     static func handle(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         let oauth: OAuthRequest
-        switch OAuthRequest.parse(request, clients: context.state.clients) {
+        switch OAuthRequest.parse(request, context) {
         case .rejected(let response): return response
         case .accepted(let parsed): oauth = parsed
         }
@@ -45,6 +45,9 @@ enum TokenEndpoint {
         switch DPoPChecks.tokenRequest(request, context, refreshToken: grantType == "refresh_token" ? oauth.parameters["refresh_token"] : nil) {
         case .failure(let refusal): return refusal
         case .success(let jkt): proven = jkt
+        }
+        if proven == nil, context.state.clientPolicies.policy(oauth.client.id).fapi2 {
+            return OAuthRequest.error(400, "invalid_request", ClientPolicy.fapiBearer)
         }
         return DPoPBinding.$jkt.withValue(proven) {
             switch grantType {
