@@ -53,7 +53,7 @@ struct AuthorizationCodes {
         guard redirectURI == record.redirectURI else {
             return .invalid("redirect_uri does not match the one in the authorization request")
         }
-        if let bound = record.dpopJkt, bound != DPoPBinding.jkt {
+        if let bound = record.dpopJkt, bound != DPoPBinding.proven {
             return .invalid("the authorization code is bound (dpop_jkt) to a key this request's DPoP proof does not prove")
         }
         switch (record.codeChallenge, verifier) {

@@ -100,10 +100,58 @@ enum ClientKeys {
     }
 }
 
-/// Why a client key file cannot be used; says nothing of the key's contents.
-struct ClientKeyProblem: Error, Sendable, CustomStringConvertible {
+/// Why a client key file cannot be used (or made); says nothing of the key's contents.
+public struct ClientKeyProblem: Error, Sendable, CustomStringConvertible {
     let path: String
     let problem: String
 
-    var description: String { "the client key \(path) cannot be used: \(problem)" }
+    public var description: String { "the client key \(path) cannot be used: \(problem)" }
+}
+
+/// `auth-agent config add --generate-key`: a new P-256 key for `private_key_jwt`, written where
+/// the configuration will name it, and the public JWK to register at the server.
+public enum ClientKeyFile {
+    /// Makes a key (libcrypto's), writes it to `path` as a PEM (SEC 1) file created 0600 — never over
+    /// an existing file; its directory made 0700 when missing — and returns the public JWK (with
+    /// `kid`, the RFC 7638 thumbprint, `alg: ES256` and `use: sig`) and that `kid`.
+    public static func generate(at path: String) -> Result<(jwk: String, kid: String), ClientKeyProblem> {
+        let key: P256Key
+        do {
+            key = try P256Key.generate()
+        } catch {
+            return .failure(ClientKeyProblem(path: path, problem: error.description))
+        }
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            let directory = String(path[..<slash])
+            if POSIX.status(directory) == nil, mkdir(directory, 0o700) != 0 {
+                return .failure(ClientKeyProblem(path: path, problem: "cannot make \(directory): \(POSIX.errorText())"))
+            }
+        }
+        let fd = POSIX.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return .failure(ClientKeyProblem(path: path, problem: "cannot create it: \(POSIX.errorText())")) }
+        let written = POSIX.writeAll(fd, Array(pem(key).utf8)) && fsync(fd) == 0
+        POSIX.close(fd)
+        guard written else {
+            unlink(path)
+            return .failure(ClientKeyProblem(path: path, problem: "cannot write it: \(POSIX.errorText())"))
+        }
+        let kid = key.thumbprint
+        return .success((ClientKey.p256(key).publicJWK(kid: kid, alg: "ES256"), kid))
+    }
+
+    /// SEC 1's `ECPrivateKey` (RFC 5915) for a P-256 key, in PEM: a fixed DER frame (version 1, the
+    /// 32-byte scalar, the prime256v1 OID, the uncompressed public point) around the key's numbers.
+    static func pem(_ key: P256Key) -> String {
+        let der: [UInt8] = [0x30, 0x77, 0x02, 0x01, 0x01, 0x04, 0x20] + key.privateScalar
+            + [0xA0, 0x0A, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07, 0xA1, 0x44, 0x03, 0x42, 0x00, 0x04] + key.x + key.y
+        var base64 = Base64URL.encode(der).replacing("-", with: "+").replacing("_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        var lines: [Substring] = []
+        var rest = Substring(base64)
+        while !rest.isEmpty {
+            lines.append(rest.prefix(64))
+            rest = rest.dropFirst(64)
+        }
+        return "-----BEGIN EC PRIVATE KEY-----\n" + lines.joined(separator: "\n") + "\n-----END EC PRIVATE KEY-----\n"
+    }
 }
