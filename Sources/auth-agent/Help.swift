@@ -136,7 +136,7 @@ struct CommandHelp: Sendable {
                     summary: "Run the agent against a built-in loopback dev issuer with three providers and a memory store; prints what to type on stderr.",
                     section: .development),
         CommandHelp(name: "dev-issuer", synopsis: "[--port N]",
-                    summary: "Run only the loopback dev issuer (for tests and clients): prints {\"issuer\": URL} and serves until stdin closes or SIGTERM. Its OAuth clients: cli (public), cli-par (public, its authorization requests must be pushed: PAR) and svc (secret svc-secret); its users: alice/wonderland and bob/builder. POST /_admin/client {clientId, secret?, requirePAR?, jwk?, fapi2?} adds or changes a client (a public JWK for private_key_jwt; FAPI 2.0 refusals).",
+                    summary: "Run only the loopback dev issuer (for tests and clients): prints {\"issuer\": URL} and serves until stdin closes or SIGTERM. Its OAuth clients: cli (public), cli-par (public) whose authorization requests must be pushed (PAR), and svc (secret svc-secret); its users: alice/wonderland and bob/builder. POST /_admin/client {clientId, secret?, requirePAR?, jwk?, fapi2?} adds or changes a client (a public JWK for private_key_jwt; FAPI 2.0 refusals).",
                     options: [Option(flag: "--port N", text: "port on 127.0.0.1 (default: any free port)")], section: .development),
     ]
 
