@@ -43,7 +43,7 @@ struct ClientRegistration: Sendable {
         }
         let granted = answer?["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) } ?? scopes
         return LearnedClient(clientId: clientId, clientSecret: answer?["client_secret"]?.stringValue, redirectPort: port,
-                             scopes: granted, registered: true)
+                             scopes: granted, registered: true, requiresPAR: answer?["require_pushed_authorization_requests"]?.boolValue == true)
     }
 
     /// A loopback port free now, to register once and listen on at every login.

@@ -28,6 +28,8 @@ struct LearnedClient: Sendable, Equatable {
     /// The scope it was registered with, when it was registered here.
     var scopes: [String]
     var registered: Bool
+    /// RFC 9126 §6: the registration says this client's authorization requests must be pushed.
+    var requiresPAR = false
 }
 
 /// One learned API, as persisted.
@@ -61,9 +63,10 @@ struct LearnedDocument: Sendable, Equatable {
         let apis: [JSONValue] = self.apis.map { a in
             var server: JSONObject = ["issuer": .string(a.server.issuer), "tokenEndpoint": .string(a.server.tokenEndpoint),
                                       "sendsIss": .bool(a.server.sendsIss), "clientMetadataDocuments": .bool(a.server.acceptsClientMetadataDocuments),
-                                      "dpopES256": .bool(a.server.acceptsES256DPoP)]
+                                      "dpopES256": .bool(a.server.acceptsES256DPoP), "requiresPAR": .bool(a.server.requiresPAR)]
             for (key, value) in [("authorizationEndpoint", a.server.authorizationEndpoint), ("registrationEndpoint", a.server.registrationEndpoint),
-                                 ("deviceAuthorizationEndpoint", a.server.deviceAuthorizationEndpoint), ("revocationEndpoint", a.server.revocationEndpoint)] {
+                                 ("deviceAuthorizationEndpoint", a.server.deviceAuthorizationEndpoint), ("revocationEndpoint", a.server.revocationEndpoint),
+                                 ("pushedAuthorizationEndpoint", a.server.pushedAuthorizationEndpoint)] {
                 if let value { server[key] = .string(value) }
             }
             return .object(["id": .string(a.id), "resource": .string(a.resource), "covers": .array(a.coverage.map(JSONValue.string)), "server": .object(server),
@@ -75,6 +78,7 @@ struct LearnedDocument: Sendable, Equatable {
             var o: JSONObject = ["clientId": .string(c.clientId), "scopes": .array(c.scopes.map(JSONValue.string)), "registered": .bool(c.registered)]
             if let secret = c.clientSecret { o["clientSecret"] = .string(secret) }
             if let port = c.redirectPort { o["redirectPort"] = .int(Int64(port)) }
+            if c.requiresPAR { o["requiresPAR"] = true }
             clients[issuer] = .object(o)
         }
         return JSONSerializer.bytes(.object(["version": .int(1), "apis": .array(apis), "clients": .object(clients)]))
@@ -87,13 +91,15 @@ struct LearnedDocument: Sendable, Equatable {
         for item in root["apis"]?.arrayValue ?? [] {
             guard let o = item.objectValue, let id = o["id"]?.stringValue, let resource = o["resource"]?.stringValue,
                   let s = o["server"]?.objectValue, let issuer = s["issuer"]?.stringValue, let token = s["tokenEndpoint"]?.stringValue else { continue }
-            let server = AuthorizationServer(issuer: issuer, authorizationEndpoint: s["authorizationEndpoint"]?.stringValue, tokenEndpoint: token,
+            var server = AuthorizationServer(issuer: issuer, authorizationEndpoint: s["authorizationEndpoint"]?.stringValue, tokenEndpoint: token,
                                              registrationEndpoint: s["registrationEndpoint"]?.stringValue,
                                              deviceAuthorizationEndpoint: s["deviceAuthorizationEndpoint"]?.stringValue,
                                              revocationEndpoint: s["revocationEndpoint"]?.stringValue,
                                              sendsIss: s["sendsIss"]?.boolValue == true,
                                              acceptsClientMetadataDocuments: s["clientMetadataDocuments"]?.boolValue == true,
                                              acceptsES256DPoP: s["dpopES256"]?.boolValue == true)
+            server.pushedAuthorizationEndpoint = s["pushedAuthorizationEndpoint"]?.stringValue
+            server.requiresPAR = s["requiresPAR"]?.boolValue == true
             doc.apis.append(LearnedAPI(id: id, resource: resource, coverage: o["covers"]?.arrayValue?.compactMap(\.stringValue), server: server,
                                        scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? [], dpop: o["dpop"]?.boolValue == true))
         }
@@ -102,7 +108,7 @@ struct LearnedDocument: Sendable, Equatable {
             doc.clients[issuer] = LearnedClient(clientId: id, clientSecret: o["clientSecret"]?.stringValue,
                                                 redirectPort: o["redirectPort"]?.intValue.map { Int($0) },
                                                 scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-                                                registered: o["registered"]?.boolValue == true)
+                                                registered: o["registered"]?.boolValue == true, requiresPAR: o["requiresPAR"]?.boolValue == true)
         }
         return doc
     }
@@ -140,6 +146,8 @@ struct LearnedDocument: Sendable, Equatable {
                                redirectPort: client.redirectPort, openBrowser: defaultOpenBrowser)
         if api.server.deviceAuthorizationEndpoint != nil { p.flows.append(.deviceCode) }
         p.dpop = api.dpop
+        p.pushedAuthorizationRequestEndpoint = api.server.pushedAuthorizationEndpoint
+        p.par = api.server.requiresPAR || client.requiresPAR
         p.learned = LearnedResource(resource: api.resource, coverage: coverage, issuer: api.server.issuer, sendsIss: api.server.sendsIss)
         return p
     }
