@@ -1,6 +1,7 @@
 import DevIssuer
 import Foundation
 import JSON
+import AuthCore
 import TestSupport
 import XCTest
 
@@ -16,7 +17,7 @@ final class PushedAndSignedLoginTests: XCTestCase {
     private var output = ""
 
     override func setUpWithError() throws {
-        issuer = DevIssuer()
+        issuer = DevIssuer(options: .init(deviceInterval: 0))
         _ = try issuer.start(port: 0)
         issuer.setAutoApprove(username: "alice")
         directory = try TemporaryDirectory(prefix: "auth-agent-par").url
@@ -80,6 +81,21 @@ final class PushedAndSignedLoginTests: XCTestCase {
         let refused = try record(wrong.call("login", ["provider": "p"]))
         XCTAssertEqual(refused["error"]?["data"]?["serverDescription"], "client_secret_jwt: the signature does not verify with the client's secret")
         try checkNoSecrets([signed, wrong], secrets: ["svc-secret", "not-the-secret"])
+    }
+
+    /// The device authorization endpoint and the device code grant take the assertion too (RFC 7523 §2.2 at
+    /// every endpoint): the issuer holds this client to FAPI 2.0's client authentication, so anything but
+    /// `private_key_jwt` would be refused there.
+    func testADeviceLoginAuthenticatesItsClientWithAnAssertion() throws {
+        let key = directory.appendingPathComponent("device.pem").path
+        guard case .success(let made) = ClientKeyFile.generate(at: key) else { return XCTFail("no key") }
+        issuer.setClient("device-bank", secret: .some(nil), jwk: try XCTUnwrap(JSONParser.parse(Array(made.jwk.utf8)).objectValue), fapi2: true)
+        let agent = try agent(["flow": "deviceCode", "clientId": "device-bank", "dpop": true, "clientAuth": ["method": "private_key_jwt", "key": .string(key)]])
+        let login = try agent.send("login", ["provider": "p"])
+        let prompt = try record(agent.notificationOrAnswer("loginPrompt", to: login))
+        XCTAssertTrue(issuer.approveDevice(userCode: try XCTUnwrap(prompt["params"]?["userCode"]?.stringValue, "\(prompt)"), username: "alice"))
+        XCTAssertEqual(try record(agent.answer(to: login))["result"]?["user"]?["sub"], "alice")
+        XCTAssertEqual(issuer.count("deviceAuthorization"), 1)
     }
 
     // MARK: FAPI 2.0
