@@ -56,7 +56,7 @@ enum ClientAssertion {
             }
             return .success([("client_assertion_type", type), ("client_assertion", assertion)])
         } catch {
-            return .failure(ClientKeyProblem(path: auth.keyPath ?? "the client secret", problem: error.description))
+            return .failure(ClientKeyProblem(path: auth.keyPath ?? "", problem: error.description))
         }
     }
 }

@@ -105,7 +105,8 @@ public struct ClientKeyProblem: Error, Sendable, CustomStringConvertible {
     let path: String
     let problem: String
 
-    public var description: String { "the client key \(path) cannot be used: \(problem)" }
+    /// An empty `path` is `client_secret_jwt`'s signing, which has no key file.
+    public var description: String { path.isEmpty ? "client_secret_jwt cannot sign: \(problem)" : "the client key \(path) cannot be used: \(problem)" }
 }
 
 /// `auth-agent config add --generate-key`: a new P-256 key for `private_key_jwt`, written where
