@@ -107,6 +107,35 @@ final class GlewlwydPARTests: XCTestCase {
         try checkNoSecrets([agent])
     }
 
+    /// The issue's own recipe: `config add … --generate-key` makes the agent's key and prints its public JWK,
+    /// which goes into a new client's JWKS at Glewlwyd (through its admin API, as an administrator
+    /// registers a client); the agent then authenticates with ES256 assertions whose `kid` names it.
+    func testAGeneratedKeyRegisteredInTheClientsJWKSLogsIn() throws {
+        let config = directory.appendingPathComponent("config/config.json").path
+        let added = try CLIHarness.run(AgentProcess.binaryURL.path, ["--config", config, "config", "add", "glewlwyd", "--issuer", endpoint("issuer"),
+                                                                     "--client-id", "agent-jwks", "--origin", server["baseUrl"],
+                                                                     "--flow", "clientCredentials", "--scope", "openid", "--generate-key"])
+        XCTAssertEqual(added.status, 0, added.stderr)
+        let jwk = try JSONParser.parse(Array(added.stdout.utf8))
+        XCTAssertNotNil(jwk["kid"]?.stringValue, added.stdout)
+
+        let admin = Browser(timeout: 10)
+        let api = server["apiUrl"]
+        XCTAssertEqual(try admin.fetch("POST", try XCTUnwrap(URL(string: api + "/auth/")), json: #"{"username":"admin","password":"password"}"#).status, 200)
+        let client: JSONValue = ["client_id": "agent-jwks", "client_name": "auth-agent (generated key)", "confidential": true, "enabled": true,
+                                 "token_endpoint_auth_method": ["private_key_jwt"], "authorization_type": ["client_credentials"],
+                                 "redirect_uri": [], "scope": ["openid"], "jwks": ["keys": [jwk]]]
+        let registered = try admin.fetch("POST", try XCTUnwrap(URL(string: api + "/client/")), json: JSONSerializer.string(client))
+        XCTAssertEqual(registered.status, 200, registered.body)
+
+        let agent = try AgentConversation(arguments: ["--config", config, "--log-level", "debug"], environment: ["XDG_STATE_HOME": directory.path])
+        let login = try record(agent.result("login", ["provider": "glewlwyd"]))
+        XCTAssertEqual(login["account"], "agent-jwks", "\(login)")
+        let key = try String(contentsOfFile: directory.appendingPathComponent("config/glewlwyd.client-key.pem").path, encoding: .utf8)
+        let all = output + agent.agent.stderr + added.stdout + added.stderr
+        for line in key.split(separator: "\n") where !line.hasPrefix("-----") { XCTAssertFalse(all.contains(line), "no line of the private key shows") }
+    }
+
     // MARK: Helpers
 
     private func endpoint(_ name: String) -> String { server.info["plugins"]?["par"]?[name]?.stringValue ?? "" }
