@@ -61,12 +61,12 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
                                                       nonce: nonce, resource: config.learned?.resource, dpopJkt: dpopKey?.thumbprint)
         let deadline = clock.deadline(after: callbackTimeout)
         let pushing = try Self.pushEndpoint(config, endpoints)
-        var url: BrowserURL
-        var pushedFor: Double?
+        let url: BrowserURL
+        var lifetime: Double?
         if let pushing {
             let pushed = try await oauth.push(parameters, to: pushing)
             url = try browserURL(pushed.authorizationURL(endpoint: authorizationEndpoint, clientId: config.clientId ?? ""))
-            pushedFor = Double(pushed.expiresIn)
+            lifetime = Double(pushed.expiresIn)
         } else {
             url = try browserURL(Self.url(authorizationEndpoint, parameters))
         }
@@ -74,7 +74,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         context.prompt(.browser(url: url.text, expiresAt: deadline.date), LoginTarget(config))
         if context.openBrowser ?? config.openBrowser { browser.open(url) }
         // A `request_uri` lives `expires_in` seconds: a login still waiting then pushes again and shows the new URL.
-        let repush = pushing.flatMap { endpoint in pushedFor.map { repushing(parameters, to: endpoint, every: $0, authorizationEndpoint, listener, context, deadline) } }
+        let repush = pushing.flatMap { endpoint in lifetime.map { repushing(parameters, to: endpoint, every: $0, authorizationEndpoint, listener, context, deadline) } }
         defer { repush?.task.cancel() }
 
         let callback: LoopbackRedirectListener.Callback
