@@ -38,7 +38,9 @@ enum ConfigCommand {
         case .add(let draft):
             let logger = Logger(level: command.logLevel)
             var provider = try add(draft, logger: logger)
-            let keyPath = keyFile(for: draft.id, config: path)
+            // A generated key goes to the keyring where one answers, else to a 0600 file beside the configuration.
+            let noKeyring = draft.generateKey ? ClientKeyring.unavailable() : nil
+            let keyPath = noKeyring == nil ? ClientAuthConfig.keyring : keyFile(for: draft.id, config: path)
             if draft.generateKey {
                 provider["clientAuth"] = ["method": "private_key_jwt", "key": .string(keyPath), "alg": "ES256"]
             }
@@ -50,14 +52,15 @@ enum ConfigCommand {
                 return ""
             }
             let made: (jwk: String, kid: String)
-            switch ClientKeyFile.generate(at: keyPath) {
+            switch noKeyring == nil ? ClientKeyFile.generate(inKeyringFor: draft.id) : ClientKeyFile.generate(at: keyPath) {
             case .failure(let problem): throw ToolFailure(.failed, problem.description)
             case .success(let key): made = key
             }
             provider["clientAuth"] = ["method": "private_key_jwt", "key": .string(keyPath), "alg": "ES256", "kid": .string(made.kid)]
             bytes = try edit { () throws(ConfigError) in try ConfigFile.adding(provider, to: existing, file: path) }
             try write(bytes, to: path)
-            Logger.stderrSink("Added \(draft.id) to \(path), its private key in \(keyPath) (0600). Register this public key (JWK) as the client's key at the server, then log in with: auth-agent login \(draft.id)")
+            let kept = noKeyring.map { "its private key in \(keyPath) (0600: \($0))" } ?? "its private key in the keyring"
+            Logger.stderrSink("Added \(draft.id) to \(path), \(kept). Register this public key (JWK) as the client's key at the server, then log in with: auth-agent login \(draft.id)")
             return made.jwk + "\n"
         }
     }

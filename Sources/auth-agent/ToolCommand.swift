@@ -41,7 +41,7 @@ struct ToolCommand: Equatable {
         var clientSecretStdin = false
         /// `--profile P` (repeatable): the provider is held to these profiles (`fapi2`).
         var profiles: [String] = []
-        /// `--generate-key`: a new key for `private_key_jwt`, kept beside the configuration; its public JWK is printed.
+        /// `--generate-key`: a new key for `private_key_jwt`, kept in the keyring (else beside the configuration); its public JWK is printed.
         var generateKey = false
     }
 

@@ -114,7 +114,8 @@ final class GlewlwydPARTests: XCTestCase {
         let config = directory.appendingPathComponent("config/config.json").path
         let added = try CLIHarness.run(AgentProcess.binaryURL.path, ["--config", config, "config", "add", "glewlwyd", "--issuer", endpoint("issuer"),
                                                                      "--client-id", "agent-jwks", "--origin", server["baseUrl"],
-                                                                     "--flow", "clientCredentials", "--scope", "openid", "--generate-key"])
+                                                                     "--flow", "clientCredentials", "--scope", "openid", "--generate-key"],
+                                       environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/auth-agent-test-bus"])
         XCTAssertEqual(added.status, 0, added.stderr)
         let jwk = try JSONParser.parse(Array(added.stdout.utf8))
         XCTAssertNotNil(jwk["kid"]?.stringValue, added.stdout)

@@ -170,15 +170,40 @@ final class PushedAndSignedLoginTests: XCTestCase {
         XCTAssertTrue(check.stderr.contains("other users can read or change it (mode 644); run: chmod 600 \(key)"), check.stderr)
     }
 
+    /// Where a keyring answers, `--generate-key` keeps the key there (`key: "keyring"`), no file is written,
+    /// and the agent and a second process sign with it.
+    func testAGeneratedKeyIsKeptInTheKeyringWhereOneAnswers() throws {
+        let keyring = try SecretServiceSession()
+        let (config, jwk) = try fapiProvider(environment: keyring.environment)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("config/bank.client-key.pem").path))
+        let written = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: config))))
+        XCTAssertEqual(written["providers"]?.arrayValue?.first?["clientAuth"]?["key"], "keyring")
+        let pem = try XCTUnwrap(try keyring.lookup(["store", "client-keys", "record", "bank"]), "secret-tool finds the key")
+        XCTAssertTrue(pem.hasPrefix("-----BEGIN EC PRIVATE KEY-----"))
+        issuer.setClient("bank", secret: .some(nil), jwk: jwk, fapi2: true)
+        let environment = keyring.environment.merging(["XDG_STATE_HOME": directory.path]) { $1 }
+        let bank = try AgentConversation(arguments: ["--config", config, "--log-level", "debug"], environment: environment)
+        XCTAssertNotNil(try browserLogin(bank, provider: "bank")["result"])
+        let other = try AgentConversation(arguments: ["--config", config], environment: environment)
+        XCTAssertEqual(try record(other.result("refresh", ["provider": "bank"]))["refreshed"], true, "another process signs with the kept key")
+        try checkNoSecrets([bank, other], secrets: pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init))
+    }
+
     // MARK: Helpers
 
+    /// No session bus: `--generate-key` keeps the key in a file beside the configuration.
+    static let noKeyring = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/auth-agent-test-bus"]
+
     /// `config add bank … --profile fapi2 --generate-key` against the issuer: the configuration's path and the printed JWK.
-    private func fapiProvider() throws -> (String, JSONObject) {
+    private func fapiProvider(environment: [String: String] = noKeyring) throws -> (String, JSONObject) {
         let config = directory.appendingPathComponent("config/config.json").path
         let added = try CLIHarness.run(AgentProcess.binaryURL.path, ["--config", config, "config", "add", "bank", "--issuer", issuer.baseURL,
                                                                      "--client-id", "bank", "--origin", "https://bank.example.com",
-                                                                     "--flow", "authorizationCode", "--profile", "fapi2", "--generate-key"])
+                                                                     "--flow", "authorizationCode", "--profile", "fapi2", "--generate-key"],
+                                       environment: environment)
         XCTAssertEqual(added.status, 0, added.stderr)
+        output += added.stdout + added.stderr
+        guard environment == Self.noKeyring else { return (config, try XCTUnwrap(JSONParser.parse(Array(added.stdout.utf8)).objectValue)) }
         let jwk = try XCTUnwrap(JSONParser.parse(Array(added.stdout.utf8)).objectValue, added.stdout)
         XCTAssertEqual(jwk["kty"], "EC")
         XCTAssertNil(jwk["d"], "only the public key is printed")

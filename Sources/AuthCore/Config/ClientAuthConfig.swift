@@ -4,7 +4,8 @@ import JSON
 /// (RFC 7523 §2.2, OpenID Connect Core §9): `clientAuth: {method, key?, alg?, kid?}`.
 ///
 /// `private_key_jwt` signs with the client's own key — a PEM file (P-256 for ES256, RSA for
-/// RS256 and PS256) that only its owner may read; `client_secret_jwt` signs HS256 with the
+/// RS256 and PS256) that only its owner may read, or `"keyring"`: a key `config add --generate-key`
+/// made and keeps in the OS keyring (`ClientKeyring`); `client_secret_jwt` signs HS256 with the
 /// `clientSecret`. The key's contents are read when the configuration is loaded (`AgentConfig.load`)
 /// and at the first assertion, never here, so parsing stays free of file and library access.
 public struct ClientAuthConfig: Sendable, Equatable, CustomStringConvertible {
@@ -14,8 +15,15 @@ public struct ClientAuthConfig: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var method: Method
-    /// `private_key_jwt`: the absolute path of the PEM file holding the private key.
+    /// `private_key_jwt`: the absolute path of the PEM file holding the private key, or `keyring`.
     public var keyPath: String?
+    /// The value of `key` that names the keyring rather than a file.
+    public static let keyring = "keyring"
+
+    /// Where the key is found: its file, or the keyring's item for `provider`.
+    func keySource(provider: String) -> ClientKeys.Source {
+        keyPath == Self.keyring ? .keyring(provider: provider) : .file(keyPath ?? "")
+    }
     /// The JWS algorithm; nil: the key's (ES256 for P-256, RS256 for RSA), HS256 for `client_secret_jwt`.
     public var alg: String?
     /// The key id the server registered the public key under (the assertion's `kid` header).
@@ -38,7 +46,7 @@ public struct ClientAuthConfig: Sendable, Equatable, CustomStringConvertible {
         switch method {
         case .privateKeyJWT:
             guard let path = config.keyPath else { throw r.error(nil, "private_key_jwt requires \"key\": the path of the client's PEM private key") }
-            guard path.hasPrefix("/") else { throw r.error("key", "must be an absolute path") }
+            guard path.hasPrefix("/") || path == keyring else { throw r.error("key", "must be an absolute path, or \"keyring\"") }
             if let alg = config.alg, !keyAlgorithms.contains(alg) {
                 throw r.error("alg", "private_key_jwt signs with ES256, RS256 or PS256, not \(JSONSerializer.string(.string(alg)))")
             }

@@ -139,7 +139,8 @@ public struct AgentConfig: Sendable, Equatable {
     /// usable key for its `alg`, stops the agent at start (exit 2) rather than failing a login later.
     func checkClientKeys(file: String) throws(ConfigError) {
         for (index, provider) in providers.enumerated() {
-            guard let auth = provider.clientAuth, let path = auth.keyPath else { continue }
+            // A key in the keyring is read at its first assertion: a start asks no keyring for it.
+            guard let auth = provider.clientAuth, let path = auth.keyPath, path != ClientAuthConfig.keyring else { continue }
             let at = "$.providers[\(index)].clientAuth.key"
             switch ClientKeys.load(path) {
             case .failure(let problem): throw ConfigError(file: file, path: at, problem: problem.description)

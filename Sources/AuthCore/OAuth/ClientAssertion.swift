@@ -44,7 +44,7 @@ enum ClientAssertion {
                 }
             case .privateKeyJWT:
                 let key: ClientKey
-                switch ClientKeys.load(auth.keyPath ?? "") {
+                switch ClientKeys.load(auth.keySource(provider: config.id)) {
                 case .failure(let problem): return .failure(problem)
                 case .success(let loaded): key = loaded
                 }

@@ -60,9 +60,33 @@ enum ClientKey: Sendable, CustomStringConvertible {
     }
 }
 
-/// The client keys read so far, by path: a key file is read (and libcrypto loaded) once per process.
+/// The client keys read so far, by where they are: a key is read (and libcrypto loaded) once per process.
 enum ClientKeys {
     private static let loaded = Locked<[String: ClientKey]>([:])
+
+    /// Where a client key lives: a PEM file, or the keyring's item for a provider (`ClientKeyring`).
+    enum Source: Sendable, Equatable {
+        case file(String)
+        case keyring(provider: String)
+    }
+
+    static func load(_ source: Source) -> Result<ClientKey, ClientKeyProblem> {
+        switch source {
+        case .file(let path): return load(path)
+        case .keyring(let provider):
+            let name = "keyring:" + provider
+            if let key = loaded.withLock({ $0[name] }) { return .success(key) }
+            let what = "of \(provider) in the keyring"
+            let kept = ClientKeyring.read(provider: provider)
+            if let why = kept.unavailable { return .failure(ClientKeyProblem(path: what, problem: why)) }
+            guard let pem = kept.pem else {
+                return .failure(ClientKeyProblem(path: what, problem: "there is none (make one with: auth-agent config add \(provider) … --generate-key)"))
+            }
+            guard let p256 = P256Key(pem: Array(pem.utf8)) else { return .failure(ClientKeyProblem(path: what, problem: "it holds no P-256 key")) }
+            loaded.withLock { $0[name] = .p256(p256) }
+            return .success(.p256(p256))
+        }
+    }
 
     /// The key in the PEM file at `path`, refused — naming why, never showing the key — when the file
     /// is not a regular file of the user's, when others may read it (as ssh refuses `~/.ssh/id_*`),
@@ -109,9 +133,54 @@ public struct ClientKeyProblem: Error, Sendable, CustomStringConvertible {
     public var description: String { path.isEmpty ? "client_secret_jwt cannot sign: \(problem)" : "the client key \(path) cannot be used: \(problem)" }
 }
 
-/// `auth-agent config add --generate-key`: a new P-256 key for `private_key_jwt`, written where
-/// the configuration will name it, and the public JWK to register at the server.
+/// The OS keyring's items holding generated client keys (`key: "keyring"`): one per provider, in the
+/// agent's keyring scope `client-keys`, labelled `auth-agent: client key of ID` — the Secret Service
+/// through libsecret on Linux, the Keychain on macOS, as the session store's secrets are.
+public enum ClientKeyring {
+    static let scope = "client-keys"
+    static let item = "client-key"
+
+    /// nil when a keyring answers within a second, else why not.
+    public static func unavailable() -> String? { StoreOpening.Keyring.system.probe(StoreOpening.probeTimeout) }
+
+    /// Keeps `pem` as `provider`'s client key (replacing one kept before); nil when kept, else why not.
+    static func store(_ pem: String, provider: String) -> String? {
+        if let why = unavailable() { return why }
+        do {
+            try StoreOpening.Keyring.system.open(scope).write(pem, provider: provider, item: item, label: "auth-agent: client key of \(provider)", account: nil)
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// `provider`'s kept key (nil: none), or why the keyring could not say.
+    static func read(provider: String) -> (pem: String?, unavailable: String?) {
+        if let why = unavailable() { return (nil, why) }
+        do {
+            return (try StoreOpening.Keyring.system.open(scope).read(provider: provider, item: item), nil)
+        } catch {
+            return (nil, "\(error)")
+        }
+    }
+}
+
+/// `auth-agent config add --generate-key`: a new P-256 key for `private_key_jwt`, kept in the keyring
+/// (`ClientKeyring`) or a file the configuration names, and the public JWK to register at the server.
 public enum ClientKeyFile {
+    /// Makes a key and keeps it in the keyring as `provider`'s; the public JWK and its `kid`, or why it could not be kept.
+    public static func generate(inKeyringFor provider: String) -> Result<(jwk: String, kid: String), ClientKeyProblem> {
+        let key: P256Key
+        do {
+            key = try P256Key.generate()
+        } catch {
+            return .failure(ClientKeyProblem(path: "of \(provider) in the keyring", problem: error.description))
+        }
+        if let why = ClientKeyring.store(pem(key), provider: provider) { return .failure(ClientKeyProblem(path: "of \(provider) in the keyring", problem: why)) }
+        let kid = key.thumbprint
+        return .success((ClientKey.p256(key).publicJWK(kid: kid, alg: "ES256"), kid))
+    }
+
     /// Makes a key (libcrypto's), writes it to `path` as a PEM (SEC 1) file created 0600 — never over
     /// an existing file; its directory made 0700 when missing — and returns the public JWK (with
     /// `kid`, the RFC 7638 thumbprint, `alg: ES256` and `use: sig`) and that `kid`.
