@@ -67,6 +67,26 @@ final class GlewlwydPARTests: XCTestCase {
         XCTAssertEqual(try userinfo(token).status, 200, "the token PAR's login brought works at userinfo")
     }
 
+    /// PAR with DPoP: the pushed request carries `dpop_jkt` (RFC 9449 §10) and the code grant proves that key;
+    /// Glewlwyd binds the token to it (`cnf.jkt`).
+    func testAPushedLoginWithDPoPBindsTheTokenToTheAgentsKey() throws {
+        let agent = try spawn(["id": "glewlwyd", "flow": "authorizationCode", "origins": [.string(server["baseUrl"])], "dpop": true,
+                               "issuer": .string(endpoint("issuer")), "clientId": "agent-public", "scopes": ["openid"],
+                               "redirectPort": server.info["redirectPort"] ?? .null], store: "dpop")
+        let (login, _) = try logInByBrowser(agent, client: "agent-public")
+        XCTAssertNotNil(login["user"], "\(login)")
+        let token = try agent.result("token", ["provider": "glewlwyd"])
+        XCTAssertEqual(token["tokenType"], "DPoP")
+        let access = try XCTUnwrap(token["accessToken"]?.stringValue)
+        let claims = try JSONParser.parse(try XCTUnwrap(Base64URL.decode(String(access.split(separator: ".")[1]))))
+        XCTAssertNotNil(claims["cnf"]?["jkt"]?.stringValue, "bound: \(claims)")
+        let signed = try agent.result("sign", ["request": ["method": "GET", "url": .string(endpoint("userinfoEndpoint"))]])
+        let headers = try XCTUnwrap(signed["headers"]?.objectValue)
+        let answer = try Browser(timeout: 10).fetch("GET", try XCTUnwrap(URL(string: endpoint("userinfoEndpoint"))), form: nil,
+                                                    headers: headers.members.compactMap { name, value in value.stringValue.map { (name, $0) } })
+        XCTAssertEqual(answer.status, 200, "userinfo takes sign's DPoP headers")
+    }
+
     // MARK: private_key_jwt
 
     /// `agent-jwt` lists only `private_key_jwt`: the agent's assertions (RS256 for client credentials,
