@@ -15,6 +15,8 @@ extension AuthError {
         case deviceLoginRefused(ServerRefusal)
         /// The device authorization endpoint refused to start, in these words.
         case deviceLoginNotStarted(ServerRefusal)
+        /// The pushed authorization request endpoint refused the login's parameters, in these words (RFC 9126 §2.3).
+        case pushRefused(ServerRefusal)
         /// The agent refused what the login brought back or would open; `problem` says what.
         case refused(String)
         /// The browser URL, naming `what` it was, cannot be opened safely (`problem`).
@@ -39,6 +41,7 @@ extension AuthError {
         case .codeRefused(let server): (message, refusal) = ("\(name) refused the authorization code (\(server.line)).", server)
         case .deviceLoginRefused(let server): (message, refusal) = ("\(name) refused the device login (\(server.line)).", server)
         case .deviceLoginNotStarted(let server): (message, refusal) = ("\(name) refused to start a device login (\(server.line)).", server)
+        case .pushRefused(let server): (message, refusal) = ("\(name) refused the pushed authorization request (\(server.line)).", server)
         case .refused(let problem): message = "The \(name) login was refused: \(problem)."
         case .unsafeURL(let what, let problem): message = "The \(name) login was refused: the \(what) cannot be opened safely (\(problem))."
         case .noSuchFlow(let flow): message = "\(name) has no \(flow.rawValue) login; its flows: \(provider.flowNames)."

@@ -336,3 +336,234 @@ void acrypto_p256_free(void *handle) {
     locked_p256_free(handle);
     leave();
 }
+
+// MARK: Signed client authentication: PEM keys, RSA, HMAC
+
+// Bound apart from the ES256 functions above: a libcrypto without one of these still
+// serves DPoP, and only a provider with a client key or client_secret_jwt needs them.
+typedef void EVP_PKEY;
+typedef void EVP_PKEY_CTX;
+typedef void EVP_MD_CTX;
+typedef void EVP_MD;
+typedef void BIO;
+typedef void RSA;
+#define EVP_PKEY_RSA 6
+#define EVP_PKEY_EC 408
+#define RSA_PKCS1_PADDING 1
+#define RSA_PKCS1_PSS_PADDING 6
+#define RSA_PSS_SALTLEN_DIGEST (-1)
+#define EVP_PKEY_CTRL_RSA_PADDING (0x1000 + 1)
+#define EVP_PKEY_CTRL_RSA_PSS_SALTLEN (0x1000 + 2)
+
+static struct {
+    BIO *(*bio_new_mem_buf)(const void *, int);
+    int (*bio_free)(BIO *);
+    EVP_PKEY *(*pem_read_private)(BIO *, EVP_PKEY **, int (*)(char *, int, int, void *), void *);
+    int (*pkey_id)(const EVP_PKEY *);
+    EC_KEY *(*pkey_get1_ec)(EVP_PKEY *);
+    RSA *(*pkey_get1_rsa)(EVP_PKEY *);
+    EVP_PKEY *(*pkey_new)(void);
+    int (*pkey_set1_rsa)(EVP_PKEY *, RSA *);
+    void (*pkey_free)(EVP_PKEY *);
+    int (*group_curve)(const EC_GROUP *);
+    void (*rsa_get0_key)(const RSA *, const BIGNUM **, const BIGNUM **, const BIGNUM **);
+    RSA *(*rsa_new)(void);
+    int (*rsa_set0_key)(RSA *, BIGNUM *, BIGNUM *, BIGNUM *);
+    void (*rsa_free)(RSA *);
+    int (*bn_num_bits)(const BIGNUM *);
+    EVP_MD_CTX *(*md_ctx_new)(void);
+    void (*md_ctx_free)(EVP_MD_CTX *);
+    const EVP_MD *(*sha256_md)(void);
+    int (*digest_sign_init)(EVP_MD_CTX *, EVP_PKEY_CTX **, const EVP_MD *, void *, EVP_PKEY *);
+    int (*digest_sign)(EVP_MD_CTX *, unsigned char *, size_t *, const unsigned char *, size_t);
+    int (*digest_verify_init)(EVP_MD_CTX *, EVP_PKEY_CTX **, const EVP_MD *, void *, EVP_PKEY *);
+    int (*digest_verify)(EVP_MD_CTX *, const unsigned char *, size_t, const unsigned char *, size_t);
+    int (*pkey_ctx_ctrl)(EVP_PKEY_CTX *, int, int, int, int, void *);
+    unsigned char *(*hmac)(const EVP_MD *, const void *, int, const unsigned char *, size_t, unsigned char *, unsigned int *);
+} more;
+
+static pthread_once_t more_once = PTHREAD_ONCE_INIT;
+static int more_loaded = 0;
+
+static void load_more(void) {
+    if (!acrypto_load()) return;
+    void *library = NULL;
+    static const char *const names[] = {"libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so", "libcrypto.dylib", NULL};
+    for (int i = 0; names[i] && !library; i++) library = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!library) return;
+    #define MORE(field, symbol) (*(void **)&more.field = dlsym(library, symbol)) != NULL
+    // OpenSSL 3 renamed EVP_PKEY_id to EVP_PKEY_get_id (the old name is a macro there).
+    int id = MORE(pkey_id, "EVP_PKEY_get_id") || MORE(pkey_id, "EVP_PKEY_id");
+    more_loaded = id && MORE(bio_new_mem_buf, "BIO_new_mem_buf") && MORE(bio_free, "BIO_free")
+        && MORE(pem_read_private, "PEM_read_bio_PrivateKey") && MORE(pkey_get1_ec, "EVP_PKEY_get1_EC_KEY")
+        && MORE(pkey_get1_rsa, "EVP_PKEY_get1_RSA") && MORE(pkey_new, "EVP_PKEY_new") && MORE(pkey_set1_rsa, "EVP_PKEY_set1_RSA")
+        && MORE(pkey_free, "EVP_PKEY_free") && MORE(group_curve, "EC_GROUP_get_curve_name")
+        && MORE(rsa_get0_key, "RSA_get0_key") && MORE(rsa_new, "RSA_new") && MORE(rsa_set0_key, "RSA_set0_key")
+        && MORE(rsa_free, "RSA_free") && MORE(bn_num_bits, "BN_num_bits") && MORE(md_ctx_new, "EVP_MD_CTX_new")
+        && MORE(md_ctx_free, "EVP_MD_CTX_free") && MORE(sha256_md, "EVP_sha256") && MORE(digest_sign_init, "EVP_DigestSignInit")
+        && MORE(digest_sign, "EVP_DigestSign") && MORE(digest_verify_init, "EVP_DigestVerifyInit")
+        && MORE(digest_verify, "EVP_DigestVerify") && MORE(pkey_ctx_ctrl, "EVP_PKEY_CTX_ctrl") && MORE(hmac, "HMAC");
+    #undef MORE
+}
+
+static int enter_more(void) {
+    pthread_once(&more_once, load_more);
+    return more_loaded && enter();
+}
+
+// Never asks for a passphrase (libcrypto would read the terminal): an encrypted key is refused.
+static int no_passphrase(char *buffer, int size, int rwflag, void *u) {
+    (void)buffer; (void)size; (void)rwflag; (void)u;
+    return -1;
+}
+
+static EVP_PKEY *read_pem(const char *pem, size_t length) {
+    if (length > 1 << 20) return NULL;
+    BIO *bio = more.bio_new_mem_buf(pem, (int)length);
+    if (!bio) return NULL;
+    EVP_PKEY *pkey = more.pem_read_private(bio, NULL, no_passphrase, NULL);
+    more.bio_free(bio);
+    return pkey;
+}
+
+/// The P-256 EC_KEY inside `pkey` (a reference of its own), or NULL.
+static EC_KEY *p256_of(EVP_PKEY *pkey) {
+    if (more.pkey_id(pkey) != EVP_PKEY_EC) return NULL;
+    EC_KEY *key = more.pkey_get1_ec(pkey);
+    if (key && more.group_curve(api.key_get0_group(key)) == NID_X9_62_prime256v1) return key;
+    if (key) api.key_free(key);
+    return NULL;
+}
+
+int acrypto_pem_kind(const char *pem, size_t length) {
+    if (!enter_more()) return 0;
+    EVP_PKEY *pkey = read_pem(pem, length);
+    int kind = 0;
+    if (pkey) {
+        EC_KEY *ec = p256_of(pkey);
+        if (ec) {
+            kind = 1;
+            api.key_free(ec);
+        } else if (more.pkey_id(pkey) == EVP_PKEY_RSA) {
+            kind = 2;
+        }
+        more.pkey_free(pkey);
+    }
+    leave();
+    return kind;
+}
+
+void *acrypto_pem_p256(const char *pem, size_t length) {
+    if (!enter_more()) return NULL;
+    EVP_PKEY *pkey = read_pem(pem, length);
+    EC_KEY *key = pkey ? p256_of(pkey) : NULL;
+    if (pkey) more.pkey_free(pkey);
+    void *result = key && api.key_check_key(key) == 1 ? wrap(key) : NULL;
+    if (key && !result) api.key_free(key);
+    leave();
+    return result;
+}
+
+void *acrypto_pem_rsa(const char *pem, size_t length) {
+    if (!enter_more()) return NULL;
+    EVP_PKEY *pkey = read_pem(pem, length);
+    if (pkey && more.pkey_id(pkey) != EVP_PKEY_RSA) {
+        more.pkey_free(pkey);
+        pkey = NULL;
+    }
+    leave();
+    return pkey;
+}
+
+void *acrypto_rsa_from_public(const unsigned char *n, size_t n_length, const unsigned char *e, size_t e_length) {
+    if (n_length > 2048 || e_length > 8 || !enter_more()) return NULL;
+    RSA *rsa = more.rsa_new();
+    BIGNUM *bn = api.bn_bin2bn(n, (int)n_length, NULL), *be = api.bn_bin2bn(e, (int)e_length, NULL);
+    EVP_PKEY *pkey = NULL;
+    if (rsa && bn && be && more.rsa_set0_key(rsa, bn, be, NULL) == 1) {
+        bn = be = NULL;  // owned by rsa now
+        pkey = more.pkey_new();
+        if (pkey && more.pkey_set1_rsa(pkey, rsa) != 1) {
+            more.pkey_free(pkey);
+            pkey = NULL;
+        }
+    }
+    if (bn) api.bn_clear_free(bn);
+    if (be) api.bn_clear_free(be);
+    if (rsa) more.rsa_free(rsa);
+    leave();
+    return pkey;
+}
+
+static int rsa_parts(const void *key, const BIGNUM **n, const BIGNUM **e) {
+    RSA *rsa = more.pkey_get1_rsa((EVP_PKEY *)key);
+    if (!rsa) return 0;
+    more.rsa_get0_key(rsa, n, e, NULL);
+    more.rsa_free(rsa);  // the key still holds its reference: n and e stay valid
+    return *n && *e;
+}
+
+int acrypto_rsa_size(const void *key) {
+    if (!key || !enter_more()) return 0;
+    const BIGNUM *n = NULL, *e = NULL;
+    int size = rsa_parts(key, &n, &e) ? (more.bn_num_bits(n) + 7) / 8 : 0;
+    leave();
+    return size;
+}
+
+int acrypto_rsa_public(const void *key, unsigned char *n_out, unsigned char *e_out, size_t *e_length) {
+    if (!key || !enter_more()) return 0;
+    const BIGNUM *n = NULL, *e = NULL;
+    int ok = 0;
+    if (rsa_parts(key, &n, &e)) {
+        int n_size = (more.bn_num_bits(n) + 7) / 8, e_size = (more.bn_num_bits(e) + 7) / 8;
+        ok = e_size <= 8 && api.bn_bn2binpad(n, n_out, n_size) == n_size && api.bn_bn2binpad(e, e_out, e_size) == e_size;
+        if (ok) *e_length = (size_t)e_size;
+    }
+    leave();
+    return ok;
+}
+
+static int set_padding(EVP_PKEY_CTX *pctx, int pss) {
+    if (more.pkey_ctx_ctrl(pctx, EVP_PKEY_RSA, -1, EVP_PKEY_CTRL_RSA_PADDING, pss ? RSA_PKCS1_PSS_PADDING : RSA_PKCS1_PADDING, NULL) <= 0) return 0;
+    return !pss || more.pkey_ctx_ctrl(pctx, EVP_PKEY_RSA, -1, EVP_PKEY_CTRL_RSA_PSS_SALTLEN, RSA_PSS_SALTLEN_DIGEST, NULL) > 0;
+}
+
+int acrypto_rsa_sign(void *key, int pss, const unsigned char *message, size_t length, unsigned char *signature) {
+    if (!key || !enter_more()) return 0;
+    const BIGNUM *n = NULL, *e = NULL;
+    size_t size = rsa_parts(key, &n, &e) ? (size_t)(more.bn_num_bits(n) + 7) / 8 : 0;
+    EVP_MD_CTX *ctx = size ? more.md_ctx_new() : NULL;
+    EVP_PKEY_CTX *pctx = NULL;
+    size_t written = size;
+    int ok = ctx && more.digest_sign_init(ctx, &pctx, more.sha256_md(), NULL, key) == 1 && set_padding(pctx, pss)
+        && more.digest_sign(ctx, signature, &written, message, length) == 1 && written == size;
+    if (ctx) more.md_ctx_free(ctx);
+    leave();
+    return ok;
+}
+
+int acrypto_rsa_verify(void *key, int pss, const unsigned char *message, size_t length, const unsigned char *signature, size_t signature_length) {
+    if (!key || !enter_more()) return 0;
+    EVP_MD_CTX *ctx = more.md_ctx_new();
+    EVP_PKEY_CTX *pctx = NULL;
+    int ok = ctx && more.digest_verify_init(ctx, &pctx, more.sha256_md(), NULL, key) == 1 && set_padding(pctx, pss)
+        && more.digest_verify(ctx, signature, signature_length, message, length) == 1;
+    if (ctx) more.md_ctx_free(ctx);
+    leave();
+    return ok;
+}
+
+void acrypto_rsa_free(void *key) {
+    if (!key || !enter_more()) return;
+    more.pkey_free(key);
+    leave();
+}
+
+int acrypto_hmac_sha256(const unsigned char *key, size_t key_length, const unsigned char *message, size_t length, unsigned char mac[32]) {
+    if (key_length > 1 << 16 || !enter_more()) return 0;
+    unsigned int written = 0;
+    int ok = more.hmac(more.sha256_md(), key, (int)key_length, message, length, mac, &written) != NULL && written == 32;
+    leave();
+    return ok;
+}

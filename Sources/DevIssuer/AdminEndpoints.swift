@@ -29,7 +29,8 @@ enum AdminEndpoints {
     /// `verificationUri` (a string, or null for the real page), `discovery` (a `DiscoveryFault`
     /// name or an array of them to turn on, null to turn all off), and for DPoP `dpopNonce`
     /// (mandatory nonces on or off), `dpopRotateNonce`, `dpopBearer` (the next N proven
-    /// token requests get Bearer tokens) and `dpopRefuse` (the next N proofs are refused) → `{}`.
+    /// token requests get Bearer tokens) and `dpopRefuse` (the next N proofs are refused), and for PAR
+    /// `parLifetime` (seconds a pushed request's `request_uri` lives, 60 by default) → `{}`.
     /// Unknown or mistyped fields are a 400, so a typo in a test does not silently inject nothing.
     static func fault(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         let body: JSONObject
@@ -41,7 +42,7 @@ enum AdminEndpoints {
             return .error(400, "invalid_request", "expected a JSON object")
         }
         let integers = ["latencyMs", "fail", "status", "drop", "rejectApi", "accessTokenLifetime", "slowDown", "deviceInterval",
-                        "dpopBearer", "dpopRefuse"]
+                        "dpopBearer", "dpopRefuse", "parLifetime"]
         for (key, value) in body.members {
             if integers.contains(key) {
                 guard let number = value.intValue, abs(number) <= Int64(Int32.max) else {
@@ -90,6 +91,7 @@ enum AdminEndpoints {
         if body["dpopRotateNonce"]?.boolValue == true { state.dpop.rotateNonce() }
         if let count = integer("dpopBearer") { state.dpop.answerBearerNext(count) }
         if let count = integer("dpopRefuse") { state.dpop.refuseProofsNext(count) }
+        if let seconds = integer("parLifetime") { state.clientPolicies.parLifetime = max(1, seconds) }
         return .json(200, [:])
     }
 

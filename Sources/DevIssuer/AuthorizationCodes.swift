@@ -17,6 +17,8 @@ struct AuthorizationCodes {
         let nonce: String?
         /// The authorization request's RFC 8707 `resource`, which the tokens are then bound to.
         let resource: String?
+        /// RFC 9449 §10: the `dpop_jkt` of the authorization request; the code grant must prove that key.
+        var dpopJkt: String? = nil
         let expiresAt: Double
         /// The family of the tokens issued for this code, once redeemed.
         var redeemedFamily: Int? = nil
@@ -50,6 +52,9 @@ struct AuthorizationCodes {
         guard record.clientID == clientID else { return .invalid("the authorization code was issued to another client") }
         guard redirectURI == record.redirectURI else {
             return .invalid("redirect_uri does not match the one in the authorization request")
+        }
+        if let bound = record.dpopJkt, bound != DPoPBinding.proven {
+            return .invalid("the authorization code is bound (dpop_jkt) to a key this request's DPoP proof does not prove")
         }
         switch (record.codeChallenge, verifier) {
         case (nil, nil):

@@ -21,6 +21,10 @@ struct AuthorizationRequest: Sendable {
     let resource: String?
     /// RFC 9207: the issuer identifier on the authorization response (`nil`: omitted, a fault).
     let iss: String?
+    /// RFC 9449 §10: the thumbprint the code is bound to; the code grant must prove that key.
+    let dpopJkt: String?
+    /// RFC 9126: the `request_uri` the request was pushed under (the form posts it back).
+    var requestURI: String?
 
     enum Validation {
         case valid(AuthorizationRequest)
@@ -32,10 +36,21 @@ struct AuthorizationRequest: Sendable {
 
     /// The names this request is made of, in the order the form repeats them.
     static let parameterNames = ["response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method",
-                                 "nonce", "resource"]
+                                 "nonce", "resource", "dpop_jkt"]
 
     /// Refuses an `openid` request without `nonce` when the issuer requires one, as some OpenID providers do.
-    static func validate(_ parameters: [String: String], context: RouteContext) -> Validation {
+    /// A `request_uri` (RFC 9126) stands for the parameters pushed under it, which are validated again;
+    /// a client whose policy requires pushing (or FAPI 2.0) is refused anything else.
+    static func validate(_ query: [String: String], context: RouteContext, pushed: Bool = false) -> Validation {
+        var parameters = query
+        var requestURI: String?
+        if !pushed, let uri = query["request_uri"] {
+            guard let stored = context.state.clientPolicies.pushed(uri, now: context.now), stored.clientID == query["client_id"] else {
+                return .rejected("request_uri is unknown, expired, or was pushed by another client.")
+            }
+            parameters = stored.parameters
+            requestURI = uri
+        }
         guard let clientID = parameters["client_id"] else { return .rejected("Unknown or missing client_id.") }
         var registered = context.state.registeredClient(clientID)
         if context.state.configuredClients[clientID] == nil, ClientMetadataDocuments.isDocumentURL(clientID) {
@@ -56,10 +71,15 @@ struct AuthorizationRequest: Sendable {
         func fail(_ error: String, _ description: String) -> Validation {
             .redirectError(redirectURI: redirectURI, error: error, description: description, state: state, iss: iss)
         }
+        let policy = context.state.clientPolicies.policy(clientID)
+        if policy.pushedOnly, requestURI == nil, !pushed {
+            return fail("invalid_request", policy.fapi2 ? "FAPI 2.0 requires pushed authorization requests: " + ClientPolicy.pushRequired : ClientPolicy.pushRequired)
+        }
         switch parameters["response_type"] {
         case nil: return fail("invalid_request", "response_type is required")
         case "code": break
-        case let other?: return fail("unsupported_response_type", "response_type \(other) is not supported; use code")
+        case let other?:
+            return fail("unsupported_response_type", policy.fapi2 ? "FAPI 2.0 allows only response_type code, not \(other)" : "response_type \(other) is not supported; use code")
         }
         let challenge = parameters["code_challenge"]
         let method = parameters["code_challenge_method"]
@@ -81,12 +101,15 @@ struct AuthorizationRequest: Sendable {
         if let resource, case .invalid(let description) = context.state.target(resource: resource, audience: nil, issuer: context.issuer) {
             return fail("invalid_target", description)
         }
+        if policy.fapi2, challenge == nil { return fail("invalid_request", "FAPI 2.0 requires PKCE with S256") }
         return .valid(AuthorizationRequest(clientID: clientID, redirectURI: redirectURI, state: state, scope: parameters["scope"],
-                                           codeChallenge: challenge, nonce: nonce, resource: resource, iss: iss))
+                                           codeChallenge: challenge, nonce: nonce, resource: resource, iss: iss,
+                                           dpopJkt: parameters["dpop_jkt"], requestURI: requestURI))
     }
 
     /// The parameters again, for the form's hidden fields.
     var formFields: [(name: String, value: String)] {
+        if let requestURI { return [("client_id", clientID), ("request_uri", requestURI)] }
         var fields: [(name: String, value: String)] = [("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI)]
         if let scope { fields.append(("scope", scope)) }
         if let state { fields.append(("state", state)) }
@@ -96,6 +119,7 @@ struct AuthorizationRequest: Sendable {
         }
         if let nonce { fields.append(("nonce", nonce)) }
         if let resource { fields.append(("resource", resource)) }
+        if let dpopJkt { fields.append(("dpop_jkt", dpopJkt)) }
         return fields
     }
 

@@ -5,6 +5,9 @@ import JSON
 /// handled by several types that need not know about DPoP.
 enum DPoPBinding {
     @TaskLocal static var jkt: String?
+    /// The key the request's proof proved, also when a fault makes the answer Bearer: what a
+    /// code's `dpop_jkt` is compared with (RFC 9449 §10).
+    @TaskLocal static var proven: String?
 }
 
 /// Where the issuer enforces DPoP (RFC 9449): the token endpoint (§5, §8) and the
@@ -14,12 +17,12 @@ enum DPoPChecks {
     /// "answer Bearer" fault), or the refusal to answer with. A refresh token bound
     /// to a key needs a proof by that key — checked before the grant is touched,
     /// so a refused proof never spends the refresh token.
-    static func tokenRequest(_ request: HTTPRequest, _ context: RouteContext, refreshToken: String?) -> Outcome<String?> {
+    static func tokenRequest(_ request: HTTPRequest, _ context: RouteContext, refreshToken: String?) -> Outcome<(bind: String?, proven: String?)> {
         let bound = refreshToken.flatMap { context.state.dpopBinding(ofRefreshToken: $0) }
         let proofs = request.headers.values("dpop")
         guard !proofs.isEmpty else {
             if bound != nil { return .failure(refusal(400, "invalid_dpop_proof", "the refresh token is bound to a DPoP key: a proof is required", context)) }
-            return .success(nil)
+            return .success((nil, nil))
         }
         guard proofs.count == 1 else { return .failure(refusal(400, "invalid_dpop_proof", "more than one DPoP header", context)) }
         let proof: DPoPVerifier.Proof
@@ -30,8 +33,8 @@ enum DPoPChecks {
         if let bound, bound != proof.jkt {
             return .failure(refusal(400, "invalid_dpop_proof", "the refresh token is bound to another key", context))
         }
-        if bound == nil, context.state.dpop.takeBearerAnswer() { return .success(nil) }
-        return .success(proof.jkt)
+        if bound == nil, context.state.dpop.takeBearerAnswer() { return .success((nil, proof.jkt)) }
+        return .success((proof.jkt, proof.jkt))
     }
 
     /// The access token a resource request carries: `DPoP <token>` with a valid proof

@@ -201,6 +201,18 @@ public final class DevIssuer: Sendable {
         state.clearDiscoveryFaults()
     }
 
+    /// Holds client `clientID` to a policy (adding it, with `secret` — nil for a public client — when
+    /// `secret` is given): its authorization requests must be pushed, `jwk` checks its `private_key_jwt`
+    /// assertions, `fapi2` turns FAPI 2.0's refusals on. As `POST /_admin/client`.
+    public func setClient(_ clientID: String, secret: String?? = nil, requirePAR: Bool = false, jwk: JSONObject? = nil, fapi2: Bool = false) {
+        state.clientPolicies.set(ClientPolicy(requirePAR: requirePAR, jwk: jwk, fapi2: fapi2), for: clientID, secret: secret)
+    }
+
+    /// Seconds a pushed request's `request_uri` lives from now on (60 by default; `parLifetime` fault).
+    public func setPARLifetime(_ seconds: Int) {
+        state.clientPolicies.parLifetime = max(1, seconds)
+    }
+
     /// Serves `document` at `ISSUER/clients/NAME` and returns that URL: a Client ID
     /// Metadata Document whose `client_id` should be that URL. The issuer fetches it
     /// when the URL is used as a `client_id` at `/authorize`.

@@ -30,10 +30,13 @@ public struct DevIssuerOptions: Sendable {
     /// Scopes a client may ask for with client_credentials; a client not listed may ask for any.
     /// A scope outside the list is refused with `invalid_scope`.
     public var clientScopes: [String: [String]]
+    /// Per client: authorization requests must be pushed (RFC 9126), a public key for
+    /// `private_key_jwt`, FAPI 2.0's refusals. `cli-par` (public) must push by default.
+    var clientPolicies: [String: ClientPolicy] = ["cli-par": ClientPolicy(requirePAR: true)]
 
     public init(
         users: [String: String] = ["alice": "wonderland", "bob": "builder"],
-        clients: [String: String?] = ["cli": nil, "svc": "svc-secret", "demo": nil],
+        clients: [String: String?] = ["cli": nil, "svc": "svc-secret", "demo": nil, "cli-par": nil],
         accessTokenLifetime: Int = 3600,
         refreshTokenReuseGrace: Int = 0,
         deviceCodeLifetime: Int = 600,

@@ -7,7 +7,7 @@ import Wire
 enum DeviceAuthorizationEndpoint {
     static func handle(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         let oauth: OAuthRequest
-        switch OAuthRequest.parse(request, clients: context.state.clients) {
+        switch OAuthRequest.parse(request, context) {
         case .rejected(let response): return response
         case .accepted(let parsed): oauth = parsed
         }

@@ -34,7 +34,7 @@ enum DiscoveryEndpoint {
         guard let identifier = issuerIdentifier(path: request.path, issuer: base, faults: faults) else {
             return .error(404, "not_found", "no such endpoint: \(request.path)")
         }
-        let authMethods: JSONValue = ["client_secret_basic", "client_secret_post", "none"]
+        let authMethods: JSONValue = ["client_secret_basic", "client_secret_post", "client_secret_jwt", "private_key_jwt", "none"]
         var metadata: JSONObject = [
             "issuer": .string(faults.contains(.wrongIssuer) ? identifier + "/other-issuer" : identifier),
             "authorization_endpoint": .string(base + "/authorize"),
@@ -48,7 +48,10 @@ enum DiscoveryEndpoint {
             "scopes_supported": ["openid", "profile", "email", "offline_access", .string(LearnableResource.scope), .string(LearnableResource.adminScope)],
             "token_endpoint_auth_methods_supported": authMethods,
             "revocation_endpoint_auth_methods_supported": authMethods,
-            "authorization_response_iss_parameter_supported": true,
+            "token_endpoint_auth_signing_alg_values_supported": ["ES256", "RS256", "PS256", "HS256"],
+            "pushed_authorization_request_endpoint": .string(base + "/par"),
+            "require_pushed_authorization_requests": .bool(faults.contains(.requirePAR)),
+            "authorization_response_iss_parameter_supported": .bool(!faults.contains(.noIssSupport)),
             "dpop_signing_alg_values_supported": ["ES256"],
         ]
         if faults.contains(.noDeviceFlow) { metadata["device_authorization_endpoint"] = nil }

@@ -45,4 +45,9 @@ public enum DiscoveryFault: String, CaseIterable, Sendable {
     case onlyPathAppendedMetadata = "only-path-appended-metadata"
     /// The metadata names no `device_authorization_endpoint` (a server without the device flow).
     case noDeviceFlow = "no-device-flow"
+    /// The metadata says `require_pushed_authorization_requests: true` (RFC 9126 §5); `/authorize` still
+    /// serves clients whose policy does not require pushing (the metadata is what a client must obey).
+    case requirePAR = "require-par"
+    /// The metadata leaves out `authorization_response_iss_parameter_supported` (RFC 9207), which FAPI 2.0 clients refuse.
+    case noIssSupport = "no-iss-support"
 }

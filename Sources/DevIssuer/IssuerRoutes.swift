@@ -49,6 +49,7 @@ enum IssuerRoutes {
         Route("/sessions/refresh", counter: "sessionRefresh", ["POST": SessionEndpoints.refresh]),
         Route("/sessions/logout", counter: "sessionLogout", ["POST": SessionEndpoints.logout]),
         Route("/token", counterKeys: TokenEndpoint.counterKeys, ["POST": TokenEndpoint.handle]),
+        Route("/par", counter: "par", ["POST": PushedAuthorizationEndpoint.handle]),
         Route("/authorize", counter: "authorize", ["GET": AuthorizationEndpoint.get, "POST": AuthorizationEndpoint.post]),
         Route("/device_authorization", counter: "deviceAuthorization", ["POST": DeviceAuthorizationEndpoint.handle]),
         Route(DeviceVerificationPage.path, counter: "device", ["GET": DeviceVerificationPage.get, "POST": DeviceVerificationPage.post]),
@@ -71,6 +72,7 @@ enum IssuerRoutes {
         Route("/_admin/unregister", counterKeys: { _ in [] }, ["POST": AdminEndpoints.unregister]),
         Route("/_admin/device", counterKeys: { _ in [] }, ["POST": AdminEndpoints.device]),
         Route("/_admin/client-metadata", counterKeys: { _ in [] }, ["POST": AdminEndpoints.clientMetadata]),
+        Route("/_admin/client", counterKeys: { _ in [] }, ["POST": ClientPolicies.admin]),
     ]
 
     static let adminPrefix = "/_admin/"

@@ -16,6 +16,7 @@ extension IssuerState {
     var clients: [String: String?] {
         let registered = learning.withLock { $0.clients }
         var all = configuredClients
+        for (id, secret) in clientPolicies.added { all[id] = secret }
         for id in registered.keys where all[id] == nil { all[id] = .some(nil) }
         return all
     }

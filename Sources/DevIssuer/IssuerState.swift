@@ -33,6 +33,8 @@ final class IssuerState: Sendable {
     let learning = Locked(LearningState())
     /// Replay memory, mandatory nonces and faults for DPoP proofs.
     let dpop = DPoPState()
+    /// PAR, client keys and FAPI 2.0 per client, pushed requests, assertion replay.
+    let clientPolicies: ClientPolicies
 
     init(options: DevIssuerOptions) {
         var users: [String: UserProfile] = [:]
@@ -51,6 +53,7 @@ final class IssuerState: Sendable {
         self.resources = Set(options.resources)
         self.audiences = Set(options.audiences)
         self.clientScopes = options.clientScopes
+        self.clientPolicies = ClientPolicies(options.clientPolicies)
         self.store = Locked(Store(accessTokenLifetime: options.accessTokenLifetime, deviceInterval: options.deviceInterval,
                                   requireNonce: options.requireNonce))
     }
@@ -292,7 +295,7 @@ final class IssuerState: Sendable {
     func issueAuthorizationCode(_ request: AuthorizationRequest, user: UserProfile, now: Double) -> String {
         let record = AuthorizationCodes.Record(clientID: request.clientID, username: user.username, redirectURI: request.redirectURI,
                                                codeChallenge: request.codeChallenge, scope: request.scope, nonce: request.nonce,
-                                               resource: request.resource, expiresAt: now + AuthorizationCodes.lifetime)
+                                               resource: request.resource, dpopJkt: request.dpopJkt, expiresAt: now + AuthorizationCodes.lifetime)
         return store.withLock { $0.codes.issue(record) }
     }
 
@@ -402,6 +405,7 @@ final class IssuerState: Sendable {
         }
         learning.withLock { $0.faults = [] }
         dpop.reset()
+        clientPolicies.reset()
     }
 
     // MARK: Counters

@@ -5,11 +5,17 @@ import Foundation
 #endif
 import Wire
 
-/// A client that proved who it is at the token or revocation endpoint.
+/// A client that proved who it is at the token, revocation, device or PAR endpoint.
 struct AuthenticatedClient: Sendable {
     let id: String
-    /// Has a secret; only these may use client_credentials.
+    /// Has a secret (or signed with its key); only these may use client_credentials.
     let isConfidential: Bool
+    var method: Method = .none
+
+    enum Method: String, Sendable, Equatable {
+        case none, secretBasic = "client_secret_basic", secretPost = "client_secret_post"
+        case privateKeyJWT = "private_key_jwt", clientSecretJWT = "client_secret_jwt"
+    }
 }
 
 /// A form-encoded OAuth request (token or revocation endpoint) after parsing
@@ -32,9 +38,21 @@ struct OAuthRequest: Sendable {
     }
 
     /// Parses the form body and authenticates the client, by HTTP Basic
-    /// (`client_secret_basic`) or by `client_id`/`client_secret` in the body
-    /// (`client_secret_post`, or `none` for public clients).
-    static func parse(_ request: HTTPRequest, clients: [String: String?]) -> Parsed {
+    /// (`client_secret_basic`), by `client_id`/`client_secret` in the body
+    /// (`client_secret_post`, or `none` for public clients), or by a signed assertion
+    /// (`private_key_jwt`, `client_secret_jwt`: `ClientAssertionCheck`). A FAPI 2.0
+    /// client (`ClientPolicy.fapi2`) is refused any method but `private_key_jwt`.
+    static func parse(_ request: HTTPRequest, _ context: RouteContext) -> Parsed {
+        switch parseAny(request, context) {
+        case .accepted(let oauth) where context.state.clientPolicies.policy(oauth.client.id).fapi2 && oauth.client.method != .privateKeyJWT:
+            return .rejected(invalidClient(ClientPolicy.fapiClientAuth + " (not \(oauth.client.method.rawValue))"))
+        case let other:
+            return other
+        }
+    }
+
+    private static func parseAny(_ request: HTTPRequest, _ context: RouteContext) -> Parsed {
+        let clients = context.state.clients
         if let type = request.mediaType, type != "application/x-www-form-urlencoded" {
             return .rejected(error(400, "invalid_request", "the body must be application/x-www-form-urlencoded"))
         }
@@ -49,7 +67,25 @@ struct OAuthRequest: Sendable {
             }
         }
 
+        if let type = parameters["client_assertion_type"] {
+            guard type == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer", let assertion = parameters["client_assertion"] else {
+                return .rejected(error(400, "invalid_request", "client_assertion_type must be urn:ietf:params:oauth:client-assertion-type:jwt-bearer, with client_assertion"))
+            }
+            if request.authorization(scheme: "Basic") != nil || parameters["client_secret"] != nil {
+                return .rejected(error(400, "invalid_request", "use one client authentication method"))
+            }
+            switch ClientAssertionCheck.verify(assertion, endpoint: context.issuer + request.path, context: context) {
+            case .failure(let refusal): return .rejected(invalidClient(refusal.description))
+            case .success(let (id, method)):
+                if let bodyID = parameters["client_id"], bodyID != id {
+                    return .rejected(error(400, "invalid_request", "client_id does not match the client assertion"))
+                }
+                let client = AuthenticatedClient(id: id, isConfidential: true, method: method == .privateKeyJWT ? .privateKeyJWT : .clientSecretJWT)
+                return .accepted(OAuthRequest(parameters: parameters, client: client))
+            }
+        }
         let claimed: (id: String, secret: String?)
+        let basic = request.authorization(scheme: "Basic") != nil
         if let basic = request.authorization(scheme: "Basic") {
             guard let credentials = decodeBasic(basic) else {
                 return .rejected(invalidClient("malformed Basic credentials"))
@@ -79,7 +115,8 @@ struct OAuthRequest: Sendable {
             guard let secret = claimed.secret, SecretComparison.equal(expected, secret) else {
                 return .rejected(invalidClient("client authentication failed"))
             }
-            return .accepted(OAuthRequest(parameters: parameters, client: AuthenticatedClient(id: claimed.id, isConfidential: true)))
+            return .accepted(OAuthRequest(parameters: parameters, client: AuthenticatedClient(id: claimed.id, isConfidential: true,
+                                                                                              method: basic ? .secretBasic : .secretPost)))
         }
     }
 

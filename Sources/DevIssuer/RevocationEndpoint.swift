@@ -5,7 +5,7 @@
 enum RevocationEndpoint {
     static func handle(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         let oauth: OAuthRequest
-        switch OAuthRequest.parse(request, clients: context.state.clients) {
+        switch OAuthRequest.parse(request, context) {
         case .rejected(let response): return response
         case .accepted(let parsed): oauth = parsed
         }

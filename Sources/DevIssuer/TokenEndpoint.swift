@@ -25,7 +25,7 @@ enum TokenEndpoint {
 
     static func handle(_ request: HTTPRequest, _ context: RouteContext) -> HTTPResponse {
         let oauth: OAuthRequest
-        switch OAuthRequest.parse(request, clients: context.state.clients) {
+        switch OAuthRequest.parse(request, context) {
         case .rejected(let response): return response
         case .accepted(let parsed): oauth = parsed
         }
@@ -41,12 +41,16 @@ enum TokenEndpoint {
         case .valid(let valid): target = valid
         }
         // RFC 9449: a valid proof binds whatever this grant mints to the proof's key.
-        let proven: String?
+        let proven: (bind: String?, proven: String?)
         switch DPoPChecks.tokenRequest(request, context, refreshToken: grantType == "refresh_token" ? oauth.parameters["refresh_token"] : nil) {
         case .failure(let refusal): return refusal
-        case .success(let jkt): proven = jkt
+        case .success(let keys): proven = keys
         }
-        return DPoPBinding.$jkt.withValue(proven) {
+        // A request without a proof (the `dpopBearer` fault answers a proven one with Bearer, which a FAPI client must refuse itself).
+        if proven.proven == nil, context.state.clientPolicies.policy(oauth.client.id).fapi2 {
+            return OAuthRequest.error(400, "invalid_request", ClientPolicy.fapiBearer)
+        }
+        return DPoPBinding.$jkt.withValue(proven.bind) { DPoPBinding.$proven.withValue(proven.proven) {
             switch grantType {
             case "password": return password(oauth, target, context)
             case "client_credentials": return clientCredentials(oauth, target, context)
@@ -54,7 +58,7 @@ enum TokenEndpoint {
             case AuthorizationCodeGrant.type: return AuthorizationCodeGrant.handle(oauth, target, context)
             default: return DeviceCodeGrant.handle(oauth, target, context)  // the last of `supportedGrants`
             }
-        }
+        } }
     }
 
     private static func password(_ oauth: OAuthRequest, _ target: TokenTarget, _ context: RouteContext) -> HTTPResponse {

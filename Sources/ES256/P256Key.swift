@@ -86,6 +86,15 @@ public final class P256Key: @unchecked Sendable, Equatable, CustomStringConverti
         try? self.init(handle: handle, isPrivate: false)
     }
 
+    /// The P-256 private key of a PEM text (SEC 1 or PKCS #8), a client's own signing key;
+    /// nil when the text holds no such key (another curve, an encrypted key, not PEM).
+    public convenience init?(pem: [UInt8]) {
+        guard let handle = pem.withUnsafeBufferPointer({ buffer in
+            buffer.baseAddress.flatMap { base in base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { acrypto_pem_p256($0, buffer.count) } }
+        }) else { return nil }
+        try? self.init(handle: handle, isPrivate: true)
+    }
+
     deinit { acrypto_p256_free(handle) }
 
     /// The private scalar, 32 big-endian bytes; empty for a public key.
@@ -133,6 +142,11 @@ public final class P256Key: @unchecked Sendable, Equatable, CustomStringConverti
     public convenience init?(x: [UInt8], y: [UInt8]) {
         guard x.count == 32, y.count == 32, let key = try? P256.Signing.PublicKey(rawRepresentation: x + y) else { return nil }
         self.init(signing: nil, verifying: key)
+    }
+
+    public convenience init?(pem: [UInt8]) {
+        guard let key = try? P256.Signing.PrivateKey(pemRepresentation: String(decoding: pem, as: UTF8.self)) else { return nil }
+        self.init(signing: key, verifying: key.publicKey)
     }
 
     public var privateScalar: [UInt8] { signing.map { [UInt8]($0.rawRepresentation) } ?? [] }

@@ -42,10 +42,31 @@ enum ConfigCommand {
             return ""
         case .add(let draft):
             let logger = Logger(level: command.logLevel)
-            let provider = try add(draft, logger: logger)
-            try write(try edit { () throws(ConfigError) in try ConfigFile.adding(provider, to: existing, file: path) }, to: path)
-            Logger.stderrSink("Added \(draft.id) to \(path). Log in with: auth-agent login \(draft.id)")
-            return ""
+            var provider = try add(draft, logger: logger)
+            // A generated key goes to the keyring where one answers, else to a 0600 file beside the configuration.
+            let noKeyring = draft.generateKey ? ClientKeyring.unavailable() : nil
+            let keyPath = noKeyring == nil ? ClientAuthConfig.keyring : keyFile(for: draft.id, config: path)
+            if draft.generateKey {
+                provider["clientAuth"] = ["method": "private_key_jwt", "key": .string(keyPath), "alg": "ES256"]
+            }
+            // Checked before a key is made: nothing is left behind when the result would be invalid.
+            var bytes = try edit { () throws(ConfigError) in try ConfigFile.adding(provider, to: existing, file: path) }
+            guard draft.generateKey else {
+                try write(bytes, to: path)
+                Logger.stderrSink("Added \(draft.id) to \(path). Log in with: auth-agent login \(draft.id)")
+                return ""
+            }
+            let made: (jwk: String, kid: String)
+            switch noKeyring == nil ? ClientKeyFile.generate(inKeyringFor: draft.id) : ClientKeyFile.generate(at: keyPath) {
+            case .failure(let problem): throw ToolFailure(.failed, problem.description)
+            case .success(let key): made = key
+            }
+            provider["clientAuth"] = ["method": "private_key_jwt", "key": .string(keyPath), "alg": "ES256", "kid": .string(made.kid)]
+            bytes = try edit { () throws(ConfigError) in try ConfigFile.adding(provider, to: existing, file: path) }
+            try write(bytes, to: path)
+            let kept = noKeyring.map { "its private key in \(keyPath) (0600: \($0))" } ?? "its private key in the keyring"
+            Logger.stderrSink("Added \(draft.id) to \(path), \(kept). Register this public key (JWK) as the client's key at the server, then log in with: auth-agent login \(draft.id)")
+            return made.jwk + "\n"
         }
     }
 
@@ -84,7 +105,14 @@ enum ConfigCommand {
         provider["clientId"] = .string(draft.clientId)
         if let secret { provider["clientSecret"] = .string(secret) }
         if !draft.scopes.isEmpty { provider["scopes"] = .array(draft.scopes.map { .string($0) }) }
+        if !draft.profiles.isEmpty { provider["profile"] = draft.profiles.count == 1 ? .string(draft.profiles[0]) : .array(draft.profiles.map { .string($0) }) }
         return provider
+    }
+
+    /// Where `--generate-key` keeps provider `id`'s key: beside the configuration file, `ID.client-key.pem`.
+    static func keyFile(for id: String, config path: String) -> String {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        return directory + "/" + id + ".client-key.pem"
     }
 
     /// The file's bytes, nil when there is no file yet.

@@ -117,7 +117,7 @@ struct CommandHelp: Sendable {
                     ], section: .tools),
         CommandHelp(name: "config path", synopsis: "", summary: "Print where the configuration file is expected.", section: .setup),
         CommandHelp(name: "config check", synopsis: "", summary: "Validate the configuration file; exit 2 with the problem when it is invalid.", section: .setup),
-        CommandHelp(name: "config add", synopsis: "ID --issuer URL --client-id ID --origin URL… [--client-secret-stdin] [--flow F]… [--scope S]… [--display-name NAME]",
+        CommandHelp(name: "config add", synopsis: "ID --issuer URL --client-id ID --origin URL… [--client-secret-stdin] [--flow F]… [--scope S]… [--display-name NAME] [--profile P]… [--generate-key]",
                     summary: "Add an OAuth provider: fetch the issuer's discovery document, show and check the endpoints found, and write the provider into the configuration file (created 0600 when absent; other providers and keys are kept).",
                     options: [Option(flag: "--issuer URL", text: "the OpenID Connect / OAuth issuer"),
                               Option(flag: "--client-id ID", text: "the OAuth client id"),
@@ -125,7 +125,9 @@ struct CommandHelp: Sendable {
                               Option(flag: "--client-secret-stdin", text: "read the client secret from the first line of stdin (kept in the file)"),
                               Option(flag: "--flow F", text: "authorizationCode, deviceCode, password or clientCredentials (repeatable; default the first of authorizationCode, deviceCode the issuer supports)"),
                               Option(flag: "--scope S", text: "a scope to ask for at login (repeatable)"),
-                              Option(flag: "--display-name NAME", text: "the name people see")],
+                              Option(flag: "--display-name NAME", text: "the name people see"),
+                              Option(flag: "--profile P", text: "hold the provider to a profile: fapi2 (FAPI 2.0: PAR, DPoP, private_key_jwt, RFC 9207 iss)"),
+                              Option(flag: "--generate-key", text: "make a P-256 key for private_key_jwt, kept in the keyring (without one, 0600 beside the configuration as ID.client-key.pem); prints the public JWK to register at the server")],
                     section: .setup),
         CommandHelp(name: "config set", synopsis: "ID KEY VALUE…",
                     summary: "Set one key of a provider in place, checked as the agent reads the file: origins and scopes take a list (auth-agent config set corp origins https://api.example.com https://git.example.com), flow one flow or several, openBrowser and dpop true or false, every other key one value. The client secret is not set here (config add --client-secret-stdin).",
@@ -142,7 +144,7 @@ struct CommandHelp: Sendable {
                     summary: "Run the agent against a built-in loopback dev issuer with three providers and a memory store; prints what to type on stderr.",
                     section: .development),
         CommandHelp(name: "dev-issuer", synopsis: "[--port N]",
-                    summary: "Run only the loopback dev issuer (for tests and clients): prints {\"issuer\": URL} and serves until stdin closes or SIGTERM. Its OAuth clients: cli (public) and svc (secret svc-secret); its users: alice/wonderland and bob/builder.",
+                    summary: "Run only the loopback dev issuer (for tests and clients): prints {\"issuer\": URL} and serves until stdin closes or SIGTERM. Its OAuth clients: cli (public), cli-par (public) whose authorization requests must be pushed (PAR), and svc (secret svc-secret); its users: alice/wonderland and bob/builder. POST /_admin/client {clientId, secret?, requirePAR?, jwk?, fapi2?} adds or changes a client (a public JWK for private_key_jwt; FAPI 2.0 refusals).",
                     options: [Option(flag: "--port N", text: "port on 127.0.0.1 (default: any free port)")], section: .development),
     ]
 

@@ -42,6 +42,10 @@ struct ToolCommand: Equatable {
         var scopes: [String] = []
         /// `--client-secret-stdin`: the secret comes from stdin, never argv.
         var clientSecretStdin = false
+        /// `--profile P` (repeatable): the provider is held to these profiles (`fapi2`).
+        var profiles: [String] = []
+        /// `--generate-key`: a new key for `private_key_jwt`, kept in the keyring (else beside the configuration); its public JWK is printed.
+        var generateKey = false
     }
 
     /// `fetch`'s curl-like options.
@@ -138,6 +142,7 @@ struct ToolCommand: Equatable {
             case "--flow" where name == "config": draft.flows.append(try value(flag, inline))
             case "--scope" where name == "config": draft.scopes.append(try value(flag, inline))
             case "--display-name" where name == "config": draft.displayName = try value(flag, inline)
+            case "--profile" where name == "config": draft.profiles.append(try value(flag, inline))
             case "--account" where Self.takesAccount.contains(name): account = try value(flag, inline)
             case "--scope" where Self.takesShape.contains(name): scopes.append(try value(flag, inline))
             case "--audience" where Self.takesShape.contains(name): audience = try value(flag, inline)
@@ -194,6 +199,7 @@ struct ToolCommand: Equatable {
         case "refresh": command.action = .refresh(provider: try one("PROVIDER"))
         case "config":
             draft.clientSecretStdin = flags.contains("--client-secret-stdin")
+            draft.generateKey = flags.contains("--generate-key")
             command.action = .config(try configAction(positional, draft))
         case "header": command.action = .header(url: try one("URL"), method: fetch.method ?? "GET", json: flags.contains("--json"))
         case "fetch":
@@ -219,7 +225,7 @@ struct ToolCommand: Equatable {
         case "login": return ["--password-stdin", "--token-stdin", "--device", "--browser"]
         case "status", "token", "header": return ["--json"]
         case "logout": return ["--all"]
-        case "config": return ["--client-secret-stdin"]
+        case "config": return ["--client-secret-stdin", "--generate-key"]
         default: return []
         }
     }
@@ -230,7 +236,7 @@ struct ToolCommand: Equatable {
     private static func configAction(_ positional: [String], _ draft: ProviderDraft) throws(Arguments.UsageError) -> ConfigAction {
         let sub = positional.first ?? ""
         let addOnly = draft.issuer.isEmpty && draft.clientId.isEmpty && draft.origins.isEmpty && draft.flows.isEmpty && draft.scopes.isEmpty
-            && draft.displayName == nil && !draft.clientSecretStdin
+            && draft.displayName == nil && !draft.clientSecretStdin && draft.profiles.isEmpty && !draft.generateKey
         if sub != "add" && !addOnly { throw Arguments.UsageError(description: "only 'config add' takes provider options") }
         switch (sub, positional.count) {
         case ("path", 1): return .path

@@ -192,8 +192,9 @@ final class LearningTests: XCTestCase {
     static func playBrowser(_ server: FakeAPI) -> @Sendable (LoginPrompt, LoginTarget) -> Void {
         { prompt, _ in
             guard case .browser(let url, _) = prompt, let components = URLComponents(string: url) else { return }
-            let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+            var query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
             server.authorized(query)
+            if query["request_uri"] != nil { query = server.lastForm("/par") }
             var back = URLComponents(string: query["redirect_uri"]!)!
             back.queryItems = [URLQueryItem(name: "code", value: "the-code"), URLQueryItem(name: "state", value: query["state"])]
             if let iss = server.iss { back.queryItems?.append(URLQueryItem(name: "iss", value: iss)) }
@@ -223,6 +224,8 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
     var accessToken = "at-1"
     /// Registrations answer RFC 7592 `registration_client_uri` and `registration_access_token`.
     var managesRegistrations = false
+    /// Who requires pushed authorization requests: "metadata", "registration", or nobody ("").
+    var requiresPAR = ""
     private var registered = 0
     private var log: [(path: String, form: [String: String])] = []
     private(set) var authorizeQuery: [String: String]?
@@ -255,13 +258,18 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
                                  "authorization_response_iss_parameter_supported": true]
             if fault != "no-registration" { m["registration_endpoint"] = "https://as.example/register" }
             if let dpopAlgs { m["dpop_signing_alg_values_supported"] = .array(dpopAlgs.map(JSONValue.string)) }
+            m["pushed_authorization_request_endpoint"] = "https://as.example/par"
+            m["require_pushed_authorization_requests"] = .bool(requiresPAR == "metadata")
             return Self.json(200, m)
+        case ("as.example", "/par"):
+            return Self.json(201, ["request_uri": "urn:ietf:params:oauth:request_uri:fake", "expires_in": 60])
         case ("as.example", "/register"):
             lock.withLock { registration = (try? JSONParser.parse(request.body ?? []))?.objectValue }
             if fault == "refuse-registration" { return Self.json(400, ["error": "invalid_client_metadata"]) }
             if fault == "no-client-id" { return Self.json(201, ["client_name": "auth-agent"]) }
             let id = lock.withLock { registered += 1; return "dyn-\(registered)" }
-            var answer: JSONObject = ["client_id": .string(id), "token_endpoint_auth_method": "none"]
+            var answer: JSONObject = ["client_id": .string(id), "token_endpoint_auth_method": "none",
+                                      "require_pushed_authorization_requests": .bool(requiresPAR == "registration")]
             if managesRegistrations {
                 (answer["registration_client_uri"], answer["registration_access_token"]) = (.string("https://as.example/register/" + id), .string("rat-" + id))
             }
@@ -452,6 +460,22 @@ extension LearningTests {
             XCTAssertEqual(second.providerConfig("api.example")?.dpop, c.dpop, label)
             let token = try await second.token(provider: "api.example")
             XCTAssertEqual(token.tokenType, c.dpop ? "DPoP" : "Bearer", label)
+        }
+    }
+
+    /// Issue 32 item 1 for learned providers: the server's metadata (`require_pushed_authorization_requests`)
+    /// or the client's registration requiring PAR makes the browser login push its parameters (`resource`
+    /// among them) and open the authorization URL with `client_id` and `request_uri` only.
+    func testALearnedProviderPushesWhenItsServerOrRegistrationRequiresIt() async throws {
+        for requirement in ["metadata", "registration"] {
+            let server = FakeAPI()
+            server.requiresPAR = requirement
+            let (service, _) = makeService(server)
+            _ = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+            XCTAssertEqual(server.count("/par"), 1, requirement)
+            XCTAssertEqual(server.authorizeQuery.map { $0.keys.sorted() }, ["client_id", "request_uri"], requirement)
+            XCTAssertEqual(server.lastForm("/par")["resource"], FakeAPI.resource, requirement)
+            XCTAssertEqual(server.lastForm("/par")["code_challenge_method"], "S256", requirement)
         }
     }
 

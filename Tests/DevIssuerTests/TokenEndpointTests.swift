@@ -201,7 +201,9 @@ final class TokenEndpointTests: IssuerTestCase {
                                                            "urn:ietf:params:oauth:grant-type:device_code"])
             XCTAssertEqual(json["response_types_supported"], ["code"])
             XCTAssertEqual(json["code_challenge_methods_supported"], ["S256"])
-            XCTAssertEqual(json["token_endpoint_auth_methods_supported"], ["client_secret_basic", "client_secret_post", "none"])
+            XCTAssertEqual(json["token_endpoint_auth_methods_supported"], ["client_secret_basic", "client_secret_post", "client_secret_jwt", "private_key_jwt", "none"])
+            XCTAssertEqual(json["pushed_authorization_request_endpoint"]?.stringValue, issuer.baseURL + "/par")
+            XCTAssertEqual(json["require_pushed_authorization_requests"], false)
             XCTAssertEqual(json["dpop_signing_alg_values_supported"], ["ES256"])
         }
         XCTAssertEqual(issuer.count("discovery"), 2)

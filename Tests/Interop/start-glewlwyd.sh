@@ -8,11 +8,15 @@
 #    (/usr/share/doc/glewlwyd/database/init.sqlite3.sql.gz: the schema and the default
 #    administrator admin/password) and a configuration listening on 127.0.0.1 only.
 # 2. Starts glewlwyd, logs in as the administrator (POST /api/auth/) and, through the
-#    admin API, adds user alice, a public client, a confidential client and two OIDC
-#    plugin instances, then applies their DPoP settings as an administrator changes
-#    them on a running server: PUT /api/mod/plugin/NAME, then PUT /api/mod/plugin/NAME/reset.
+#    admin API, adds user alice, a public client, a confidential client, a confidential
+#    client that authenticates only with private_key_jwt (its RSA key made here by openssl,
+#    0600, the public half registered as the client's `pubkey`) and three OIDC plugin
+#    instances, then applies their settings as an administrator changes them on a running
+#    server: PUT /api/mod/plugin/NAME, then PUT /api/mod/plugin/NAME/reset.
 #      oidc        DPoP allowed, iat window 60 s, no nonces
 #      oidc-nonce  the same with mandatory nonces (a new nonce every 2 successes)
+#      oidc-par    pushed authorization requests required (RFC 9126; request_uri for 60 s),
+#                  signed client authentication (request-parameter-allow, the client's pubkey/jwks)
 # 3. Writes one JSON line describing the server (endpoints of both instances, user,
 #    clients, the confidential client's secret) to INFO_FILE, or to stdout without one,
 #    then serves until killed.
@@ -33,7 +37,7 @@ glewlwyd="${GLEWLWYD:-$(command -v glewlwyd || true)}"
 init_sql=/usr/share/doc/glewlwyd/database/init.sqlite3.sql.gz
 [ -n "$glewlwyd" ] && [ -x "$glewlwyd" ] || { log "glewlwyd is not installed (on Debian: apt-get install glewlwyd)"; exit 3; }
 [ -r "$init_sql" ] || { log "no $init_sql: not Debian's glewlwyd package"; exit 3; }
-for tool in sqlite3 curl; do command -v "$tool" >/dev/null 2>&1 || { log "no $tool on the PATH"; exit 3; }; done
+for tool in sqlite3 curl openssl python3; do command -v "$tool" >/dev/null 2>&1 || { log "no $tool on the PATH"; exit 3; }; done
 
 port="${GLEWLWYD_PORT:-$(free_port)}"
 redirect_port="${GLEWLWYD_REDIRECT_PORT:-8400}"
@@ -104,6 +108,16 @@ admin POST /user/ "{\"username\":\"alice\",\"name\":\"Alice\",\"email\":\"alice@
 admin POST /client/ "{\"client_id\":\"agent-public\",\"client_name\":\"auth-agent (public)\",\"confidential\":false,\"enabled\":true,
   \"authorization_type\":[\"code\",\"device_authorization\",\"refresh_token\",\"delete_token\"],
   \"redirect_uri\":[\"http://127.0.0.1:$redirect_port/callback\"],\"scope\":[\"openid\"]}"
+# Signed client authentication only: Glewlwyd reads the client's `pubkey` (PEM) when an assertion's
+# kid names no key of its `jwks`. The secret exists so that the same client refused with Basic shows the method is enforced.
+(umask 077; openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$work/client-rsa.pem" 2>/dev/null) \
+  || { log "openssl could not make the client's key"; exit 5; }
+pubkey="$(openssl pkey -in "$work/client-rsa.pem" -pubout | python3 -c 'import json, sys; print(json.dumps(sys.stdin.read()))')"
+jwt_secret="$(random)"
+admin POST /client/ "{\"client_id\":\"agent-jwt\",\"client_name\":\"auth-agent (private_key_jwt)\",\"confidential\":true,\"enabled\":true,
+  \"client_secret\":\"$jwt_secret\",\"token_endpoint_auth_method\":[\"private_key_jwt\"],\"pubkey\":$pubkey,
+  \"authorization_type\":[\"code\",\"password\",\"client_credentials\",\"refresh_token\",\"delete_token\"],
+  \"redirect_uri\":[\"http://127.0.0.1:$redirect_port/callback\"],\"scope\":[\"openid\"]}"
 admin POST /client/ "{\"client_id\":\"agent-service\",\"client_name\":\"auth-agent (confidential)\",\"confidential\":true,\"enabled\":true,
   \"client_secret\":\"$secret\",\"token_endpoint_auth_method\":[\"client_secret_basic\",\"client_secret_post\"],
   \"authorization_type\":[\"password\",\"client_credentials\",\"refresh_token\",\"delete_token\"],\"redirect_uri\":[],\"scope\":[\"openid\"]}"
@@ -120,11 +134,13 @@ plugin_parameters() {
     \"introspection-revocation-allowed\":true,\"introspection-revocation-allow-target-client\":true$dpop}"
 }
 dpop=',"oauth-dpop-allowed":true,"oauth-dpop-iat-duration":60,"oauth-dpop-iat-gap-duration":0'
-for instance in "oidc:false" "oidc-nonce:true"; do
-  name="${instance%%:*}"
+par=',"oauth-par-allowed":true,"oauth-par-required":true,"oauth-par-duration":60,"oauth-par-request_uri-prefix":"urn:ietf:params:oauth:request_uri:",
+  "request-parameter-allow":true,"request-maximum-exp":3600,"client-pubkey-parameter":"pubkey","client-jwks-parameter":"jwks","oauth-as-iss-id":true'
+for instance in "oidc:false:" "oidc-nonce:true:" "oidc-par:false:$par"; do
+  name="${instance%%:*}"; rest="${instance#*:}"; nonces="${rest%%:*}"; extra="${rest#*:}"
   admin POST /mod/plugin/ "{\"module\":\"oidc\",\"name\":\"$name\",\"display_name\":\"$name\",\"parameters\":$(plugin_parameters "$name" "")}"
   admin PUT "/mod/plugin/$name" "{\"module\":\"oidc\",\"name\":\"$name\",\"display_name\":\"$name\",\"parameters\":$(plugin_parameters "$name" \
-    "$dpop,\"oauth-dpop-nonce-mandatory\":${instance#*:},\"oauth-dpop-nonce-counter\":1")}"
+    "$dpop,\"oauth-dpop-nonce-mandatory\":$nonces,\"oauth-dpop-nonce-counter\":1$extra")}"
   admin PUT "/mod/plugin/$name/reset"
 done
 
@@ -135,13 +151,14 @@ endpoints() {
     \"revocationEndpoint\":\"$p/revoke\",\"introspectionEndpoint\":\"$p/introspect\"}"
 }
 line="$(tr -d '\n' <<JSON
-{"baseUrl":"$base","apiUrl":"$api","discoveryUrl":"$api/oidc/.well-known/openid-configuration","plugins":{"plain":$(endpoints oidc),"nonce":$(endpoints oidc-nonce)},
+{"baseUrl":"$base","apiUrl":"$api","discoveryUrl":"$api/oidc/.well-known/openid-configuration","plugins":{"plain":$(endpoints oidc),"nonce":$(endpoints oidc-nonce),"par":$(endpoints oidc-par)},
  "username":"alice","password":"$password","redirectPort":$redirect_port,
- "clients":{"public":{"clientId":"agent-public"},"confidential":{"clientId":"agent-service","clientSecret":"$secret"}}}
+ "clients":{"public":{"clientId":"agent-public"},"confidential":{"clientId":"agent-service","clientSecret":"$secret"},
+   "jwt":{"clientId":"agent-jwt","clientSecret":"$jwt_secret","keyFile":"$work/client-rsa.pem"}}}
 JSON
 )"
 if [ "$info_file" = - ]; then echo "$line"; else
   umask 077; echo "$line" > "$info_file.tmp" && mv "$info_file.tmp" "$info_file"; fi
-log "serving $base (issuers $api/oidc, $api/oidc-nonce)"
+log "serving $base (issuers $api/oidc, $api/oidc-nonce, $api/oidc-par)"
 
 serve_until_exit

@@ -130,8 +130,26 @@ public struct AgentConfig: Sendable, Equatable {
             throw ConfigError(file: path, path: "$", problem: "cannot read the file: \(reason)")
         }
         var config = try parse(bytes, file: path)
+        try config.checkClientKeys(file: path)
         config.warning = config.readableSecretWarning(mode: mode, path: path)
         return config
+    }
+
+    /// Every `private_key_jwt` key file read now, so a key others can read, or one that is not a
+    /// usable key for its `alg`, stops the agent at start (exit 2) rather than failing a login later.
+    func checkClientKeys(file: String) throws(ConfigError) {
+        for (index, provider) in providers.enumerated() {
+            // A key in the keyring is read at its first assertion: a start asks no keyring for it.
+            guard let auth = provider.clientAuth, let path = auth.keyPath, path != ClientAuthConfig.keyring else { continue }
+            let at = "$.providers[\(index)].clientAuth.key"
+            switch ClientKeys.load(path) {
+            case .failure(let problem): throw ConfigError(file: file, path: at, problem: problem.description)
+            case .success(let key):
+                if let alg = auth.alg, let problem = key.algorithmProblem(alg) {
+                    throw ConfigError(file: file, path: "$.providers[\(index)].clientAuth.alg", problem: problem)
+                }
+            }
+        }
     }
 
     /// `--config` if given, else `$AUTH_AGENT_CONFIG`, else

@@ -57,6 +57,15 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     public var learned: LearnedResource?
     /// RFC 9449: bind the tokens to a key made at login, and prove it on every request (OAuth flows).
     public var dpop = false
+    /// RFC 9126: browser logins push their parameters first (`par`, a profile, or the server's
+    /// or registration's requirement — `AuthorizationCodeProvider.usesPAR` decides).
+    public var par = false
+    public var pushedAuthorizationRequestEndpoint: String?
+    /// Signed client authentication (RFC 7523 §2.2) instead of the secret in a header; nil: `client_secret_basic`
+    /// with a `clientSecret`, else `client_id` in the body.
+    public var clientAuth: ClientAuthConfig?
+    /// The profiles the provider is held to (`profile`), each already applied by `parse`.
+    public var profiles: [ProviderProfile] = []
 
     public init(id: String, displayName: String? = nil, flow: Flow, origins: [Origin] = [],
                 loginEndpoint: String? = nil, loginBody: JSONValue? = nil, tokenPointer: JSONPointer? = nil,
@@ -109,6 +118,13 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     /// login endpoint); nil for a pasted token, which no server of the agent's issued.
     var sessionIssuer: String? { learned?.issuer ?? issuer ?? tokenEndpoint ?? loginEndpoint }
 
+    /// The `aud` of this client's assertions sent to `endpoint`: the endpoint (what most servers,
+    /// Glewlwyd among them, accept), or the issuer where a profile asks for it (FAPI 2.0).
+    func assertionAudience(endpoint: String) -> String {
+        guard profiles.contains(where: \.assertionAudienceIsIssuer), let issuer = learned?.issuer ?? issuer else { return endpoint }
+        return issuer
+    }
+
     /// `deviceCode, password`: the flows, for messages.
     public var flowNames: String { flows.map(\.rawValue).joined(separator: ", ") }
 
@@ -122,7 +138,8 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     }
 
     static let endpointKeys = ["loginEndpoint", "refreshEndpoint", "logoutEndpoint", "tokenEndpoint", "revocationEndpoint",
-                               "userinfoEndpoint", "issuer", "authorizationEndpoint", "deviceAuthorizationEndpoint"]
+                               "userinfoEndpoint", "issuer", "authorizationEndpoint", "deviceAuthorizationEndpoint",
+                               "pushedAuthorizationRequestEndpoint"]
 
     // MARK: Parsing
 
@@ -194,6 +211,7 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         p.issuer = endpoints["issuer"]
         p.authorizationEndpoint = endpoints["authorizationEndpoint"]
         p.deviceAuthorizationEndpoint = endpoints["deviceAuthorizationEndpoint"]
+        p.pushedAuthorizationRequestEndpoint = endpoints["pushedAuthorizationRequestEndpoint"]
 
         if let body = r.object["loginBody"] {
             guard case .object = body else { throw r.error("loginBody", "expected an object, got \(body.kindName)") }
@@ -214,6 +232,9 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         p.openBrowser = try r.bool("openBrowser") ?? false
         p.gitUsername = try r.string("gitUsername")
         p.dpop = try r.bool("dpop") ?? false
+        p.par = try r.bool("par") ?? false
+        if let auth = try r.child("clientAuth") { p.clientAuth = try ClientAuthConfig.parse(auth, clientSecret: p.clientSecret) }
+        try ProviderProfile.apply(r, to: &p)
 
         try checkRequirements(p, r)
         return p

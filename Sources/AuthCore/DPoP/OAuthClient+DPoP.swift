@@ -33,7 +33,7 @@ extension OAuthClient {
             },
             send: { [self] proof in
                 // The client's authentication anew for each attempt (a signed assertion is used once).
-                let auth = clientAuth(pairs)
+                let auth = try clientAuth(pairs, endpoint: endpoint)
                 return try await http.postForm(endpoint, auth.pairs, headers: auth.headers + proof)
             },
             head: { $0 },
@@ -51,6 +51,9 @@ extension OAuthClient {
         switch TokenEndpointResult.classify(response) {
         case .success(var token):
             token.dpopKey = key
+            if token.tokenType != "DPoP", let profile = config.profiles.first(where: \.senderConstrained) {
+                return .malformed("\(profile.specification) forbids plain Bearer tokens (sender-constrained tokens are required), and the token endpoint answered token_type \(ServerRefusal(error: token.tokenType, description: nil).error) to a DPoP-proven request")
+            }
             if token.tokenType != "DPoP" {
                 tokenTypeWarning("\(config.id): the token endpoint answered a DPoP-proven request with token_type \(token.tokenType); its tokens are used as such")
             }

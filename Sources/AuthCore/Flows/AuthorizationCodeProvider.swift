@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSON
+import Locking
 import Wire
 
 /// OAuth 2.0 authorization code grant with PKCE S256 and a loopback redirect
@@ -12,7 +13,7 @@ import Wire
 /// it together with the verifier that never left this process.
 struct AuthorizationCodeProvider: OAuthLoginProvider {
     static let descriptor = FlowDescriptor(
-        keys: FlowDescriptor.oauthKeys + ["authorizationEndpoint", "redirectPort", "openBrowser"], required: ["clientId"],
+        keys: FlowDescriptor.oauthKeys + ["authorizationEndpoint", "redirectPort", "openBrowser", "par", "pushedAuthorizationRequestEndpoint"], required: ["clientId"],
         discoverable: ["authorizationEndpoint"], fields: [], sharesAccounts: true, waitsForThePerson: true, canRefresh: FlowDescriptor.hasRefreshToken,
         makeProvider: { AuthorizationCodeProvider(config: $0.config, oauth: $0.oauth, clock: $0.clock, revokeTimeout: $0.revokeTimeout, browser: $0.browser) })
 
@@ -43,16 +44,32 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         guard let authorizationEndpoint = endpoints.authorization else {
             throw unavailable("no authorization endpoint is configured or discovered")
         }
+        if let problem = Self.profileProblem(config, endpoints) { throw AuthError.loginDenied(config, .refused(problem)) }
         let pkce = PKCE()
         let nonce = Self.wantsNonce(config.scopes) ? SecureRandom.token(bytes: 16) : nil
+        // RFC 9449 §10: the key is made now, so the authorization code is bound to it (`dpop_jkt`) and the code grant proves it.
+        let dpopKey: DPoPKey?
+        do {
+            dpopKey = config.dpop ? try DPoPKey.generate() : nil
+        } catch {
+            throw unavailable(error.description)
+        }
         let listener = try await listen(state: pkce.state)
         defer { listener.shutDown() }
         let redirectURI = "http://127.0.0.1:\(listener.port)\(Self.callbackPath)"
-        let url = try BrowserURL.checked(Self.authorizationURL(endpoint: authorizationEndpoint, clientId: config.clientId ?? "",
-                                                               redirectURI: redirectURI, scopes: config.scopes, pkce: pkce, nonce: nonce,
-                                                               resource: config.learned?.resource),
-                                         what: "authorization URL", provider: config)
+        let parameters = Self.authorizationParameters(clientId: config.clientId ?? "", redirectURI: redirectURI, scopes: config.scopes, pkce: pkce,
+                                                      nonce: nonce, resource: config.learned?.resource, dpopJkt: dpopKey?.thumbprint)
         let deadline = clock.deadline(after: callbackTimeout)
+        let pushing = try Self.pushEndpoint(config, endpoints)
+        let url: BrowserURL
+        var lifetime: Double?
+        if let pushing {
+            let pushed = try await oauth.push(parameters, to: pushing)
+            url = try browserURL(pushed.authorizationURL(endpoint: authorizationEndpoint, clientId: config.clientId ?? ""))
+            lifetime = Double(pushed.expiresIn)
+        } else {
+            url = try browserURL(Self.url(authorizationEndpoint, parameters))
+        }
         context.acceptPaste(RedirectPaste(listener: listener))
         var open: (@Sendable () -> Void)?
         if context.openBrowser ?? config.openBrowser {
@@ -60,6 +77,9 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
             open = { browser.open(url) }
         }
         context.present(.browser(url: url.text, expiresAt: deadline.date), LoginTarget(config), open: open)
+        // A `request_uri` lives `expires_in` seconds: a login still waiting then pushes again and shows the new URL.
+        let repush = pushing.flatMap { endpoint in lifetime.map { repushing(parameters, to: endpoint, every: $0, authorizationEndpoint, listener, context, deadline) } }
+        defer { repush?.task.cancel() }
 
         let callback: LoopbackRedirectListener.Callback
         do {
@@ -67,6 +87,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         } catch .timedOut {
             throw AuthError.loginTimedOut(config, .browserRedirect)
         } catch {
+            if let failed = repush?.failure.withLock({ $0 }) { throw failed }
             throw AuthError.loginCancelled(config)
         }
         if let problem = Self.issProblem(callback.query["iss"], expected: Self.expectedIss(config, endpoints)) {
@@ -82,7 +103,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
             throw AuthError.loginDenied(config, .noAuthorizationCode)
         }
         let result = await oauth.grant([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
-                                        ("code_verifier", pkce.verifier)])
+                                        ("code_verifier", pkce.verifier)], proving: dpopKey)
         let token: TokenResponse
         do {
             token = try result.loginTokens(config) { AuthError.loginDenied(config, .codeRefused($0)) }
@@ -108,15 +129,74 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         }
     }
 
-    static func authorizationURL(endpoint: String, clientId: String, redirectURI: String, scopes: [String], pkce: PKCE,
-                                 nonce: String?, resource: String? = nil) -> String {
+    /// The authorization request's parameters (RFC 6749 §4.1.1, RFC 7636, OIDC's `nonce`, RFC 8707's
+    /// `resource`, RFC 9449's `dpop_jkt`): in the URL, or pushed (RFC 9126).
+    static func authorizationParameters(clientId: String, redirectURI: String, scopes: [String], pkce: PKCE, nonce: String?,
+                                        resource: String? = nil, dpopJkt: String? = nil) -> [(String, String)] {
         var pairs: [(String, String)] = [("response_type", "code"), ("client_id", clientId), ("redirect_uri", redirectURI)]
         if !scopes.isEmpty { pairs.append(("scope", scopes.joined(separator: " "))) }
         pairs += [("state", pkce.state), ("code_challenge", pkce.challenge), ("code_challenge_method", "S256")]
         if let nonce { pairs.append(("nonce", nonce)) }
         if let resource { pairs.append(("resource", resource)) }
-        let query = String(decoding: FormEncoding.encode(pairs), as: UTF8.self)
-        return endpoint + (endpoint.contains("?") ? "&" : "?") + query
+        if let dpopJkt { pairs.append(("dpop_jkt", dpopJkt)) }
+        return pairs
+    }
+
+    static func url(_ endpoint: String, _ pairs: [(String, String)]) -> String {
+        endpoint + (endpoint.contains("?") ? "&" : "?") + String(decoding: FormEncoding.encode(pairs), as: UTF8.self)
+    }
+
+    static func authorizationURL(endpoint: String, clientId: String, redirectURI: String, scopes: [String], pkce: PKCE,
+                                 nonce: String?, resource: String? = nil) -> String {
+        url(endpoint, authorizationParameters(clientId: clientId, redirectURI: redirectURI, scopes: scopes, pkce: pkce, nonce: nonce, resource: resource))
+    }
+
+    /// Where this login pushes its request (RFC 9126), or nil to put it in the URL. Pushed when the
+    /// provider says `par` (or a profile does), the server requires it, or the registration does;
+    /// a push wanted with no endpoint to push to is refused before the browser opens.
+    static func pushEndpoint(_ config: ProviderConfig, _ endpoints: Endpoints) throws(AuthError) -> String? {
+        guard config.par || endpoints.requiresPAR else { return nil }
+        guard let endpoint = endpoints.pushedAuthorization else {
+            throw AuthError.loginDenied(config, .refused("pushed authorization requests are required, but no pushed_authorization_request_endpoint is configured or discovered"))
+        }
+        return endpoint
+    }
+
+    /// What a provider's profiles ask of its server's metadata that it does not offer (FAPI 2.0: RFC 9207 `iss`), naming the requirement.
+    static func profileProblem(_ config: ProviderConfig, _ endpoints: Endpoints) -> String? {
+        guard let profile = config.profiles.first(where: \.requiresIss), !endpoints.sendsIss else { return nil }
+        return "\(profile.specification) requires the server to identify itself in authorization responses (RFC 9207), and its metadata has no authorization_response_iss_parameter_supported"
+    }
+
+    private func browserURL(_ text: String) throws(AuthError) -> BrowserURL {
+        try BrowserURL.checked(text, what: "authorization URL", provider: config)
+    }
+
+    /// Pushes the request again each time its `request_uri` expires, and shows the person the new URL, until
+    /// the login ends (`task` cancelled); a push that fails ends the login with its error (`failure`).
+    private func repushing(_ parameters: [(String, String)], to endpoint: String, every seconds: Double, _ authorizationEndpoint: String,
+                           _ listener: LoopbackRedirectListener, _ context: LoginContext, _ deadline: Deadline)
+        -> (task: Task<Void, Never>, failure: Locked<AuthError?>) {
+        let failure = Locked<AuthError?>(nil)
+        let task = Task { [self] in
+            var lifetime = seconds
+            while !Task.isCancelled {
+                guard (try? await clock.sleep(until: clock.deadline(after: lifetime))) != nil, !Task.isCancelled else { return }
+                if clock.now() >= deadline.date { return }
+                do throws(AuthError) {
+                    let pushed = try await oauth.push(parameters, to: endpoint)
+                    let url = try browserURL(pushed.authorizationURL(endpoint: authorizationEndpoint, clientId: config.clientId ?? ""))
+                    guard !Task.isCancelled else { return }
+                    context.present(.browser(url: url.text, expiresAt: deadline.date), LoginTarget(config), open: nil)
+                    lifetime = Double(pushed.expiresIn)
+                } catch {
+                    failure.withLock { $0 = error }
+                    listener.shutDown()
+                    return
+                }
+            }
+        }
+        return (task, failure)
     }
 
     /// The issuer an authorization response must name (RFC 9207), when the agent knows it — a

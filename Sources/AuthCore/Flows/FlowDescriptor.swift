@@ -28,7 +28,7 @@ struct FlowDescriptor: Sendable {
     let canRefresh: @Sendable (ProviderConfig, Session) -> Bool
     let makeProvider: @Sendable (FlowContext) -> LoginProvider
 
-    static let oauthKeys = ["tokenEndpoint", "revocationEndpoint", "userinfoEndpoint", "clientId", "clientSecret", "scopes", "issuer", "dpop"]
+    static let oauthKeys = ["tokenEndpoint", "revocationEndpoint", "userinfoEndpoint", "clientId", "clientSecret", "scopes", "issuer", "dpop", "clientAuth", "profile"]
 
     /// Refreshable when the session holds a refresh token: the OAuth flows with users.
     static let hasRefreshToken: @Sendable (ProviderConfig, Session) -> Bool = { _, session in session.refreshToken != nil }

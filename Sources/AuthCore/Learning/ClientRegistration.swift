@@ -43,7 +43,7 @@ struct ClientRegistration: Sendable {
         }
         let granted = answer?["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) } ?? scopes
         var client = LearnedClient(clientId: clientId, clientSecret: answer?["client_secret"]?.stringValue, redirectPort: port,
-                                   scopes: granted, registered: true)
+                                   scopes: granted, registered: true, requiresPAR: answer?["require_pushed_authorization_requests"]?.boolValue == true)
         // RFC 7592 management, kept only on the registration endpoint's own origin (the token goes nowhere else).
         if let uri = answer?["registration_client_uri"]?.stringValue, let token = answer?["registration_access_token"]?.stringValue,
            !token.isEmpty, Origin(url: uri) == Origin(url: endpoint) {

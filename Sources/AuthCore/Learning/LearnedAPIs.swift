@@ -32,6 +32,8 @@ struct LearnedClient: Sendable, Equatable {
     /// gave them — the exact question "do you still know this client?" (`ClientStanding`).
     var registrationURI: String? = nil
     var registrationToken: String? = nil
+    /// RFC 9126 §6: the registration says this client's authorization requests must be pushed.
+    var requiresPAR = false
 }
 
 /// One learned API, as persisted.
@@ -65,9 +67,10 @@ struct LearnedDocument: Sendable, Equatable {
         let apis: [JSONValue] = self.apis.map { a in
             var server: JSONObject = ["issuer": .string(a.server.issuer), "tokenEndpoint": .string(a.server.tokenEndpoint),
                                       "sendsIss": .bool(a.server.sendsIss), "clientMetadataDocuments": .bool(a.server.acceptsClientMetadataDocuments),
-                                      "dpopES256": .bool(a.server.acceptsES256DPoP)]
+                                      "dpopES256": .bool(a.server.acceptsES256DPoP), "requiresPAR": .bool(a.server.requiresPAR)]
             for (key, value) in [("authorizationEndpoint", a.server.authorizationEndpoint), ("registrationEndpoint", a.server.registrationEndpoint),
-                                 ("deviceAuthorizationEndpoint", a.server.deviceAuthorizationEndpoint), ("revocationEndpoint", a.server.revocationEndpoint)] {
+                                 ("deviceAuthorizationEndpoint", a.server.deviceAuthorizationEndpoint), ("revocationEndpoint", a.server.revocationEndpoint),
+                                 ("pushedAuthorizationEndpoint", a.server.pushedAuthorizationEndpoint)] {
                 if let value { server[key] = .string(value) }
             }
             return .object(["id": .string(a.id), "resource": .string(a.resource), "covers": .array(a.coverage.map(JSONValue.string)), "server": .object(server),
@@ -82,6 +85,7 @@ struct LearnedDocument: Sendable, Equatable {
             if let uri = c.registrationURI, let token = c.registrationToken {
                 (o["registrationClientUri"], o["registrationAccessToken"]) = (.string(uri), .string(token))
             }
+            if c.requiresPAR { o["requiresPAR"] = true }
             clients[issuer] = .object(o)
         }
         return JSONSerializer.bytes(.object(["version": .int(1), "apis": .array(apis), "clients": .object(clients)]))
@@ -94,13 +98,15 @@ struct LearnedDocument: Sendable, Equatable {
         for item in root["apis"]?.arrayValue ?? [] {
             guard let o = item.objectValue, let id = o["id"]?.stringValue, let resource = o["resource"]?.stringValue,
                   let s = o["server"]?.objectValue, let issuer = s["issuer"]?.stringValue, let token = s["tokenEndpoint"]?.stringValue else { continue }
-            let server = AuthorizationServer(issuer: issuer, authorizationEndpoint: s["authorizationEndpoint"]?.stringValue, tokenEndpoint: token,
+            var server = AuthorizationServer(issuer: issuer, authorizationEndpoint: s["authorizationEndpoint"]?.stringValue, tokenEndpoint: token,
                                              registrationEndpoint: s["registrationEndpoint"]?.stringValue,
                                              deviceAuthorizationEndpoint: s["deviceAuthorizationEndpoint"]?.stringValue,
                                              revocationEndpoint: s["revocationEndpoint"]?.stringValue,
                                              sendsIss: s["sendsIss"]?.boolValue == true,
                                              acceptsClientMetadataDocuments: s["clientMetadataDocuments"]?.boolValue == true,
                                              acceptsES256DPoP: s["dpopES256"]?.boolValue == true)
+            server.pushedAuthorizationEndpoint = s["pushedAuthorizationEndpoint"]?.stringValue
+            server.requiresPAR = s["requiresPAR"]?.boolValue == true
             doc.apis.append(LearnedAPI(id: id, resource: resource, coverage: o["covers"]?.arrayValue?.compactMap(\.stringValue), server: server,
                                        scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? [], dpop: o["dpop"]?.boolValue == true))
         }
@@ -111,7 +117,8 @@ struct LearnedDocument: Sendable, Equatable {
                                                 scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? [],
                                                 registered: o["registered"]?.boolValue == true,
                                                 registrationURI: o["registrationClientUri"]?.stringValue,
-                                                registrationToken: o["registrationAccessToken"]?.stringValue)
+                                                registrationToken: o["registrationAccessToken"]?.stringValue,
+                                                requiresPAR: o["requiresPAR"]?.boolValue == true)
         }
         return doc
     }
@@ -149,6 +156,8 @@ struct LearnedDocument: Sendable, Equatable {
                                redirectPort: client.redirectPort, openBrowser: defaultOpenBrowser)
         if api.server.deviceAuthorizationEndpoint != nil { p.flows.append(.deviceCode) }
         p.dpop = api.dpop
+        p.pushedAuthorizationRequestEndpoint = api.server.pushedAuthorizationEndpoint
+        p.par = api.server.requiresPAR || client.requiresPAR
         p.learned = LearnedResource(resource: api.resource, coverage: coverage, issuer: api.server.issuer, sendsIss: api.server.sendsIss)
         return p
     }

@@ -27,6 +27,9 @@ struct AuthorizationServer: Sendable, Equatable {
     var acceptsClientMetadataDocuments: Bool
     /// `dpop_signing_alg_values_supported` lists ES256, the one algorithm the agent's DPoP keys use.
     var acceptsES256DPoP = false
+    /// RFC 9126: where authorization requests are pushed, and whether the server takes no other kind.
+    var pushedAuthorizationEndpoint: String? = nil
+    var requiresPAR = false
 }
 
 /// Learning's discovery (RFC 9728 §3, then the server's metadata, in MCP's order): the resource's
@@ -112,12 +115,15 @@ struct ResourceDiscovery: Sendable {
         guard let token = try endpoint("token_endpoint") else {
             throw .discoveryFailed(.serverMetadata, "The metadata of \(issuer) names no token_endpoint.")
         }
-        return AuthorizationServer(issuer: issuer, authorizationEndpoint: try endpoint("authorization_endpoint"), tokenEndpoint: token,
+        var server = AuthorizationServer(issuer: issuer, authorizationEndpoint: try endpoint("authorization_endpoint"), tokenEndpoint: token,
                                    registrationEndpoint: try endpoint("registration_endpoint"),
                                    deviceAuthorizationEndpoint: try endpoint("device_authorization_endpoint"),
                                    revocationEndpoint: try endpoint("revocation_endpoint"),
                                    sendsIss: document["authorization_response_iss_parameter_supported"]?.boolValue == true,
                                    acceptsClientMetadataDocuments: document["client_id_metadata_document_supported"]?.boolValue == true,
                                    acceptsES256DPoP: document["dpop_signing_alg_values_supported"]?.arrayValue?.contains("ES256") == true)
+        server.pushedAuthorizationEndpoint = try endpoint("pushed_authorization_request_endpoint")
+        server.requiresPAR = document["require_pushed_authorization_requests"]?.boolValue == true
+        return server
     }
 }

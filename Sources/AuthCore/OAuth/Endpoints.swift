@@ -12,6 +12,10 @@ struct Endpoints: Sendable {
     /// The server says its authorization responses carry RFC 9207's `iss`
     /// (`authorization_response_iss_parameter_supported`), so one without it is not its.
     var sendsIss = false
+    /// RFC 9126: where authorization requests are pushed, and whether the server takes no other kind
+    /// (`require_pushed_authorization_requests`).
+    var pushedAuthorization: String?
+    var requiresPAR = false
 
     init(config: ProviderConfig) {
         token = config.tokenEndpoint
@@ -19,6 +23,7 @@ struct Endpoints: Sendable {
         userinfo = config.userinfoEndpoint
         authorization = config.authorizationEndpoint
         deviceAuthorization = config.deviceAuthorizationEndpoint
+        pushedAuthorization = config.pushedAuthorizationRequestEndpoint
     }
 
     /// Fills the gaps from discovered metadata; endpoints must be https (or loopback).
@@ -33,6 +38,8 @@ struct Endpoints: Sendable {
         userinfo = pick(userinfo, "userinfo_endpoint")
         authorization = pick(authorization, "authorization_endpoint")
         deviceAuthorization = pick(deviceAuthorization, "device_authorization_endpoint")
+        pushedAuthorization = pick(pushedAuthorization, "pushed_authorization_request_endpoint")
         sendsIss = metadata["authorization_response_iss_parameter_supported"]?.boolValue == true
+        requiresPAR = metadata["require_pushed_authorization_requests"]?.boolValue == true
     }
 }

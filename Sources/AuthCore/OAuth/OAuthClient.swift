@@ -35,20 +35,30 @@ struct OAuthClient: Sendable {
         return endpoints
     }
 
-    /// Client authentication: `client_secret_basic` for confidential clients,
-    /// `client_id` in the body for public ones.
-    func clientAuth(_ pairs: [(String, String)]) -> (pairs: [(String, String)], headers: [(String, String)]) {
+    /// Client authentication at `endpoint`: a signed assertion with `clientAuth` (made anew for each
+    /// request: its `jti` is used once), else `client_secret_basic` for confidential clients,
+    /// `client_id` in the body for public ones. A client key that cannot be used is a failure naming it.
+    func clientAuth(_ pairs: [(String, String)], endpoint: String) throws(HTTPCalls.Failure) -> (pairs: [(String, String)], headers: [(String, String)]) {
         let clientId = config.clientId ?? ""
+        if config.clientAuth != nil {
+            switch ClientAssertion.pairs(config, endpoint: endpoint, now: clock.now()) {
+            case .failure(let problem): throw .transient(problem.description)
+            case .success(let assertion):
+                let id: [(String, String)] = pairs.contains { $0.0 == "client_id" } ? [] : [("client_id", clientId)]
+                return (pairs + id + assertion, [])
+            }
+        }
         if let secret = config.clientSecret {
             return (pairs, [("Authorization", FormEncoding.basicAuthorization(clientId: clientId, clientSecret: secret))])
         }
-        return (pairs + [("client_id", clientId)], [])
+        // A pushed authorization request carries `client_id` already (it is one of its parameters).
+        return (pairs.contains { $0.0 == "client_id" } ? pairs : pairs + [("client_id", clientId)], [])
     }
 
     /// A grant at the token endpoint; no response at all is `transient`. With
     /// `dpop`, a login grant (no `renewing`) proves a new key, a renewal the
     /// session's (see `DPoP/OAuthClient+DPoP.swift`).
-    func grant(_ pairs: [(String, String)], renewing session: Session? = nil) async -> TokenEndpointResult {
+    func grant(_ pairs: [(String, String)], renewing session: Session? = nil, proving key: DPoPKey? = nil) async -> TokenEndpointResult {
         let pairs = pairs + resourcePairs(besides: pairs)
         let endpoint: String
         do {
@@ -57,6 +67,7 @@ struct OAuthClient: Sendable {
         } catch {
             return .transient(error.message)
         }
+        if let key { return await postProven(endpoint, pairs, key: key) }
         switch grantKey(renewing: session) {
         case .failure(let why): return .transient(why.description)
         case .success(let key?): return await postProven(endpoint, pairs, key: key)
@@ -75,7 +86,7 @@ struct OAuthClient: Sendable {
 
     /// A form POST to one of this provider's endpoints, with client authentication.
     func postForm(_ endpoint: String, _ pairs: [(String, String)]) async throws(HTTPCalls.Failure) -> HTTPResponse {
-        let auth = clientAuth(pairs)
+        let auth = try clientAuth(pairs, endpoint: endpoint)
         return try await http.postForm(endpoint, auth.pairs, headers: auth.headers)
     }
 
@@ -153,8 +164,8 @@ struct OAuthClient: Sendable {
     func revoke(_ session: Session, timeout: Double) async -> Bool {
         guard let endpoint = try? await endpoints().revocation else { return false }
         let (token, hint) = session.refreshToken.map { ($0, "refresh_token") } ?? (session.accessToken, "access_token")
-        let auth = clientAuth([("token", token), ("token_type_hint", hint)])
-        guard let response = try? await http.postForm(endpoint, auth.pairs, headers: auth.headers, timeout: timeout) else { return false }
+        guard let auth = try? clientAuth([("token", token), ("token_type_hint", hint)], endpoint: endpoint),
+              let response = try? await http.postForm(endpoint, auth.pairs, headers: auth.headers, timeout: timeout) else { return false }
         return response.status == 200
     }
 
