@@ -136,6 +136,12 @@ extension AuthService {
             let (renewed, _) = try await credentialAfterRejection(rejected.session, rejected.shape, rejected: rejected.credential.issue)
             return FetchSigner(provider: rejected.provider, session: rejected.session, shape: rejected.shape, credential: renewed)
         } catch where login == .ifNeeded && rejected.provider.config.learned != nil && (error.code == .sessionExpired || error.code == .notLoggedIn) {
+            // Another process that met the same refusal may have logged in already: its session, not a second login.
+            checkStore()
+            if let theirs = try? await fetchSigner(url, provider: rejected.provider.id, account: AccountChoice(), shape: shape),
+               theirs.credential.issue != rejected.credential.issue {
+                return theirs
+            }
             let result = try await learn(url: url, context: context)
             return try await fetchSigner(url, provider: result.provider, account: AccountChoice(account: result.account), shape: shape)
         }

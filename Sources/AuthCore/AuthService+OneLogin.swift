@@ -6,18 +6,17 @@ extension AuthService {
     /// How long a login waits for another one of the same provider before giving up (1005).
     static let loginWait = 15.0 * 60
 
-    /// Runs `login` holding the store's interactive-login lock `name`. A login that had to wait
-    /// answers with what the one it waited for brought (`joining`, when that finds it), else logs in.
+    /// Runs `login` holding the store's interactive-login lock `name`. A login that another one
+    /// ended before it (waited for, or finished just before this one took the lock) answers with
+    /// what that one brought (`joining`, when that finds it), else logs in.
     func oneLogin(_ name: String, provider: ProviderConfig?, context: LoginContext, joining: @escaping @Sendable () -> LoginResult?,
                   _ login: () async throws(AuthError) -> LoginResult) async throws(AuthError) -> LoginResult {
         let store = sync.store
         let held: StoreLock?
-        var waited = false
         do {
             if let now = try store.tryLoginLock(name) {
                 held = now
             } else {
-                waited = true
                 logger.info("another login to \(name) is in progress; waiting for it to finish")
                 context.waiting("another login to \(name) is in progress; waiting for it to finish…")
                 held = try await clock.poll(until: clock.deadline(after: Self.loginWait)) { try store.tryLoginLock(name) }
@@ -29,7 +28,9 @@ extension AuthService {
         }
         guard let held else { throw AuthError.loginStillInProgress(name) }
         defer { held.unlock() }
-        if waited, let joined = joining() { return joined }
+        // Also when the lock was free: a login that ended between this one's start and the lock
+        // (another process's, which this one never saw waiting) is joined, not repeated.
+        if let joined = joining() { return joined }
         return try await login()
     }
 
