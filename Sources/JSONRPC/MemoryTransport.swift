@@ -36,6 +36,15 @@ public final class MemoryTransport: Transport, Sendable {
         return MemoryHost(toAgent: toAgent, toHost: toHost)
     }
 
+    /// A connection whose host is the calling thread itself (`InlineHost`): no thread is started;
+    /// each line the host sends is handled on the sender's thread, as the reader thread would.
+    public static func inline(_ makeConnection: MakeConnection) -> InlineHost {
+        let toAgent = MemoryPipe(), toHost = MemoryPipe()
+        let transport = MemoryTransport(inbound: toAgent, outbound: toHost)
+        let connection = makeConnection(OutputSink(transport: transport, onClosed: { transport.disconnect() }), { _ in transport.disconnect() })
+        return InlineHost(connection: connection, toHost: toHost)
+    }
+
     public func receive(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int { inbound.read(into: buffer) }
 
     public func send(_ bytes: UnsafeRawBufferPointer) -> Bool { outbound.write(bytes) }
@@ -86,6 +95,41 @@ public final class MemoryHost: Sendable {
     public func close() {
         toAgent.close()
         toHost.close()
+    }
+}
+
+/// The host's end of a connection served on the host's own thread (`MemoryTransport.inline`): a
+/// line sent is framed and handled there and then, its immediate answers flushed to the pipe the
+/// host reads, as `readLines` does for a reader thread; answers of work that waits arrive on that
+/// pipe from the work's task. For a process whose one host is itself (the command line's own
+/// agent), where starting a reader thread and handing each line over to it was most of the cost
+/// of a call. Sends from other threads (a `$/cancelRequest` on Ctrl-C) are serialized with it.
+public final class InlineHost: ClientChannel, Sendable {
+    private let connection: RPCConnection
+    private let toHost: MemoryPipe
+    private let handling = Lock()
+
+    fileprivate init(connection: RPCConnection, toHost: MemoryPipe) {
+        self.connection = connection
+        self.toHost = toHost
+    }
+
+    /// Handles `line` (one message and its newline) now, on this thread.
+    public func send(_ line: [UInt8]) -> Bool {
+        let body = line.last == 0x0A ? line.dropLast() : line[...]
+        handling.lock()
+        defer { handling.unlock() }
+        body.withUnsafeBufferPointer { connection.handleLine($0) }
+        connection.output.flush()
+        return true
+    }
+
+    public func nextLine(timeout: Double) -> ClientRead {
+        switch toHost.readLine(before: .now() + timeout) {
+        case .some(let line?): return .line(line)
+        case .some(nil): return .closed
+        case nil: return .timedOut
+        }
     }
 }
 

@@ -39,11 +39,11 @@ final class LocalAgent: Sendable {
         (self.config, self.configPath, self.logger) = (config, path, logger)
     }
 
-    /// A new connection to this agent over the engine's in-memory transport, served as a socket
-    /// agent serves one of its connections.
-    func connect() -> MemoryHost {
+    /// A new connection to this agent over the engine's in-memory transport, each line handled on
+    /// the calling thread (`MemoryTransport.inline`: a one-shot command starts no reader thread).
+    func connect() -> InlineHost {
         let (registry, options, logger, subscriptions) = (self.registry, self.options, self.logger, self.subscriptions)
-        return MemoryTransport.serve { output, disconnect in
+        return MemoryTransport.inline { output, disconnect in
             RPCConnection(registry: registry, output: output, logger: logger, options: options,
                           session: AuthHost(subscriptions: subscriptions), onExit: { disconnect($0) })
         }
