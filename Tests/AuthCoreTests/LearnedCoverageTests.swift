@@ -282,7 +282,7 @@ final class Recording: HTTPTransport, @unchecked Sendable {
             }
             if url.hasPrefix(issuer + "/.well-known/") {
                 let at = endpoints ?? issuer
-                return FakeAPI.json(200, ["issuer": .string(issuer), "authorization_endpoint": .string(issuer + "/authorize"),
+                return FakeAPI.json(200, ["issuer": .string(issuer), "authorization_endpoint": .string(issuer + "/authorize"), "code_challenge_methods_supported": ["S256"],
                                           "token_endpoint": .string(at + "/token"), "registration_endpoint": .string(at + "/register")])
             }
             return HTTPResponse(status: 404)

@@ -104,6 +104,8 @@ final class LearningTests: XCTestCase {
             ("redirect", .resourceMetadata, "redirects to another origin"),
             ("wrong-issuer", .serverMetadata, "names the issuer https://attacker.example"),
             ("insecure", .serverMetadata, "token_endpoint of https://as.example (http://as.example/token) is not https"),
+            // Issue 33 item 4 (MCP 2025-11-25): no S256 in code_challenge_methods_supported, no browser login.
+            ("no-pkce", .serverMetadata, "does not list S256 in code_challenge_methods_supported"),
             ("no-registration", .registration, "add one to the configuration's \"clients\""),
             ("refuse-registration", .registration, "refused the registration with HTTP 400 (invalid_client_metadata)"),
             ("no-client-id", .registration, "has no client_id"),
@@ -256,6 +258,7 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
                                  "authorization_endpoint": "https://as.example/authorize",
                                  "token_endpoint": .string(fault == "insecure" ? "http://as.example/token" : "https://as.example/token"),
                                  "authorization_response_iss_parameter_supported": true]
+            if fault != "no-pkce" { m["code_challenge_methods_supported"] = ["S256"] }
             if fault != "no-registration" { m["registration_endpoint"] = "https://as.example/register" }
             if let dpopAlgs { m["dpop_signing_alg_values_supported"] = .array(dpopAlgs.map(JSONValue.string)) }
             m["pushed_authorization_request_endpoint"] = "https://as.example/par"

@@ -99,6 +99,10 @@ extension AuthService {
         if flow != .deviceCode, server.authorizationEndpoint == nil {
             throw .discoveryFailed(.serverMetadata, "The metadata of \(server.issuer) names no authorization_endpoint.")
         }
+        if flow != .deviceCode, !server.supportsPKCE {
+            throw .discoveryFailed(.serverMetadata, "The metadata of \(server.issuer) does not list S256 in code_challenge_methods_supported: "
+                + "a browser login without PKCE could be taken over, so the agent does not run one (MCP's rule).")
+        }
         let loginScopes = challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported
         let (client, fresh) = try await client(for: server, scopes: resource.scopesSupported.isEmpty ? loginScopes : resource.scopesSupported)
         let api = LearnedAPI(id: learnedDocument().id(for: resource.resource), resource: resource.resource, coverage: [taught], server: server, scopes: loginScopes,

@@ -30,6 +30,9 @@ struct AuthorizationServer: Sendable, Equatable {
     /// RFC 9126: where authorization requests are pushed, and whether the server takes no other kind.
     var pushedAuthorizationEndpoint: String? = nil
     var requiresPAR = false
+    /// `code_challenge_methods_supported` lists S256: without it a browser login is refused (MCP
+    /// 2025-11-25 and later: a server that does not say it supports PKCE is taken not to).
+    var supportsPKCE = false
 }
 
 /// Learning's discovery (RFC 9728 §3, then the server's metadata, in MCP's order): the resource's
@@ -124,6 +127,7 @@ struct ResourceDiscovery: Sendable {
                                    acceptsES256DPoP: document["dpop_signing_alg_values_supported"]?.arrayValue?.contains("ES256") == true)
         server.pushedAuthorizationEndpoint = try endpoint("pushed_authorization_request_endpoint")
         server.requiresPAR = document["require_pushed_authorization_requests"]?.boolValue == true
+        server.supportsPKCE = document["code_challenge_methods_supported"]?.arrayValue?.contains("S256") == true
         return server
     }
 }
