@@ -159,6 +159,24 @@ final class LearningTests: XCTestCase {
         XCTAssertNil(try store.loadDocument(StoreKeys.learned))
     }
 
+    /// Issue 31 item 2: every registration says `application_type: native`; one refused for its
+    /// `scope` (`invalid_client_metadata`) is tried once with the scopes the server lists, then without.
+    func testARegistrationRefusedForItsScopeIsRetriedWithTheServersScopesThenWithout() async throws {
+        XCTAssertEqual(ClientRegistration.scopeFallbacks(asked: ["mcp", "profile"], listed: ["profile", "email"]), [["profile"], []])
+        XCTAssertEqual(ClientRegistration.scopeFallbacks(asked: ["mcp"], listed: ["profile"]), [[]])
+        XCTAssertEqual(ClientRegistration.scopeFallbacks(asked: ["profile"], listed: ["profile"]), [[]], "the same scopes again would be refused again")
+        XCTAssertEqual(ClientRegistration.scopeFallbacks(asked: [], listed: ["profile"]), [], "no scope asked: nothing to drop")
+
+        let server = FakeAPI()
+        server.fault = "strict-scope"
+        let (service, _) = makeService(server, store: MemorySessionStore())
+        let result = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+        XCTAssertEqual(result.provider, "api.example")
+        XCTAssertEqual(server.count("/register"), 2, "asked for mcp (refused), then without scope: \(server.paths())")
+        XCTAssertNil(server.registration?["scope"], "the second registration names no scope")
+        XCTAssertEqual(server.registration?["application_type"], "native")
+    }
+
     func testAMismatchedIssOnTheAuthorizationResponseIsRefused() async throws {
         let server = FakeAPI()
         server.iss = "https://attacker.example"
@@ -259,6 +277,7 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
                                  "token_endpoint": .string(fault == "insecure" ? "http://as.example/token" : "https://as.example/token"),
                                  "authorization_response_iss_parameter_supported": true]
             if fault != "no-pkce" { m["code_challenge_methods_supported"] = ["S256"] }
+            if fault == "strict-scope" { m["scopes_supported"] = ["profile"] }
             if fault != "no-registration" { m["registration_endpoint"] = "https://as.example/register" }
             if let dpopAlgs { m["dpop_signing_alg_values_supported"] = .array(dpopAlgs.map(JSONValue.string)) }
             m["pushed_authorization_request_endpoint"] = "https://as.example/par"
@@ -270,6 +289,10 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
             lock.withLock { registration = (try? JSONParser.parse(request.body ?? []))?.objectValue }
             if fault == "refuse-registration" { return Self.json(400, ["error": "invalid_client_metadata"]) }
             if fault == "no-client-id" { return Self.json(201, ["client_name": "auth-agent"]) }
+            // A certified server's habit: a `scope` with a value its metadata does not list is refused.
+            if fault == "strict-scope", let asked = registration?["scope"]?.stringValue, asked.split(separator: " ").contains(where: { $0 != "profile" }) {
+                return Self.json(400, ["error": "invalid_client_metadata", "error_description": "scope not allowed"])
+            }
             let id = lock.withLock { registered += 1; return "dyn-\(registered)" }
             var answer: JSONObject = ["client_id": .string(id), "token_endpoint_auth_method": "none",
                                       "require_pushed_authorization_requests": .bool(requiresPAR == "registration")]

@@ -25,15 +25,16 @@ struct ClientRegistration: Sendable {
             "client_name": "auth-agent", "software_id": .string(Self.softwareId), "software_version": .string(Self.softwareVersion),
             "redirect_uris": .array([.string("http://127.0.0.1:\(port)\(AuthorizationCodeProvider.callbackPath)")]),
             "token_endpoint_auth_method": "none", "grant_types": .array(grants), "response_types": ["code"],
+            // OpenID Connect Registration §2: a native client's loopback redirect may take any port
+            // at servers that follow RFC 8252 (MCP 2026-07-28 requires saying it).
+            "application_type": "native",
         ]
-        if !scopes.isEmpty { body["scope"] = .string(scopes.joined(separator: " ")) }
-        let response: HTTPResponse
-        do {
-            response = try await http.postJSON(endpoint, .object(body))
-        } catch {
-            switch error { case .transient(let why): throw .discoveryFailed(.registration, "Cannot register at \(server.issuer): \(why).") }
+        var (response, answer) = try await post(body, scopes: scopes, to: endpoint, of: server)
+        // A server may refuse a `scope` listing values it does not list itself (certified ones do):
+        // once with only the scopes it lists, then without `scope`, which it fills with its default.
+        for fallback in Self.scopeFallbacks(asked: scopes, listed: server.scopesSupported) where Self.refusedForScope(response, answer) {
+            (response, answer) = try await post(body, scopes: fallback, to: endpoint, of: server)
         }
-        let answer = (try? JSONParser.parse(response.body))?.objectValue
         guard response.status == 200 || response.status == 201 else {
             let refusal = answer?["error"]?.stringValue.map { ServerRefusal(error: $0, description: answer?["error_description"]?.stringValue) }
             throw .registrationRefused(issuer: server.issuer, status: response.status, refusal)
@@ -50,6 +51,31 @@ struct ClientRegistration: Sendable {
             (client.registrationURI, client.registrationToken) = (uri, token)
         }
         return client
+    }
+
+    /// One registration request, `scope` set to `scopes` (left out when empty).
+    private func post(_ body: JSONObject, scopes: [String], to endpoint: String, of server: AuthorizationServer) async throws(AuthError) -> (HTTPResponse, JSONObject?) {
+        var body = body
+        if !scopes.isEmpty { body["scope"] = .string(scopes.joined(separator: " ")) }
+        do {
+            let response = try await http.postJSON(endpoint, .object(body))
+            return (response, (try? JSONParser.parse(response.body))?.objectValue)
+        } catch {
+            switch error { case .transient(let why): throw .discoveryFailed(.registration, "Cannot register at \(server.issuer): \(why).") }
+        }
+    }
+
+    /// What to ask for after a registration refused for its scope: the asked scopes the server's
+    /// metadata lists (when that differs and leaves some), then none. Nothing when none was asked.
+    static func scopeFallbacks(asked: [String], listed: [String]) -> [[String]] {
+        guard !asked.isEmpty else { return [] }
+        let kept = asked.filter(listed.contains)
+        return (!kept.isEmpty && kept != asked ? [kept] : []) + [[]]
+    }
+
+    /// RFC 7591 §3.2.2's `invalid_client_metadata`, which a refused `scope` is answered with.
+    static func refusedForScope(_ response: HTTPResponse, _ answer: JSONObject?) -> Bool {
+        response.status == 400 && answer?["error"]?.stringValue == "invalid_client_metadata"
     }
 
     /// A loopback port free now, to register once and listen on at every login.

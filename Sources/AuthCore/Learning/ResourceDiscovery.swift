@@ -33,6 +33,8 @@ struct AuthorizationServer: Sendable, Equatable {
     /// `code_challenge_methods_supported` lists S256: without it a browser login is refused (MCP
     /// 2025-11-25 and later: a server that does not say it supports PKCE is taken not to).
     var supportsPKCE = false
+    /// The server's own `scopes_supported`: what a registration refused for its scope is retried with.
+    var scopesSupported: [String] = []
 }
 
 /// Learning's discovery (RFC 9728 §3, then the server's metadata, in MCP's order): the resource's
@@ -128,6 +130,7 @@ struct ResourceDiscovery: Sendable {
         server.pushedAuthorizationEndpoint = try endpoint("pushed_authorization_request_endpoint")
         server.requiresPAR = document["require_pushed_authorization_requests"]?.boolValue == true
         server.supportsPKCE = document["code_challenge_methods_supported"]?.arrayValue?.contains("S256") == true
+        server.scopesSupported = document["scopes_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
         return server
     }
 }
