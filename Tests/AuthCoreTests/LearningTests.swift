@@ -177,19 +177,6 @@ final class LearningTests: XCTestCase {
         XCTAssertEqual(server.registration?["application_type"], "native")
     }
 
-    /// Issue 31 item 2 (MCP 2026-07-28): `offline_access` is asked for — at registration and login —
-    /// when the authorization server lists it, and only then.
-    func testOfflineAccessIsAskedForWhenTheServerListsIt() async throws {
-        for (fault, expected) in [("offline", "mcp offline_access"), ("", "mcp")] {
-            let server = FakeAPI()
-            server.fault = fault
-            let (service, _) = makeService(server, store: MemorySessionStore())
-            _ = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
-            XCTAssertEqual(server.authorizeQuery?["scope"]?.replacingOccurrences(of: "+", with: " "), expected, fault)
-            XCTAssertEqual(server.registration?["scope"]?.stringValue, expected, fault)
-        }
-    }
-
     func testAMismatchedIssOnTheAuthorizationResponseIsRefused() async throws {
         let server = FakeAPI()
         server.iss = "https://attacker.example"
@@ -291,7 +278,6 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
                                  "authorization_response_iss_parameter_supported": true]
             if fault != "no-pkce" { m["code_challenge_methods_supported"] = ["S256"] }
             if fault == "strict-scope" { m["scopes_supported"] = ["profile"] }
-            if fault == "offline" { m["scopes_supported"] = ["mcp", "offline_access"] }
             if fault != "no-registration" { m["registration_endpoint"] = "https://as.example/register" }
             if let dpopAlgs { m["dpop_signing_alg_values_supported"] = .array(dpopAlgs.map(JSONValue.string)) }
             m["pushed_authorization_request_endpoint"] = "https://as.example/par"
