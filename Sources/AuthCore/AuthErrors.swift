@@ -53,7 +53,10 @@ extension AuthError {
         switch why {
         case .notConfigured(let known?) where known.isEmpty:
             message = "No provider \"\(id)\" is configured; there is no configuration yet ('auth-agent config add' adds a provider)."
-        case .notConfigured(let known?): message = "No provider \"\(id)\" is configured; known: \(known.joined(separator: ", "))."
+        case .notConfigured(let known?):
+            // A typo names what it was probably meant to be, as an unknown command or option does.
+            let guess = KeySuggestion.closest(to: id, among: known).map { " Did you mean \"\($0)\"?" } ?? ""
+            message = "No provider \"\(id)\" is configured; known: \(known.joined(separator: ", ")).\(guess)"
         case .notConfigured(nil): message = "No provider \"\(id)\" is configured."
         case .notKnown: message = "No provider \"\(id)\" is known."
         case .notLearned: message = "Provider \"\(id)\" is not a learned provider."

@@ -152,6 +152,13 @@ public final class RPCConnection: @unchecked Sendable {
         }
     }
 
+    /// Ends the host's request `id` as its `$/cancelRequest` would (answered -32800, its work
+    /// cancelled): for a host that declined, in its answer to a request of the agent's, the
+    /// work its own request started (a login it will not present).
+    public func cancel(request id: JSONValue) {
+        inFlight.cancel(id)?(RPCResponse(id: id, error: .requestCancelled))
+    }
+
     /// The host went (end of input, `exit`): fails the requests sent to it that are still
     /// unanswered, and any sent later, with `HostRequestFailure.closed`.
     func failHostRequests() { hostRequests.closeAll() }

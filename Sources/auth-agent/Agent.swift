@@ -85,6 +85,11 @@ enum Agent {
         let connection = RPCConnection(registry: registry, output: output, logger: logger, options: options,
                                        session: AuthHost(subscriptions: subscriptions), onExit: { code in leave(code) })
         logger.debug("serving \(config.providers.count) providers from \(configFile)")
+        // A person who typed `auth-agent` at a terminal is told what they started, and where the commands are.
+        if isatty(0) == 1 {
+            Logger.stderrSink("auth-agent: serving JSON-RPC 2.0 on stdin/stdout, one message per line, for a program that runs it "
+                + "(an editor, a script, the clients). For the commands people type: auth-agent --help. Ctrl-D ends it.")
+        }
         StdioServer.run(connection, over: stdio, maxLineBytes: arguments.maxMessageBytes)
     }
 

@@ -174,6 +174,15 @@ struct Arguments {
         return UsageError(description: "\(problem) '\(word)'\(suggestion)")
     }
 
+    /// "'token' does not take --jsn; did you mean --json?": the options `help COMMAND` lists for
+    /// the command (and the ones every command takes) are what a typo is matched against.
+    static func unknownOption(_ option: String, of command: String) -> UsageError {
+        let flag = option.split(separator: "=", maxSplits: 1).first.map(String.init) ?? option
+        let names = CommandHelp.lookup(command).flatMap { $0.options.flatMap(\.names) } + ["--config", "--log-level", "--help"]
+        let suggestion = flag.hasPrefix("--") ? KeySuggestion.closest(to: flag, among: Array(Set(names.filter { $0.hasPrefix("--") })).sorted()) : nil
+        return UsageError(description: "'\(command)' does not take \(option)" + (suggestion.map { "; did you mean \($0)?" } ?? ""))
+    }
+
     /// The options that take a value as the next argument, wherever they stand.
     static let valueFlags: Set<String> = ["--config", "--log-level", "--max-message-bytes", "--port"]
 

@@ -8,7 +8,7 @@ import JSON
 import JSONRPC
 import Logging
 
-/// `auth-agent config path|check|add|remove`: the configuration file from the command line, so a
+/// `auth-agent config path|check|add|remove|set`: the configuration file from the command line, so a
 /// first run needs no hand-written JSON. They work on the file alone (no store is opened).
 enum ConfigCommand {
     /// What a first run without a configuration is told, wherever it notices.
@@ -34,6 +34,11 @@ enum ConfigCommand {
             guard let existing else { throw ToolFailure(.usage, noConfiguration(path)) }
             try write(try edit { () throws(ConfigError) in try ConfigFile.removing(id, from: existing, file: path) }, to: path)
             Logger.stderrSink("Removed \(id) from \(path). Sessions it left in the store stay until they expire; 'auth-agent logout \(id)' before removing ends them.")
+            return ""
+        case .set(let id, let key, let values):
+            guard let existing else { throw ToolFailure(.usage, noConfiguration(path)) }
+            try write(try edit { () throws(ConfigError) in try ConfigFile.setting(key, to: values, provider: id, in: existing, file: path) }, to: path)
+            Logger.stderrSink("Set \(key) of \(id) in \(path).")
             return ""
         case .add(let draft):
             let logger = Logger(level: command.logLevel)

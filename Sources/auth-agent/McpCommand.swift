@@ -8,6 +8,7 @@ import Dispatch
 import JSONRPC
 import Locking
 import Logging
+import Wire
 
 /// `auth-agent mcp URL`: an MCP host's stdio server that is the remote Streamable HTTP server
 /// at URL, reached with the agent's logins (`MCPBridge` does the transport).
@@ -19,10 +20,43 @@ enum McpCommand {
         var audience: String?
         var resource: String?
         var device = false
+        /// `--header 'Name: value'`, checked: sent with every request, beside the agent's authorization.
+        var headers: [Header] = []
+        /// `--ignore-tool PATTERN`.
+        var ignoredTools: [String] = []
+        /// `--allow-http`: plain http to a host other than loopback (a trusted private network); no token goes there.
+        var allowHTTP = false
         var timeout = 300.0
         var configPath: String?
         var logLevel: Logger.Level = .warn
         var help = false
+    }
+
+    struct Header: Equatable {
+        let name: String
+        let value: String
+    }
+
+    /// The headers the bridge sets itself (or the agent signs with), which `--header` may not replace.
+    static let bridgeHeaders = ["authorization", "dpop", "content-type", "accept", "mcp-session-id", "mcp-protocol-version", "mcp-method",
+                                "mcp-name", "last-event-id"]
+
+    /// `--header 'Name: value'` as mcp-remote takes it (`Name:value` too), checked as `fetch -H` is.
+    static func header(_ line: String) throws(Arguments.UsageError) -> Header {
+        guard let colon = line.firstIndex(of: ":") else { throw Arguments.UsageError(description: "--header wants 'Name: value', got '\(line)'") }
+        let (name, value) = (HTTPText.trimmingWhitespace(line[..<colon]), HTTPText.trimmingWhitespace(line[line.index(after: colon)...]))
+        if bridgeHeaders.contains(name.lowercased()) {
+            throw Arguments.UsageError(description: "--header: \(name) is set by the bridge"
+                + (["authorization", "dpop"].contains(name.lowercased())
+                    ? "; the agent signs every request with the login that covers the URL (a pasted token: a provider with flow \"token\", auth-agent login ID --token-stdin)"
+                    : ""))
+        }
+        switch FetchRequest.refusal(name: name, value: value) {
+        case .notAToken?: throw Arguments.UsageError(description: "--header: a header name must be an HTTP token (no spaces, CR, LF or separators)")
+        case .unsafeValue?: throw Arguments.UsageError(description: "--header: the value of \(name) contains CR, LF or NUL")
+        case .reserved?: throw Arguments.UsageError(description: "--header: \(name) is set by the HTTP layer")
+        case nil: return Header(name: name, value: value)
+        }
     }
 
     static func parse(_ argv: [String]) throws(Arguments.UsageError) -> Options {
@@ -53,11 +87,14 @@ enum McpCommand {
             case "--audience": options.audience = try value(flag, inline)
             case "--resource": options.resource = try value(flag, inline)
             case "--device": options.device = true
+            case "--header": options.headers.append(try header(try value(flag, inline)))
+            case "--ignore-tool": options.ignoredTools.append(try value(flag, inline))
+            case "--allow-http": options.allowHTTP = true
             case "--timeout":
                 let v = try value(flag, inline)
                 guard let seconds = Double(v), seconds > 0, seconds <= 86_400 else { throw Arguments.UsageError(description: "--timeout wants seconds from 0 to 86400, got '\(v)'") }
                 options.timeout = seconds
-            case _ where flag.hasPrefix("-") && flag.count > 1: throw Arguments.UsageError(description: "'mcp' does not take \(flag)")
+            case _ where flag.hasPrefix("-") && flag.count > 1: throw Arguments.unknownOption(flag, of: "mcp")
             default: positional.append(arg)
             }
             i += 1
@@ -65,8 +102,8 @@ enum McpCommand {
         if options.help { return options }
         guard positional.count == 1 else { throw Arguments.UsageError(description: "'mcp' needs exactly one URL (the MCP server's endpoint)") }
         options.url = positional[0]
-        guard let origin = Origin(url: options.url), origin.scheme == "https" || origin.isLoopback else {
-            throw Arguments.UsageError(description: "'mcp' needs an https URL (or http to loopback), got '\(options.url)'")
+        guard let origin = Origin(url: options.url), origin.scheme == "https" || origin.isLoopback || options.allowHTTP else {
+            throw Arguments.UsageError(description: "'mcp' needs an https URL (or http to loopback; --allow-http for a trusted private network), got '\(options.url)'")
         }
         return options
     }
@@ -93,7 +130,8 @@ enum McpCommand {
         let everyExchange: @Sendable (String) -> Void = { logger.debug(TerminalText.escaped($0)) }
         let debug = logger.level >= .debug ? everyExchange : nil
         let bridge = MCPBridge(url: options.url, transport: SystemHTTPTransport(), authorizer: McpLogins(session: session, account: AccountChoice(account: options.account), shape: shape, device: options.device),
-                               options: MCPBridge.Options(timeout: options.timeout), output: LineWriter.standardOutput.write, log: warn, debug: debug)
+                               options: MCPBridge.Options(timeout: options.timeout, headers: options.headers.map { ($0.name, $0.value) },
+                                                            ignoredTools: ToolFilter(options.ignoredTools)), output: LineWriter.standardOutput.write, log: warn, debug: debug)
         let ending = Ending()
         let done = DispatchSemaphore(value: 0)
         let end: @Sendable () -> Void = {

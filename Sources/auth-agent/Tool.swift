@@ -75,12 +75,17 @@ enum Tool {
             guard json else { return token.accessToken + "\n" }
             return JSONSerializer.string(["accessToken": .string(token.accessToken), "tokenType": .string(token.tokenType),
                                           "expiresAt": token.expiresAt.map { .string(RFC3339.format($0)) } ?? .null]) + "\n"
-        case .header(let url, let method):
+        case .header(let url, let method, let json):
             let signed = try link.call(SignMethod.self, .init(method: method, url: url, account: account, shape: shape))
             guard let authorization = signed.authorization else {
-                throw ToolFailure(.failed, "notCovered: no configured provider covers \(Origin(url: url)?.description ?? url) over https or loopback")
+                let origin = Origin(url: url)?.description ?? url
+                throw ToolFailure(.failed, "notCovered: no configured provider covers \(origin) over https or loopback; "
+                    + "to sign it, add \(origin) to a provider's origins, or learn the API from its 401 with: auth-agent login \(url)")
             }
-            return "Authorization: \(authorization)\n" + (signed.proof.map { "DPoP: \($0)\n" } ?? "")
+            guard json else { return "Authorization: \(authorization)\n" + (signed.proof.map { "DPoP: \($0)\n" } ?? "") }
+            var headers: JSONObject = ["Authorization": .string(authorization)]
+            if let proof = signed.proof { headers["DPoP"] = .string(proof) }
+            return JSONSerializer.string(.object(headers)) + "\n"
         case .fetch(let options):
             return try FetchCommand.run(options, account: account, shape: shape, link: link)
         case .refresh(let provider):

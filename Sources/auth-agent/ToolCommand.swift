@@ -12,8 +12,9 @@ struct ToolCommand: Equatable {
         case forget(provider: String)
         case status(json: Bool)
         case token(provider: String, json: Bool)
-        /// `-X METHOD` (default GET): what a DPoP proof is made for.
-        case header(url: String, method: String = "GET")
+        /// `-X METHOD` (default GET): what a DPoP proof is made for; `--json`: one object, the shape
+        /// MCP hosts' `headersHelper` settings read.
+        case header(url: String, method: String = "GET", json: Bool = false)
         case gitCredential(operation: String)
         case kubectlCredential(provider: String)
         case fetch(FetchOptions)
@@ -23,9 +24,11 @@ struct ToolCommand: Equatable {
         case gitConfigure(url: String?)
     }
 
-    /// `config path|check|add|remove`.
+    /// `config path|check|add|remove|set`.
     enum ConfigAction: Equatable {
         case path, check, add(ProviderDraft), remove(id: String)
+        /// `config set ID KEY VALUE…`: one key of a provider, in place.
+        case set(id: String, key: String, values: [String])
     }
 
     /// `config add`'s options: a provider to discover and write.
@@ -153,7 +156,7 @@ struct ToolCommand: Equatable {
             case "-i" where name == "fetch", "--include" where name == "fetch": fetch.include = true
             case _ where flag.hasPrefix("-") && flag.count > 1:
                 guard allowed.contains(flag), inline == nil else {
-                    throw Arguments.UsageError(description: "'\(name)' does not take \(arg)")
+                    throw Arguments.unknownOption(arg, of: name)
                 }
                 if !flags.contains(flag) { flags.append(flag) }
             default: positional.append(arg)
@@ -192,7 +195,7 @@ struct ToolCommand: Equatable {
         case "config":
             draft.clientSecretStdin = flags.contains("--client-secret-stdin")
             command.action = .config(try configAction(positional, draft))
-        case "header": command.action = .header(url: try one("URL"), method: fetch.method ?? "GET")
+        case "header": command.action = .header(url: try one("URL"), method: fetch.method ?? "GET", json: flags.contains("--json"))
         case "fetch":
             fetch.url = try one("URL")
             command.action = .fetch(fetch)
@@ -214,7 +217,7 @@ struct ToolCommand: Equatable {
     private static func flagsAllowed(_ command: String) -> [String] {
         switch command {
         case "login": return ["--password-stdin", "--token-stdin", "--device", "--browser"]
-        case "status", "token": return ["--json"]
+        case "status", "token", "header": return ["--json"]
         case "logout": return ["--all"]
         case "config": return ["--client-secret-stdin"]
         default: return []
@@ -233,6 +236,8 @@ struct ToolCommand: Equatable {
         case ("path", 1): return .path
         case ("check", 1): return .check
         case ("remove", 2): return .remove(id: positional[1])
+        case ("set", 4...): return .set(id: positional[1], key: positional[2], values: Array(positional[3...]))
+        case ("set", _): throw Arguments.UsageError(description: "'config set' needs a provider ID, a key and its value (or values: origins, scopes, flow)")
         case ("add", 2):
             var draft = draft
             draft.id = positional[1]
@@ -243,7 +248,7 @@ struct ToolCommand: Equatable {
             return .add(draft)
         case ("path", _), ("check", _): throw Arguments.UsageError(description: "'config \(sub)' takes no arguments")
         case ("remove", _), ("add", _): throw Arguments.UsageError(description: "'config \(sub)' needs exactly one provider ID")
-        default: throw Arguments.UsageError(description: "'config' needs a subcommand: path, check, add or remove")
+        default: throw Arguments.UsageError(description: "'config' needs a subcommand: path, check, add, remove or set")
         }
     }
 }

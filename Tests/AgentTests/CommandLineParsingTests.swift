@@ -38,7 +38,7 @@ final class CommandLineParsingTests: XCTestCase {
         XCTAssertTrue(token.hasPrefix("Usage: auth-agent token PROVIDER"), token)
         XCTAssertTrue(token.contains("--min-valid SECONDS") && token.contains("--account ID"), token)
         XCTAssertFalse(token.contains("--data-binary") || token.contains("--password-stdin"), "only token's options: \(token)")
-        XCTAssertEqual(CommandHelp.lookup("config").map(\.name), ["config path", "config check", "config add", "config remove"])
+        XCTAssertEqual(CommandHelp.lookup("config").map(\.name), ["config path", "config check", "config add", "config set", "config remove"])
 
         // demo and dev-issuer in a section of their own, after everything a user needs.
         let usage = CommandHelp.usage
@@ -68,7 +68,7 @@ final class CommandLineParsingTests: XCTestCase {
     }
 
     /// A mistyped command gets the command it was probably meant to be, as git and gh answer.
-    func testMistypedCommandGetsASuggestion() {
+    func testMistypedCommandGetsASuggestion() throws {
         for (argv, message) in [(["logn", "corp"], "unknown command 'logn'; did you mean 'login'?"),
                                 (["--config", "/c.json", "stauts"], "unknown command 'stauts'; did you mean 'status'?"),
                                 (["help", "tokne"], "no command 'tokne'; did you mean 'token'?"),
@@ -76,6 +76,30 @@ final class CommandLineParsingTests: XCTestCase {
                                 (["serve", "extra"], "unknown argument 'extra'")] {
             XCTAssertThrowsError(try Arguments.parse(argv), "\(argv)") { XCTAssertEqual("\($0)", message) }
         }
+        // Issue 31 item 4: options, from the options `help COMMAND` lists, and provider names (the core's words).
+        for (argv, message) in [(["token", "corp", "--jsn"], "'token' does not take --jsn; did you mean --json?"),
+                                (["fetch", "--includ", "https://x/"], "'fetch' does not take --includ; did you mean --include?"),
+                                (["login", "p", "--devise"], "'login' does not take --devise; did you mean --device?"),
+                                (["status", "--frobnicate"], "'status' does not take --frobnicate")] {
+            XCTAssertThrowsError(try ToolCommand.parse(argv), "\(argv)") { XCTAssertEqual("\($0)", message) }
+        }
+        let mcp = try McpCommand.parse(["https://mcp.example/", "--header", "X-Tenant:acme", "--header=X-Trace: 1", "--ignore-tool", "delete*"])
+        XCTAssertEqual(mcp.headers, [.init(name: "X-Tenant", value: "acme"), .init(name: "X-Trace", value: "1")])
+        XCTAssertEqual(mcp.ignoredTools, ["delete*"])
+        for (argv, problem) in [(["https://x/", "--header", "Authorization: Bearer t"], "the agent signs every request"),
+                                (["https://x/", "--header", "Mcp-Session-Id: s"], "set by the bridge"),
+                                (["https://x/", "--header", "no colon"], "wants 'Name: value'"),
+                                (["http://10.0.0.1/mcp"], "--allow-http")] {
+            XCTAssertThrowsError(try McpCommand.parse(argv), "\(argv)") { XCTAssertTrue("\($0)".contains(problem), "\($0)") }
+        }
+        XCTAssertTrue(try McpCommand.parse(["http://10.0.0.1/mcp", "--allow-http"]).allowHTTP)
+        XCTAssertThrowsError(try McpCommand.parse(["--devce", "https://mcp.example/"])) {
+            XCTAssertEqual("\($0)", "'mcp' does not take --devce; did you mean --device?")
+        }
+        XCTAssertEqual(AuthError.unknownProvider("corpp", .notConfigured(known: ["corp", "github"])).message,
+                       #"No provider "corpp" is configured; known: corp, github. Did you mean "corp"?"#)
+        XCTAssertEqual(AuthError.unknownProvider("zzz", .notConfigured(known: ["corp", "github"])).message,
+                       #"No provider "zzz" is configured; known: corp, github."#)
     }
 
     /// A newcomer writing a configuration against `auth-agent dev-issuer` learns its clients and
@@ -134,7 +158,7 @@ final class CommandLineParsingTests: XCTestCase {
         XCTAssertEqual(try complete(["auth-agent", "token", ""]), ["corp", "dev"])
         XCTAssertEqual(try complete(["auth-agent", "--config", "/c.json", "logout", "c"]), ["corp"])
         XCTAssertEqual(try complete(["auth-agent", "token", "--m"]), ["--min-valid"])
-        XCTAssertEqual(try complete(["auth-agent", "config", ""]), ["add", "check", "path", "remove"])
+        XCTAssertEqual(try complete(["auth-agent", "config", ""]), ["add", "check", "path", "remove", "set"])
         XCTAssertEqual(try complete(["auth-agent", "config", "remove", ""]), ["corp", "dev"])
         XCTAssertEqual(try complete(["auth-agent", "config", "add", "x", "--is"]), ["--issuer"])
         XCTAssertEqual(try complete(["auth-agent", "token", "corp", ""]), [], "one operand")
@@ -159,7 +183,7 @@ final class CommandLineParsingTests: XCTestCase {
                 t auth-agent token ''; t auth-agent config ''; t auth-agent --config /c config remove ''; t auth-agent token corp ''
                 """
             let r = try CLIHarness.run(zsh, ["-f", "-c", script], environment: ["HOME": FileManager.default.temporaryDirectory.path])
-            XCTAssertEqual(r.stdout, "corp,dev\npath,check,add,remove\ncorp,dev\n\n", r.stderr)
+            XCTAssertEqual(r.stdout, "corp,dev\npath,check,add,set,remove\ncorp,dev\n\n", r.stderr)
         }
         if let fish = CLIHarness.which("fish") {
             let script = "function auth-agent; printf 'corp\\ndev\\n'; end\n" + Completion.script("fish")! + """

@@ -113,6 +113,40 @@ final class CommandLineSetupTests: XCTestCase {
         XCTAssertEqual(broken.stderr, start.stderr)
     }
 
+    /// Issue 31 item 3: `config set ID KEY VALUE…` edits one key in place — the rest of the file as it
+    /// was — checked as the agent reads the file; setting a key back round-trips to the same file.
+    func testConfigSetRoundTrips() throws {
+        let h = try CLIHarness()
+        let before = try Data(contentsOf: h.configPath)
+        let set = try h.agent(["config", "set", "device", "origins", "https://device.example", "https://device2.example"])
+        XCTAssertEqual(set.status, 0, set.stderr)
+        XCTAssertTrue(set.stderr.contains("Set origins of device"), set.stderr)
+        let after = try JSONParser.parse(Array(try Data(contentsOf: h.configPath)))
+        let device = after["providers"]?.arrayValue?.first { $0["id"] == "device" }
+        XCTAssertEqual(device?["origins"], ["https://device.example", "https://device2.example"])
+        XCTAssertEqual(try h.agent(["header", "https://device2.example/x"]).stderr.contains("notCovered"), false, "the new origin is covered")
+        XCTAssertEqual(try h.agent(["config", "set", "device", "displayName", "Device Two"]).status, 0)
+        XCTAssertTrue(try h.agent(["status", "--json"]).stdout.contains(#""displayName":"Device Two""#))
+        XCTAssertEqual(try h.agent(["config", "set", "device", "origins", "https://device.example"]).status, 0)
+        XCTAssertEqual(try h.agent(["config", "set", "device", "displayName", "Device Login"]).status, 0)
+        XCTAssertEqual(try JSONParser.parse(Array(try Data(contentsOf: h.configPath))), try JSONParser.parse(Array(before)), "set back: the same document")
+
+        // Refused, nothing written: a key the flow does not use (with the nearest it does), a bad value,
+        // a secret on the command line, a provider that is not there.
+        let unchanged = try Data(contentsOf: h.configPath)
+        let typo = try h.agent(["config", "set", "device", "scope", "read"])
+        XCTAssertEqual(typo.status, 2)
+        XCTAssertTrue(typo.stderr.contains(#"did you mean "scopes"?"#), typo.stderr)
+        XCTAssertEqual(try h.agent(["config", "set", "device", "openBrowser", "maybe"]).status, 2)
+        XCTAssertEqual(try h.agent(["config", "set", "device", "origins", "ftp://x"]).status, 2)
+        let secret = try h.agent(["config", "set", "corp", "clientSecret", "s3cret"])
+        XCTAssertEqual(secret.status, 2)
+        XCTAssertFalse(secret.stderr.contains("s3cret"), secret.stderr)
+        XCTAssertEqual(try h.agent(["config", "set", "nope", "origins", "https://x"]).status, 2)
+        XCTAssertEqual(try h.agent(["config", "set", "device", "origins"]).status, 2)
+        XCTAssertEqual(try Data(contentsOf: h.configPath), unchanged)
+    }
+
     /// `refresh PROVIDER`, and `token --min-valid` refreshing only when the token lives less than asked.
     func testRefreshAndMinValid() throws {
         let h = try CLIHarness()

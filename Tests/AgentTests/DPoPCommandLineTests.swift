@@ -28,16 +28,20 @@ final class DPoPCommandLineTests: XCTestCase {
         let kube = #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":false}}"#
         let kubeWithServer = #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":false,"#
             + #""cluster":{"server":"\#(h.issuer.baseURL)"}}}"#
-        for (door, extra) in [("in-process", [String: String]()), ("socket", ["AUTH_AGENT_SOCK": agent.path])] {
-            for (arguments, stdin, environment) in [(["token", "corp"], "", [:]), (["token", "corp", "--json"], "", [:]),
-                                                    (["git-credential", "get"], "protocol=http\nhost=127.0.0.1:\(h.issuer.port)\n", [:]),
-                                                    (["kubectl-credential", "corp"], "", ["KUBERNETES_EXEC_INFO": kube]),
-                                                    (["kubectl-credential", "corp"], "", ["KUBERNETES_EXEC_INFO": kubeWithServer])] {
+        for (arguments, stdin, environment) in [(["token", "corp"], "", [:]), (["token", "corp", "--json"], "", [:]),
+                                                (["git-credential", "get"], "protocol=http\nhost=127.0.0.1:\(h.issuer.port)\n", [:]),
+                                                (["kubectl-credential", "corp"], "", ["KUBERNETES_EXEC_INFO": kube]),
+                                                (["kubectl-credential", "corp"], "", ["KUBERNETES_EXEC_INFO": kubeWithServer])] {
+            var answers: [CLIHarness.Finished] = []
+            for (door, extra) in [("in-process", [String: String]()), ("socket", ["AUTH_AGENT_SOCK": agent.path])] {
                 let r = try h.agent(arguments, stdin: stdin, environment: environment.merging(extra) { $1 })
                 XCTAssertEqual(r.status, 1, "\(door) \(arguments): \(r.stderr)")
                 XCTAssertEqual(r.stdout, "", "\(door) \(arguments): no token handed out")
                 XCTAssertTrue(r.stderr.contains("corp uses DPoP"), "\(door): \(r.stderr)")
+                answers.append(r)
             }
+            // One door: the same words and code whichever agent answered (issue 30).
+            XCTAssertEqual(answers[0].stderr, answers[1].stderr, "\(arguments)")
         }
     }
 
@@ -58,6 +62,32 @@ final class DPoPCommandLineTests: XCTestCase {
         }
         let response = try await SystemHTTPTransport().send(HTTPRequest(method: "POST", url: url, headers: headers))
         XCTAssertEqual(response.status, 200)
+    }
+
+    /// Issue 34 item 3: `header --json` prints the one object an MCP host's `headersHelper` reads —
+    /// `Authorization`, and `DPoP` for a DPoP provider — which the server accepts as is.
+    func testHeaderJSONForABearerAndADPoPProvider() async throws {
+        let bearer = try CLIHarness()
+        try bearer.login()
+        let me = bearer.issuer.baseURL + "/api/me"
+        let plain = try bearer.agent(["header", "--json", me])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        let bearerHeaders = try XCTUnwrap(try JSONParser.parse(plain.stdout).objectValue, plain.stdout)
+        XCTAssertEqual(bearerHeaders.keys, ["Authorization"])
+        XCTAssertTrue(bearerHeaders["Authorization"]?.stringValue?.hasPrefix("Bearer ") == true, plain.stdout)
+        let meResponse = try await SystemHTTPTransport().send(HTTPRequest(method: "GET", url: me, headers: [("Authorization", bearerHeaders["Authorization"]!.stringValue!)]))
+        XCTAssertEqual(meResponse.status, 200)
+
+        let h = try harness()
+        try h.login()
+        let url = h.issuer.baseURL + "/api/echo?x=1"
+        let r = try h.agent(["header", "--json", "-X", "POST", url])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let headers = try XCTUnwrap(try JSONParser.parse(r.stdout).objectValue, r.stdout)
+        XCTAssertEqual(Set(headers.keys), ["Authorization", "DPoP"])
+        XCTAssertTrue(headers["Authorization"]?.stringValue?.hasPrefix("DPoP ") == true, r.stdout)
+        let response = try await SystemHTTPTransport().send(HTTPRequest(method: "POST", url: url, headers: headers.members.map { ($0, $1.stringValue ?? "") }))
+        XCTAssertEqual(response.status, 200, "the proof was made for POST and this URL")
     }
 }
 

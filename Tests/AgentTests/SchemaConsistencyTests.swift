@@ -62,7 +62,7 @@ final class SchemaConsistencyTests: XCTestCase {
         let names = Set((schema.document["x-notifications"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue })
         XCTAssertEqual(names, Set(AuthEvent.Name.allCases.map(\.rawValue) + [AuthMethods.loginPrompt, AuthMethods.loginWaiting]))
         let asked = (schema.document["x-host-requests"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
-        XCTAssertEqual(asked, [AuthMethods.loginFields], "the requests the agent sends a host")
+        XCTAssertEqual(asked, [AuthMethods.loginFields, AuthMethods.presentLogin], "the requests the agent sends a host")
     }
 
     func testValidatorRejectsWrongMessages() throws {

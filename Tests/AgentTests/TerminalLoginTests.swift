@@ -36,6 +36,15 @@ final class TerminalLoginTests: XCTestCase {
         XCTAssertEqual(try h.agent(["status", "--json"]).stdout.contains("\"loggedIn\""), true)
     }
 
+    /// Issue 31 item 4: `auth-agent` typed bare at a terminal says what it started and where the
+    /// commands people type are; Ctrl-D ends it as end of input ends the agent.
+    func testBareAgentAtATerminalSaysWhatItIs() throws {
+        let h = try CLIHarness()
+        let screen = try drive(h, [], steps: [["expect": "auth-agent --help", "send": "\u{4}"]])
+        XCTAssertEqual(screen.status, 0, screen.output)
+        XCTAssertTrue(screen.output.contains("serving JSON-RPC 2.0 on stdin/stdout"), screen.output)
+    }
+
     func testCtrlCAtThePasswordPromptCancels() throws {
         let h = try CLIHarness()
         let screen = try drive(h, ["login", "corp"], steps: [["expect": "username: ", "send": "alice\n"], ["expect": "Password: ", "send": "^C"]])

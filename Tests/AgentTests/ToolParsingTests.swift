@@ -14,11 +14,12 @@ final class ToolParsingTests: XCTestCase {
                        .login(provider: "d", username: nil, passwordStdin: false, tokenStdin: false, flow: .device))
         let configured = try ToolCommand.parse(["header", "https://x/y", "--config", "/c.json", "--log-level", "debug"])
         XCTAssertEqual(configured.action, .header(url: "https://x/y"))
+        XCTAssertEqual(try ToolCommand.parse(["header", "--json", "-X", "PUT", "https://x/y"]).action, .header(url: "https://x/y", method: "PUT", json: true))
         XCTAssertEqual(configured.configPath, "/c.json")
         XCTAssertEqual(try ToolCommand.parse(["git-credential", "get"]).action, .gitCredential(operation: "get"))
         XCTAssertEqual(try ToolCommand.parse(["kubectl-credential", "k"]).action, .kubectlCredential(provider: "k"))
         XCTAssertTrue(try ToolCommand.parse(["status", "--help"]).help)
-        for bad in [["token"], ["token", "a", "b"], ["status", "x"], ["header", "--json", "u"], ["login", "p", "--password-stdin", "--token-stdin"],
+        for bad in [["token"], ["token", "a", "b"], ["status", "x"], ["header", "--all", "u"], ["login", "p", "--password-stdin", "--token-stdin"],
                     ["login", "p", "--device", "--browser"], ["logout", "p", "--username", "u"], ["token", "p", "--log-level", "loud"]] {
             XCTAssertThrowsError(try ToolCommand.parse(bad), "\(bad)")
         }

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import JSON
 
-/// Changes to the configuration file made from the command line (`config add`, `config remove`),
+/// Changes to the configuration file made from the command line (`config add`, `remove`, `set`),
 /// so nobody has to edit JSON by hand to start.
 ///
 /// The file is edited as a JSON document, not rebuilt from `AgentConfig`: other providers, their
@@ -35,6 +35,54 @@ public enum ConfigFile {
             throw ConfigError(file: file, path: "$.providers", problem: "no provider \"\(id)\" is configured")
         }
         root["providers"] = .array(providers.filter { $0["id"]?.stringValue != id })
+        return try validated(root, file: file)
+    }
+
+    /// The file's text with one key of provider `id` set (`config set ID KEY VALUE…`), without
+    /// removing and adding it: `origins` and `scopes` take the values as a list, `flow` one flow or
+    /// several, `openBrowser`/`dpop` `true` or `false`, `redirectPort` a number, every other key one
+    /// string. A key its flows do not use is refused with the nearest one they do; `id` and
+    /// `clientSecret` (a secret never goes in argv: `config add --client-secret-stdin`) are not set here.
+    public static func setting(_ key: String, to values: [String], provider id: String, in existing: [UInt8], file: String) throws(ConfigError) -> [UInt8] {
+        var root = try document(existing, file: file)
+        var providers = root["providers"]?.arrayValue ?? []
+        guard let index = providers.firstIndex(where: { $0["id"]?.stringValue == id }), case .object(var provider) = providers[index] else {
+            throw ConfigError(file: file, path: "$.providers", problem: "no provider \"\(id)\" is configured")
+        }
+        let path = "$.providers[\(index)].\(key)"
+        func refuse(_ problem: String) -> ConfigError { ConfigError(file: file, path: path, problem: problem) }
+        switch key {
+        case "id": throw refuse("a provider's id is not changed in place: 'auth-agent config remove \(id)', then 'config add' it under the new id")
+        case "clientSecret": throw refuse("a secret never goes on the command line: 'auth-agent config remove \(id)', then 'config add' it with --client-secret-stdin")
+        default: break
+        }
+        let flows = (try? AgentConfig.parse(existing, file: file))?.providers.first { $0.id == id }?.flows ?? []
+        let known = ProviderConfig.keys(for: flows)
+        guard known.contains(key) else {
+            let guess = KeySuggestion.closest(to: key, among: known).map { "; did you mean \"\($0)\"?" } ?? ""
+            throw refuse("\"\(key)\" is not a key of this provider's flows (\(flows.map(\.rawValue).joined(separator: ", ")))\(guess)")
+        }
+        guard !values.isEmpty else { throw refuse("give the value to set") }
+        let one: () throws(ConfigError) -> String = { () throws(ConfigError) in
+            guard values.count == 1 else { throw refuse("takes one value, got \(values.count)") }
+            return values[0]
+        }
+        switch key {
+        case "origins", "scopes": provider[key] = .array(values.map(JSONValue.string))
+        case "flow": provider[key] = values.count == 1 ? .string(values[0]) : .array(values.map(JSONValue.string))
+        case "openBrowser", "dpop":
+            let text = try one()
+            guard let flag = ["true": true, "false": false][text] else { throw refuse("takes true or false, got \"\(text)\"") }
+            provider[key] = .bool(flag)
+        case "redirectPort":
+            let text = try one()
+            guard let port = Int64(text) else { throw refuse("takes a port number, got \"\(text)\"") }
+            provider[key] = .int(port)
+        case "loginBody": throw refuse("an object: edit the file (auth-agent config path)")
+        default: provider[key] = .string(try one())
+        }
+        providers[index] = .object(provider)
+        root["providers"] = .array(providers)
         return try validated(root, file: file)
     }
 

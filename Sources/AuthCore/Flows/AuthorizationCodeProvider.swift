@@ -54,8 +54,12 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
                                          what: "authorization URL", provider: config)
         let deadline = clock.deadline(after: callbackTimeout)
         context.acceptPaste(RedirectPaste(listener: listener))
-        context.prompt(.browser(url: url.text, expiresAt: deadline.date), LoginTarget(config))
-        if context.openBrowser ?? config.openBrowser { browser.open(url) }
+        var open: (@Sendable () -> Void)?
+        if context.openBrowser ?? config.openBrowser {
+            let browser = self.browser
+            open = { browser.open(url) }
+        }
+        context.present(.browser(url: url.text, expiresAt: deadline.date), LoginTarget(config), open: open)
 
         let callback: LoopbackRedirectListener.Callback
         do {

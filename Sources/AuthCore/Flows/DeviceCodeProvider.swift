@@ -42,9 +42,13 @@ struct DeviceCodeProvider: OAuthLoginProvider {
         let complete = try authorization["verification_uri_complete"]?.stringValue.map { (text) throws(AuthError) in
             try BrowserURL.checked(text, what: "verification URI", provider: config)
         }
-        context.prompt(.deviceCode(userCode: userCode, verificationURI: verification.text, verificationURIComplete: complete?.text,
-                                   expiresAt: deadline.date), LoginTarget(config))
-        if context.openBrowser ?? config.openBrowser { browser.open(complete ?? verification) }
+        var open: (@Sendable () -> Void)?
+        if context.openBrowser ?? config.openBrowser {
+            let (browser, page) = (self.browser, complete ?? verification)
+            open = { browser.open(page) }
+        }
+        context.present(.deviceCode(userCode: userCode, verificationURI: verification.text, verificationURIComplete: complete?.text,
+                                    expiresAt: deadline.date), LoginTarget(config), open: open)
 
         var failures = 0
         while true {

@@ -23,6 +23,11 @@ public struct LoginContext: Sendable {
     /// can be asked. Asked under the provider's one-login lock, so parallel helpers wait for the
     /// first one's answer instead of each asking (`AuthService.oneLogin`).
     public var askFields: (@Sendable (ProviderConfig, Flow) async throws(AuthError) -> Credentials)?
+    /// A host that presents logins itself (it said `capabilities.presentLogin`): given the prompt
+    /// and the agent's own way of presenting it — `prompt` and the browser opened by the opener
+    /// rules — it calls that fallback when the host cannot (no answer in time, an error). Nil:
+    /// the agent presents every login itself.
+    public var hostPresents: (@Sendable (LoginPrompt, LoginTarget, _ fallback: @escaping @Sendable () -> Void) -> Void)?
 
     public init(openBrowser: Bool? = nil, prompt: @escaping @Sendable (LoginPrompt, LoginTarget) -> Void = { _, _ in },
                 acceptPaste: @escaping @Sendable (RedirectPaste) -> Void = { _ in }, waiting: @escaping @Sendable (String) -> Void = { _ in },
@@ -32,6 +37,18 @@ public struct LoginContext: Sendable {
         self.acceptPaste = acceptPaste
         self.waiting = waiting
         self.askFields = askFields
+    }
+
+    /// What a flow calls when the person must act: the host presents it if it can, else the
+    /// prompt is shown and `open` (the browser, when the opener rules allow it; nil when they
+    /// do not) run here. The one place a flow's prompt and its browser meet.
+    public func present(_ prompt: LoginPrompt, _ target: LoginTarget, open: (@Sendable () -> Void)?) {
+        let show = self.prompt
+        let ourselves: @Sendable () -> Void = {
+            show(prompt, target)
+            open?()
+        }
+        if let hostPresents { hostPresents(prompt, target, ourselves) } else { ourselves() }
     }
 }
 

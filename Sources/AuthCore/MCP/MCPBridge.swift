@@ -19,9 +19,15 @@ public final class MCPBridge: @unchecked Sendable {
         public var timeout: Double
         /// POSTs in flight at once in each lane; the others wait their turn.
         public var maxPostsInFlight: Int
-        public init(timeout: Double = 300, maxPostsInFlight: Int = 64) {
+        /// `--header`: sent with every request to the server, beside (never instead of) the agent's authorization.
+        public var headers: [(String, String)]
+        /// `--ignore-tool`: tools hidden from `tools/list` and refused at `tools/call`.
+        public var ignoredTools: ToolFilter
+        public init(timeout: Double = 300, maxPostsInFlight: Int = 64, headers: [(String, String)] = [], ignoredTools: ToolFilter = ToolFilter([])) {
             self.timeout = timeout
             self.maxPostsInFlight = maxPostsInFlight
+            self.headers = headers
+            self.ignoredTools = ignoredTools
         }
     }
 
@@ -55,6 +61,8 @@ public final class MCPBridge: @unchecked Sendable {
     var requestTasks: [JSONValue: Int] = [:]
     var nextTask = 0
     var listener: Task<Void, Never>?
+    /// `tools/list` requests whose answers lose the ignored tools (`Options.ignoredTools`).
+    var listingTools: Set<JSONValue> = []
     /// The latest `initialize` exchange, which the messages after it wait for.
     var initializing: Task<Void, Never>?
     var closing = false
@@ -88,7 +96,7 @@ public final class MCPBridge: @unchecked Sendable {
             write(MCPMessage.error(id: value["id"] ?? .null, code: -32600, message: "Invalid Request: not a JSON-RPC message"))
             return
         }
-        if abandons(message) { return }
+        if abandons(message) || refusesIgnoredTool(message) { return }
         let started: Bool = lock.withLock {
             guard !closing else { return false }
             for id in message.requestIds { pending.insert(id); requestTasks[id] = nextTask }
@@ -124,6 +132,23 @@ public final class MCPBridge: @unchecked Sendable {
         }
     }
 
+    /// `tools/call` of an ignored tool is answered here, never sent; a `tools/list` is noted so that
+    /// its answer loses the ignored tools. True when answered here.
+    private func refusesIgnoredTool(_ message: MCPMessage) -> Bool {
+        guard !options.ignoredTools.isEmpty, message.kind == .request, let id = message.value["id"] else { return false }
+        switch message.method {
+        case "tools/list":
+            lock.withLock { _ = listingTools.insert(id) }
+            return false
+        case "tools/call":
+            guard let name = message.value["params"]?["name"]?.stringValue, options.ignoredTools.ignores(name) else { return false }
+            write(MCPMessage.error(id: id, code: -32602, message: "Unknown tool: \(name) (ignored by this bridge: --ignore-tool)"))
+            return true
+        default:
+            return false
+        }
+    }
+
     /// The end of input: the last requests get `grace` seconds to be answered, then the session is
     /// ended with `DELETE` (when it had an id) — all of it within about a second, because the SDK's
     /// host sends SIGTERM 2 s after closing the bridge's stdin.
@@ -144,7 +169,7 @@ public final class MCPBridge: @unchecked Sendable {
                                    data: ["reason": "requestFailed"]))
         }
         guard let id else { return }
-        var headers = [("Mcp-Session-Id", id)]
+        var headers = [("Mcp-Session-Id", id)] + options.headers
         if let version = lock.withLock({ protocolVersion }) { headers.append(("MCP-Protocol-Version", version)) }
         do {
             headers += (try? await authorizer.signature(for: url, method: "DELETE"))?.headers ?? []
@@ -193,6 +218,10 @@ public final class MCPBridge: @unchecked Sendable {
             }
             // `initialize`'s answer names the revision every later request states in MCP-Protocol-Version.
             if let version = value["result"]?["protocolVersion"]?.stringValue { lock.withLock { protocolVersion = version } }
+            if lock.withLock({ listingTools.remove(id) != nil }), let kept = options.ignoredTools.filtered(value) {
+                write(kept)
+                return
+            }
         }
         if let raw, !raw.contains(0x0A), !raw.contains(0x0D) { output(raw) } else { write(value) }
     }

@@ -106,7 +106,9 @@ extension MCPBridge {
         let exchange = Exchange<Signature, HTTPStream>(
             carries: { signed in signed.map { $0.proof == nil ? .token : .provenToken } ?? .unsigned },
             sign: { $0?.headers ?? [] },
-            send: { [self] signing in try await open(HTTPRequest(method: method, url: url, headers: headers + signing, body: body, timeout: timeout)) },
+            send: { [self] signing in
+                try await open(HTTPRequest(method: method, url: url, headers: headers + options.headers + signing, body: body, timeout: timeout))
+            },
             head: { HTTPResponse(status: $0.status, headers: $0.headers) },
             keepNonce: { nonce in authorizer.keep(dpopNonce: nonce, url: url) },
             prove: { same in try await authorizer.signature(for: url, method: method) ?? same },

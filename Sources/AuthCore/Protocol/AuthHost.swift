@@ -17,6 +17,8 @@ public final class AuthHost: HostSession {
         var selected: [String: String] = [:]
         /// `initialize`'s `capabilities.loginFields`: this host asks its person for a flow's fields.
         var asksLoginFields = false
+        /// `initialize`'s `capabilities.presentLogin`: what of a login this host presents itself.
+        var presentsLogin: PresentLogin.Capability?
     }
 
     /// Holds the connection to notify while subscribed: dropped by `unsubscribe` and `closed`,
@@ -77,8 +79,14 @@ public final class AuthHost: HostSession {
     var selected: [String: String] { selections.load() == 0 ? [:] : state.withLock { $0.selected } }
 
     public func initialized(capabilities: JSONObject) {
-        state.withLock { $0.asksLoginFields = capabilities["loginFields"] == true }
+        state.withLock { s in
+            s.asksLoginFields = capabilities["loginFields"] == true
+            s.presentsLogin = PresentLogin.Capability(capabilities["presentLogin"])
+        }
     }
+
+    /// What of a login this host presents itself (`PresentLogin`); nil: it only listens for `loginPrompt`.
+    var presentsLogin: PresentLogin.Capability? { state.withLock { $0.presentsLogin } }
 
     /// Whether a login of this host's may ask it for a flow's fields (`AuthMethods.loginFields`).
     var asksLoginFields: Bool { state.withLock { $0.asksLoginFields } }

@@ -53,6 +53,10 @@ public enum AuthMethods {
     /// lock so parallel logins wait for this person's answer instead of each asking.
     public static let loginFields = "loginFields"
 
+    /// Sent by the agent to a host that said `capabilities: {presentLogin: …}` in `initialize`,
+    /// when a login it started needs the person: the host presents it (`PresentLogin`).
+    public static let presentLogin = PresentLogin.method
+
     /// What `initialize` advertises.
     public static var capabilities: JSONValue {
         ["flows": .array(Flow.allCases.map { .string($0.rawValue) }), "events": .array(AuthEvent.Name.allCases.map { .string($0.rawValue) })]

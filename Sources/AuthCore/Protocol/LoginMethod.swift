@@ -127,14 +127,17 @@ public enum LoginMethod: AuthMethod, RPCMethod {
     /// The login context of a request that may log in: `loginPrompt`s to the host that asked
     /// (naming, for a learned API, its resource and the authorization server), its redirect
     /// pasted back through `completeLogin`.
-    static func prompts(_ call: RPCCall, _ context: AuthMethodContext, openBrowser: Bool?) -> LoginContext {
+    static func prompts(_ call: RPCCall, _ methods: AuthMethodContext, openBrowser: Bool?) -> LoginContext {
         let (connection, requestId) = (call.connection, call.id ?? .null)
-        return LoginContext(openBrowser: openBrowser, prompt: { prompt, target in
+        var context = LoginContext(openBrowser: openBrowser, prompt: { prompt, target in
             connection.notify(AuthMethods.loginPrompt, Self.prompt(prompt, target: target, requestId: requestId))
-        }, acceptPaste: acceptPaste(call, context), waiting: { message in
+        }, acceptPaste: acceptPaste(call, methods), waiting: { message in
             connection.notify(AuthMethods.loginWaiting, ["provider": call.params["provider"] ?? call.params["resource"] ?? .null,
                                                          "requestId": requestId, "message": .string(message)])
         }, askFields: AuthHost.host(of: call.connection)?.asksLoginFields == true ? askFields(call) : nil)
+        // A host that presents logins itself is asked first (`PresentLogin`); the above is its fallback.
+        context.hostPresents = PresentLogin.presenter(call, methods)
+        return context
     }
 
     /// A login's fields asked of the host that started it (`AuthMethods.loginFields`); whatever
