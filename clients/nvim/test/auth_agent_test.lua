@@ -105,6 +105,9 @@ test("every schema method, notification and error is in names.lua", function()
   for _, e in pairs(schema.components.errors) do
     eq(names.errors[e.code], e.data.reason, "error " .. e.code)
   end
+  for _, r in ipairs(schema["x-host-requests"]) do
+    assert(names.agent_requests[r.name], "agent request " .. r.name .. " is missing")
+  end
 end)
 
 test("user commands are defined", function()
