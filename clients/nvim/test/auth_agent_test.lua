@@ -933,6 +933,24 @@ test("present_login: Esc at the paste prompt cancels the login (-32800)", functi
   end)
 end)
 
+-- Starts a login to "web", waits (up to `ms`) for the agent's loginPrompt, runs `check`, plays the
+-- browser on the prompt's URL, and waits for the login to succeed.
+local function login_through_the_prompt(ms, check)
+  local answer
+  auth.login({ provider = "web", open_browser = false }, nil, function(err, result)
+    answer = { err = err, result = result }
+  end)
+  wait_for("the loginPrompt", function()
+    return fired_with("AuthAgentLoginPrompt") ~= nil
+  end, ms)
+  check()
+  fake_open(fired_with("AuthAgentLoginPrompt").data.url)
+  wait_for("the login", function()
+    return answer ~= nil
+  end, 20000)
+  assert(not answer.err, vim.inspect(answer.err))
+end
+
 test("present_login: a person who does not answer within 10 s gets the agent's loginPrompt", function()
   with_presenting({ present_login = { paste = true } }, function()
     vim.ui.open = function() return {} end
@@ -940,39 +958,19 @@ test("present_login: a person who does not answer within 10 s gets the agent's l
     vim.ui.input = function()
       asked_at = vim.loop.hrtime() -- and never answers
     end
-    local answer
-    auth.login({ provider = "web", open_browser = false }, nil, function(err, result)
-      answer = { err = err, result = result }
+    login_through_the_prompt(15000, function()
+      local waited = (vim.loop.hrtime() - asked_at) / 1e9
+      assert(waited > 8.5 and waited < 11.5, ("fell back after %.1f s"):format(waited))
     end)
-    wait_for("the fallback loginPrompt", function()
-      return fired_with("AuthAgentLoginPrompt") ~= nil
-    end, 15000)
-    local waited = (vim.loop.hrtime() - asked_at) / 1e9
-    assert(waited > 8.5 and waited < 11.5, ("fell back after %.1f s"):format(waited))
-    fake_open(fired_with("AuthAgentLoginPrompt").data.url)
-    wait_for("the login", function()
-      return answer ~= nil
-    end, 20000)
-    assert(not answer.err, vim.inspect(answer.err))
   end)
 end)
 
 test("without present_login: the loginPrompt as before", function()
   with_presenting({}, function()
     vim.ui.open = fake_open
-    local answer
-    auth.login({ provider = "web", open_browser = false }, nil, function(err, result)
-      answer = { err = err, result = result }
+    login_through_the_prompt(5000, function()
+      eq(#opened, 0, "nothing opened by the editor")
     end)
-    wait_for("the loginPrompt", function()
-      return fired_with("AuthAgentLoginPrompt") ~= nil
-    end, 5000)
-    eq(#opened, 0, "nothing opened by the editor")
-    fake_open(fired_with("AuthAgentLoginPrompt").data.url)
-    wait_for("the login", function()
-      return answer ~= nil
-    end, 20000)
-    assert(not answer.err, vim.inspect(answer.err))
   end)
 end)
 vim.fn.delete(interactive)

@@ -151,7 +151,7 @@ class AsyncAuthAgent:
         if self._present_login is not None:
             # Written before start() returns, so before any request of the
             # caller: the agent knows the capability before the first login.
-            self._initialized = self._send_now("initialize", self._initialize_params(CLIENT_NAME, __version__))
+            _, self._initialized = self._send_now("initialize", self._initialize_params(CLIENT_NAME, __version__))
 
     @classmethod
     async def connect(
@@ -239,15 +239,10 @@ class AsyncAuthAgent:
         out the request is cancelled and AuthAgentError reason ``"timeout"``
         raised.
         """
-        self._started()
-        if self._ended:
-            raise self._end_error()
-        request_id = next(self._ids)
-        answer: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = answer
+        request_id, answer = self._send_now(method, params)
         limit = self.timeout if timeout is None else timeout
         try:
-            await self._write(encode(method, params, request_id))
+            await self._drain()
             if limit is None or math.isinf(limit):
                 return await answer
             return await asyncio.wait_for(answer, limit)
@@ -273,7 +268,7 @@ class AsyncAuthAgent:
         With ``present_login`` the client sent it when it started (declaring
         the capability): this answers that result."""
         if self._initialized is None:
-            self._initialized = self._send_now("initialize", self._initialize_params(client_name, client_version))
+            _, self._initialized = self._send_now("initialize", self._initialize_params(client_name, client_version))
         limit = self.timeout if timeout is None else timeout
         waited = asyncio.shield(self._initialized)
         try:
@@ -286,9 +281,12 @@ class AsyncAuthAgent:
         capabilities = _present.capabilities(self._present_login)
         return _params.initialize(client_name, client_version, capabilities)
 
-    def _send_now(self, method: str, params: Mapping[str, Any]) -> "asyncio.Future[Any]":
-        """Write a request at once (no await between the call and the write)
-        and return the future its answer settles."""
+    def _send_now(
+        self, method: str, params: Optional[Mapping[str, Any]]
+    ) -> "tuple[RequestId, asyncio.Future[Any]]":
+        """Write a request at once — no await between the call and the write,
+        so requests reach the agent in the order they were made — and return
+        its id and the future its answer settles (the caller drains)."""
         self._started()
         if self._ended:
             raise self._end_error()
@@ -297,8 +295,11 @@ class AsyncAuthAgent:
         self._pending[request_id] = answer
         stdin = self._started().stdin
         if stdin is not None and not stdin.is_closing():
-            stdin.write(encode(method, params, request_id))
-        return answer
+            try:
+                stdin.write(encode(method, params, request_id))
+            except (ConnectionError, OSError):
+                pass  # The agent is gone; the reader fails the pending calls.
+        return request_id, answer
 
     async def ping(self, *, timeout: Optional[float] = None) -> None:
         """Return once the agent answers; a liveness check."""
@@ -531,6 +532,15 @@ class AsyncAuthAgent:
             return
         try:
             stdin.write(line)
+        except (ConnectionError, OSError):
+            return  # The agent is gone; the reader fails the pending calls.
+        await self._drain()
+
+    async def _drain(self) -> None:
+        stdin = self._started().stdin
+        if stdin is None or stdin.is_closing():
+            return
+        try:
             async with self._write_lock:
                 await stdin.drain()
         except (ConnectionError, OSError):

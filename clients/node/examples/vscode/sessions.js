@@ -49,7 +49,8 @@ class AgentSessions {
    */
   async createSession(scopes = []) {
     const provider = await this.#chooseProvider();
-    const login = await this.agent.login({ provider: provider.id });
+    // A person takes the time they take: the agent's own deadline (the login's expiry) bounds it.
+    const login = await this.agent.login({ provider: provider.id }, { timeout: Infinity });
     return this.#session(provider, login.account, login.user, scopes);
   }
 

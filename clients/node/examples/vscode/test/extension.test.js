@@ -34,7 +34,7 @@ const nextChange = (provider) => new Promise((resolve) => {
   });
 });
 
-describe('the VS Code sample, against a stub of vscode and the real agent', { skip: SKIP }, () => {
+describe('the VS Code sample, against a stub of vscode and the real agent', { skip: SKIP, timeout: 120_000 }, () => {
   let issuer;
   let directory;
   let extension;
@@ -114,7 +114,7 @@ describe('the VS Code sample, against a stub of vscode and the real agent', { sk
 
   test('declining to open the website cancels the login', async () => {
     vscode.behaviour.openExternal = () => false;
-    await assert.rejects(provider.createSession([]), (error) => error.code === -32800);
+    await assert.rejects(provider.createSession([]), (error) => error.reason === 'requestCancelled');
   });
 
   test('a device code is copied, shown, and its page opened', async () => {
