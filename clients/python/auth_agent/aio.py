@@ -152,6 +152,8 @@ class AsyncAuthAgent:
             # Written before start() returns, so before any request of the
             # caller: the agent knows the capability before the first login.
             _, self._initialized = self._send_now("initialize", self._initialize_params(CLIENT_NAME, __version__))
+            # Nobody need await it: its failure (the agent ended) is not an unretrieved exception.
+            self._initialized.add_done_callback(lambda answer: answer.cancelled() or answer.exception())
 
     @classmethod
     async def connect(

@@ -33,7 +33,7 @@ from ._version import __version__
 from ._present import CLIENT_NAME, PresentLogin
 from ._wire import HostRequest, Notification, RequestId, Response, decode, encode
 from .errors import AuthAgentError, cannot_start, ended, timed_out
-from .protocol import NOTIFICATIONS
+from .protocol import NOTIFICATIONS, TIMEOUT
 from .results import (
     AccountChoice,
     FetchResponse,
@@ -282,7 +282,14 @@ class AuthAgent:
         the capability): this answers that result."""
         if self._initialized is None:
             self._initialized = self._initialize(client_name, client_version)
-        return cast(InitializeResult, self._initialized.result(timeout))
+        try:
+            return cast(InitializeResult, self._initialized.result(timeout))
+        except AuthAgentError as error:
+            if error.reason == TIMEOUT:
+                # Cancelled and forgotten: a later call asks again (and hears
+                # -32600 if the agent had taken the first one after all).
+                self._initialized = None
+            raise
 
     def _initialize(self, client_name: str, client_version: str) -> PendingCall:
         capabilities = _present.capabilities(self._present_login)
