@@ -29,6 +29,10 @@ declare -gA AUTH_AGENT_METHODS=(
 # Agent-to-host notifications. loginPrompt goes to the host whose device-code or
 # browser login is waiting, subscribed or not.
 declare -ga AUTH_AGENT_EVENTS=(userLoggedIn userLoggedOut tokenRefreshed providersChanged loginPrompt loginWaiting)
+# Agent-to-host requests (ids like "agent-3"); each is answered: presentLogin by
+# $AUTH_AGENT_PRESENT_LOGIN when set, the others (and presentLogin without it)
+# with -32601. loginFields goes only to hosts that declare it, which this one does not.
+declare -ga AUTH_AGENT_REQUESTS=(loginFields presentLogin)
 # Error codes to reasons, used when an error carries no data.reason.
 declare -gA AUTH_AGENT_ERRORS=(
   [-32700]=parseError [-32600]=invalidRequest [-32601]=methodNotFound
@@ -39,6 +43,16 @@ declare -gA AUTH_AGENT_ERRORS=(
   [1010]=storeUnavailable [1011]=requestFailed [1012]=responseTooLarge
   [1013]=scopeNotGranted [1014]=discoveryFailed [1015]=notAllowed
 )
+
+# AUTH_AGENT_PRESENT_LOGIN: set before auth_agent_start to present this
+# script's interactive logins itself: the name of a function or command the
+# agent's presentLogin request is handed to, its params JSON as $1; it prints
+# the answer ({"opened":true}, {"redirectUrl":URL} or {"cancelled":true}) on
+# stdout; a failure or anything else answers an error, and the agent falls
+# back to loginPrompt. auth_agent_present_login (below) prints the code or URL
+# and opens it where there is a display. auth_agent_start then declares the
+# capability in initialize. AUTH_AGENT_OPENER: the command that opens a URL
+# (default: open on macOS; xdg-open with DISPLAY or WAYLAND_DISPLAY set).
 
 # Seconds a call waits for its answer before cancelling it.
 : "${AUTH_AGENT_TIMEOUT:=30}"
@@ -125,7 +139,11 @@ auth_agent_start() {
   exec {_AUTH_AGENT_STDOUT}>&1
   _auth_agent_trap_exit
   # A bad config makes the agent exit at once (status 2, reason on stderr).
-  if ! auth_agent_call ping '{}' >/dev/null; then
+  # A script that presents its logins says so in initialize, the first call.
+  local first=(ping '{}')
+  [[ -n ${AUTH_AGENT_PRESENT_LOGIN:-} ]] &&
+    first=(initialize '{"protocolVersion":"1","clientInfo":{"name":"auth-agent.sh","version":"1"},"capabilities":{"presentLogin":true}}')
+  if ! auth_agent_call "${first[@]}" >/dev/null; then
     _auth_agent_say "the agent did not start; see its message above"
     auth_agent_stop
     return 2
@@ -198,10 +216,62 @@ _auth_agent_dispatch() { # METHOD PARAMS LINE
   fi
 }
 
+# Answers a request from the agent, always once: presentLogin through
+# $AUTH_AGENT_PRESENT_LOGIN (its stdout is the answer, its stderr the script's),
+# anything else -32601. It runs while a call reads the agent's output, so a
+# login's presentation happens inside auth_agent_call login / fetch.
+_auth_agent_answer() { # ID_JSON METHOD PARAMS
+  local answer rc=0
+  if [[ $2 != presentLogin || -z ${AUTH_AGENT_PRESENT_LOGIN:-} ]]; then
+    _auth_agent_send "$(jq -cn --argjson id "$1" --arg m "$2" \
+      '{jsonrpc: "2.0", id: $id, error: {code: -32601, message: "this host does not handle \($m)"}}')"
+    return
+  fi
+  answer=$("$AUTH_AGENT_PRESENT_LOGIN" "$3") || rc=$?
+  if ((rc == 0)) && jq -e 'type == "object" and (has("opened") or has("redirectUrl") or has("cancelled"))' >/dev/null 2>&1 <<<"$answer"; then
+    _auth_agent_send "$(jq -c --argjson id "$1" '{jsonrpc: "2.0", id: $id, result: .}' <<<"$answer")"
+  else
+    _auth_agent_say "$AUTH_AGENT_PRESENT_LOGIN did not present the login (status $rc); the agent prompts instead"
+    _auth_agent_send "$(jq -cn --argjson id "$1" --arg h "$AUTH_AGENT_PRESENT_LOGIN" \
+      '{jsonrpc: "2.0", id: $id, error: {code: -32603, message: "\($h) did not present the login"}}')"
+  fi
+}
+
+# The command that opens a URL on this machine's display, if there is one.
+_auth_agent_opener() {
+  if [[ -n ${AUTH_AGENT_OPENER:-} ]]; then printf '%s\n' "$AUTH_AGENT_OPENER"
+  elif [[ $(uname -s) == Darwin ]]; then echo open
+  elif [[ -n ${DISPLAY:-}${WAYLAND_DISPLAY:-} ]] && command -v xdg-open >/dev/null 2>&1; then echo xdg-open
+  else return 1
+  fi
+}
+
+# auth_agent_present_login PARAMS: the presenter to set AUTH_AGENT_PRESENT_LOGIN
+# to. Prints the device code and where to enter it, or the URL to open, on
+# stderr, opens that URL where there is a display (AUTH_AGENT_OPENER, open,
+# xdg-open), and answers {"opened":true}.
+auth_agent_present_login() {
+  local name kind url code opener
+  IFS=$'\t' read -r name kind url code < <(jq -r '[.displayName // .provider, .kind,
+    (.verificationUriComplete // .verificationUri // .url // "-"), (.userCode // "-")] | @tsv' <<<"$1")
+  if [[ $kind == deviceCode ]]; then
+    printf 'To log in to %s, enter the code %s at %s\n' "$name" "$code" "$(jq -r .verificationUri <<<"$1")" >&2
+  else
+    printf 'To log in to %s, open %s\n' "$name" "$url" >&2
+  fi
+  # The URL passed the agent's check (https, or http to loopback): no opener reads it as an option.
+  if opener=$(_auth_agent_opener); then
+    "$opener" "$url" </dev/null >/dev/null 2>&1 &
+    disown 2>/dev/null || true
+  fi
+  echo '{"opened":true}'
+}
+
 # Classifies one received line as tab-separated fields with no empty field:
-#   n METHOD PARAMS | r ID RESULT | e ID CODE REASON MESSAGE | x
+#   q ID METHOD PARAMS (the agent asks) | n METHOD PARAMS | r ID RESULT | e ID CODE REASON MESSAGE | x
 _auth_agent_classify() {
-  jq -r 'if has("method") then "n\t\(.method)\t\(.params // {} | tojson)"
+  jq -r 'if has("method") and has("id") then "q\t\(.id | tojson)\t\(.method)\t\(.params // {} | tojson)"
+    elif has("method") then "n\t\(.method)\t\(.params // {} | tojson)"
     elif has("error") then "e\t\(.id | tojson)\t\(.error.code)\t\(.error.data.reason // "-")\t\(.error.message | gsub("[\t\n]"; " "))"
     elif has("id") then "r\t\(.id | tojson)\t\(.result | tojson)"
     else "x" end' 2>/dev/null <<<"$1" || echo x
@@ -255,6 +325,7 @@ auth_agent_call() {
     IFS=$'\t' read -r kind a b c d <<<"$(_auth_agent_classify "$_AUTH_AGENT_LINE")"
     case $kind in
       n) _auth_agent_dispatch "$a" "$b" "$_AUTH_AGENT_LINE" ;;
+      q) _auth_agent_answer "$a" "$b" "$c" ;;
       r) [[ $a == "$id" ]] && { printf '%s\n' "$b"; return 0; } ;;
       e) if [[ $a == "$id" ]]; then
            [[ $c == - ]] && c=${AUTH_AGENT_ERRORS[$b]:-error}
@@ -276,8 +347,11 @@ auth_agent_poll() {
   [[ $wait == 0 ]] && wait=0.05
   while _auth_agent_read_line "$wait"; do
     wait=0.05
-    IFS=$'\t' read -r kind a b <<<"$(_auth_agent_classify "$_AUTH_AGENT_LINE")"
-    [[ $kind == n ]] && _auth_agent_dispatch "$a" "$b" "$_AUTH_AGENT_LINE"
+    IFS=$'\t' read -r kind a b c <<<"$(_auth_agent_classify "$_AUTH_AGENT_LINE")"
+    case $kind in
+      n) _auth_agent_dispatch "$a" "$b" "$_AUTH_AGENT_LINE" ;;
+      q) _auth_agent_answer "$a" "$b" "$c" ;;
+    esac
   done
   return 0
 }

@@ -60,6 +60,8 @@ wrong=$(jq -r '.methods[] | "\(.name) \(if .["x-notification"] then "notificatio
 check "requests and notifications are told apart${wrong:+ (wrong: $wrong)}" test -z "$wrong"
 missing=$(jq -r '.["x-notifications"][].name' "$schema" | while read -r n; do contains " ${AUTH_AGENT_EVENTS[*]} " " $n " || echo "$n"; done)
 check "every schema notification is in AUTH_AGENT_EVENTS${missing:+ (missing: $missing)}" test -z "$missing"
+missing=$(jq -r '.["x-host-requests"][].name' "$schema" | while read -r n; do contains " ${AUTH_AGENT_REQUESTS[*]} " " $n " || echo "$n"; done)
+check "every schema agent-to-host request is in AUTH_AGENT_REQUESTS${missing:+ (missing: $missing)}" test -z "$missing"
 missing=$(jq -r '.components.errors[] | "\(.code) \(.data.reason)"' "$schema" |
   while read -r code reason; do [[ ${AUTH_AGENT_ERRORS[$code]:-} == "$reason" ]] || echo "$code"; done)
 check "every schema error code maps to its reason${missing:+ (wrong: $missing)}" test -z "$missing"
@@ -367,6 +369,79 @@ out=$(auth_agent_login "$issuer/mcp" 2>&1); rc=$?
 check "a wrong resource in the metadata: status 1, 1014 discoveryFailed" eval '((rc == 1)) && [[ $out == "1014 discoveryFailed "* ]]'
 admin reset '{}'
 auth_agent_stop
+
+echo "# presentLogin: the script presents its logins (issue 34), against a stand-in that asks"
+check "the stand-in starts; without AUTH_AGENT_PRESENT_LOGIN nothing is declared" \
+  eval 'auth_agent_start --bin "$here/asking-agent.sh" && [[ $(auth_agent_call initialize "{}" | jq -c .echo) == "{}" ]]'
+out=$(auth_agent_call login '{"provider":"presentLogin"}' 2>>"$errlog")
+check "presentLogin without a presenter: answered -32601" test "$(jq -r .answer.error.code <<<"$out")" = -32601
+auth_agent_stop
+presenter_saw=$tmp/presenter-params
+remember() { printf '%s\n' "$1" >"$presenter_saw"; echo '{"redirectUrl":"http://127.0.0.1:1/callback?code=c&state=s"}'; }
+ASKING_AGENT_LOG=$tmp/asked AUTH_AGENT_PRESENT_LOGIN=remember auth_agent_start --bin "$here/asking-agent.sh" 2>>"$errlog"
+check "with AUTH_AGENT_PRESENT_LOGIN, auth_agent_start declares the capability in initialize, its first call" \
+  test "$(head -n 1 "$tmp/asked" | jq -c '[.method, .params.capabilities]')" = '["initialize",{"presentLogin":true}]'
+out=$(AUTH_AGENT_PRESENT_LOGIN=remember auth_agent_call login '{"provider":"presentLogin"}' 2>>"$errlog")
+check "the presenter gets the params; what it prints is the answer" \
+  eval '[[ $(jq -c .answer <<<"$out") == '"'"'{"jsonrpc":"2.0","id":"agent-1","result":{"redirectUrl":"http://127.0.0.1:1/callback?code=c&state=s"}}'"'"' && $(jq -r .kind "$presenter_saw") == browser ]]'
+out=$(AUTH_AGENT_PRESENT_LOGIN=false auth_agent_call login '{"provider":"presentLogin"}' 2>"$tmp/present-err")
+check "a presenter that fails answers an error (-32603) and says so" \
+  eval '[[ $(jq -r .answer.error.code <<<"$out") == -32603 ]] && contains "$(<"$tmp/present-err")" "did not present the login"'
+out=$(AUTH_AGENT_PRESENT_LOGIN=remember auth_agent_call login '{"provider":"askSomethingNew"}' 2>>"$errlog")
+check "a request the client does not know: answered -32601, and the calls go on" \
+  eval '[[ $(jq -r .answer.error.code <<<"$out") == -32601 && $(auth_agent_call ping) == "{}" ]]'
+auth_agent_stop
+
+echo "# presentLogin against the real agent: a browser and a device login of the dev issuer"
+admin fault '{"autoApprove":"alice","deviceInterval":1}'
+jq -n --arg iss "$issuer" '{store: {kind: "memory"}, providers: [
+  {id: "web", displayName: "Web", flow: "authorizationCode", issuer: $iss, clientId: "cli", origins: [$iss]},
+  {id: "device", displayName: "Device", flow: "deviceCode", issuer: $iss, clientId: "cli",
+   origins: [$iss | sub("127\\.0\\.0\\.1"; "localhost")]}]}' >"$tmp/interactive.json"
+# The fake opener is the person: a browser the issuer approves at once, or the device page approved as alice.
+cat >"$tmp/opener" <<'OPENER'
+#!/usr/bin/env bash
+echo "$1" >>"${0%/*}/opened"
+case $1 in
+  */device\?user_code=*) curl -sf -o /dev/null --data-urlencode "user_code=${1#*user_code=}" -d username=alice \
+                           -d password=wonderland -d action=approve "${1%%\?*}" ;;
+  *) curl -sfL -o /dev/null "$1" ;;
+esac
+OPENER
+chmod +x "$tmp/opener"
+export AUTH_AGENT_OPENER=$tmp/opener
+AUTH_AGENT_PRESENT_LOGIN=auth_agent_present_login
+auth_agent_start --config "$tmp/interactive.json" 2>>"$errlog"
+auth_agent_notifications >/dev/null
+out=$(auth_agent_call login '{"provider":"web","openBrowser":false}' 2>"$tmp/present-err"); rc=$?
+check "auth_agent_present_login prints the URL, opens it, and the browser login completes with no loginPrompt" \
+  eval '((rc == 0)) && [[ $(jq -r .user.sub <<<"$out") == alice && $(<"$tmp/opened") == "$issuer/authorize"* ]] &&
+    contains "$(<"$tmp/present-err")" "To log in to Web, open $issuer/authorize" && ! contains "$(auth_agent_notifications)" loginPrompt'
+out=$(auth_agent_call login '{"provider":"device"}' 2>"$tmp/present-err"); rc=$?
+check "it shows the device code, opens the page, and the device login completes" \
+  eval '((rc == 0)) && [[ $(jq -r .user.sub <<<"$out") == alice ]] && contains "$(<"$tmp/present-err")" "To log in to Device, enter the code "'
+paste_back() { jq -n --arg u "$(curl -s -o /dev/null -w '%{redirect_url}' "$(jq -r .url <<<"$1")")" '{redirectUrl: $u}'; }
+out=$(AUTH_AGENT_PRESENT_LOGIN=paste_back auth_agent_call login '{"provider":"web","openBrowser":false}' 2>>"$errlog"); rc=$?
+check "a presenter that hands back the redirect completes the login" eval '((rc == 0)) && [[ $(jq -r .provider <<<"$out") == web ]]'
+decline() { echo '{"cancelled":true}'; }
+out=$(AUTH_AGENT_PRESENT_LOGIN=decline auth_agent_call login '{"provider":"web","openBrowser":false}' 2>&1); rc=$?
+check "a presenter that answers cancelled ends the login: status 1, -32800" eval '((rc == 1)) && [[ $out == "-32800 requestCancelled "* ]]'
+too_late() { touch "$tmp/asked-too-late"; sleep 11; echo '{"opened":true}'; }
+auth_agent_notifications >/dev/null
+start=$SECONDS
+out=$(AUTH_AGENT_PRESENT_LOGIN=too_late AUTH_AGENT_ON_NOTIFICATION=play_browser auth_agent_call login '{"provider":"web","openBrowser":false}' 2>>"$errlog"); rc=$?
+check "a presenter that does not answer within 10 s: the agent sends loginPrompt, and the login completes through it" \
+  eval '((rc == 0)) && [[ $(jq -r .provider <<<"$out") == web ]] && [[ -e $tmp/asked-too-late ]] &&
+    contains "$(auth_agent_notifications)" "\"method\":\"loginPrompt\"" && ((SECONDS - start < 20))'
+auth_agent_stop
+unset AUTH_AGENT_PRESENT_LOGIN
+auth_agent_start --config "$tmp/interactive.json" 2>>"$errlog"
+out=$(AUTH_AGENT_ON_NOTIFICATION=play_browser auth_agent_call login '{"provider":"web","openBrowser":false}' 2>>"$errlog"); rc=$?
+check "without AUTH_AGENT_PRESENT_LOGIN: loginPrompt as before" \
+  eval '((rc == 0)) && contains "$(auth_agent_notifications)" "\"method\":\"loginPrompt\""'
+auth_agent_stop
+unset AUTH_AGENT_OPENER
+admin reset '{}'
 
 echo "# the README's first example, as written, against auth-agent demo"
 example=$(awk '/^```bash$/ {inside = 1; next} inside && /^```$/ {exit} inside' "$here/README.md")

@@ -10,6 +10,8 @@ export declare const PROTOCOL_VERSION: '1';
 export declare const METHODS: readonly string[];
 /** Notifications the host sends; never answered. */
 export declare const HOST_NOTIFICATIONS: readonly string[];
+/** Requests the agent sends the host; presentLogin is answered by the onPresentLogin handler, the others -32601. */
+export declare const AGENT_REQUESTS: readonly string[];
 /** Notifications the agent sends to a subscribed host. */
 export declare const NOTIFICATIONS: readonly NotificationName[];
 /** What each error code means when the agent's `data` does not say. */
@@ -52,13 +54,38 @@ export interface LoginPrompt {
   url?: string;
   expiresAt: string;
 }
+/**
+ * The agent's `presentLogin` request to a host that declared it (onPresentLogin):
+ * a login this connection started needs the person. `requestId` is the id of
+ * the host's own login or fetch request.
+ */
+export interface PresentLogin {
+  requestId: string | number | null;
+  provider: string;
+  displayName: string;
+  kind: 'browser' | 'deviceCode';
+  /** browser: the authorization URL to open. */
+  url?: string;
+  /** deviceCode: the code to show, and where to enter it. */
+  userCode?: string;
+  verificationUri?: string;
+  verificationUriComplete?: string;
+  expiresAt: string;
+  /** A learned API's URL and its authorization server. */
+  resource?: string;
+  authorizationServer?: string;
+  /** browser: where the login ends, `http://127.0.0.1:PORT/callback` (for a host that forwards or captures it). */
+  redirectUri?: string;
+}
+/** The host's answer: opened or shown; the final redirect, pasted or captured; or declined. */
+export type PresentLoginAnswer = { opened: true } | { redirectUrl: string } | { cancelled: true };
 /** Any notification, including names this client does not know yet. */
 export interface Notification { method: string; params: unknown }
 
 export interface InitializeResult {
   protocolVersion: '1';
   serverInfo: { name: 'auth-agent'; version: string };
-  capabilities: { flows?: Flow[]; events?: EventName[] };
+  capabilities: { flows?: Flow[]; events?: EventName[]; [name: string]: unknown };
 }
 export interface Field { name: 'username' | 'password' | 'token'; label: string; secret: boolean }
 /** One logged-in identity of a provider; `default` marks the provider's default account. */
@@ -269,7 +296,16 @@ export declare class AuthAgent extends EventEmitter {
 
   request(method: string, params?: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
   notify(method: string, params?: Record<string, unknown>): void;
+  /** Sent once; later calls resolve with the same answer. */
   initialize(params?: { clientInfo?: { name: string; version: string } }, options?: CallOptions): Promise<InitializeResult>;
+  /**
+   * Present this connection's logins yourself (open the URL, show the code, or
+   * hand back the redirect): declares the capability in initialize (sent now
+   * unless it was already — then this throws, unless a handler was declared
+   * before, which this one replaces). Throwing, or no answer within 10 s, makes
+   * the agent fall back to `loginPrompt`.
+   */
+  onPresentLogin(handler: (params: PresentLogin) => PresentLoginAnswer | Promise<PresentLoginAnswer>): this;
   ping(options?: CallOptions): Promise<Record<string, never>>;
   status(options?: CallOptions): Promise<StatusResult>;
   login(params: { provider: string; flow?: Flow; credentials?: Credentials; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;

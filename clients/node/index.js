@@ -24,4 +24,6 @@ export {
   UnknownProviderError,
 } from './src/errors.js';
 export { findAgent } from './src/locate.js';
-export { CLIENT_REASONS, ERRORS, HOST_NOTIFICATIONS, METHODS, NOTIFICATIONS, PROTOCOL_VERSION } from './src/protocol.js';
+export {
+  AGENT_REQUESTS, CLIENT_REASONS, ERRORS, HOST_NOTIFICATIONS, METHODS, NOTIFICATIONS, PROTOCOL_VERSION,
+} from './src/protocol.js';

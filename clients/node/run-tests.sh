@@ -4,4 +4,4 @@
 # tests that need it are skipped, saying so.
 set -euo pipefail
 cd "$(dirname "$0")"
-exec node --test test/
+exec node --test test/ examples/vscode/test/

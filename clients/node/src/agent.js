@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { AgentDiedError, AuthAgentError } from './errors.js';
 import { CLIENT_GRACE_MS, agentSeconds, fetchRequest, toResponse } from './http.js';
 import { findAgent } from './locate.js';
-import { CLIENT_REASONS, NOTIFICATIONS, PROTOCOL_VERSION } from './protocol.js';
+import { CLIENT_REASONS, NOTIFICATIONS, PRESENT_LOGIN, PROTOCOL_VERSION } from './protocol.js';
 import { VERSION } from './version.js';
 
 const STDERR_TAIL_LINES = 50;
@@ -15,6 +15,7 @@ const timeoutError = (method, ms) => new AuthAgentError(
   { code: -32800, reason: CLIENT_REASONS.timeout, retryable: true },
 );
 const KNOWN_NOTIFICATIONS = new Set(NOTIFICATIONS);
+const PRESENT_LOGIN_ANSWERS = ['opened', 'redirectUrl', 'cancelled'];
 /** Node 18 lacks Symbol.asyncDispose; the registered symbol is what TypeScript's `await using` falls back to. */
 const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose');
 /** The constructor's option that hands it a socket agent's connection instead of spawning (connect()). */
@@ -77,6 +78,10 @@ export class AuthAgent extends EventEmitter {
   #stderrPartial = '';
   /** Ends each open notifications() iterator; run when the agent ends. */
   #iteratorEnders = new Set();
+  /** The onPresentLogin handler; null: presentLogin is answered -32601. */
+  #presentLogin = null;
+  /** The one initialize sent (the agent refuses a second): its answer, for every initialize() call. */
+  #initialized = null;
 
   /**
    * Spawn the agent and wait until it runs; rejects with AuthAgentError
@@ -209,9 +214,43 @@ export class AuthAgent extends EventEmitter {
     this.#write({ jsonrpc: '2.0', method, params });
   }
 
-  /** Optional handshake: the protocol version and the agent's capabilities. */
+  /**
+   * Optional handshake: the protocol version and the agent's capabilities.
+   * Sent once: a later call (or one after onPresentLogin, which sends it)
+   * resolves with the same answer.
+   */
   initialize({ clientInfo = { name: 'auth-agent-node', version: VERSION } } = {}, options) {
-    return this.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientInfo }, options);
+    if (!this.#initialized) {
+      const capabilities = this.#presentLogin ? { presentLogin: PRESENT_LOGIN } : undefined;
+      this.#initialized = this.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientInfo, capabilities }, options);
+      // Nobody need await it when onPresentLogin sent it: not an unhandled rejection.
+      this.#initialized.catch(() => {});
+    }
+    return this.#initialized;
+  }
+
+  /**
+   * Present this connection's interactive logins yourself: `handler(params)`
+   * gets the agent's `presentLogin` request — `{requestId, provider,
+   * displayName, kind: 'browser' | 'deviceCode', url?, userCode?,
+   * verificationUri?, verificationUriComplete?, expiresAt, resource?,
+   * authorizationServer?, redirectUri?}` — and returns (or resolves with)
+   * `{opened: true}` (it opened the URL or showed the code), `{redirectUrl}`
+   * (the redirect its person pasted or it captured) or `{cancelled: true}`
+   * (the person declined: the login ends with -32800). Throwing, or no answer
+   * within 10 s, makes the agent fall back to `loginPrompt` and its own
+   * opener. The capability is declared in `initialize`, which this sends
+   * unless it was sent already — so call it first; calling it again replaces
+   * the handler. Returns this.
+   */
+  onPresentLogin(handler) {
+    if (typeof handler !== 'function') throw new TypeError('onPresentLogin takes a function');
+    if (this.#initialized && !this.#presentLogin) {
+      throw new Error('onPresentLogin must come before initialize(): the capability is declared there, once');
+    }
+    this.#presentLogin = handler;
+    this.initialize();
+    return this;
   }
 
   /** Resolves with `{}` once the agent answers. */
@@ -465,8 +504,9 @@ export class AuthAgent extends EventEmitter {
       return; // Not JSON: nothing to match it to.
     }
     if (!message || typeof message !== 'object') return;
-    if (typeof message.method === 'string' && !('id' in message)) {
-      this.#emitNotification(message.method, message.params);
+    if (typeof message.method === 'string') {
+      if ('id' in message) this.#answerAgent(message);
+      else this.#emitNotification(message.method, message.params);
       return;
     }
     const call = this.#pending.get(message.id);
@@ -487,6 +527,29 @@ export class AuthAgent extends EventEmitter {
       process.nextTick(() => {
         throw error;
       });
+    }
+  }
+
+  /**
+   * Every agent→host request gets one answer: -32601 for those this client
+   * has no handler for, else the handler's, whenever it settles (the person
+   * may take a while; answers keep being read meanwhile).
+   */
+  async #answerAgent({ id, method, params }) {
+    const handler = method === 'presentLogin' ? this.#presentLogin : null;
+    if (!handler) {
+      this.#write({ jsonrpc: '2.0', id, error: { code: -32601, message: `this host does not handle ${method}` } });
+      return;
+    }
+    try {
+      const answer = await handler(params);
+      if (!PRESENT_LOGIN_ANSWERS.some((key) => answer && key in answer)) {
+        throw new TypeError('the presentLogin handler answered no opened, redirectUrl or cancelled');
+      }
+      this.#write({ jsonrpc: '2.0', id, result: answer });
+    } catch (error) {
+      const message = `presenting the login failed: ${error?.message ?? error}`;
+      this.#write({ jsonrpc: '2.0', id, error: { code: -32603, message } });
     }
   }
 

@@ -48,6 +48,18 @@ export const NOTIFICATIONS = Object.freeze([
 ]);
 
 /**
+ * Requests the agent sends the host (ids like "agent-3"), each of which the
+ * host answers: `presentLogin` through the handler given to
+ * `onPresentLogin`; the others, and `presentLogin` without a handler, with
+ * -32601 (`loginFields` goes only to a host that declares it, which this
+ * client does not).
+ */
+export const AGENT_REQUESTS = Object.freeze(['loginFields', 'presentLogin']);
+
+/** What `initialize` declares for a host with an `onPresentLogin` handler: it opens URLs, shows codes and hands back redirects. */
+export const PRESENT_LOGIN = Object.freeze({ openUrl: true, showCode: true, askRedirect: true });
+
+/**
  * Every error code the agent answers with, and what it means when the
  * agent's `data` does not say: the JSON-RPC standard codes and the
  * application ones, whose reason matches the agent's `data.reason`.

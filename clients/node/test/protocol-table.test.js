@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
-import { AuthAgent, ERRORS, HOST_NOTIFICATIONS, METHODS, NOTIFICATIONS } from '../index.js';
+import {
+  AGENT_REQUESTS, AuthAgent, ERRORS, HOST_NOTIFICATIONS, METHODS, NOTIFICATIONS,
+} from '../index.js';
 import { SCHEMA_PATH } from '../testing/support.js';
 
 const schema = JSON.parse(readFileSync(SCHEMA_PATH, 'utf8'));
@@ -27,6 +29,10 @@ test('host notifications match the schema', () => {
 
 test('agent notifications match the schema', () => {
   assert.deepEqual(sorted(NOTIFICATIONS), sorted(schema['x-notifications'].map((n) => n.name)));
+});
+
+test('agent requests match the schema', () => {
+  assert.deepEqual(sorted(AGENT_REQUESTS), sorted(schema['x-host-requests'].map((r) => r.name)));
 });
 
 test('subscribable events are known notifications', () => {

@@ -18,6 +18,7 @@ export const CLIENT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SCHEMA_PATH = join(CLIENT_ROOT, '..', '..', 'schema', 'openrpc.json');
 export const FAKE_AGENT = fileURLToPath(new URL('fake-agent.js', import.meta.url));
 export const ECHO_AGENT = fileURLToPath(new URL('echo-agent.js', import.meta.url));
+export const ASKING_AGENT = fileURLToPath(new URL('asking-agent.js', import.meta.url));
 export const PROVIDER = 'corp';
 export const CREDENTIALS = Object.freeze({ username: 'alice', password: 'wonderland' });
 /** The dev issuer's second user, for a second account on the same provider. */
@@ -91,6 +92,24 @@ export class DevIssuer {
     return path;
   }
 
+  /**
+   * A config with two interactive providers of this issuer: `web`, a browser
+   * login, and `device`, a device-code login (its origin is the issuer by
+   * another name, since an origin belongs to one provider).
+   */
+  writeInteractiveConfig(directory) {
+    const path = join(directory, 'config.json');
+    const common = { issuer: this.url, clientId: 'cli' };
+    writeFileSync(path, JSON.stringify({
+      store: { kind: 'memory' },
+      providers: [
+        { id: 'web', displayName: 'Web', flow: 'authorizationCode', origins: [this.url], ...common },
+        { id: 'device', displayName: 'Device', flow: 'deviceCode', origins: [this.url.replace('127.0.0.1', 'localhost')], ...common },
+      ],
+    }));
+    return path;
+  }
+
   async close() {
     const exited = once(this.child, 'exit');
     this.child.stdin.end();
@@ -102,6 +121,25 @@ export class DevIssuer {
 
 /** The payload of one of the dev issuer's JWT access tokens. */
 export const claims = (accessToken) => JSON.parse(Buffer.from(accessToken.split('.')[1], 'base64url').toString('utf8'));
+
+/** The fake opener: a browser that follows the issuer's redirect back to the agent's loopback listener. */
+export const browse = (url) => {
+  fetch(url).then((response) => response.text()).catch(() => {});
+};
+
+/** Where the issuer sends the browser: the loopback redirect a person would paste, taken without following it. */
+export async function redirectOf(url) {
+  const response = await fetch(url, { redirect: 'manual' });
+  const location = response.headers.get('location');
+  if (!location) throw new Error(`the issuer answered ${response.status}, no redirect`);
+  return location;
+}
+
+/** The person at the device page: approves `userCode` as alice. */
+export const approveDevice = (verificationUri, userCode) => {
+  const body = new URLSearchParams({ user_code: userCode, username: 'alice', password: 'wonderland', action: 'approve' });
+  fetch(verificationUri, { method: 'POST', body }).then((response) => response.text()).catch(() => {});
+};
 
 /** Resolves after `ms` milliseconds. */
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

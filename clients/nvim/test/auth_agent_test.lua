@@ -105,6 +105,9 @@ test("every schema method, notification and error is in names.lua", function()
   for _, e in pairs(schema.components.errors) do
     eq(names.errors[e.code], e.data.reason, "error " .. e.code)
   end
+  for _, r in ipairs(schema["x-host-requests"]) do
+    assert(names.agent_requests[r.name], "agent request " .. r.name .. " is missing")
+  end
 end)
 
 test("user commands are defined", function()
@@ -800,6 +803,177 @@ test("with a socket agent, setup connects to it through a vim.loop pipe; without
   auth.stop()
   vim.fn.jobstop(server)
 end)
+
+-- presentLogin (issue 34): the editor presents its logins.
+test("agent->host requests are answered: -32601 without present_login or for unknown methods", function()
+  auth.stop()
+  assert(auth.setup({ bin = env.AUTH_AGENT_BIN, config = env.TEST_CONFIG }), "setup failed")
+  local sent = {}
+  local client = auth.client
+  client._send = function(_, msg)
+    table.insert(sent, msg)
+  end
+  auth.handle_line('{"jsonrpc":"2.0","id":"agent-7","method":"presentLogin","params":{"provider":"corp","kind":"browser"}}')
+  auth.options.present_login = true
+  auth.handle_line('{"jsonrpc":"2.0","id":"agent-8","method":"somethingNew","params":{}}')
+  client._send = nil
+  eq(#sent, 2, "answers")
+  eq(sent[1].id, "agent-7", "id")
+  eq(sent[1].error.code, -32601, "presentLogin without the option")
+  eq(sent[2].error.code, -32601, "an unknown request")
+  auth.stop()
+end)
+
+test("the login window counts down to expiresAt", function()
+  local now = os.time()
+  local at = os.date("!%Y-%m-%dT%H:%M:%SZ", now + 125)
+  eq(ui.countdown(at, now), "Expires in 2:05", "countdown")
+  eq(ui.countdown(os.date("!%Y-%m-%dT%H:%M:%SZ", now - 1), now), "Expired", "expired")
+end)
+
+local interactive = vim.fn.tempname()
+vim.fn.writefile({ vim.json.encode({ store = { kind = "memory" }, providers = {
+  { id = "web", displayName = "Web", flow = "authorizationCode", issuer = issuer, clientId = "cli", origins = { issuer } },
+  { id = "device", displayName = "Device", flow = "deviceCode", issuer = issuer, clientId = "cli",
+    origins = { (issuer:gsub("127%.0%.0%.1", "localhost")) } },
+} }) }, interactive)
+
+-- The fake opener is the person: a browser the issuer approves at once, or the device page approved as alice.
+local opened = {}
+local function fake_open(url)
+  table.insert(opened, url)
+  local code = url:match("user_code=([%w-]+)")
+  if code then
+    vim.fn.jobstart({ "curl", "-sf", "-o", "/dev/null", "--data-urlencode", "user_code=" .. code, "-d", "username=alice",
+      "-d", "password=wonderland", "-d", "action=approve", (url:gsub("%?.*", "")) })
+  else
+    vim.fn.jobstart({ "curl", "-sfL", "-o", "/dev/null", url })
+  end
+  return {}
+end
+-- Where the issuer sends the browser: the address a person would paste.
+local function redirect_of(url)
+  return vim.fn.system({ "curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", url })
+end
+
+local function with_presenting(options, body)
+  auth.stop()
+  admin("fault", '{"autoApprove":"alice","deviceInterval":1}')
+  opened, fired = {}, {}
+  local ui_open, ui_input = vim.ui.open, vim.ui.input
+  local ok, err = pcall(function()
+    assert(auth.setup(vim.tbl_extend("force", { bin = env.AUTH_AGENT_BIN, config = interactive }, options)), "setup failed")
+    wait_for("subscribe's status", function()
+      return #auth.providers > 0
+    end)
+    body()
+  end)
+  vim.ui.open, vim.ui.input = ui_open, ui_input
+  auth.stop()
+  admin("reset", "{}")
+  assert(ok, err)
+end
+
+test("present_login: the URL is opened with vim.ui.open, the window counts down, the login completes", function()
+  with_presenting({ present_login = true }, function()
+    vim.ui.open = fake_open
+    local shown
+    local show = ui.show_login_prompt
+    ui.show_login_prompt = function(...)
+      show(...)
+      local win = ui.prompts.web
+      shown = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), "\n")
+    end
+    local answer = answer_of(function(cb) auth.login({ provider = "web", open_browser = false }, nil, cb) end)
+    ui.show_login_prompt = show
+    assert(not answer.err, vim.inspect(answer.err))
+    eq(answer.result.user.sub, "alice", "user")
+    eq(#opened, 1, "opened once")
+    assert(opened[1]:find(issuer .. "/authorize", 1, true), opened[1])
+    assert(shown and shown:find("Log in to Web", 1, true) and shown:find("Expires in %d+:%d%d"), tostring(shown))
+    eq(fired_with("AuthAgentLoginPrompt"), nil, "no loginPrompt")
+  end)
+end)
+
+test("present_login: a device code is shown and its page opened; the login completes", function()
+  with_presenting({ present_login = true }, function()
+    vim.ui.open = fake_open
+    local answer = answer_of(function(cb) auth.login("device", nil, cb) end)
+    assert(not answer.err, vim.inspect(answer.err))
+    eq(answer.result.user.sub, "alice", "user")
+    assert(opened[1] and opened[1]:find("user_code=", 1, true), vim.inspect(opened))
+    eq(fired_with("AuthAgentLoginPrompt"), nil, "no loginPrompt")
+  end)
+end)
+
+test("present_login = { paste = true }: the address pasted in vim.ui.input completes the login", function()
+  with_presenting({ present_login = { paste = true } }, function()
+    vim.ui.open = function(url)
+      table.insert(opened, url) -- a browser elsewhere: it cannot reach the agent
+      return {}
+    end
+    vim.ui.input = function(_, on_confirm)
+      on_confirm(redirect_of(opened[#opened]))
+    end
+    local answer = answer_of(function(cb) auth.login({ provider = "web", open_browser = false }, nil, cb) end)
+    assert(not answer.err, vim.inspect(answer.err))
+    eq(answer.result.provider, "web", "provider")
+    eq(fired_with("AuthAgentLoginPrompt"), nil, "no loginPrompt")
+  end)
+end)
+
+test("present_login: Esc at the paste prompt cancels the login (-32800)", function()
+  with_presenting({ present_login = { paste = true } }, function()
+    vim.ui.open = function() return {} end
+    vim.ui.input = function(_, on_confirm)
+      on_confirm(nil)
+    end
+    local answer = answer_of(function(cb) auth.login({ provider = "web", open_browser = false }, nil, cb) end)
+    eq(answer.err and answer.err.code, -32800, "requestCancelled")
+  end)
+end)
+
+-- Starts a login to "web", waits (up to `ms`) for the agent's loginPrompt, runs `check`, plays the
+-- browser on the prompt's URL, and waits for the login to succeed.
+local function login_through_the_prompt(ms, check)
+  local answer
+  auth.login({ provider = "web", open_browser = false }, nil, function(err, result)
+    answer = { err = err, result = result }
+  end)
+  wait_for("the loginPrompt", function()
+    return fired_with("AuthAgentLoginPrompt") ~= nil
+  end, ms)
+  check()
+  fake_open(fired_with("AuthAgentLoginPrompt").data.url)
+  wait_for("the login", function()
+    return answer ~= nil
+  end, 20000)
+  assert(not answer.err, vim.inspect(answer.err))
+end
+
+test("present_login: a person who does not answer within 10 s gets the agent's loginPrompt", function()
+  with_presenting({ present_login = { paste = true } }, function()
+    vim.ui.open = function() return {} end
+    local asked_at
+    vim.ui.input = function()
+      asked_at = vim.loop.hrtime() -- and never answers
+    end
+    login_through_the_prompt(15000, function()
+      local waited = (vim.loop.hrtime() - asked_at) / 1e9
+      assert(waited > 8.5 and waited < 11.5, ("fell back after %.1f s"):format(waited))
+    end)
+  end)
+end)
+
+test("without present_login: the loginPrompt as before", function()
+  with_presenting({}, function()
+    vim.ui.open = fake_open
+    login_through_the_prompt(5000, function()
+      eq(#opened, 0, "nothing opened by the editor")
+    end)
+  end)
+end)
+vim.fn.delete(interactive)
 
 test("the README's lazy.nvim spec runs as written against auth-agent demo", function()
   local readme = read_file(env.README)

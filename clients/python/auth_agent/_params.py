@@ -7,11 +7,16 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 from .protocol import PROTOCOL_VERSION
 
 
-def initialize(client_name: str, client_version: str) -> Dict[str, Any]:
-    return {
+def initialize(
+    client_name: str, client_version: str, capabilities: Optional[Mapping[str, Any]] = None
+) -> Dict[str, Any]:
+    params: Dict[str, Any] = {
         "protocolVersion": PROTOCOL_VERSION,
         "clientInfo": {"name": client_name, "version": client_version},
     }
+    if capabilities:
+        params["capabilities"] = dict(capabilities)
+    return params
 
 
 def login(

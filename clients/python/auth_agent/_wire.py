@@ -15,6 +15,15 @@ class Notification(NamedTuple):
     params: Any
 
 
+class HostRequest(NamedTuple):
+    """A request from the agent to the host (an ``id`` like ``"agent-3"`` and
+    a ``method``): the host must answer it, with a result or an error."""
+
+    id: RequestId
+    method: str
+    params: Any
+
+
 class Response(NamedTuple):
     """The answer to request ``id``: ``error`` is set when it failed."""
 
@@ -32,12 +41,27 @@ def encode(
         message["id"] = id
     if params is not None:
         message["params"] = params
+    return _line(message)
+
+
+def encode_result(id: RequestId, result: Any) -> bytes:
+    """The host's answer to an agent→host request."""
+    return _line({"jsonrpc": "2.0", "id": id, "result": result})
+
+
+def encode_error(id: RequestId, code: int, message: str) -> bytes:
+    """The host's error answer to an agent→host request."""
+    return _line({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+
+
+def _line(message: Mapping[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
-def decode(line: bytes) -> Union[Response, Notification, None]:
+def decode(line: bytes) -> Union[Response, Notification, HostRequest, None]:
     """What a line from the agent is; ``None`` for anything the client cannot
-    use (blank lines, junk, answers without an id), which it ignores."""
+    use (blank lines, junk, answers without an id), which it ignores. A
+    message with both ``id`` and ``method`` is the agent asking the host."""
     try:
         message = json.loads(line)
     except ValueError:
@@ -50,6 +74,8 @@ def decode(line: bytes) -> Union[Response, Notification, None]:
     id = message.get("id")
     if not isinstance(id, (int, str)) or isinstance(id, bool):
         return None
+    if isinstance(method, str):
+        return HostRequest(id, method, message.get("params"))
     error = message.get("error")
     if isinstance(error, dict):
         return Response(id, None, AuthAgentError.from_response(error))

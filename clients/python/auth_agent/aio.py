@@ -27,11 +27,12 @@ from typing import (
     cast,
 )
 
-from . import _params
+from . import _params, _present
 from ._launch import PathLike, StderrTail, agent_command, log_stderr_line
+from ._present import CLIENT_NAME, PresentLogin
 from ._socket import AsyncSocketConnection
 from ._version import __version__
-from ._wire import Notification, RequestId, Response, decode, encode
+from ._wire import HostRequest, Notification, RequestId, Response, decode, encode
 from .errors import AuthAgentError, cannot_start, ended, timed_out
 from .protocol import CLOSED, NOTIFICATIONS
 from .results import (
@@ -87,7 +88,8 @@ class NotificationStream(AsyncIterator[Notification]):
 class AsyncAuthAgent:
     """A running auth-agent process, driven from asyncio.
 
-    Options are those of ``AuthAgent``. Start it with ``async with
+    Options are those of ``AuthAgent``; ``present_login`` may also be a
+    coroutine function (it runs as a task). Start it with ``async with
     AsyncAuthAgent(...) as agent:`` or ``agent = await AsyncAuthAgent(...).start()``
     (then ``await agent.aclose()``).
     """
@@ -102,8 +104,11 @@ class AsyncAuthAgent:
         capture_stderr: bool = False,
         timeout: Optional[float] = 30.0,
         shutdown_grace: float = 3.0,
+        present_login: Optional[PresentLogin] = None,
     ) -> None:
         self._command = agent_command(binary, config, args)
+        self._present_login = present_login
+        self._initialized: "Optional[asyncio.Future[Any]]" = None
         self._env = env
         self._capture_stderr = capture_stderr
         self.timeout = timeout
@@ -115,6 +120,9 @@ class AsyncAuthAgent:
         self._closing = False
         self._callbacks: Dict[str, List[AsyncCallback]] = {}
         self._callback_tasks: Set["asyncio.Future[Any]"] = set()
+        #: present_login calls in progress; a person may never answer, so
+        #: aclose() cancels them instead of waiting.
+        self._present_tasks: Set["asyncio.Future[Any]"] = set()
         self._streams: Set[NotificationStream] = set()
         self._stderr = StderrTail()
 
@@ -140,6 +148,12 @@ class AsyncAuthAgent:
         self._write_lock = asyncio.Lock()
         self._stderr_task = asyncio.ensure_future(self._copy_stderr())
         self._reader_task = asyncio.ensure_future(self._read_answers())
+        if self._present_login is not None:
+            # Written before start() returns, so before any request of the
+            # caller: the agent knows the capability before the first login.
+            _, self._initialized = self._send_now("initialize", self._initialize_params(CLIENT_NAME, __version__))
+            # Nobody need await it: its failure (the agent ended) is not an unretrieved exception.
+            self._initialized.add_done_callback(lambda answer: answer.cancelled() or answer.exception())
 
     @classmethod
     async def connect(
@@ -227,15 +241,10 @@ class AsyncAuthAgent:
         out the request is cancelled and AuthAgentError reason ``"timeout"``
         raised.
         """
-        self._started()
-        if self._ended:
-            raise self._end_error()
-        request_id = next(self._ids)
-        answer: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = answer
+        request_id, answer = self._send_now(method, params)
         limit = self.timeout if timeout is None else timeout
         try:
-            await self._write(encode(method, params, request_id))
+            await self._drain()
             if limit is None or math.isinf(limit):
                 return await answer
             return await asyncio.wait_for(answer, limit)
@@ -252,13 +261,47 @@ class AsyncAuthAgent:
 
     async def initialize(
         self,
-        client_name: str = "auth-agent-python",
+        client_name: str = CLIENT_NAME,
         client_version: str = __version__,
         *,
         timeout: Optional[float] = None,
     ) -> InitializeResult:
-        params = _params.initialize(client_name, client_version)
-        return cast(InitializeResult, await self.call("initialize", params, timeout=timeout))
+        """Optional handshake; answers the protocol version and capabilities.
+        With ``present_login`` the client sent it when it started (declaring
+        the capability): this answers that result."""
+        if self._initialized is None:
+            _, self._initialized = self._send_now("initialize", self._initialize_params(client_name, client_version))
+        limit = self.timeout if timeout is None else timeout
+        waited = asyncio.shield(self._initialized)
+        try:
+            result = await (waited if limit is None or math.isinf(limit) else asyncio.wait_for(waited, limit))
+        except asyncio.TimeoutError:
+            raise timed_out("initialize", limit) from None
+        return cast(InitializeResult, result)
+
+    def _initialize_params(self, client_name: str, client_version: str) -> Dict[str, Any]:
+        capabilities = _present.capabilities(self._present_login)
+        return _params.initialize(client_name, client_version, capabilities)
+
+    def _send_now(
+        self, method: str, params: Optional[Mapping[str, Any]]
+    ) -> "tuple[RequestId, asyncio.Future[Any]]":
+        """Write a request at once — no await between the call and the write,
+        so requests reach the agent in the order they were made — and return
+        its id and the future its answer settles (the caller drains)."""
+        self._started()
+        if self._ended:
+            raise self._end_error()
+        request_id = next(self._ids)
+        answer: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = answer
+        stdin = self._started().stdin
+        if stdin is not None and not stdin.is_closing():
+            try:
+                stdin.write(encode(method, params, request_id))
+            except (ConnectionError, OSError):
+                pass  # The agent is gone; the reader fails the pending calls.
+        return request_id, answer
 
     async def ping(self, *, timeout: Optional[float] = None) -> None:
         """Return once the agent answers; a liveness check."""
@@ -466,6 +509,8 @@ class AsyncAuthAgent:
             process.kill()
             await process.wait()
         await self._reader_task
+        for task in list(self._present_tasks):
+            task.cancel()
         current = asyncio.current_task()
         await asyncio.gather(
             *(task for task in self._callback_tasks if task is not current),
@@ -489,6 +534,15 @@ class AsyncAuthAgent:
             return
         try:
             stdin.write(line)
+        except (ConnectionError, OSError):
+            return  # The agent is gone; the reader fails the pending calls.
+        await self._drain()
+
+    async def _drain(self) -> None:
+        stdin = self._started().stdin
+        if stdin is None or stdin.is_closing():
+            return
+        try:
             async with self._write_lock:
                 await stdin.drain()
         except (ConnectionError, OSError):
@@ -525,7 +579,31 @@ class AsyncAuthAgent:
                         answer.set_result(message.result)
             elif isinstance(message, Notification):
                 self._deliver(message)
+            elif isinstance(message, HostRequest):
+                self._answer(message)
         await self._end()
+
+    def _answer(self, request: HostRequest) -> None:
+        """Every agent→host request gets one answer: -32601 for those this
+        client has no handler for, else the callback's, from a task (the
+        person may take a while; answers keep being read meanwhile)."""
+        refusal = _present.unanswerable(request, self._present_login)
+        if refusal is None:
+            task = asyncio.ensure_future(self._present(request, cast(PresentLogin, self._present_login)))
+            self._present_tasks.add(task)
+            task.add_done_callback(self._present_tasks.discard)
+        else:
+            asyncio.ensure_future(self._write(refusal))
+
+    async def _present(self, request: HostRequest, present_login: PresentLogin) -> None:
+        try:
+            answer = present_login(request.params)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            line = _present.result_line(request.id, answer)
+        except Exception as error:
+            line = _present.error_line(request.id, error)
+        await self._write(line)
 
     def _deliver(self, notification: Notification) -> None:
         for stream in list(self._streams):

@@ -26,13 +26,14 @@ from typing import (
     cast,
 )
 
-from . import _params
+from . import _params, _present
 from ._launch import PathLike, StderrTail, agent_command, log_stderr_line
 from ._socket import SocketConnection
 from ._version import __version__
-from ._wire import Notification, RequestId, Response, decode, encode
+from ._present import CLIENT_NAME, PresentLogin
+from ._wire import HostRequest, Notification, RequestId, Response, decode, encode
 from .errors import AuthAgentError, cannot_start, ended, timed_out
-from .protocol import NOTIFICATIONS
+from .protocol import NOTIFICATIONS, TIMEOUT
 from .results import (
     AccountChoice,
     FetchResponse,
@@ -103,6 +104,15 @@ class AuthAgent:
     stderr unless ``capture_stderr``; either way its last lines are kept in
     ``stderr_tail``. ``timeout`` is the default per-call limit in seconds
     (``None``: none). Use as a context manager, or call ``close()``.
+
+    ``present_login``: a callback that presents this client's interactive
+    logins itself (opens the URL, shows the code, or hands back the redirect
+    URL its person pasted): the client then declares the capability in an
+    ``initialize`` it sends at once, and the agent asks it with the
+    ``presentLogin`` request before falling back to ``loginPrompt``. It is
+    called on a thread of its own with the request's params and returns
+    ``{"opened": True}``, ``{"redirectUrl": url}`` or ``{"cancelled": True}``;
+    raising answers an error (the agent then prompts as without it).
     """
 
     def __init__(
@@ -115,6 +125,7 @@ class AuthAgent:
         capture_stderr: bool = False,
         timeout: Optional[float] = 30.0,
         shutdown_grace: float = 3.0,
+        present_login: Optional[PresentLogin] = None,
     ) -> None:
         command = agent_command(binary, config, args)
         self.timeout = timeout
@@ -129,7 +140,7 @@ class AuthAgent:
             )
         except OSError as error:
             raise cannot_start(command[0], error) from error
-        self._start(capture_stderr)
+        self._start(capture_stderr, present_login)
 
     @classmethod
     def connect(
@@ -157,7 +168,7 @@ class AuthAgent:
                 agent.timeout = options.get("timeout", 30.0)
                 agent.shutdown_grace = options.get("shutdown_grace", 3.0)
                 agent._process = connection  # type: ignore[assignment]
-                agent._start(True)
+                agent._start(True, options.get("present_login"))
                 try:
                     agent.call("ping", timeout=connect_timeout)
                     return agent
@@ -170,7 +181,7 @@ class AuthAgent:
                     logger.warning("not using the agent at %s (%s); starting one", path, error)
         return cls(binary, **options)
 
-    def _start(self, capture_stderr: bool) -> None:
+    def _start(self, capture_stderr: bool, present_login: Optional[PresentLogin]) -> None:
         self._stdin = cast(IO[bytes], self._process.stdin)
         self._ids = count(1)
         self._lock = threading.Lock()
@@ -184,6 +195,12 @@ class AuthAgent:
         self._stderr_thread = self._start_thread(self._copy_stderr, capture_stderr)
         self._reader = self._start_thread(self._read_answers)
         self._dispatcher = self._start_thread(self._dispatch_notifications)
+        self._present_login = present_login
+        # Sent before any other request, so the agent knows the capability
+        # before the first login; initialize() answers with its result.
+        self._initialized: Optional[PendingCall] = None
+        if present_login is not None:
+            self._initialized = self._initialize(CLIENT_NAME, __version__)
 
     @property
     def pid(self) -> int:
@@ -255,14 +272,28 @@ class AuthAgent:
 
     def initialize(
         self,
-        client_name: str = "auth-agent-python",
+        client_name: str = CLIENT_NAME,
         client_version: str = __version__,
         *,
         timeout: Optional[float] = None,
     ) -> InitializeResult:
-        """Optional handshake; answers the protocol version and capabilities."""
-        params = _params.initialize(client_name, client_version)
-        return cast(InitializeResult, self.call("initialize", params, timeout=timeout))
+        """Optional handshake; answers the protocol version and capabilities.
+        With ``present_login`` the client sent it when it started (declaring
+        the capability): this answers that result."""
+        if self._initialized is None:
+            self._initialized = self._initialize(client_name, client_version)
+        try:
+            return cast(InitializeResult, self._initialized.result(timeout))
+        except AuthAgentError as error:
+            if error.reason == TIMEOUT:
+                # Cancelled and forgotten: a later call asks again (and hears
+                # -32600 if the agent had taken the first one after all).
+                self._initialized = None
+            raise
+
+    def _initialize(self, client_name: str, client_version: str) -> PendingCall:
+        capabilities = _present.capabilities(self._present_login)
+        return self.submit("initialize", _params.initialize(client_name, client_version, capabilities))
 
     def ping(self, *, timeout: Optional[float] = None) -> None:
         """Return once the agent answers; a liveness check."""
@@ -526,7 +557,28 @@ class AuthAgent:
                     call._resolve(message.result, message.error)
             elif isinstance(message, Notification):
                 self._notifications.put(message)
+            elif isinstance(message, HostRequest):
+                self._answer(message)
         self._end()
+
+    def _answer(self, request: HostRequest) -> None:
+        """Every agent→host request gets one answer: -32601 for those this
+        client has no handler for, else the callback's, from a thread of its
+        own (the person may take a while; answers keep being read meanwhile)."""
+        refusal = _present.unanswerable(request, self._present_login)
+        if refusal is not None:
+            self._write(refusal)
+            return
+        present_login = cast(PresentLogin, self._present_login)
+
+        def present() -> None:
+            try:
+                line = _present.result_line(request.id, present_login(request.params))
+            except Exception as error:
+                line = _present.error_line(request.id, error)
+            self._write(line)
+
+        self._start_thread(present)
 
     def _end(self) -> None:
         """The agent closed its output: fail every call still waiting."""

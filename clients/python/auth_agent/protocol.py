@@ -45,6 +45,13 @@ NOTIFICATIONS: Tuple[str, ...] = (
     "loginWaiting",
 )
 
+#: Requests the agent sends the host (ids like ``"agent-3"``), each of which
+#: the host answers: ``presentLogin`` through the client's ``present_login``
+#: callback; the others, and ``presentLogin`` without a callback, with -32601
+#: (``loginFields`` is sent only to a host that declares it, which this client
+#: does not).
+AGENT_REQUESTS: Tuple[str, ...] = ("loginFields", "presentLogin")
+
 
 class ErrorKind(NamedTuple):
     """What an error code means when the agent's ``data`` does not say."""

@@ -38,6 +38,10 @@ class ProtocolTableTest(unittest.TestCase):
         received = {n["name"] for n in self.schema["x-notifications"]}
         self.assertEqual(received, set(protocol.NOTIFICATIONS))
 
+    def test_agent_requests_match_the_schema(self) -> None:
+        asked = {r["name"] for r in self.schema["x-host-requests"]}
+        self.assertEqual(asked, set(protocol.AGENT_REQUESTS))
+
     def test_subscribable_events_are_known_notifications(self) -> None:
         events = self.schema["components"]["schemas"]["EventName"]["enum"]
         self.assertLessEqual(set(events), set(protocol.NOTIFICATIONS))

@@ -24,6 +24,10 @@ local defaults = {
   timeout_ms = 10000, -- sign_sync and the commands' waits
   notify_events = true, -- vim.notify on logins and logouts
   open_browser = false, -- open a loginPrompt's URL with xdg-open/open
+  -- Present this editor's logins itself (presentLogin): the URL opened with vim.ui.open, the code
+  -- in a float with a countdown. { paste = true }: also ask for the address a browser that cannot
+  -- reach the agent ended at (vim.ui.input), e.g. when Neovim runs on another machine than the browser.
+  present_login = false,
   socket = nil, -- the socket agent to use; else $AUTH_AGENT_SOCK; false: always start one
 }
 M.options = vim.deepcopy(defaults)
@@ -100,6 +104,19 @@ local function on_notification(method, params)
   fire(autocmd, params)
 end
 
+-- The agent's requests: presentLogin when the option is on, else -32601.
+local function on_request(method, params, respond)
+  local present = M.options.present_login
+  if method ~= "presentLogin" or not present then
+    return respond(nil, { code = -32601, message = "this editor does not handle " .. method })
+  end
+  if params.url then
+    M.last_browser_login = params.requestId
+  end
+  ui.present_login(params, params.displayName or display_name(params.provider),
+    type(present) == "table" and present.paste == true, respond)
+end
+
 --- The command that starts the agent (a list), from the options.
 function M.command()
   local o = M.options
@@ -116,7 +133,11 @@ end
 -- Subscribes to the wanted events the agent offers (initialize tells which),
 -- so a newer agent's loginPrompt is picked up and an older one not refused.
 local function subscribe(client)
-  client:request("initialize", { protocolVersion = "1", clientInfo = { name = "auth_agent.nvim", version = "1" } },
+  local params = { protocolVersion = "1", clientInfo = { name = "auth_agent.nvim", version = "1" } }
+  if M.options.present_login then
+    params.capabilities = { presentLogin = { openUrl = true, showCode = true, askRedirect = true } }
+  end
+  client:request("initialize", params,
     function(_, init)
       local offered = init and init.capabilities and init.capabilities.events
         or { "userLoggedIn", "userLoggedOut", "tokenRefreshed" }
@@ -140,6 +161,7 @@ function M.setup(opts)
   M.stop()
   local handlers = {
     on_notification = on_notification,
+    on_request = on_request,
     on_exit = function(code, stderr)
       if M.client == nil or M.client.stopping then
         return

@@ -36,6 +36,14 @@ M.events = {
   loginWaiting = "AuthAgentLoginWaiting",
 }
 
+-- Agent-to-host requests (ids like "agent-3") -> how this plugin answers:
+-- presentLogin with the present_login option, the others with -32601
+-- (loginFields goes only to hosts that declare it, which this one does not).
+M.agent_requests = {
+  loginFields = "methodNotFound",
+  presentLogin = "present_login",
+}
+
 -- Error code -> reason, for errors that carry no data.reason.
 M.errors = {
   [-32700] = "parseError",

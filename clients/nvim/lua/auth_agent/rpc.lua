@@ -29,6 +29,8 @@ local function decode(line)
 end
 
 --- Starts `cmd` (a list). handlers: on_notification(method, params),
+--- on_request(method, params, respond) for the agent's requests (respond(result)
+--- or respond(nil, {code, message}), once; without it every one is -32601),
 --- on_exit(code, stderr_tail). Returns the client, or nil and a message.
 function M.start(cmd, handlers)
   local self = setmetatable({
@@ -155,7 +157,7 @@ function Client:handle_line(line)
       self.handlers.on_notification(msg.method, msg.params or {})
     end
   elseif msg.method ~= nil then
-    self:_send({ jsonrpc = "2.0", id = msg.id, error = { code = -32601, message = "Method not found" } })
+    self:_answer(msg)
   elseif msg.id ~= nil then
     local p = self.pending[msg.id]
     if not p then
@@ -168,6 +170,26 @@ function Client:handle_line(line)
       err.data.reason = err.data.reason or names.errors[err.code]
     end
     p.callback(err, msg.result)
+  end
+end
+
+-- Every request from the agent gets one answer: the handler's, whenever it
+-- responds (a person may take a while), or -32601 when there is none.
+function Client:_answer(msg)
+  local answered = false
+  local function respond(result, err)
+    if answered then
+      return
+    end
+    answered = true
+    self:_send({ jsonrpc = "2.0", id = msg.id, result = err == nil and result or nil, error = err })
+  end
+  if not self.handlers.on_request then
+    return respond(nil, { code = -32601, message = "Method not found" })
+  end
+  local ok, failure = pcall(self.handlers.on_request, msg.method, msg.params or {}, respond)
+  if not ok then
+    respond(nil, { code = -32603, message = "the editor failed to answer " .. msg.method .. ": " .. tostring(failure) })
   end
 end
 
