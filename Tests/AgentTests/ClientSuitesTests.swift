@@ -52,7 +52,8 @@ final class ClientSuitesTests: XCTestCase {
 
 /// One client suite's script running against the binary this build produced, its output collected.
 private final class SuiteRun: @unchecked Sendable {
-    static let limit: TimeInterval = 300
+    /// The four suites run side by side on two cores, each with logins that wait out a 10 s fallback.
+    static let limit: TimeInterval = 600
     private let process = Process()
     private let output = Pipe()
     private let collected = Locked(Data())

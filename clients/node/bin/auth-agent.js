@@ -18,9 +18,12 @@ if (!agent) {
   process.exit(127);
 }
 
-const child = spawn(agent, process.argv.slice(2), { stdio: 'inherit' });
+// The handlers first: the agent may answer (and its host signal this process) before spawn returns,
+// and a signal that came before them would end this process by default instead of reaching the agent.
 const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
-for (const signal of forwarded) process.on(signal, () => child.kill(signal));
+let child;
+for (const signal of forwarded) process.on(signal, () => child?.kill(signal));
+child = spawn(agent, process.argv.slice(2), { stdio: 'inherit' });
 child.on('error', (error) => {
   process.stderr.write(`auth-agent: cannot run ${agent}: ${error.message}\n`);
   process.exit(126);
