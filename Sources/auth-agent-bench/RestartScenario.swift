@@ -87,16 +87,10 @@ enum RestartScenario {
         /// Whether 127.0.0.1:`port` accepts a connection within 30 s.
         static func listening(on port: Int) -> Bool {
             for _ in 0..<300 {
-                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = in_port_t(UInt16(port).bigEndian)
-                address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                if let fd = loopbackConnection(port: port) {
+                    close(fd)
+                    return true
                 }
-                close(fd)
-                if connected == 0 { return true }
                 usleep(100_000)
             }
             return false
