@@ -28,7 +28,8 @@ enum RestartScenario {
             let t0 = monotonicNanos()
             let child = ChildProcess(agentPath, ["mcp", url, "--config", config], environment: environment)
             child.write(Array((McpScenario.initialize(1) + "\n").utf8))
-            guard let answer = child.readLine(), answer.contains("\"result\"") else { fail("the bridge did not answer initialize") }
+            let answer = child.readLine()
+            guard let answer, answer.contains("\"result\"") else { fail("the bridge did not answer initialize: \(answer ?? "no answer")") }
             let ms = Double(monotonicNanos() - t0) / 1e6
             child.closeInput()
             _ = child.wait()
@@ -79,7 +80,20 @@ enum RestartScenario {
             }
             try? FileManager.default.removeItem(atPath: info)
             self.port = found?["port"] as? Int
-            self.url = found?["mcpUrl"] as? String
+            // The info line is written before the server listens.
+            self.url = self.port.flatMap { Self.listening(on: $0) ? found?["mcpUrl"] as? String : nil }
+        }
+
+        /// Whether 127.0.0.1:`port` accepts a connection within 30 s.
+        static func listening(on port: Int) -> Bool {
+            for _ in 0..<300 {
+                if let fd = loopbackConnection(port: port) {
+                    close(fd)
+                    return true
+                }
+                usleep(100_000)
+            }
+            return false
         }
 
         func stop() {

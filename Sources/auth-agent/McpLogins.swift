@@ -27,7 +27,7 @@ final class McpLogins: MCPAuthorizer {
             return try await sign(url, method)
         } catch where error.code == .notLoggedIn || error.code == .sessionExpired {
             guard let provider = error.provider ?? session.service.provider(forURL: url, explicit: nil) else { throw error }
-            try await logIn(provider: provider)
+            try await logIn(provider: provider, url: url)
             return try await sign(url, method)
         }
     }
@@ -39,7 +39,7 @@ final class McpLogins: MCPAuthorizer {
         do {
             _ = try await session.service.refresh(after: rejected)
         } catch where error.code == .sessionExpired || error.code == .notLoggedIn {
-            try await logIn(provider: error.provider ?? rejected.provider)
+            try await logIn(provider: error.provider ?? rejected.provider, url: url)
         }
         return try await sign(url, method)
     }
@@ -79,9 +79,21 @@ final class McpLogins: MCPAuthorizer {
         }
     }
 
-    /// One terminal login for `provider`, shared by every message waiting in this bridge.
-    private func logIn(provider: String) async throws(AuthError) {
-        try await once(provider) { [session, choice, device] in try await Self.terminalLogin(session, provider: provider, account: choice, device: device) }
+    /// One login for `provider`, shared by every message waiting in this bridge: a learned
+    /// provider's as when it was learned (the browser opened where a display is, as `login URL`
+    /// does — its own `openBrowser` is the configuration's default), a configured one's the terminal login.
+    private func logIn(provider: String, url: String) async throws(AuthError) {
+        guard session.service.providerConfig(provider)?.learned != nil else {
+            return try await once(provider) { [session, choice, device] in
+                try await Self.terminalLogin(session, provider: provider, account: choice, device: device)
+            }
+        }
+        try await once("learn " + url) { [session, choice, device] in
+            // Skipped when a session is there already (another process's login).
+            session.service.checkStore()
+            if (try? session.service.tokenNow(provider: provider, account: choice)) != nil { return }
+            try await Self.learn(session, url: url, challenge: nil, device: device)
+        }
     }
 
     /// Runs `login` unless one under `key` is under way in this bridge, then waits for that one.

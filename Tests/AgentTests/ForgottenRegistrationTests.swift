@@ -95,7 +95,7 @@ final class ForgottenRegistrationTests: XCTestCase {
 
     // MARK: Helpers
 
-    /// A directory with the agent's store and configuration (no providers; browsers opened), and a
+    /// A directory with the agent's store and configuration (no providers, `openBrowser` left off), and a
     /// fake `xdg-open` on the PATH that follows `/authorize`'s redirect (with DISPLAY set).
     struct Place {
         let directory: URL
@@ -111,7 +111,7 @@ final class ForgottenRegistrationTests: XCTestCase {
                                                     attributes: [.posixPermissions: 0o700])
             let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10).read()' \"$1\"\n"
             _ = FileManager.default.createFile(atPath: bin + "/xdg-open", contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
-            let text = "{\"openBrowser\": true, \"store\": {\"kind\": \"file\", \"path\": \"\(directory.path)/store\"}}"
+            let text = "{\"store\": {\"kind\": \"file\", \"path\": \"\(directory.path)/store\"}}"
             _ = FileManager.default.createFile(atPath: config, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
         }
 

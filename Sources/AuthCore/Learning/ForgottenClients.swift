@@ -62,7 +62,9 @@ extension AuthService {
             let verdict = ClientStanding.ofRegistrationRead(status: read.status)
             if verdict != .unsure { return verdict }
         }
-        guard let endpoint = config.authorizationEndpoint, let port = client.redirectPort else { return .unsure }
+        // A server that takes pushed requests only (RFC 9126) refuses a plain one whoever the client
+        // is: its refusal says nothing of the client, and the push itself is the check.
+        guard !config.par, let endpoint = config.authorizationEndpoint, let port = client.redirectPort else { return .unsure }
         let nonce = AuthorizationCodeProvider.wantsNonce(config.scopes) ? SecureRandom.token(bytes: 16) : nil
         let url = AuthorizationCodeProvider.authorizationURL(endpoint: endpoint, clientId: client.clientId,
                                                              redirectURI: "http://127.0.0.1:\(port)\(AuthorizationCodeProvider.callbackPath)",
