@@ -305,6 +305,10 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
         case ("as.example", "/authorize"):
             let clientId = URLComponents(string: request.url)?.queryItems?.first { $0.name == "client_id" }?.value ?? ""
             if unknownClients.contains(clientId) { return Self.json(400, ["error": "invalid_request", "error_description": .string("Client ID '\(clientId)' not found")]) }
+            // A server that takes pushed requests only refuses a plain one, whoever the client (Glewlwyd: 403).
+            if requiresPAR == "metadata", URLComponents(string: request.url)?.queryItems?.contains(where: { $0.name == "request_uri" }) != true {
+                return Self.json(403, ["error": "invalid_request", "error_description": "pushed authorization requests only"])
+            }
             return HTTPResponse(status: 302, headers: ["Location": "https://as.example/login"])
         case ("api.example", let path) where path == "/mcp" || path.hasPrefix("/mcp/"):
             let authorization = request.headers.first { $0.0.lowercased() == "authorization" }?.1
@@ -503,6 +507,15 @@ extension LearningTests {
             XCTAssertEqual(server.lastForm("/par")["resource"], FakeAPI.resource, requirement)
             XCTAssertEqual(server.lastForm("/par")["code_challenge_method"], "S256", requirement)
         }
+        // The kept registration's check before the next login does not take the PAR-only server's
+        // refusal of a plain request for "unknown client": no second registration.
+        let server = FakeAPI()
+        server.requiresPAR = "metadata"
+        let (service, _) = makeService(server)
+        _ = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+        _ = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+        XCTAssertEqual(server.count("/register"), 1, "\(server.paths())")
+        XCTAssertEqual(server.count("/par"), 2)
     }
 
     /// The benchmark of issue 22: once learned, a request to the resource costs what one to a
