@@ -54,6 +54,7 @@ enum Tool {
         switch command.action {
         case .config(let action): return try ConfigCommand.run(action, command: command)
         case .gitConfigure(let url): return try GitConfigure.run(url: url, configPath: command.configPath)
+        case .clientMetadata(let url): return try ClientMetadataCommand.document(for: url) + "\n"
         default: break
         }
         let shape = try shape(of: command)
@@ -122,7 +123,7 @@ enum Tool {
             return try GitCredential.run(operation, account: account, link: link)
         case .kubectlCredential(let provider):
             return try KubectlCredential.run(provider, account: account, shape: shape, link: link)
-        case .config, .gitConfigure:
+        case .config, .gitConfigure, .clientMetadata:
             return ""  // answered above
         }
     }

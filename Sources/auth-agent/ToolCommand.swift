@@ -22,6 +22,8 @@ struct ToolCommand: Equatable {
         case config(ConfigAction)
         /// `git-credential configure [URL]`: git's helper line for URL, or every provider's https origins.
         case gitConfigure(url: String?)
+        /// `client-metadata URL`: the Client ID Metadata Document to publish at URL.
+        case clientMetadata(url: String)
     }
 
     /// `config path|check|add|remove|set`.
@@ -86,7 +88,8 @@ struct ToolCommand: Equatable {
         }
     }
 
-    static let names: [String] = ["login", "logout", "forget", "status", "token", "refresh", "header", "fetch", "git-credential", "kubectl-credential", "config"]
+    static let names: [String] = ["login", "logout", "forget", "status", "token", "refresh", "header", "fetch", "git-credential", "kubectl-credential", "config",
+                                  "client-metadata"]
 
     /// Parses `argv` whose first element is one of `names`; options may follow in any order.
     static func parse(_ argv: [String]) throws(Arguments.UsageError) -> ToolCommand {
@@ -205,6 +208,7 @@ struct ToolCommand: Equatable {
         case "fetch":
             fetch.url = try one("URL")
             command.action = .fetch(fetch)
+        case "client-metadata": command.action = .clientMetadata(url: try one("URL (where the document will be published)"))
         case "git-credential" where positional.first == "configure":
             guard positional.count <= 2 else { throw Arguments.UsageError(description: "'git-credential configure' takes at most one URL") }
             command.action = .gitConfigure(url: positional.count == 2 ? positional[1] : nil)

@@ -147,6 +147,39 @@ final class CommandLineSetupTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: h.configPath), unchanged)
     }
 
+    /// Issue 33 item 2: `client-metadata URL` prints the document to publish at URL; published there
+    /// and named as `clientMetadataUrl`, a learned login uses it — the URL as client id, no registration.
+    func testTheClientMetadataDocumentItPrintsServesALearnedLogin() throws {
+        let h = try CLIHarness()
+        h.issuer.setAutoApprove(username: "alice")
+        let url = h.issuer.baseURL + "/clients/mine"
+        let printed = try h.agent(["client-metadata", url])
+        XCTAssertEqual(printed.status, 0, printed.stderr)
+        let document = try XCTUnwrap(try JSONParser.parse(printed.stdout).objectValue, printed.stdout)
+        XCTAssertEqual(document["client_id"]?.stringValue, url)
+        XCTAssertEqual(document["application_type"], "native")
+        XCTAssertEqual(document["redirect_uris"], ["http://127.0.0.1/callback"], "any port (RFC 8252): no port in the published URI")
+        h.issuer.publishClientMetadataDocument(name: "mine", document: document)
+        let config: JSONValue = ["store": ["kind": "file", "path": .string(h.directory.appendingPathComponent("store").path)], "providers": [],
+                                 "clientMetadataUrl": .string(url)]
+        try Data(JSONSerializer.bytes(config)).write(to: h.configPath)
+        // The browser: an opener that follows the authorization URL to the agent's loopback listener.
+        let bin = h.directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let opener = bin.appendingPathComponent("xdg-open").path
+        let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()' \"$1\"\n"
+        _ = FileManager.default.createFile(atPath: opener, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        let login = try h.agent(["login", h.issuer.learnableResource],
+                                environment: ["DISPLAY": ":0", "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")],
+                                timeout: 60)
+        XCTAssertEqual(login.status, 0, login.stderr)
+        XCTAssertEqual(h.issuer.count("register"), 0, "no registration")
+        XCTAssertEqual(h.issuer.count("clientMetadata"), 1, "the document was read")
+        XCTAssertEqual(h.issuer.registeredClientIDs, [url])
+        XCTAssertEqual(try h.agent(["client-metadata", "https://example.com/"]).status, 2, "a URL without a path")
+        XCTAssertEqual(try h.agent(["client-metadata", "http://example.com/c.json"]).status, 2, "plain http off loopback")
+    }
+
     /// `refresh PROVIDER`, and `token --min-valid` refreshing only when the token lives less than asked.
     func testRefreshAndMinValid() throws {
         let h = try CLIHarness()

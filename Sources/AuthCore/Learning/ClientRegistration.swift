@@ -3,7 +3,7 @@ import Wire
 
 /// RFC 7591 dynamic registration as a public native client (RFC 8252): no secret, PKCE,
 /// a loopback redirect on a port chosen once and registered, the grants the agent uses.
-struct ClientRegistration: Sendable {
+public struct ClientRegistration: Sendable {
     let http: HTTPCalls
     static let softwareId = "auth-agent"
     static let softwareVersion = "0.1.0"
@@ -19,16 +19,8 @@ struct ClientRegistration: Sendable {
         }
         let port: Int
         if let redirectPort { port = redirectPort } else { port = try Self.freePort() }
-        var grants: [JSONValue] = ["authorization_code", "refresh_token"]
-        if server.deviceAuthorizationEndpoint != nil { grants.append("urn:ietf:params:oauth:grant-type:device_code") }
-        var body: JSONObject = [
-            "client_name": "auth-agent", "software_id": .string(Self.softwareId), "software_version": .string(Self.softwareVersion),
-            "redirect_uris": .array([.string("http://127.0.0.1:\(port)\(AuthorizationCodeProvider.callbackPath)")]),
-            "token_endpoint_auth_method": "none", "grant_types": .array(grants), "response_types": ["code"],
-            // OpenID Connect Registration §2: a native client's loopback redirect may take any port
-            // at servers that follow RFC 8252 (MCP 2026-07-28 requires saying it).
-            "application_type": "native",
-        ]
+        let body = Self.metadata(redirectURI: "http://127.0.0.1:\(port)\(AuthorizationCodeProvider.callbackPath)",
+                                 deviceCode: server.deviceAuthorizationEndpoint != nil)
         var (response, answer) = try await post(body, scopes: scopes, to: endpoint, of: server)
         // A server may refuse a `scope` listing values it does not list itself (certified ones do):
         // once with only the scopes it lists, then without `scope`, which it fills with its default.
@@ -51,6 +43,32 @@ struct ClientRegistration: Sendable {
             (client.registrationURI, client.registrationToken) = (uri, token)
         }
         return client
+    }
+
+    /// The client the agent is, as RFC 7591 metadata: a public native client (RFC 8252) with a
+    /// loopback redirect, the grants it uses. What a registration sends (with the port it listens on)
+    /// and what `auth-agent client-metadata` publishes (without one: any port, as RFC 8252 has it).
+    static func metadata(redirectURI: String, deviceCode: Bool) -> JSONObject {
+        var grants: [JSONValue] = ["authorization_code", "refresh_token"]
+        if deviceCode { grants.append("urn:ietf:params:oauth:grant-type:device_code") }
+        return [
+            "client_name": "auth-agent", "software_id": .string(softwareId), "software_version": .string(softwareVersion),
+            "redirect_uris": .array([.string(redirectURI)]),
+            "token_endpoint_auth_method": "none", "grant_types": .array(grants), "response_types": ["code"],
+            // OpenID Connect Registration §2: a native client's loopback redirect may take any port
+            // at servers that follow RFC 8252 (MCP 2026-07-28 requires saying it).
+            "application_type": "native",
+        ]
+    }
+
+    /// A Client ID Metadata Document (draft-ietf-oauth-client-id-metadata-document) for the agent,
+    /// to publish at `url` — its `client_id` — and name in the configuration's `clientMetadataUrl`.
+    public static func metadataDocument(at url: String) -> JSONObject {
+        var document: JSONObject = ["client_id": .string(url)]
+        for (key, value) in metadata(redirectURI: "http://127.0.0.1\(AuthorizationCodeProvider.callbackPath)", deviceCode: true).members {
+            document[key] = value
+        }
+        return document
     }
 
     /// One registration request, `scope` set to `scopes` (left out when empty).
