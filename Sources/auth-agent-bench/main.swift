@@ -19,15 +19,20 @@ if args.first == "--stores" {
     exit(0)
 }
 if args.first == "--echo" { Echo.run() }
+/// The value after `flag` in the scenario options (`--agent PATH`, `--rounds N`, …).
+func value(_ flag: String) -> String? { args.firstIndex(of: flag).flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil } }
+/// `--agent PATH`, else the agent built beside this binary.
+func scenarioAgent() -> String {
+    value("--agent") ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        .appendingPathComponent("auth-agent").path
+}
 if args.first == "--mcp" {
     // --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N]
-    func value(_ flag: String) -> String? { args.firstIndex(of: flag).flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil } }
     guard args.count > 1, let config = value("--config"), let provider = value("--provider") else {
         FileHandle.standardError.write(Data("auth-agent-bench --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N]\n".utf8))
         exit(2)
     }
-    let selfDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-    let agent = value("--agent") ?? selfDirectory.appendingPathComponent("auth-agent").path
+    let agent = scenarioAgent()
     let report = Report()
     report.header(agentPath: agent)
     McpScenario.run(report: report, agentPath: agent, url: args[1], config: config, provider: provider,
@@ -37,13 +42,11 @@ if args.first == "--mcp" {
 }
 if args.first == "--mcp-restart" {
     // --mcp-restart SCRIPT [--agent PATH] [--rounds N]
-    func value(_ flag: String) -> String? { args.firstIndex(of: flag).flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil } }
     guard args.count > 1 else {
         FileHandle.standardError.write(Data("auth-agent-bench --mcp-restart SCRIPT [--agent PATH] [--rounds N]\n".utf8))
         exit(2)
     }
-    let selfDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-    let agent = value("--agent") ?? selfDirectory.appendingPathComponent("auth-agent").path
+    let agent = scenarioAgent()
     let report = Report()
     report.header(agentPath: agent)
     RestartScenario.run(report: report, agentPath: agent, script: args[1], rounds: value("--rounds").flatMap(Int.init) ?? 5)
