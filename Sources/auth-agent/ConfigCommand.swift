@@ -72,6 +72,38 @@ enum ConfigCommand {
 
     /// Discovers the issuer's endpoints, shows them, checks them against the flows, and builds the provider object.
     static func add(_ draft: ToolCommand.ProviderDraft, logger: Logger) throws(ToolFailure) -> JSONObject {
+        let secret = draft.clientSecretStdin ? try TerminalLogin.secretFromStdin("--client-secret-stdin") : nil
+        return try provider(draft, found: try discover(draft.issuer, logger: logger), secret: secret)
+    }
+
+    /// The issuer's discovery document, its endpoints shown on stderr; refused when one cannot be used.
+    static func discover(_ issuer: String, logger: Logger) throws(ToolFailure) -> IssuerEndpoints {
+        let transport = LoggingTransport.wrapping(SystemHTTPTransport(), logger: logger)
+        let found = try Blocking.wait(timeout: 30) { () async throws(AuthError) in
+            try await IssuerEndpoints.discover(issuer: issuer, transport: transport)
+        }
+        let width = (found.endpoints.map(\.name.count).max() ?? 0) + 2
+        Logger.stderrSink("Discovered at \(issuer):\n" + found.endpoints.map { "  \($0.name.padding(width))\($0.url)" }.joined(separator: "\n"))
+        if let problem = found.problems.first { throw ToolFailure(.failed, "the issuer's endpoints cannot be used: \(problem)") }
+        return found
+    }
+
+    /// The flow a provider gets when none is named: the device code where it is offered and no
+    /// browser can be opened here (over SSH, no display), else the browser's.
+    static func preferredFlow(_ found: IssuerEndpoints, environment: [String: String] = ProcessEnvironment.current()) -> Flow? {
+        if found.supports(.deviceCode) && !LivePromptLine.canOpenBrowser(environment) { return .deviceCode }
+        return found.defaultFlow
+    }
+
+    /// Writes the provider the answers describe, checked as `config add` checks it (`setup`).
+    static func write(_ draft: ToolCommand.ProviderDraft, found: IssuerEndpoints, secret: String?, path: String, logger: Logger) throws(ToolFailure) {
+        let entry = try provider(draft, found: found, secret: secret)
+        let existing = try read(path)
+        try write(try edit { () throws(ConfigError) in try ConfigFile.adding(entry, to: existing, file: path) }, to: path)
+    }
+
+    /// The provider object for `draft`, its flows checked against what the issuer offers.
+    private static func provider(_ draft: ToolCommand.ProviderDraft, found: IssuerEndpoints, secret: String?) throws(ToolFailure) -> JSONObject {
         var flows: [Flow] = []
         for name in draft.flows {
             guard let flow = Flow(rawValue: name), ![Flow.session, .token].contains(flow) else {
@@ -79,17 +111,9 @@ enum ConfigCommand {
             }
             flows.append(flow)
         }
-        let secret = draft.clientSecretStdin ? try TerminalLogin.secretFromStdin("--client-secret-stdin") : nil
-        let transport = LoggingTransport.wrapping(SystemHTTPTransport(), logger: logger)
         let issuer = draft.issuer
-        let found = try Blocking.wait(timeout: 30) { () async throws(AuthError) in
-            try await IssuerEndpoints.discover(issuer: issuer, transport: transport)
-        }
-        let width = (found.endpoints.map(\.name.count).max() ?? 0) + 2
-        Logger.stderrSink("Discovered at \(issuer):\n" + found.endpoints.map { "  \($0.name.padding(width))\($0.url)" }.joined(separator: "\n"))
-        if let problem = found.problems.first { throw ToolFailure(.failed, "the issuer's endpoints cannot be used: \(problem)") }
         if flows.isEmpty {
-            guard let flow = found.defaultFlow else {
+            guard let flow = preferredFlow(found) else {
                 throw ToolFailure(.failed, "\(issuer) names no authorization or device authorization endpoint; give --flow password or clientCredentials")
             }
             flows = [flow]

@@ -55,6 +55,10 @@ enum Tool {
         case .config(let action): return try ConfigCommand.run(action, command: command)
         case .gitConfigure(let url): return try GitConfigure.run(url: url, configPath: command.configPath)
         case .clientMetadata(let url): return try ClientMetadataCommand.document(for: url) + "\n"
+        case .setup(let fromLogin):
+            // A script's `login` without a provider is the usage mistake it always was; a person's starts the questions.
+            if fromLogin && isatty(0) == 0 { throw ToolFailure(.usage, "'login' needs exactly one PROVIDER (or, at a terminal, none: it asks)") }
+            return try Setup.run(command) + "\n"
         default: break
         }
         let shape = try shape(of: command)
@@ -123,7 +127,7 @@ enum Tool {
             return try GitCredential.run(operation, account: account, link: link)
         case .kubectlCredential(let provider):
             return try KubectlCredential.run(provider, account: account, shape: shape, link: link)
-        case .config, .gitConfigure, .clientMetadata:
+        case .config, .gitConfigure, .clientMetadata, .setup:
             return ""  // answered above
         }
     }

@@ -24,6 +24,8 @@ struct ToolCommand: Equatable {
         case gitConfigure(url: String?)
         /// `client-metadata URL`: the Client ID Metadata Document to publish at URL.
         case clientMetadata(url: String)
+        /// `setup`, or `login` with no provider (`fromLogin`): the first run's questions, then a login.
+        case setup(fromLogin: Bool)
     }
 
     /// `config path|check|add|remove|set`.
@@ -83,13 +85,13 @@ struct ToolCommand: Equatable {
     /// Whether the command may run an interactive login (and so must handle Ctrl-C itself).
     var mayLogIn: Bool {
         switch action {
-        case .login, .kubectlCredential, .fetch: return true
+        case .login, .kubectlCredential, .fetch, .setup: return true
         default: return false
         }
     }
 
     static let names: [String] = ["login", "logout", "forget", "status", "token", "refresh", "header", "fetch", "git-credential", "kubectl-credential", "config",
-                                  "client-metadata"]
+                                  "client-metadata", "setup"]
 
     /// Parses `argv` whose first element is one of `names`; options may follow in any order.
     static func parse(_ argv: [String]) throws(Arguments.UsageError) -> ToolCommand {
@@ -191,6 +193,10 @@ struct ToolCommand: Equatable {
                 throw Arguments.UsageError(description: "--device and --browser exclude each other")
             }
             let flow: LoginFlow? = flags.contains("--device") ? .device : flags.contains("--browser") ? .browser : nil
+            if positional.isEmpty && flags.isEmpty && username == nil {
+                command.action = .setup(fromLogin: true)
+                return command
+            }
             command.action = .login(provider: try one("PROVIDER"), username: username, passwordStdin: flags.contains("--password-stdin"),
                                     tokenStdin: flags.contains("--token-stdin"), flow: flow)
         case "logout": command.action = .logout(provider: try one("PROVIDER"))
@@ -209,6 +215,9 @@ struct ToolCommand: Equatable {
             fetch.url = try one("URL")
             command.action = .fetch(fetch)
         case "client-metadata": command.action = .clientMetadata(url: try one("URL (where the document will be published)"))
+        case "setup":
+            guard positional.isEmpty else { throw Arguments.UsageError(description: "'setup' takes no arguments: it asks its questions") }
+            command.action = .setup(fromLogin: false)
         case "git-credential" where positional.first == "configure":
             guard positional.count <= 2 else { throw Arguments.UsageError(description: "'git-credential configure' takes at most one URL") }
             command.action = .gitConfigure(url: positional.count == 2 ? positional[1] : nil)

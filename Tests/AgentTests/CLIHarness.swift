@@ -170,3 +170,35 @@ final class ScriptServer {
         process.waitUntilExit()
     }
 }
+
+/// What a command showed on a pseudo-terminal, and how it ended.
+struct TerminalScreen {
+    let output: String
+    let status: Int
+}
+
+extension XCTestCase {
+    /// Runs the agent with `arguments` (or `shell`'s command line) on a pty (Tests/CLI/pty_drive.py), playing `steps`.
+    func onTerminal(_ h: CLIHarness, _ arguments: [String], steps: JSONValue, environment: [String: String] = [:], shell: String? = nil) throws -> TerminalScreen {
+        let argv = shell.map { ["/bin/sh", "-c", $0] } ?? [AgentProcess.binaryURL.path] + arguments
+        let env = h.environment.merging(["AGENT": AgentProcess.binaryURL.path]) { $1 }.merging(environment) { $1 }
+        let r = try CLIHarness.run("/usr/bin/env", ["python3", CLIHarness.scripts.appendingPathComponent("pty_drive.py").path, JSONSerializer.string(steps)] + argv,
+                                   environment: env, timeout: 90)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let result = try JSONParser.parse(r.stdout)
+        return TerminalScreen(output: result["output"]?.stringValue ?? "", status: Int(result["status"]?.intValue ?? -1))
+    }
+}
+
+extension CLIHarness {
+    /// Approves the device code as alice once the terminal's log (`PTY_LOG`) shows it.
+    func approveDeviceWhenShown(log: URL) {
+        for _ in 0..<400 {
+            if let text = try? String(contentsOf: log, encoding: .utf8), let range = text.range(of: "enter the code ") {
+                let code = text[range.upperBound...].prefix { !$0.isWhitespace }
+                if !code.isEmpty, issuer.approveDevice(userCode: String(code), username: "alice") { return }
+            }
+            usleep(50_000)
+        }
+    }
+}

@@ -59,7 +59,8 @@ final class CommandLineSetupTests: XCTestCase {
         let base = h.issuer.baseURL
         let path = h.directory.appendingPathComponent("new/dir/config.json").path
         let add = try h.agent(["config", "add", "sso", "--issuer", base, "--client-id", "cli", "--origin", "https://sso-api.example",
-                               "--scope", "openid", "--client-secret-stdin", "--config", path], stdin: "client-SECRET\n")
+                               "--scope", "openid", "--client-secret-stdin", "--config", path], stdin: "client-SECRET\n",
+                           environment: ["DISPLAY": ":0", "SSH_CONNECTION": ""])
         XCTAssertEqual(add.status, 0, add.stderr)
         XCTAssertTrue(add.stderr.contains("token_endpoint") && add.stderr.contains(base + "/token"), "shows the endpoints: \(add.stderr)")
         XCTAssertTrue(add.stderr.contains("auth-agent login sso"), add.stderr)
@@ -74,7 +75,12 @@ final class CommandLineSetupTests: XCTestCase {
         let written = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
         XCTAssertEqual(written, ["providers": [["id": "sso", "flow": "authorizationCode", "origins": ["https://sso-api.example"], "issuer": .string(base),
                                                 "clientId": "cli", "clientSecret": "client-SECRET", "scopes": ["openid"]]]],
-                       "authorizationCode: the first of authorizationCode, deviceCode the issuer supports")
+                       "authorizationCode where a browser can be opened: the first of authorizationCode, deviceCode the issuer supports")
+        // Issue 31 item 3: with no display (a server, SSH), the device code the issuer offers.
+        let headless = h.directory.appendingPathComponent("headless.json").path
+        XCTAssertEqual(try h.agent(["config", "add", "sso", "--issuer", base, "--client-id", "cli", "--origin", "https://sso-api.example", "--config", headless],
+                                   environment: ["DISPLAY": "", "WAYLAND_DISPLAY": ""]).status, 0)
+        XCTAssertEqual(try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: headless))))["providers"]?.arrayValue?.first?["flow"], "deviceCode")
 
         // Into the harness's file: the other providers and keys stay.
         let before = try JSONParser.parse(Array(try Data(contentsOf: h.configPath)))

@@ -10,25 +10,9 @@ import XCTest
 final class TerminalLoginTests: XCTestCase {
     override func setUpWithError() throws { try CLIHarness.requirePython() }
 
-    struct Screen {
-        let output: String
-        let status: Int
-    }
-
-    /// Runs `command` (the agent's arguments, or a full argv when `shell` is set) on a pty, playing `steps`.
-    private func drive(_ h: CLIHarness, _ arguments: [String], steps: JSONValue, environment: [String: String] = [:], shell: String? = nil) throws -> Screen {
-        let argv = shell.map { ["/bin/sh", "-c", $0] } ?? [AgentProcess.binaryURL.path] + arguments
-        let env = h.environment.merging(["AGENT": AgentProcess.binaryURL.path]) { $1 }.merging(environment) { $1 }
-        let r = try CLIHarness.run("/usr/bin/env", ["python3", CLIHarness.scripts.appendingPathComponent("pty_drive.py").path, JSONSerializer.string(steps)] + argv,
-                                   environment: env, timeout: 90)
-        XCTAssertEqual(r.status, 0, r.stderr)
-        let result = try JSONParser.parse(r.stdout)
-        return Screen(output: result["output"]?.stringValue ?? "", status: Int(result["status"]?.intValue ?? -1))
-    }
-
     func testPasswordLoginAtTheTerminalDoesNotEchoThePassword() throws {
         let h = try CLIHarness()
-        let screen = try drive(h, ["login", "corp"], steps: [["expect": "username: ", "send": "alice\n"], ["expect": "Password: ", "send": "wonderland\n"]])
+        let screen = try onTerminal(h, ["login", "corp"], steps: [["expect": "username: ", "send": "alice\n"], ["expect": "Password: ", "send": "wonderland\n"]])
         XCTAssertEqual(screen.status, 0, screen.output)
         XCTAssertTrue(screen.output.contains("Corp SSO username: alice"), "the username is echoed: \(screen.output)")
         XCTAssertFalse(screen.output.contains("wonderland"), "the password is not echoed: \(screen.output)")
@@ -40,14 +24,14 @@ final class TerminalLoginTests: XCTestCase {
     /// commands people type are; Ctrl-D ends it as end of input ends the agent.
     func testBareAgentAtATerminalSaysWhatItIs() throws {
         let h = try CLIHarness()
-        let screen = try drive(h, [], steps: [["expect": "auth-agent --help", "send": "\u{4}"]])
+        let screen = try onTerminal(h, [], steps: [["expect": "auth-agent --help", "send": "\u{4}"]])
         XCTAssertEqual(screen.status, 0, screen.output)
         XCTAssertTrue(screen.output.contains("serving JSON-RPC 2.0 on stdin/stdout"), screen.output)
     }
 
     func testCtrlCAtThePasswordPromptCancels() throws {
         let h = try CLIHarness()
-        let screen = try drive(h, ["login", "corp"], steps: [["expect": "username: ", "send": "alice\n"], ["expect": "Password: ", "send": "^C"]])
+        let screen = try onTerminal(h, ["login", "corp"], steps: [["expect": "username: ", "send": "alice\n"], ["expect": "Password: ", "send": "^C"]])
         XCTAssertEqual(screen.status, 130, screen.output)
         XCTAssertEqual(h.issuer.count("token"), 0, "nothing was sent")
         XCTAssertEqual(try h.agent(["token", "corp"]).status, 1, "still logged out")
@@ -58,9 +42,9 @@ final class TerminalLoginTests: XCTestCase {
     func testDeviceLoginShowsTheCodeEvenWithStderrHidden() throws {
         let h = try CLIHarness(issuerOptions: DevIssuerOptions(deviceInterval: 1))
         let log = h.directory.appendingPathComponent("pty.log")
-        let approver = Thread { Self.approveWhenShown(h, log: log) }
+        let approver = Thread { h.approveDeviceWhenShown(log: log) }
         approver.start()
-        let screen = try drive(h, [], steps: [], environment: ["PTY_LOG": log.path], shell: #"exec "$AGENT" login device 2>/dev/null"#)
+        let screen = try onTerminal(h, [], steps: [], environment: ["PTY_LOG": log.path], shell: #"exec "$AGENT" login device 2>/dev/null"#)
         XCTAssertEqual(screen.status, 0, screen.output)
         XCTAssertTrue(screen.output.contains("enter the code"), screen.output)
         XCTAssertEqual(try h.agent(["token", "device"]).status, 0)
@@ -68,7 +52,7 @@ final class TerminalLoginTests: XCTestCase {
 
     func testCtrlCCancelsAWaitingDeviceLogin() throws {
         let h = try CLIHarness(issuerOptions: DevIssuerOptions(deviceInterval: 1))
-        let screen = try drive(h, ["login", "device"], steps: [["expect": "Ctrl-C cancels", "send": "^C", "delay": 1.5]])
+        let screen = try onTerminal(h, ["login", "device"], steps: [["expect": "Ctrl-C cancels", "send": "^C", "delay": 1.5]])
         XCTAssertEqual(screen.status, 130, screen.output)
         XCTAssertTrue(screen.output.contains("interrupted"), screen.output)
         let status = try JSONParser.parse(try h.agent(["status", "--json"]).stdout)
@@ -92,7 +76,7 @@ final class TerminalLoginTests: XCTestCase {
             second.withLock { $0 = r }
             done.signal()
         }
-        let first = try drive(h, ["kubectl-credential", "corp"],
+        let first = try onTerminal(h, ["kubectl-credential", "corp"],
                               steps: [["expect": "username: ", "send": "alice\n", "delay": 3], ["expect": "Password: ", "send": "wonderland\n"]], environment: info)
         XCTAssertEqual(first.status, 0, first.output)
         XCTAssertTrue(first.output.contains("\"apiVersion\":\"client.authentication.k8s.io/v1beta1\""), first.output)
@@ -124,7 +108,7 @@ final class TerminalLoginTests: XCTestCase {
             second.withLock { $0 = r }
             done.signal()
         }
-        let first = try drive(h, ["kubectl-credential", "corp"],
+        let first = try onTerminal(h, ["kubectl-credential", "corp"],
                               steps: [["expect": "username: ", "send": "alice\n", "delay": 3], ["expect": "Password: ", "send": "wonderland\n"]],
                               environment: info.merging(["PTY_LOG": log.path]) { $1 })
         XCTAssertEqual(first.status, 0, first.output)
@@ -135,15 +119,5 @@ final class TerminalLoginTests: XCTestCase {
         XCTAssertNotNil(try JSONParser.parse(r.stdout)["status"]?["token"]?.stringValue)
         XCTAssertEqual(h.issuer.count("token.password"), 1, "one login for both")
         _ = agent
-    }
-
-    private static func approveWhenShown(_ h: CLIHarness, log: URL) {
-        for _ in 0..<400 {
-            if let text = try? String(contentsOf: log, encoding: .utf8), let range = text.range(of: "enter the code ") {
-                let code = text[range.upperBound...].prefix { !$0.isWhitespace }
-                if !code.isEmpty, h.issuer.approveDevice(userCode: String(code), username: "alice") { return }
-            }
-            usleep(50_000)
-        }
     }
 }

@@ -157,13 +157,16 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         return resource.contains("#") ? "a resource must not have a fragment (RFC 8707)" : nil
     }
 
+    /// Why `id` cannot name a provider, nil when it can; what `setup` checks an answer with, too.
+    public static func idProblem(_ id: String) -> String? {
+        !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy(isIDByte) ? nil : "a provider id must match [a-z0-9._-]+ (at most 64 characters)"
+    }
+
     static func parse(_ r: ConfigReader) throws(ConfigError) -> ProviderConfig {
         // `knownKeys` asks every flow's descriptor: only worth it when a key is not a common one.
         if r.object.keys.contains(where: { !commonKeys.contains($0) }) { try r.rejectUnknownKeys(knownKeys) }
         let id = try r.requiredString("id")
-        guard id.utf8.count <= 64, id.utf8.allSatisfy(isIDByte) else {
-            throw r.error("id", "a provider id must match [a-z0-9._-]+ (at most 64 characters)")
-        }
+        if let problem = idProblem(id) { throw r.error("id", problem) }
         let (flows, clients) = try parseFlows(r)
         let allowed = keys(for: flows)
         for key in r.object.keys where !allowed.contains(key) {

@@ -1,0 +1,80 @@
+import DevIssuer
+import Foundation
+import JSON
+import XCTest
+
+/// Issue 31 item 3: `auth-agent setup` (and `login` with no provider at a terminal) asks what to
+/// sign in to, writes the provider with `config add`'s checks, prints the `config add` line, and
+/// logs in — driven on a pseudo-terminal (Tests/CLI/pty_drive.py), answers typed, output read.
+final class SetupTests: XCTestCase {
+    override func setUpWithError() throws { try CLIHarness.requirePython() }
+
+    /// A configuration with a store and no provider: a first run.
+    private func firstRun(_ h: CLIHarness) throws {
+        let config: JSONValue = ["store": ["kind": "file", "path": .string(h.directory.appendingPathComponent("store").path)], "providers": []]
+        try Data(JSONSerializer.bytes(config)).write(to: h.configPath)
+    }
+
+    /// A generic issuer: discovered, the client id typed, the device code chosen by default (no
+    /// display), the provider written and logged in, the equivalent `config add` line printed.
+    func testSetupWritesAGenericIssuerAndLogsIn() throws {
+        let h = try CLIHarness(issuerOptions: DevIssuerOptions(deviceInterval: 1))
+        try firstRun(h)
+        let log = h.directory.appendingPathComponent("pty.log")
+        let approver = Thread { h.approveDeviceWhenShown(log: log) }
+        approver.start()
+        let screen = try onTerminal(h, ["setup"], steps: [
+            ["expect": "Choose 1-2 [1]: ", "send": "7\n"],
+            ["expect": "a number from 1 to 2", "send": ""],
+            ["expect": "Choose 1-2 [1]: ", "send": "2\n"],
+            ["expect": "issuer's URL (https://…): ", "send": .string(h.issuer.baseURL + "\n")],
+            ["expect": "Client ID: ", "send": "cli\n"],
+            ["expect": "Client secret (Enter for none, as a public client has): ", "send": "\n"],
+            ["expect": "separated by spaces (https://api.example.com): ", "send": "https://api.example.com\n"],
+            ["expect": "Choose 1-2 [2]: ", "send": "\n"],
+            ["expect": "to type in commands [corp]: ", "send": "work\n"],
+        ], environment: ["PTY_LOG": log.path, "DISPLAY": "", "WAYLAND_DISPLAY": ""])
+        XCTAssertEqual(screen.status, 0, screen.output)
+        XCTAssertTrue(screen.output.contains("redirect URI http://127.0.0.1/callback"), "says what to register: \(screen.output)")
+        XCTAssertTrue(screen.output.contains("auth-agent config add work --issuer \(h.issuer.baseURL) --client-id cli --origin https://api.example.com --flow deviceCode"),
+                      screen.output)
+        XCTAssertTrue(screen.output.contains("Logged in to work as alice"), screen.output)
+        let written = try JSONParser.parse(String(contentsOf: h.configPath, encoding: .utf8))
+        let provider = try XCTUnwrap(written["providers"]?.arrayValue?.first)
+        XCTAssertEqual(provider["id"], "work")
+        XCTAssertEqual(provider["flow"], "deviceCode")
+        XCTAssertEqual(provider["clientId"], "cli")
+        XCTAssertNil(provider["clientSecret"], "no secret typed, none written")
+        XCTAssertEqual(try h.agent(["token", "work"]).status, 0, "the session is in the store")
+    }
+
+    /// An API's URL: nothing to configure; the agent learns the login and the browser completes it.
+    func testLoginWithoutAProviderAsksAndLearnsAnAPI() throws {
+        let h = try CLIHarness()
+        try firstRun(h)
+        h.issuer.setAutoApprove(username: "alice")
+        let bin = h.directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10).read()' \"$1\"\n"
+        _ = FileManager.default.createFile(atPath: bin.appendingPathComponent("xdg-open").path, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        let screen = try onTerminal(h, ["login"], steps: [
+            ["expect": "Choose 1-2 [1]: ", "send": "\n"],
+            ["expect": "The API's URL (https://…): ", "send": "not a url\n"],
+            ["expect": "The API's URL (https://…): ", "send": .string(h.issuer.learnableResource + "\n")],
+        ], environment: ["DISPLAY": ":0", "SSH_CONNECTION": "", "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")])
+        XCTAssertEqual(screen.status, 0, screen.output)
+        XCTAssertTrue(screen.output.contains("expected an absolute https URL"), screen.output)
+        XCTAssertTrue(screen.output.contains("Logged in to"), screen.output)
+        XCTAssertTrue(screen.output.contains("Next time (or from a script): auth-agent login \(h.issuer.learnableResource)"), screen.output)
+        XCTAssertEqual(h.issuer.count("register"), 1)
+    }
+
+    /// A script's `login` with no provider is still the usage mistake (exit 2), with nothing asked.
+    func testLoginWithoutAProviderFromAScriptIsAUsageError() throws {
+        let h = try CLIHarness()
+        let r = try h.agent(["login"])
+        XCTAssertEqual(r.status, 2, r.stderr)
+        XCTAssertTrue(r.stderr.contains("'login' needs exactly one PROVIDER"), r.stderr)
+        XCTAssertEqual(try h.agent(["setup", "extra"]).status, 2)
+    }
+}
