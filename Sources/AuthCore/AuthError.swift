@@ -18,6 +18,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
     case scopeNotGranted = 1013
     case discoveryFailed = 1014
     case notAllowed = 1015
+    case configurationInvalid = 1016
 
     public var reason: String {
         switch self {
@@ -36,6 +37,7 @@ public enum AuthErrorCode: Int, CaseIterable, Sendable {
         case .scopeNotGranted: return "scopeNotGranted"
         case .discoveryFailed: return "discoveryFailed"
         case .notAllowed: return "notAllowed"
+        case .configurationInvalid: return "configurationInvalid"
         }
     }
 
@@ -56,6 +58,9 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The refusing server's own `error_description`, made safe (`ServerRefusal`), when it gave one
     /// (`data.serverDescription`): what it says is often the one thing that tells a person what to change.
     public var serverDescription: String?
+    /// For 1016 `configurationInvalid`: the provider's configuration key to fix (`data.configKey`):
+    /// the server's answer shows the configuration is wrong, so retrying or logging in again cannot help.
+    public var configKey: String?
     /// The refusing server's `error` code (`invalid_client`…), for the core's own decisions on it
     /// (`AuthService.saysClientUnknown`); never parsed back out of `message`.
     var serverError: String?
@@ -73,7 +78,7 @@ public struct AuthError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// Equal when a host sees the same error (`serverError` is the core's, never shown).
     public static func == (a: AuthError, b: AuthError) -> Bool {
-        (a.code, a.message, a.provider, a.step, a.serverDescription) == (b.code, b.message, b.provider, b.step, b.serverDescription)
+        (a.code, a.message, a.provider, a.step, a.serverDescription, a.configKey) == (b.code, b.message, b.provider, b.step, b.serverDescription, b.configKey)
     }
 
     /// This error with `refusal`'s description as `serverDescription`; for the named constructors.

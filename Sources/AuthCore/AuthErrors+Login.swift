@@ -48,7 +48,24 @@ extension AuthError {
         case .authorizationRequestRefused(let why):
             message = "The \(name) login cannot work: \(why), even for the client registered just now; no browser was opened."
         }
+        if provider.learned == nil, let refusal, let (key, advice) = misconfigured(provider, refusedWith: refusal.error) {
+            return configurationInvalid(key, message + " " + advice, provider: provider.id).carrying(refusal)
+        }
         return AuthError(.loginDenied, message, provider: provider.id).carrying(refusal)
+    }
+
+    /// The configuration key a configured provider's refusal `error` points at, with what to check;
+    /// nil for a refusal no configuration change fixes. (A learned provider's client is the agent's
+    /// own registration: `invalid_client` there means the server forgot it, `ForgottenClients`.)
+    static func misconfigured(_ provider: ProviderConfig, refusedWith error: String?) -> (key: String, advice: String)? {
+        switch error {
+        case "invalid_client"?:
+            let authentication = provider.clientAuth != nil ? " and \"clientAuth\"" : provider.clientSecret != nil ? " and the client secret" : ""
+            return ("clientId", "The server does not know this client or its authentication: check \"clientId\"\(authentication) in the configuration.")
+        case "unauthorized_client"?:
+            return ("flow", "This client may not use this grant there: check \"flow\" in the configuration, or the client's registration at the server.")
+        default: return nil
+        }
     }
 
     /// The authorization response of `provider`'s login did not name its issuer as RFC 9207
@@ -73,9 +90,19 @@ extension AuthError {
         AuthError(.loginDenied, "\(provider.displayName) sent an unusable answer: \(problem).", provider: provider.id)
     }
 
-    /// A configured `issuer` that cannot be used (`problem`), found before any login (1008).
+    /// A configured `issuer` that cannot be used (`problem`), found before any login (1016, key `issuer`).
     static func issuerUnusable(_ issuer: String, _ problem: String) -> AuthError {
-        AuthError(.loginDenied, "The issuer \(issuer) cannot be used: \(problem).")
+        configurationInvalid("issuer", "The issuer \(issuer) cannot be used: \(problem).")
+    }
+
+    // MARK: 1016 configurationInvalid
+
+    /// What the server answered shows the configuration's `key` is wrong (`message` says how):
+    /// not retryable, and no login can help; the command line exits 2 naming the key.
+    static func configurationInvalid(_ key: String, _ message: String, provider: String? = nil) -> AuthError {
+        var error = AuthError(.configurationInvalid, message, provider: provider)
+        error.configKey = key
+        return error
     }
 
     /// A login the command line runs for a host failed with something that is not an

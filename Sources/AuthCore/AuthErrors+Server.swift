@@ -33,8 +33,8 @@ extension AuthError {
 
     /// Why the endpoints of an issuer could not be discovered (1005).
     enum DiscoveryProblem {
-        /// The document at `url` names another issuer.
-        case otherIssuer(url: String)
+        /// The document at `url` names another issuer (`named`, nil when none).
+        case otherIssuer(url: String, named: String?)
         /// No document could be used; `problem` is the last one's.
         case noDocument(String)
     }
@@ -42,7 +42,10 @@ extension AuthError {
     /// The discovery document of `issuer` could not be used, for the reason `why` (1005).
     static func endpointsNotDiscovered(_ issuer: String, _ why: DiscoveryProblem) -> AuthError {
         switch why {
-        case .otherIssuer(let url): return AuthError(.authServerUnavailable, "The discovery document at \(url) names another issuer than \(issuer).")
+        case .otherIssuer(let url, let named):
+            // The configured issuer is not the one the server says it is: a configuration mistake, named with both.
+            return configurationInvalid("issuer", "The discovery document at \(url) names the issuer \(named ?? "(none)"), not the configured \(issuer)"
+                + (named.map { "; if that server is the one meant, set \"issuer\" to \($0) exactly" } ?? "") + ".")
         case .noDocument(let problem): return AuthError(.authServerUnavailable, "Cannot discover the endpoints of \(issuer): \(problem).")
         }
     }
@@ -51,22 +54,26 @@ extension AuthError {
     static func endpointsNotDiscovered(_ issuer: String, _ failure: MetadataFailure) -> AuthError {
         switch failure {
         case .notFound(let problem): return endpointsNotDiscovered(issuer, .noDocument(problem))
-        case .refused(.otherIssuer(let url, _, _)): return endpointsNotDiscovered(issuer, .otherIssuer(url: url))
+        case .refused(.otherIssuer(let url, let named, _)): return endpointsNotDiscovered(issuer, .otherIssuer(url: url, named: named))
         case .refused(let refusal): return endpointsNotDiscovered(issuer, .noDocument(sentence(refusal)))
         }
     }
 
     /// This error, about `provider`: a provider-less error (discovery's) told for the provider that
-    /// asked. Code and message stay; `step` does not, as no learning step failed.
+    /// asked. Code, message and the key to fix stay; `step` does not, as no learning step failed.
     func about(_ provider: String) -> AuthError {
-        AuthError(code, message, provider: provider)
+        var error = AuthError(code, message, provider: provider)
+        error.configKey = configKey
+        return error
     }
 
     /// An error already worded elsewhere — by the agent process that answered (its code,
     /// message and provider read back from the protocol), or by a command-line login run on
     /// a thread — carried on as it was: relaying words nothing, so it takes any code.
-    public static func relayed(_ code: AuthErrorCode, _ message: String, provider: String? = nil) -> AuthError {
-        AuthError(code, message, provider: provider)
+    public static func relayed(_ code: AuthErrorCode, _ message: String, provider: String? = nil, configKey: String? = nil) -> AuthError {
+        var error = AuthError(code, message, provider: provider)
+        error.configKey = configKey
+        return error
     }
 
     // MARK: 1007 excessiveRefresh

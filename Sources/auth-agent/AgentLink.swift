@@ -146,7 +146,8 @@ final class AgentLink {
         case .notJSON: return ToolFailure(.failed, "\(agent) sent something that is not JSON")
         case .error(let error):
             if let code = AuthErrorCode(rawValue: error.code) {
-                return ToolFailure(AuthError.relayed(code, error.message, provider: error.data?["provider"]?.stringValue))
+                return ToolFailure(AuthError.relayed(code, error.message, provider: error.data?["provider"]?.stringValue,
+                                                     configKey: error.data?["configKey"]?.stringValue))
             }
             if error == .requestCancelled { return ToolFailure(.interrupted, "interrupted") }
             return ToolFailure(.failed, error.message)

@@ -30,15 +30,18 @@ struct ToolFailure: Error, Equatable {
     var needsLogin: Bool { authCode == .notLoggedIn || authCode == .sessionExpired }
 
     /// The protocol error's reason on stderr, and its exit code by error number: the auth server
-    /// (1005) or the store (1010) unavailable → 3, an unknown provider → 2, anything else → 1.
+    /// (1005) or the store (1010) unavailable → 3, an unknown provider or a configuration mistake
+    /// (1016, with the command that fixes it) → 2, anything else → 1.
     /// Matched on the number so a code added to `AuthErrorCode` later maps without touching this.
     init(_ error: AuthError) {
         switch error.code.rawValue {
         case 1005, 1010: code = .unavailable
-        case AuthErrorCode.unknownProvider.rawValue: code = .usage
+        case AuthErrorCode.unknownProvider.rawValue, AuthErrorCode.configurationInvalid.rawValue: code = .usage
         default: code = .failed
         }
-        message = "\(error.code.reason): \(error.message)"
+        // A configuration mistake says the command that fixes it.
+        let fix = error.configKey.flatMap { key in error.provider.map { " To fix it: auth-agent config set \($0) \(key) …" } } ?? ""
+        message = "\(error.code.reason): \(error.message)" + fix
         authCode = error.code
         provider = error.provider
     }

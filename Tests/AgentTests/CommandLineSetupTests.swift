@@ -186,6 +186,33 @@ final class CommandLineSetupTests: XCTestCase {
         XCTAssertEqual(try h.agent(["client-metadata", "http://example.com/c.json"]).status, 2, "plain http off loopback")
     }
 
+    /// Issue 31 item 4: a configuration the server's answers show is wrong is exit 2 naming the key to
+    /// fix (1016 `configurationInvalid`, `data.configKey`), not a server outage (1005) or a denial (1008):
+    /// an issuer whose discovery document names another one (both named), a client the server does not know.
+    func testAConfigurationMistakeIsExitTwoNamingTheKey() throws {
+        let h = try CLIHarness(issuerOptions: DevIssuerOptions(deviceInterval: 1))
+        h.issuer.injectDiscoveryFault(.wrongIssuer)
+        let mismatch = try h.agent(["login", "device"])
+        XCTAssertEqual(mismatch.status, 2, mismatch.stderr)
+        XCTAssertTrue(mismatch.stderr.contains("configurationInvalid: The discovery document at \(h.issuer.baseURL)"), mismatch.stderr)
+        XCTAssertTrue(mismatch.stderr.contains("names the issuer \(h.issuer.baseURL)/other-issuer, not the configured \(h.issuer.baseURL)"), mismatch.stderr)
+        XCTAssertTrue(mismatch.stderr.contains("To fix it: auth-agent config set device issuer"), mismatch.stderr)
+        h.issuer.clearDiscoveryFaults()
+
+        XCTAssertEqual(try h.agent(["config", "set", "device", "clientId", "nobody"]).status, 0)
+        let unknown = try h.agent(["login", "device"])
+        XCTAssertEqual(unknown.status, 2, unknown.stderr)
+        XCTAssertTrue(unknown.stderr.contains("configurationInvalid: Device Login refused to start a device login (invalid_client"), unknown.stderr)
+        XCTAssertTrue(unknown.stderr.contains("check \"clientId\" in the configuration. To fix it: auth-agent config set device clientId …"), unknown.stderr)
+
+        // Over the protocol: the reason and the key, from the core.
+        let served = try h.agent([], stdin: #"{"jsonrpc":"2.0","id":1,"method":"login","params":{"provider":"device"}}"# + "\n")
+        let answer = try JSONParser.parse(served.stdout.split(separator: "\n").map(String.init).first { $0.contains("\"id\":1") } ?? "null")
+        XCTAssertEqual(answer["error"]?["code"], 1016, "\(answer)")
+        XCTAssertEqual(answer["error"]?["data"]?["configKey"], "clientId", "\(answer)")
+        XCTAssertEqual(answer["error"]?["data"]?["retryable"], false)
+    }
+
     /// `refresh PROVIDER`, and `token --min-valid` refreshing only when the token lives less than asked.
     func testRefreshAndMinValid() throws {
         let h = try CLIHarness()

@@ -32,7 +32,8 @@ final class AuthErrorsTests: XCTestCase {
         check(.loginDenied(p, .refused("the nonce differs")), .loginDenied, "The Corp SSO login was refused: the nonce differs.")
         check(.loginDenied(p, .unsafeURL(what: "authorization URL", problem: "not https")), .loginDenied,
               "The Corp SSO login was refused: the authorization URL cannot be opened safely (not https).")
-        check(.issuerUnusable("http://idp", "not https"), .loginDenied, "The issuer http://idp cannot be used: not https.", provider: nil)
+        let unusable = AuthError.issuerUnusable("http://idp", "not https")
+        XCTAssertEqual([unusable.code.reason, unusable.message, unusable.configKey], ["configurationInvalid", "The issuer http://idp cannot be used: not https.", "issuer"])
         check(.loginFailed(CancellationError()), .loginDenied, "The login failed: CancellationError()", provider: nil)
         check(.noLoginThread(), .loginDenied, "no thread for the login", provider: nil)
         check(.noLoginThread(provider: "corp"), .loginDenied, "no thread for the login")

@@ -42,6 +42,7 @@ declare -gA AUTH_AGENT_ERRORS=(
   [1007]=excessiveRefresh [1008]=loginDenied [1009]=loginTimedOut
   [1010]=storeUnavailable [1011]=requestFailed [1012]=responseTooLarge
   [1013]=scopeNotGranted [1014]=discoveryFailed [1015]=notAllowed
+  [1016]=configurationInvalid
 )
 
 # AUTH_AGENT_PRESENT_LOGIN: set before auth_agent_start to present this

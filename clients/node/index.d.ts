@@ -194,6 +194,8 @@ export declare class ScopeNotGrantedError extends AuthAgentError {}
 export declare class DiscoveryFailedError extends AuthAgentError {}
 /** Not allowed on this connection (a forward socket's logout, forget, setDefaultAccount, login {resource}); nothing was sent. */
 export declare class NotAllowedError extends AuthAgentError {}
+/** The configuration is wrong, as the server's answer shows; `data.configKey` names the key to fix (1016). */
+export declare class ConfigurationInvalidError extends AuthAgentError {}
 /** The class each application reason rejects with. */
 export declare const ERROR_CLASSES: Readonly<Record<string, typeof AuthAgentError>>;
 

@@ -13,6 +13,7 @@ export {
   InvalidCredentialsError,
   LoginDeniedError,
   LoginTimedOutError,
+  ConfigurationInvalidError,
   NotAllowedError,
   NotLoggedInError,
   OriginNotAllowedError,

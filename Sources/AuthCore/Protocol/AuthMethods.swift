@@ -109,6 +109,7 @@ extension AuthError {
         if let provider { data["provider"] = .string(provider) }
         if let step { data["step"] = .string(step) }
         if let serverDescription { data["serverDescription"] = .string(serverDescription) }
+        if let configKey { data["configKey"] = .string(configKey) }
         return RPCError(code: code.rawValue, message: message, data: .object(data))
     }
 }

@@ -12,7 +12,7 @@ public enum FetchMethod: AuthMethod, RPCMethod {
         "fetch", summary: "Send an HTTP request signed like sign; after a 401 for the token sent, refresh once and resend once. An uncovered URL answering 401 with a Bearer challenge gets result.login (or, with login: \"ifNeeded\", a login and a resend).",
         params: [.init("request", required: true), .init("provider"), .init("account"), .init("scopes"), .init("audience"), .init("resource"),
                  .init("timeoutSeconds"), .init("maxResponseBytes"), .init("login"), .init("openBrowser")],
-        result: "FetchResult", errors: [1001, 1002, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014])
+        result: "FetchResult", errors: [1001, 1002, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 1016])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
         SignMethod.ordering(params, context)

@@ -10,7 +10,7 @@ public enum LoginMethod: AuthMethod, RPCMethod {
     static let descriptor = MethodDescriptor(
         "login", summary: "Log in through a provider, or to the API at resource (learning it: discovery, registration); emits userLoggedIn. Device-code and browser logins send loginPrompt and wait.",
         params: [.init("provider"), .init("resource"), .init("flow"), .init("credentials"), .init("openBrowser")], result: "LoginResult",
-        errors: [1002, 1003, 1005, 1008, 1009, 1010, 1014, 1015])
+        errors: [1002, 1003, 1005, 1008, 1009, 1010, 1014, 1015, 1016])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
         if params["provider"] == nil, let resource = params["resource"]?.stringValue {

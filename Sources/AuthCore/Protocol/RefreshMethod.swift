@@ -6,7 +6,7 @@ public enum RefreshMethod: AuthMethod, RPCMethod {
     static let descriptor = MethodDescriptor(
         "refresh", summary: "Refresh after the server rejected a token (401); does nothing when that token was already replaced.",
         params: [.init("provider", required: true), .init("account"), .init("failedAuthorization")], result: "RefreshResult",
-        errors: [1001, 1002, 1004, 1005, 1007, 1008, 1010, 1013])
+        errors: [1001, 1002, 1004, 1005, 1007, 1008, 1010, 1013, 1016])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
         AuthMethods.provider(params, RequestOrdering.uses)

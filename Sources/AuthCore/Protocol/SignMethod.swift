@@ -14,7 +14,7 @@ public enum SignMethod: AuthMethod, RPCMethod {
     static let descriptor = MethodDescriptor(
         "sign", summary: "The headers that authorize an outgoing HTTP request, refreshing the token first when it is about to expire.",
         params: [.init("request", required: true), .init("provider"), .init("account"), .init("scopes"), .init("audience"), .init("resource")],
-        result: "SignResult", errors: [1001, 1002, 1004, 1005, 1006, 1007, 1008, 1010, 1013])
+        result: "SignResult", errors: [1001, 1002, 1004, 1005, 1006, 1007, 1008, 1010, 1013, 1016])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
         guard case .object(let request)? = params["request"], case .string(let url)? = request["url"] else { return .free }

@@ -6,7 +6,7 @@ public enum TokenMethod: AuthMethod, RPCMethod {
     static let descriptor = MethodDescriptor(
         "token", summary: "The current access token, for scripts; refreshed first when needed.",
         params: [.init("provider", required: true), .init("account"), .init("scopes"), .init("audience"), .init("resource"), .init("bearer"), .init("minValidSeconds")],
-        result: "TokenResult", errors: [1001, 1002, 1004, 1005, 1007, 1008, 1010, 1013, 1015])
+        result: "TokenResult", errors: [1001, 1002, 1004, 1005, 1007, 1008, 1010, 1013, 1015, 1016])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
         AuthMethods.provider(params, RequestOrdering.uses)

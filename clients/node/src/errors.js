@@ -82,6 +82,8 @@ export class ScopeNotGrantedError extends AuthAgentError {}
 export class DiscoveryFailedError extends AuthAgentError {}
 /** Not allowed on this connection (a forward socket's logout, forget, setDefaultAccount, login {resource}); nothing was sent. */
 export class NotAllowedError extends AuthAgentError {}
+/** 1016: the configuration is wrong, as the server's answer shows; `data.configKey` names the key to fix. */
+export class ConfigurationInvalidError extends AuthAgentError {}
 
 /** The class `fromResponse` gives each application reason; other reasons get AuthAgentError. */
 export const ERROR_CLASSES = Object.freeze({
@@ -100,4 +102,5 @@ export const ERROR_CLASSES = Object.freeze({
   scopeNotGranted: ScopeNotGrantedError,
   discoveryFailed: DiscoveryFailedError,
   notAllowed: NotAllowedError,
+  configurationInvalid: ConfigurationInvalidError,
 });

@@ -86,6 +86,7 @@ export const ERRORS = Object.freeze({
   1013: { reason: 'scopeNotGranted', retryable: false },
   1014: { reason: 'discoveryFailed', retryable: false },
   1015: { reason: 'notAllowed', retryable: false },
+  1016: { reason: 'configurationInvalid', retryable: false },
 });
 
 /** Reasons for failures the client detects itself; no agent answer carries them. */

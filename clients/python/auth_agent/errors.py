@@ -140,6 +140,11 @@ class NotAllowed(AuthAgentError):
     ``setDefaultAccount``, ``login(resource=…)``); nothing was sent or changed."""
 
 
+class ConfigurationInvalid(AuthAgentError):
+    """1016: the configuration is wrong, as the server's answer shows; ``data["configKey"]``
+    names the key to fix (``issuer``, ``clientId``, ``flow``). Retrying cannot help."""
+
+
 def _reason_of(cls: Type[AuthAgentError]) -> str:
     """``NotLoggedIn`` -> ``notLoggedIn``: the class name is the reason."""
     return cls.__name__[0].lower() + cls.__name__[1:]
@@ -164,6 +169,7 @@ _CLASSES: Dict[str, Type[AuthAgentError]] = {
         ScopeNotGranted,
         DiscoveryFailed,
         NotAllowed,
+        ConfigurationInvalid,
     )
 }
 

@@ -84,6 +84,7 @@ ERRORS: Dict[int, ErrorKind] = {
     1013: ErrorKind("scopeNotGranted", False),
     1014: ErrorKind("discoveryFailed", False),
     1015: ErrorKind("notAllowed", False),
+    1016: ErrorKind("configurationInvalid", False),
 }
 
 #: Reasons for failures the client detects itself (no agent answer carries them).

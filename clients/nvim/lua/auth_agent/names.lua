@@ -67,6 +67,7 @@ M.errors = {
   [1013] = "scopeNotGranted",
   [1014] = "discoveryFailed",
   [1015] = "notAllowed",
+  [1016] = "configurationInvalid",
 }
 
 -- Errors raised by this client, not the agent: they have no code.
