@@ -13,7 +13,8 @@ import Logging
 enum ConfigCommand {
     /// What a first run without a configuration is told, wherever it notices.
     static func noConfiguration(_ path: String) -> String {
-        "no configuration at \(path). Add a provider with 'auth-agent config add ID --issuer URL --client-id ID --origin URL'"
+        (access(path, F_OK) == 0 ? "no provider in \(path) yet." : "no configuration at \(path).")
+            + " Run 'auth-agent setup' to be asked what to sign in to, add a provider with 'auth-agent config add ID --issuer URL --client-id ID --origin URL'"
             + " (see 'auth-agent help config add'), or try the agent with 'auth-agent demo'."
     }
 

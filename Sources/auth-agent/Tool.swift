@@ -68,7 +68,8 @@ enum Tool {
         switch command.action {
         case .status(let json):
             let status = try link.call(StatusMethod.self, ())
-            if let local = link.local, local.config.providers.isEmpty { Logger.stderrSink("auth-agent: " + ConfigCommand.noConfiguration(local.configPath)) }
+            // Learned APIs count: a first run that learned one has something to show.
+            if let local = link.local, status.providers.isEmpty { Logger.stderrSink("auth-agent: " + ConfigCommand.noConfiguration(local.configPath)) }
             return json ? JSONSerializer.string(status.json) + "\n" : StatusTable.render(status.json, store: status.storeKind ?? "-")
         case .token(let provider, let json):
             // `bearer`: printed, the token is used without a proof, so the core refuses a DPoP provider's.

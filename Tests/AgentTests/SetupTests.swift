@@ -67,6 +67,10 @@ final class SetupTests: XCTestCase {
         XCTAssertTrue(screen.output.contains("Logged in to"), screen.output)
         XCTAssertTrue(screen.output.contains("Next time (or from a script): auth-agent login \(h.issuer.learnableResource)"), screen.output)
         XCTAssertEqual(h.issuer.count("register"), 1)
+        // The learned API is something to show: `status` no longer says nothing is configured.
+        let status = try h.agent(["status"])
+        XCTAssertTrue(status.stdout.contains("loggedIn"), status.stdout)
+        XCTAssertFalse(status.stderr.contains("no provider in") || status.stderr.contains("no configuration"), status.stderr)
     }
 
     /// A script's `login` with no provider is still the usage mistake (exit 2), with nothing asked.
