@@ -10,8 +10,9 @@ struct Arguments {
         case help(topic: String?, man: Bool)
         /// `completion bash|zsh|fish`.
         case completion(shell: String)
-        /// `__complete-providers`: the configured provider ids, one a line, for the completion scripts.
-        case completeProviders
+        /// `__complete-providers [--learned]`: the provider ids the agent knows (configured and
+        /// learned; only the learned ones, which `forget` takes), one a line, for the completion scripts.
+        case completeProviders(learnedOnly: Bool)
         /// `mcp URL`: the stdio ⇄ Streamable HTTP bridge.
         case mcp(McpCommand.Options)
         /// `connect`: relay stdin/stdout to the socket agent, or serve on them when none answers.
@@ -73,8 +74,8 @@ struct Arguments {
             a.command = .completion(shell: rest[0])
             return a
         case "__complete-providers"?:
-            a.command = .completeProviders
-            let tool = try ToolCommand.parse(["status"] + rest + leading)
+            a.command = .completeProviders(learnedOnly: rest.contains("--learned"))
+            let tool = try ToolCommand.parse(["status"] + rest.filter { $0 != "--learned" } + leading)
             a.configPath = tool.configPath
             return a
         default:

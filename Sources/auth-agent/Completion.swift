@@ -1,6 +1,8 @@
+import AuthCore
+
 /// `auth-agent completion bash|zsh|fish`: completion scripts generated from `CommandHelp`, so a
 /// command or option added there completes without touching this. Provider ids come from the
-/// configuration at completion time, through `auth-agent __complete-providers`.
+/// agent at completion time, through `auth-agent __complete-providers`.
 enum Completion {
     static let shells = ["bash", "zsh", "fish"]
 
@@ -42,6 +44,7 @@ enum Completion {
             switch e.operand {
             case .none: break
             case .provider: line += "; operand=providers"
+            case .learnedProvider: line += "; operand=learned"
             case .words(let words): line += "; operand=\"\(words.joined(separator: " "))\""
             }
             cases += line + " ;;\n"
@@ -83,6 +86,8 @@ enum Completion {
                 if [ "$key" = "${words[*]}" ]; then
                     if [ "$operand" = providers ]; then
                         COMPREPLY=($(compgen -W "$(auth-agent __complete-providers 2>/dev/null)" -- "$cur"))
+                    elif [ "$operand" = learned ]; then
+                        COMPREPLY=($(compgen -W "$(auth-agent __complete-providers --learned 2>/dev/null)" -- "$cur"))
                     elif [ -n "$operand" ]; then
                         COMPREPLY=($(compgen -W "$operand" -- "$cur"))
                     fi
@@ -121,6 +126,7 @@ enum Completion {
             switch operand(c) {
             case .none: break
             case .provider: lines.append("complete -c auth-agent -n \(quoted(condition)) -a '(auth-agent __complete-providers 2>/dev/null)'")
+            case .learnedProvider: lines.append("complete -c auth-agent -n \(quoted(condition)) -a '(auth-agent __complete-providers --learned 2>/dev/null)'")
             case .words(let words): lines.append("complete -c auth-agent -n \(quoted(condition)) -a \(quoted(words.joined(separator: " ")))")
             }
         }
@@ -128,5 +134,17 @@ enum Completion {
             lines.append("complete -c auth-agent -n '__fish_seen_subcommand_from config' -a \(sub.name.dropFirst(7)) -d \(quoted(short(sub.summary)))")
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `__complete-providers`: every provider id the agent's `status` names — configured, and the
+    /// APIs it learned (a learned id is typed as often as a configured one) — or with `learnedOnly`
+    /// only the learned ones, the ones `forget` takes. Quietly nothing when no agent can be asked:
+    /// a completion must never print errors.
+    static func printProviders(configPath: String?, learnedOnly: Bool) {
+        guard let link = try? AgentLink.open(configPath: configPath, logLevel: .error),
+              let status = try? link.call(StatusMethod.self, ()) else { return }
+        let ids = status.providers.filter { !learnedOnly || $0.json["learned"] == true }.map(\.id)
+        if !ids.isEmpty { StandardStream.write(Array((ids.joined(separator: "\n") + "\n").utf8)) }
+        link.finish()
     }
 }

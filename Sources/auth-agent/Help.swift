@@ -10,7 +10,8 @@ struct CommandHelp: Sendable {
     }
 
     /// What the command's positional argument is, for completion.
-    enum Operand: Sendable, Equatable { case none, provider, words([String]) }
+    /// What a command's one operand completes to: a provider id, a learned one (`forget`), fixed words.
+    enum Operand: Sendable, Equatable { case none, provider, learnedProvider, words([String]) }
 
     struct Option: Sendable {
         let flag: String
@@ -69,7 +70,7 @@ struct CommandHelp: Sendable {
                     options: [account, Option(flag: "--all", text: "every account of the provider")], section: .tools, operand: .provider),
         CommandHelp(name: "forget", synopsis: "PROVIDER",
                     summary: "Forget a provider learned from an API (login URL, fetch): log out every account, revoke the tokens, delete it and its client registration.",
-                    options: [], section: .tools, operand: .provider),
+                    options: [], section: .tools, operand: .learnedProvider),
         CommandHelp(name: "status", synopsis: "[--json]", summary: "Every provider and account: state, user, expiry and the store in use.",
                     options: [Option(flag: "--json", text: "the protocol's status result")], section: .tools),
         CommandHelp(name: "token", synopsis: "PROVIDER [--json] [--min-valid SECONDS]",

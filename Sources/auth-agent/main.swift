@@ -25,10 +25,8 @@ case .version:
     print("auth-agent \(Arguments.version)")
 case .completion(let shell):
     print(Completion.script(shell) ?? "", terminator: "")
-case .completeProviders:
-    // Quietly nothing when there is no usable configuration: a completion must never print errors.
-    let path = AgentConfig.resolvePath(argument: arguments.configPath, environment: ProcessEnvironment.current())
-    for provider in (try? AgentConfig.load(path: path))?.providers ?? [] { print(provider.id) }
+case .completeProviders(let learnedOnly):
+    Completion.printProviders(configPath: arguments.configPath, learnedOnly: learnedOnly)
 case .serve, .demo, .connect:
     // Before the store watch and the demo's issuer start threads: see `holdTerminationSignals`.
     StdioServer.holdTerminationSignals()

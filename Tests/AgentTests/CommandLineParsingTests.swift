@@ -145,7 +145,7 @@ final class CommandLineParsingTests: XCTestCase {
         func complete(_ words: [String]) throws -> [String] {
             let line = words.map { "'\($0)'" }.joined(separator: " ")
             let script = Completion.bash + """
-                auth-agent() { [ "$1" = __complete-providers ] && printf 'corp\\ndev\\n'; }
+                auth-agent() { [ "$1" = __complete-providers ] && if [ "$2" = --learned ]; then printf 'api.example\\n'; else printf 'corp\\ndev\\napi.example\\n'; fi; }
                 COMP_WORDS=(\(line)); COMP_CWORD=\(words.count - 1)
                 _auth_agent auth-agent "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"; printf '%s\\n' "${COMPREPLY[@]}"
                 """
@@ -155,11 +155,13 @@ final class CommandLineParsingTests: XCTestCase {
         }
         XCTAssertEqual(try complete(["auth-agent", "to"]), ["token"])
         XCTAssertEqual(try complete(["auth-agent", "de"]), ["demo", "dev-issuer"])
-        XCTAssertEqual(try complete(["auth-agent", "token", ""]), ["corp", "dev"])
+        XCTAssertEqual(try complete(["auth-agent", "token", ""]), ["api.example", "corp", "dev"])
+        // Issue 31 item 4: `forget` completes only what it takes, the learned APIs.
+        XCTAssertEqual(try complete(["auth-agent", "forget", ""]), ["api.example"])
         XCTAssertEqual(try complete(["auth-agent", "--config", "/c.json", "logout", "c"]), ["corp"])
         XCTAssertEqual(try complete(["auth-agent", "token", "--m"]), ["--min-valid"])
         XCTAssertEqual(try complete(["auth-agent", "config", ""]), ["add", "check", "path", "remove", "set"])
-        XCTAssertEqual(try complete(["auth-agent", "config", "remove", ""]), ["corp", "dev"])
+        XCTAssertEqual(try complete(["auth-agent", "config", "remove", ""]), ["api.example", "corp", "dev"])
         XCTAssertEqual(try complete(["auth-agent", "config", "add", "x", "--is"]), ["--issuer"])
         XCTAssertEqual(try complete(["auth-agent", "token", "corp", ""]), [], "one operand")
         XCTAssertEqual(try complete(["auth-agent", "--log-level", "d"]), ["debug"])
@@ -171,6 +173,7 @@ final class CommandLineParsingTests: XCTestCase {
         let fish = try XCTUnwrap(Completion.script("fish"))
         XCTAssertTrue(fish.contains("complete -c auth-agent -n '__fish_seen_subcommand_from token' -l min-valid"), fish)
         XCTAssertTrue(fish.contains("(auth-agent __complete-providers 2>/dev/null)"))
+        XCTAssertTrue(fish.contains("-n '__fish_seen_subcommand_from forget' -a '(auth-agent __complete-providers --learned 2>/dev/null)'"), fish)
     }
 
     /// zsh runs the same function through bashcompinit, which passes 1-based arrays: the script

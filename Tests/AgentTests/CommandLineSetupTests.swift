@@ -337,6 +337,7 @@ final class CommandLineSetupTests: XCTestCase {
         }
         let completion = try h.agent(["__complete-providers"])
         XCTAssertEqual(completion.stdout, "corp\npasted-git\ndevice\npasted\n")
+        XCTAssertEqual(try h.agent(["__complete-providers", "--learned"]).stdout, "", "nothing learned: nothing to forget")
         XCTAssertEqual(try h.agent(["completion", "bash"]).status, 0)
     }
 }

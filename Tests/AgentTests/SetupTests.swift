@@ -71,6 +71,10 @@ final class SetupTests: XCTestCase {
         let status = try h.agent(["status"])
         XCTAssertTrue(status.stdout.contains("loggedIn"), status.stdout)
         XCTAssertFalse(status.stderr.contains("no provider in") || status.stderr.contains("no configuration"), status.stderr)
+        // Completion offers the learned id too, and `forget`'s only the learned ones.
+        let learned = try XCTUnwrap(try JSONParser.parse(status.stdout.isEmpty ? "{}" : try h.agent(["status", "--json"]).stdout)["providers"]?.arrayValue?.first?["id"]?.stringValue)
+        XCTAssertEqual(try h.agent(["__complete-providers"]).stdout, learned + "\n")
+        XCTAssertEqual(try h.agent(["__complete-providers", "--learned"]).stdout, learned + "\n")
     }
 
     /// A script's `login` with no provider is still the usage mistake (exit 2), with nothing asked.
