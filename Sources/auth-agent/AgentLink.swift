@@ -150,6 +150,8 @@ final class AgentLink {
                                                      configKey: error.data?["configKey"]?.stringValue))
             }
             if error == .requestCancelled { return ToolFailure(.interrupted, "interrupted") }
+            // What the command line sent was refused as it stands: the command's words are wrong, as for a usage mistake.
+            if error.code == RPCError.invalidParams("").code { return ToolFailure(.usage, error.message) }
             return ToolFailure(.failed, error.message)
         }
     }

@@ -23,6 +23,8 @@ enum TerminalLogin {
         var passwordStdin = false
         var tokenStdin = false
         var flow: ToolCommand.LoginFlow?
+        /// `--as NAME`: the id an API learned from its URL gets.
+        var name: String?
 
         /// Whether a flag chose the flow; when none did, the agent's core chooses it (the device
         /// code over SSH only where the server offers one), so `login` is sent naming no flow.
@@ -46,7 +48,7 @@ enum TerminalLogin {
             let flow: Flow? = options.flow.map { $0 == .device ? .deviceCode : .authorizationCode }
             let live = LivePromptLine(environment: environment)
             defer { live.stop() }
-            let result = try link.call(LoginMethod.self, .init(.resource(id), flow: flow, openBrowser: LivePromptLine.canOpenBrowser(environment)),
+            let result = try link.call(LoginMethod.self, .init(.resource(id), flow: flow, openBrowser: LivePromptLine.canOpenBrowser(environment), name: options.name),
                                        timeout: timeout, notification: prompts(live, displayName: id, link: link))
             return loggedIn(result, displayName: id)
         }

@@ -121,8 +121,8 @@ enum Tool {
             let revoked = try link.call(ForgetMethod.self, provider)
             Logger.stderrSink("Forgot \(name) (\(provider)): logged out\(revoked ? ", tokens revoked" : ""), registration deleted.")
             return ""
-        case .login(let provider, let username, let passwordStdin, let tokenStdin, let flow):
-            let options = TerminalLogin.Options(username: username, passwordStdin: passwordStdin, tokenStdin: tokenStdin, flow: flow)
+        case .login(let provider, let username, let passwordStdin, let tokenStdin, let flow, let name):
+            let options = TerminalLogin.Options(username: username, passwordStdin: passwordStdin, tokenStdin: tokenStdin, flow: flow, name: name)
             return try TerminalLogin.login(provider, options, link: link) + "\n"
         case .gitCredential(let operation):
             return try GitCredential.run(operation, account: account, link: link)

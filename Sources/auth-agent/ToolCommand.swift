@@ -6,7 +6,8 @@ import Logging
 /// Kept apart from `Arguments` so the long-lived agent's command line stays as it was.
 struct ToolCommand: Equatable {
     enum Action: Equatable {
-        case login(provider: String, username: String?, passwordStdin: Bool, tokenStdin: Bool, flow: LoginFlow?)
+        /// `name`: `--as NAME`, the id an API learned from its URL gets.
+        case login(provider: String, username: String?, passwordStdin: Bool, tokenStdin: Bool, flow: LoginFlow?, name: String? = nil)
         case logout(provider: String)
         /// `forget ID`: a learned provider logged out, revoked and deleted with its registration.
         case forget(provider: String)
@@ -99,6 +100,7 @@ struct ToolCommand: Equatable {
         var positional: [String] = []
         var flags: [String] = []
         var username: String?
+        var learnedName: String?
         var configPath: String?
         var logLevel = Logger.Level.warn
         var help = false
@@ -135,6 +137,7 @@ struct ToolCommand: Equatable {
                 }
                 logLevel = level
             case "--username" where name == "login": username = try value(flag, inline)
+            case "--as" where name == "login": learnedName = try value(flag, inline)
             case "--min-valid" where name == "token":
                 let v = try value(flag, inline)
                 guard let n = Int(v), n >= 0, n <= 31_536_000 else {
@@ -193,12 +196,16 @@ struct ToolCommand: Equatable {
                 throw Arguments.UsageError(description: "--device and --browser exclude each other")
             }
             let flow: LoginFlow? = flags.contains("--device") ? .device : flags.contains("--browser") ? .browser : nil
-            if positional.isEmpty && flags.isEmpty && username == nil {
+            if positional.isEmpty && flags.isEmpty && username == nil && learnedName == nil {
                 command.action = .setup(fromLogin: true)
                 return command
             }
-            command.action = .login(provider: try one("PROVIDER"), username: username, passwordStdin: flags.contains("--password-stdin"),
-                                    tokenStdin: flags.contains("--token-stdin"), flow: flow)
+            let target = try one("PROVIDER")
+            if learnedName != nil && !target.contains("://") {
+                throw Arguments.UsageError(description: "--as names an API learned from its URL; a configured provider has its id")
+            }
+            command.action = .login(provider: target, username: username, passwordStdin: flags.contains("--password-stdin"),
+                                    tokenStdin: flags.contains("--token-stdin"), flow: flow, name: learnedName)
         case "logout": command.action = .logout(provider: try one("PROVIDER"))
         case "forget": command.action = .forget(provider: try one("PROVIDER"))
         case "status":

@@ -77,6 +77,28 @@ final class SetupTests: XCTestCase {
         XCTAssertEqual(try h.agent(["__complete-providers", "--learned"]).stdout, learned + "\n")
     }
 
+    /// Issue 31 item 4: `login URL --as NAME` gives the learned API that id, for every later command;
+    /// a name is given once — an API learned already under another id is refused, nothing changed.
+    func testLoginURLAsNameGivesTheLearnedAPIItsId() throws {
+        let h = try CLIHarness()
+        try firstRun(h)
+        h.issuer.setAutoApprove(username: "alice")
+        let bin = h.directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10).read()' \"$1\"\n"
+        _ = FileManager.default.createFile(atPath: bin.appendingPathComponent("xdg-open").path, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        let browser = ["DISPLAY": ":0", "SSH_CONNECTION": "", "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")]
+        let login = try h.agent(["login", h.issuer.learnableResource, "--as", "work-mcp"], environment: browser, timeout: 60)
+        XCTAssertEqual(login.status, 0, login.stderr)
+        XCTAssertEqual(try h.agent(["__complete-providers", "--learned"]).stdout, "work-mcp\n")
+        XCTAssertEqual(try h.agent(["token", "work-mcp"]).status, 0, "the name is the provider id")
+        let again = try h.agent(["login", h.issuer.learnableResource, "--as", "other"], environment: browser)
+        XCTAssertEqual(again.status, 2, again.stderr)
+        XCTAssertTrue(again.stderr.contains("is learned already, as work-mcp; 'forget' it first to learn it as other"), again.stderr)
+        XCTAssertEqual(try h.agent(["login", "corp", "--as", "x"]).status, 2, "--as is for a URL")
+        XCTAssertEqual(try h.agent(["login", h.issuer.learnableResource, "--as", "Not Valid"]).status, 2)
+    }
+
     /// A script's `login` with no provider is still the usage mistake (exit 2), with nothing asked.
     func testLoginWithoutAProviderFromAScriptIsAUsageError() throws {
         let h = try CLIHarness()

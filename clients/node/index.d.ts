@@ -311,8 +311,8 @@ export declare class AuthAgent extends EventEmitter {
   ping(options?: CallOptions): Promise<Record<string, never>>;
   status(options?: CallOptions): Promise<StatusResult>;
   login(params: { provider: string; flow?: Flow; credentials?: Credentials; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
-  /** An API with no configuration: the agent learns it; the result's `provider` is the learned provider's id. */
-  login(params: { resource: string; flow?: Flow; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
+  /** An API with no configuration: the agent learns it (as provider id `name` when given); the result's `provider` is the learned provider's id. */
+  login(params: { resource: string; name?: string; flow?: Flow; openBrowser?: boolean }, options?: CallOptions): Promise<LoginResult>;
   /** Remove a learned provider: logged out, revoked, its registration deleted. */
   forget(params: { provider: string }, options?: CallOptions): Promise<ForgetResult>;
   /** Without `account`, the account this connection would use; `all: true`, every account of the provider. */

@@ -32,13 +32,14 @@ extension AuthService {
     /// `exact`: `url` is the resource itself (`login {resource}`), so the metadata must name it
     /// identically; otherwise (`fetch`, the `mcp` bridge) `url` must lie under the resource.
     /// Failures of discovery and registration are 1014 `discoveryFailed`; nothing is learned from them.
-    public func learn(url: String, challenge: BearerChallenge? = nil, exact: Bool = false, flow: Flow? = nil,
+    /// `name`: the id a newly learned API gets (`login {resource, name}`), else one made from its URL.
+    public func learn(url: String, challenge: BearerChallenge? = nil, exact: Bool = false, flow: Flow? = nil, name: String? = nil,
                       context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
         // Whatever method asked: a forward socket never makes this machine learn an API.
         guard door.reachesTheNetwork else { throw AuthError.notAllowed("login") }
         checkLearned()
         guard try registry.learnedCovering(url) == nil, let origin = Origin(url: url) else {
-            return try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, context: context)
+            return try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, name: name, context: context)
         }
         // One learning per API at a time in this process: later requests wait for the first one's login.
         let (task, joined) = registry.flights.withLock { flights -> (Task<LoginResult, Error>, Bool) in
@@ -46,7 +47,7 @@ extension AuthService {
             let task = Task { [self] () async throws -> LoginResult in
                 // Across processes too: a learning that waited finds the API learned and logged in.
                 try await oneLogin(Self.learningLockName(origin), provider: nil, context: context, joining: { [self] in learnedSession(url) }) {
-                    () async throws(AuthError) in try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, context: context)
+                    () async throws(AuthError) in try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, name: name, context: context)
                 }
             }
             flights[origin] = task
@@ -56,7 +57,9 @@ extension AuthService {
             let result = try await task.value
             if !joined { registry.flights.withLock { $0[origin] = nil } }
             // Joined a learning of another resource on the same origin: learn this one now.
-            if joined, try registry.learnedCovering(url) == nil { return try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, context: context) }
+            if joined, try registry.learnedCovering(url) == nil {
+                return try await learnNow(url: url, challenge: challenge, exact: exact, flow: flow, name: name, context: context)
+            }
             return result
         } catch {
             if !joined { registry.flights.withLock { $0[origin] = nil } }
@@ -64,7 +67,7 @@ extension AuthService {
         }
     }
 
-    private func learnNow(url: String, challenge: BearerChallenge?, exact: Bool, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
+    private func learnNow(url: String, challenge: BearerChallenge?, exact: Bool, flow: Flow?, name: String?, context: LoginContext) async throws(AuthError) -> LoginResult {
         if let known = try registry.learnedCovering(url), known.config.learned != nil {
             return try await login(known, flow: flow, credentials: nil, context: context)
         }
@@ -81,7 +84,7 @@ extension AuthService {
             return try await widen(known.id, to: taught, flow: flow, context: context)
         }
         do {
-            return try await learnNow(resource, taught: taught, learning: learning, challenge: challenge, flow: flow, context: context)
+            return try await learnNow(resource, taught: taught, learning: learning, challenge: challenge, flow: flow, name: name, context: context)
         } catch {
             // Nothing from a failed attempt is kept, the server's metadata included: the next reads it as it is then.
             discovery.forget(resource.authorizationServers[0])
@@ -91,7 +94,7 @@ extension AuthService {
 
     /// The rest of `learnNow` once `resource` is known and new: the server's metadata, a client, the login.
     private func learnNow(_ resource: ProtectedResource, taught: String, learning: ResourceDiscovery, challenge: BearerChallenge?,
-                          flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
+                          flow: Flow?, name: String?, context: LoginContext) async throws(AuthError) -> LoginResult {
         let server = try await learning.server(resource.authorizationServers[0])
         if flow == .deviceCode, server.deviceAuthorizationEndpoint == nil {
             throw .discoveryFailed(.serverMetadata, "\(server.issuer) offers no device flow.")
@@ -105,7 +108,11 @@ extension AuthService {
         }
         let loginScopes = challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported
         let (client, fresh) = try await client(for: server, scopes: resource.scopesSupported.isEmpty ? loginScopes : resource.scopesSupported)
-        let api = LearnedAPI(id: learnedDocument().id(for: resource.resource), resource: resource.resource, coverage: [taught], server: server, scopes: loginScopes,
+        let learned = learnedDocument()
+        if let name, learned.apis.contains(where: { $0.id == name }) {
+            throw .discoveryFailed(.login, "Another learned API is already called \"\(name)\".")
+        }
+        let api = LearnedAPI(id: name ?? learned.id(for: resource.resource), resource: resource.resource, coverage: [taught], server: server, scopes: loginScopes,
                              dpop: server.acceptsES256DPoP && (config.clients.first { $0.issuer == server.issuer }?.dpop ?? config.learnDPoP))
         if let taken = providers(api.id), taken.config.learned == nil {
             throw .discoveryFailed(.login, "A configured provider is already called \"\(api.id)\".")
@@ -189,11 +196,11 @@ extension AuthService {
     }
 
     /// `login {resource}`: learn exactly `resource` and log in.
-    public func login(resource: String, flow: Flow? = nil, context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
+    public func login(resource: String, name: String? = nil, flow: Flow? = nil, context: LoginContext = LoginContext()) async throws(AuthError) -> LoginResult {
         guard Origin(url: resource) != nil, ProviderConfig.resourceProblem(resource) == nil else {
             throw .discoveryFailed(.resourceMetadata, "\(resource) is not an absolute http(s) URL.")
         }
-        return try await learn(url: resource, exact: true, flow: flow, context: context)
+        return try await learn(url: resource, exact: true, flow: flow, name: name, context: context)
     }
 
     /// `forget {provider}`: logs every account of a learned provider out (revoking at the

@@ -9,7 +9,7 @@ import Locking
 public enum LoginMethod: AuthMethod, RPCMethod {
     static let descriptor = MethodDescriptor(
         "login", summary: "Log in through a provider, or to the API at resource (learning it: discovery, registration); emits userLoggedIn. Device-code and browser logins send loginPrompt and wait.",
-        params: [.init("provider"), .init("resource"), .init("flow"), .init("credentials"), .init("openBrowser")], result: "LoginResult",
+        params: [.init("provider"), .init("resource"), .init("name"), .init("flow"), .init("credentials"), .init("openBrowser")], result: "LoginResult",
         errors: [1002, 1003, 1005, 1008, 1009, 1010, 1014, 1015, 1016])
 
     static func ordering(_ params: RPCParams, _ context: AuthMethodContext) -> RequestOrdering {
@@ -40,9 +40,11 @@ public enum LoginMethod: AuthMethod, RPCMethod {
         public var flow: Flow?
         public var credentials: Credentials?
         public var openBrowser: Bool?
+        /// With a resource: the id the API gets when it is learned now (`login URL --as NAME`).
+        public var name: String?
 
-        public init(_ target: Target, flow: Flow? = nil, credentials: Credentials? = nil, openBrowser: Bool? = nil) {
-            (self.target, self.flow, self.credentials, self.openBrowser) = (target, flow, credentials, openBrowser)
+        public init(_ target: Target, flow: Flow? = nil, credentials: Credentials? = nil, openBrowser: Bool? = nil, name: String? = nil) {
+            (self.target, self.flow, self.credentials, self.openBrowser, self.name) = (target, flow, credentials, openBrowser, name)
         }
 
         /// A flow the provider has; an unknown provider is the service's to refuse (1002).
@@ -78,6 +80,7 @@ public enum LoginMethod: AuthMethod, RPCMethod {
         case .provider(let id): o["provider"] = .string(id)
         case .resource(let url): o["resource"] = .string(url)
         }
+        o.set("name", p.name)
         o.set("flow", p.flow?.rawValue)
         switch p.credentials {
         case .token(let token)?: o["credentials"] = ["token": .string(token)]
@@ -93,16 +96,19 @@ public enum LoginMethod: AuthMethod, RPCMethod {
         let flow = try Params.flow(p.optionalString("flow"), provider: nil)
         let openBrowser = try p.optionalBool("openBrowser")
         if p["provider"] == nil, p["resource"] != nil {
-            try p.rejectUnknown(allowed: ["resource", "flow", "openBrowser"])
+            try p.rejectUnknown(allowed: ["resource", "name", "flow", "openBrowser"])
             let resource = try p.string("resource")
             guard Origin(url: resource) != nil else { throw .invalidParams("'resource' must be an absolute http or https URL") }
+            let name = try p.optionalString("name")
+            if let problem = name.flatMap(ProviderConfig.idProblem) { throw .invalidParams("'name': \(problem)") }
             if let flow, flow != .authorizationCode, flow != .deviceCode {
                 throw .invalidParams("'flow': an API learned from its metadata logs in with authorizationCode or deviceCode")
             }
-            return Params(.resource(resource), flow: flow, openBrowser: openBrowser)
+            return Params(.resource(resource), flow: flow, openBrowser: openBrowser, name: name)
         }
         try p.rejectUnknown(allowed: descriptor.paramNames)
         if p["resource"] != nil { throw .invalidParams("'login' takes 'provider' or 'resource', not both") }
+        if p["name"] != nil { throw .invalidParams("'name' names an API learned from 'resource'; a configured provider has its id") }
         return Params(.provider(try p.string("provider")), flow: flow, credentials: try Params.credentials(p.optionalObject("credentials")),
                       openBrowser: openBrowser)
     }
@@ -113,8 +119,13 @@ public enum LoginMethod: AuthMethod, RPCMethod {
         let service = context.service
         switch params.target {
         case .resource(let resource):
+            // A name is given once, when the API is learned: renaming would move its sessions in the store.
+            if let name = params.name, let known = service.provider(forURL: resource, explicit: nil), known != name,
+               service.providerConfig(known)?.learned != nil {
+                throw .invalidParams("'name': \(resource) is learned already, as \(known); 'forget' it first to learn it as \(name)")
+            }
             return AuthMethods.later({ () async throws(AuthError) in
-                try await service.login(resource: resource, flow: params.flow, context: login)
+                try await service.login(resource: resource, name: params.name, flow: params.flow, context: login)
             }, encode: { encode(result: $0) })
         case .provider(let id):
             _ = try Params.flow(params.flow?.rawValue, provider: service.config.providers.first { $0.id == id })

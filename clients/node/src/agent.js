@@ -268,16 +268,17 @@ export class AuthAgent extends EventEmitter {
    * `flow` picks one of the provider's `flows` (status), default its first.
    * Device-code and browser logins wait for the user; listen for `loginPrompt`.
    *
-   * Or `{resource, flow?, openBrowser?}` instead of `provider`: the URL of an API
-   * with no configuration, which the agent learns (discovery, registration) before
+   * Or `{resource, name?, flow?, openBrowser?}` instead of `provider`: the URL of an API
+   * with no configuration, which the agent learns (as provider id `name` when given;
+   * discovery, registration) before
    * a browser login (`flow: 'deviceCode'`: a device login where offered); the
    * result's `provider` is the learned provider's id.
    */
-  login({ provider, resource, flow, credentials, openBrowser }, options) {
+  login({ provider, resource, name, flow, credentials, openBrowser }, options) {
     if ((provider === undefined) === (resource === undefined)) {
       throw new TypeError('login takes a provider or a resource, exactly one of them');
     }
-    return this.request('login', { provider, resource, flow, credentials, openBrowser }, options);
+    return this.request('login', { provider, resource, name, flow, credentials, openBrowser }, options);
   }
 
   /** Remove a learned provider: log out of its accounts, revoke, delete its registration → `{forgotten, revoked}`. */

@@ -27,10 +27,11 @@ def login(
     open_browser: Optional[bool] = None,
     flow: Optional[str] = None,
     resource: Optional[str] = None,
+    name: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Only the credentials given are sent, so the agent can say which is missing.
     A login names a configured ``provider`` or, to learn an API, its ``resource``
-    URL: exactly one of them."""
+    URL (``name``: the id the learned API gets): exactly one of them."""
     if (provider is None) == (resource is None):
         raise TypeError("login takes a provider or a resource, exactly one of them")
     credentials = {
@@ -39,6 +40,8 @@ def login(
         if value is not None
     }
     params: Dict[str, Any] = {"provider": provider} if provider is not None else {"resource": resource}
+    if name is not None:
+        params["name"] = name
     if flow is not None:
         params["flow"] = flow
     if credentials:

@@ -313,6 +313,7 @@ class AuthAgent:
         token: Optional[str] = None,
         open_browser: Optional[bool] = None,
         flow: Optional[str] = None,
+        name: Optional[str] = None,
         timeout: Optional[float] = None,
     ) -> LoginResult:
         """Log in through ``provider`` with the credentials its flow needs
@@ -323,8 +324,8 @@ class AuthAgent:
         has no configuration for. The agent learns it from its metadata
         (discovery, registration) and runs a browser login (``flow="deviceCode"``:
         a device login where offered); the result's ``provider`` is the learned
-        provider's id."""
-        params = _params.login(provider, username, password, token, open_browser, flow, resource)
+        provider's id (``name``: the id to give it instead of one made from its URL)."""
+        params = _params.login(provider, username, password, token, open_browser, flow, resource, name)
         return cast(LoginResult, with_datetimes(self.call("login", params, timeout=timeout)))
 
     def logout(

@@ -259,15 +259,15 @@ local function is_url(text)
 end
 
 --- target: a provider id or { provider, flow? } (flow: one of the provider's flows, default its first);
---- or the URL of an API with no configuration, or { resource = URL, flow?, open_browser? }: the agent
---- learns the API and runs a browser login (flow "deviceCode": a device login); the result's
---- provider is the learned provider's id.
+--- or the URL of an API with no configuration, or { resource = URL, name?, flow?, open_browser? }: the
+--- agent learns the API (as provider id name when given) and runs a browser login (flow "deviceCode":
+--- a device login); the result's provider is the learned provider's id.
 function M.login(target, credentials, callback)
   local t = is_url(target) and { resource = target } or as_table(target)
   if (t.provider == nil) == (t.resource == nil) then
     error("login takes a provider or a resource, exactly one of them", 2)
   end
-  local params = { provider = t.provider, resource = t.resource, flow = t.flow, credentials = credentials,
+  local params = { provider = t.provider, resource = t.resource, name = t.name, flow = t.flow, credentials = credentials,
     openBrowser = t.open_browser }
   return M.request("login", params, function(err, result)
     -- A failed login {resource} has no provider id to close a prompt of.
