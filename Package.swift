@@ -31,7 +31,7 @@ let package = Package(
         // secure random tokens, POSIX loopback sockets. Used by AuthCore and DevIssuer.
         .target(name: "Wire", swiftSettings: strict),
         // Leveled logging to stderr: what the engine, the auth core and the executable all log through.
-        .target(name: "Logging", swiftSettings: strict),
+        .target(name: "Logging", dependencies: ["Locking"], swiftSettings: strict),
         // The JSON-RPC 2.0 engine: framing, dispatch, lifecycle, cancellation, its transports. Knows nothing of auth.
         .target(name: "JSONRPC", dependencies: ["JSON", "Locking", "Logging"], swiftSettings: strict),
         // Providers, sessions, refresh, signing, the store and events. Knows nothing of stdio.

@@ -11,6 +11,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Locking
+import Logging
 
 /// The last line of an interactive login's prompt on a terminal: how long the code (or the
 /// browser login) stays valid, counting down, rewritten in place once a second; and, where a
@@ -111,10 +112,17 @@ final class LivePromptLine: Sendable {
             defer { done.signal() }
             var opened = false
             var shown = ""
+            var drawnAt = -1
             var typed: [UInt8] = []
             while !stopping.current {
                 let line = Self.text(prompt, now: Date(), offer: tty != nil && canOpenBrowser, opened: opened)
-                if line != shown { Self.write(fd, "\r\u{1B}[K" + line); shown = line }
+                if fd == 2 {
+                    // On stderr, beside log lines: drawn again when one cleared it (`StderrLiveLine`).
+                    if line != shown || StderrLiveLine.cleared != drawnAt { drawnAt = StderrLiveLine.draw(line); shown = line }
+                } else if line != shown {
+                    Self.write(fd, "\r\u{1B}[K" + line)
+                    shown = line
+                }
                 // Wakes at least every 200 ms: a second is never skipped, and stop() is quick.
                 guard let tty, let entered = Self.lineTyped(tty.fd, within: 200, into: &typed) else {
                     if tty == nil { usleep(200_000) }
@@ -128,11 +136,12 @@ final class LivePromptLine: Sendable {
                 } else if let paste {
                     // The refusal on a line of its own; the countdown goes on below it.
                     let problem = paste(entered)
-                    Self.write(fd, "\r\u{1B}[K" + (problem.map { "That URL was not taken: \($0)." } ?? "Got the redirect URL; finishing the login…") + "\n")
+                    let said = (problem.map { "That URL was not taken: \($0)." } ?? "Got the redirect URL; finishing the login…") + "\n"
+                    if fd == 2 { StderrLiveLine.draw(said) } else { Self.write(fd, "\r\u{1B}[K" + said) }
                     shown = ""
                 }
             }
-            Self.write(fd, "\r\u{1B}[K")
+            if fd == 2 { StderrLiveLine.end() } else { Self.write(fd, "\r\u{1B}[K") }
             if let tty { close(tty.fd) }
         }
     }

@@ -25,6 +25,30 @@ final class LoginPromptTests: XCTestCase {
         XCTAssertTrue(output.contains(Self.rewrite + "Logged in"), "the line is cleared before what follows: \(output.debugDescription)")
     }
 
+    /// Issue 31 item 4: a log line written while the countdown shows (here the requests logged at
+    /// `--log-level debug`, the device code's polls among them) clears the countdown line first and
+    /// takes its place; the countdown is drawn again below it. None lands at the end of the countdown.
+    func testLogLinesNeverLandOnTheCountdownLine() throws {
+        try CLIHarness.requirePython()
+        let h = try CLIHarness(issuerOptions: DevIssuerOptions(deviceInterval: 1))
+        let log = h.directory.appendingPathComponent("pty.log")
+        let approver = Thread { Self.approve(h, log: log, after: 2.5) }
+        approver.start()
+        let output = try drive(h, ["login", "device", "--log-level", "debug"], environment: ["PTY_LOG": log.path, "DISPLAY": "", "WAYLAND_DISPLAY": ""])
+        XCTAssertTrue(output.contains("Logged in to Device Login"), output)
+        let starts = output.ranges(of: "auth-agent: debug:").map(\.lowerBound)
+        let duringCountdown = starts.filter { output[..<$0].contains("The code expires in") && !output[..<$0].contains("Logged in") }
+        XCTAssertFalse(duringCountdown.isEmpty, "requests were logged while the countdown showed: \(output.debugDescription)")
+        for start in starts {
+            let before = output[..<start]
+            // (The pty writes a newline as \r\n, one Character: compared by scalars.)
+            XCTAssertTrue(before.isEmpty || before.unicodeScalars.last == "\n" || before.hasSuffix(Self.rewrite),
+                          "a log line starts a line of its own: \(before.suffix(60).debugDescription)")
+        }
+        let after = output[duringCountdown.first!...]
+        XCTAssertTrue(after.contains(Self.rewrite + "The code expires in"), "the countdown is drawn again below: \(after.debugDescription)")
+    }
+
     func testEnterOpensTheBrowserWhereThereIsADisplay() throws {
         try CLIHarness.requirePython()
         let h = try CLIHarness(issuerOptions: DevIssuerOptions(deviceInterval: 1))
@@ -190,14 +214,9 @@ final class LoginPromptTests: XCTestCase {
     // MARK: -
 
     private func drive(_ h: CLIHarness, _ arguments: [String], steps: JSONValue = [], environment: [String: String] = [:], shell: String? = nil) throws -> String {
-        let argv = shell.map { ["/bin/sh", "-c", $0] } ?? [AgentProcess.binaryURL.path] + arguments
-        let env = h.environment.merging(["AGENT": AgentProcess.binaryURL.path]) { $1 }.merging(environment) { $1 }
-        let r = try CLIHarness.run("/usr/bin/env", ["python3", CLIHarness.scripts.appendingPathComponent("pty_drive.py").path, JSONSerializer.string(steps)] + argv,
-                                   environment: env, timeout: 90)
-        XCTAssertEqual(r.status, 0, r.stderr)
-        let result = try JSONParser.parse(r.stdout)
-        XCTAssertEqual(result["status"]?.intValue, 0, result["output"]?.stringValue ?? "")
-        return result["output"]?.stringValue ?? ""
+        let screen = try onTerminal(h, arguments, steps: steps, environment: environment, shell: shell)
+        XCTAssertEqual(screen.status, 0, screen.output)
+        return screen.output
     }
 
     /// Approves the device code the terminal shows, `delay` seconds after it appeared.
