@@ -70,7 +70,7 @@ extension AuthService {
                 continue
             }
             var answer = FetchResponse(status: response.status, headers: response.headers, body: response.body, provider: signer?.provider.id,
-                                       signed: signer != nil, retried: loggedInFirst || state.refreshed || state.loggedIn || state.steppedUp)
+                                       signed: signer != nil, retried: loggedInFirst || state.refreshed || state.loggedIn || state.stepUps > 0)
             switch outcome.unanswered {
             case .logIn(let challenge?) where provider == nil && signer == nil:
                 answer.login = await loginHint(for: request.url, challenge: challenge)

@@ -10,7 +10,8 @@ final class ExchangeTests: XCTestCase {
         let fresh = ExchangeState()
         let refreshed = ExchangeState(refreshed: true)
         let loggedIn = ExchangeState(loggedIn: true)
-        let steppedUp = ExchangeState(steppedUp: true)
+        let steppedUp = ExchangeState(stepUps: 1)
+        let steppedUpTwice = ExchangeState(stepUps: 2)
         let nonced = ExchangeState(nonceRetried: true)
         let rows: [(ExchangeState, ServerChallenge, ExchangeStep, UInt)] = [
             (fresh, .none, .done, #line),
@@ -31,7 +32,8 @@ final class ExchangeTests: XCTestCase {
             (fresh, .insufficientScope(["admin"]), .stepUp(["admin"]), #line),
             (refreshed, .insufficientScope(["admin"]), .stepUp(["admin"]), #line),
             (loggedIn, .insufficientScope(["admin"]), .stepUp(["admin"]), #line),
-            (steppedUp, .insufficientScope(["admin"]), .spent(.stepUp(["admin"])), #line),
+            (steppedUp, .insufficientScope(["admin"]), .stepUp(["admin"]), #line),
+            (steppedUpTwice, .insufficientScope(["admin"]), .spent(.stepUp(["admin"])), #line),
         ]
         for (state, challenge, step, line) in rows {
             XCTAssertEqual(state.decide(challenge), step, "\(state) + \(challenge)", line: line)
@@ -46,12 +48,12 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(state, ExchangeState(refreshed: true), "the renewed token's proof may need the nonce anew")
         state.take(.resendWithNonce)
         state.take(.stepUp(["admin"]))
-        XCTAssertEqual(state, ExchangeState(refreshed: true, steppedUp: true))
+        XCTAssertEqual(state, ExchangeState(refreshed: true, stepUps: 1))
         state.take(.logIn(nil))
-        XCTAssertEqual(state, ExchangeState(refreshed: true, loggedIn: true, steppedUp: true))
+        XCTAssertEqual(state, ExchangeState(refreshed: true, loggedIn: true, stepUps: 1))
         state.take(.done)
         state.take(.spent(.refresh))
-        XCTAssertEqual(state, ExchangeState(refreshed: true, loggedIn: true, steppedUp: true), "nothing taken, nothing spent")
+        XCTAssertEqual(state, ExchangeState(refreshed: true, loggedIn: true, stepUps: 1), "nothing taken, nothing spent")
     }
 
     /// A scripted server and renewals: `Signed` is a token name, the answers come in order.

@@ -181,12 +181,13 @@ final class MCPBridgeAuthTests: XCTestCase {
         var answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: Self.scoped("Bearer wide"), logins: denied)
         XCTAssertEqual(answers.count, 1)
         XCTAssertEqual(answers.first?["error"]?["data"]?["reason"], "loginDenied", "\(answers)")
-        // Stepped up, and the server still refuses: its 403 is the answer, no second step-up.
+        // Stepped up, and the server still refuses: two step-ups at most (MCP 2026-07-28: bounded), then its 403 is the answer.
+        // (With the real logins the second asks nothing new and is declined: `ScopeChallenge.asksNothingNew`.)
         let refused = Logins(token: "narrow")
         refused.stepUp = .success("other")
         answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: Self.scoped("Bearer wide"), logins: refused)
         XCTAssertEqual(answers.first?["error"]?["data"]?["status"], 403, "\(answers)")
-        XCTAssertEqual(refused.stepUps.with { $0.count }, 1)
+        XCTAssertEqual(refused.stepUps.with { $0.count }, ExchangeState.stepUpLimit)
         // Nothing to step up to (no learned provider, or no scope the login lacks).
         answers = try await run([#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#], server: Self.scoped("Bearer wide"), logins: Logins(token: "narrow"))
         XCTAssertEqual(answers.first?["error"]?["data"]?["reason"], "scopeNotGranted", "\(answers)")

@@ -22,14 +22,21 @@ enum ExchangeStep: Sendable, Equatable {
     indirect case spent(ExchangeStep)
 }
 
-/// What one request has spent: one refresh, one login, one step-up (a request that needed a login
-/// may then need more scopes), and one nonce retry for each credential it sends (a refresh at the
-/// token endpoint may turn the origin's nonce over).
+/// What one request has spent: one refresh, one login, two step-ups (a request that needed a login
+/// may then need more scopes, and a resource may ask for them in two rounds — MCP 2026-07-28 bounds
+/// the retries, each with the union of the scopes asked so far), and one nonce retry for each
+/// credential it sends (a refresh at the token endpoint may turn the origin's nonce over).
 struct ExchangeState: Sendable, Equatable {
     var refreshed = false
     var loggedIn = false
-    var steppedUp = false
+    var stepUps = 0
     var nonceRetried = false
+
+    /// The step-ups one request may take.
+    static let stepUpLimit = 2
+
+    /// Whether the request has taken every step-up it may.
+    var stepUpsSpent: Bool { stepUps >= Self.stepUpLimit }
 
     /// The decision on a classified answer: pure, the table `ExchangeTests` checks.
     func decide(_ challenge: ServerChallenge) -> ExchangeStep {
@@ -38,7 +45,7 @@ struct ExchangeState: Sendable, Equatable {
         case .retryWithNonce: return nonceRetried ? .spent(.resendWithNonce) : .resendWithNonce
         case .refresh: return refreshed ? .spent(.refresh) : .refresh
         case .discover(let challenge): return loggedIn ? .spent(.logIn(challenge)) : .logIn(challenge)
-        case .insufficientScope(let scopes): return steppedUp ? .spent(.stepUp(scopes)) : .stepUp(scopes)
+        case .insufficientScope(let scopes): return stepUpsSpent ? .spent(.stepUp(scopes)) : .stepUp(scopes)
         }
     }
 
@@ -49,7 +56,7 @@ struct ExchangeState: Sendable, Equatable {
         case .resendWithNonce: nonceRetried = true
         case .refresh: (refreshed, nonceRetried) = (true, false)
         case .logIn: (loggedIn, nonceRetried) = (true, false)
-        case .stepUp: (steppedUp, nonceRetried) = (true, false)
+        case .stepUp: (stepUps, nonceRetried) = (stepUps + 1, false)
         }
     }
 }
