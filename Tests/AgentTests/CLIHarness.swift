@@ -191,6 +191,16 @@ extension XCTestCase {
 }
 
 extension CLIHarness {
+    /// The environment of a person with a display whose browser follows the authorization URL to
+    /// the agent's loopback listener: a fake `xdg-open` first on the PATH (the issuer must approve by itself).
+    func followingBrowser() throws -> [String: String] {
+        let bin = directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10).read()' \"$1\"\n"
+        _ = FileManager.default.createFile(atPath: bin.appendingPathComponent("xdg-open").path, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        return ["DISPLAY": ":0", "SSH_CONNECTION": "", "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")]
+    }
+
     /// Approves the device code as alice once the terminal's log (`PTY_LOG`) shows it.
     func approveDeviceWhenShown(log: URL) {
         for _ in 0..<400 {

@@ -169,15 +169,7 @@ final class CommandLineSetupTests: XCTestCase {
         let config: JSONValue = ["store": ["kind": "file", "path": .string(h.directory.appendingPathComponent("store").path)], "providers": [],
                                  "clientMetadataUrl": .string(url)]
         try Data(JSONSerializer.bytes(config)).write(to: h.configPath)
-        // The browser: an opener that follows the authorization URL to the agent's loopback listener.
-        let bin = h.directory.appendingPathComponent("bin")
-        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-        let opener = bin.appendingPathComponent("xdg-open").path
-        let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()' \"$1\"\n"
-        _ = FileManager.default.createFile(atPath: opener, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
-        let login = try h.agent(["login", h.issuer.learnableResource],
-                                environment: ["DISPLAY": ":0", "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")],
-                                timeout: 60)
+        let login = try h.agent(["login", h.issuer.learnableResource], environment: try h.followingBrowser(), timeout: 60)
         XCTAssertEqual(login.status, 0, login.stderr)
         XCTAssertEqual(h.issuer.count("register"), 0, "no registration")
         XCTAssertEqual(h.issuer.count("clientMetadata"), 1, "the document was read")

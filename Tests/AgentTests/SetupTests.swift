@@ -53,15 +53,12 @@ final class SetupTests: XCTestCase {
         let h = try CLIHarness()
         try firstRun(h)
         h.issuer.setAutoApprove(username: "alice")
-        let bin = h.directory.appendingPathComponent("bin")
-        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-        let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10).read()' \"$1\"\n"
-        _ = FileManager.default.createFile(atPath: bin.appendingPathComponent("xdg-open").path, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        let browser = try h.followingBrowser()
         let screen = try onTerminal(h, ["login"], steps: [
             ["expect": "Choose 1-2 [1]: ", "send": "\n"],
             ["expect": "The API's URL (https://…): ", "send": "not a url\n"],
             ["expect": "The API's URL (https://…): ", "send": .string(h.issuer.learnableResource + "\n")],
-        ], environment: ["DISPLAY": ":0", "SSH_CONNECTION": "", "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")])
+        ], environment: browser)
         XCTAssertEqual(screen.status, 0, screen.output)
         XCTAssertTrue(screen.output.contains("expected an absolute https URL"), screen.output)
         XCTAssertTrue(screen.output.contains("Logged in to"), screen.output)
@@ -83,11 +80,7 @@ final class SetupTests: XCTestCase {
         let h = try CLIHarness()
         try firstRun(h)
         h.issuer.setAutoApprove(username: "alice")
-        let bin = h.directory.appendingPathComponent("bin")
-        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-        let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10).read()' \"$1\"\n"
-        _ = FileManager.default.createFile(atPath: bin.appendingPathComponent("xdg-open").path, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
-        let browser = ["DISPLAY": ":0", "SSH_CONNECTION": "", "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")]
+        let browser = try h.followingBrowser()
         let login = try h.agent(["login", h.issuer.learnableResource, "--as", "work-mcp"], environment: browser, timeout: 60)
         XCTAssertEqual(login.status, 0, login.stderr)
         XCTAssertEqual(try h.agent(["__complete-providers", "--learned"]).stdout, "work-mcp\n")
