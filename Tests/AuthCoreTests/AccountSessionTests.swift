@@ -97,6 +97,13 @@ final class AccountSessionTests: XCTestCase {
     /// The `sign` shortcut learns the provider a request is ordered by from `signNow`'s one
     /// routing, and an earlier login or logout still unanswered (`runsNow` false) leaves the
     /// session untouched: no answer, no error, no background refresh.
+    /// An account's store key is the provider and the first 16 bytes of SHA-256 of the account id, in
+    /// lowercase hex: the sessions every earlier version wrote are found under it.
+    func testAnAccountsStoreKeyIsStable() {
+        XCTAssertEqual(StoreKeys.account("alice", of: "corp"), "corp+2bd806c97f0e00af1a1fc3328fa763a9")
+        XCTAssertEqual(StoreKeys.account("0", of: "api.example"), "api.example+5feceb66ffc86f38d952786c6d696c79")
+    }
+
     func testSignNowAsksWhetherTheProviderMayBeUsedBeforeDecidingAnything() async throws {
         let service = makeService()
         try await login(service)
