@@ -67,8 +67,12 @@ final class PushedAndSignedLoginTests: XCTestCase {
 
     func testARefusedPushIsReportedInTheServersWords() throws {
         let answer = try agent(["flow": "authorizationCode", "clientId": "nobody", "par": true]).call("login", ["provider": "p"])
-        XCTAssertEqual(answer["error"]?["code"], 1008, "\(answer)")
-        XCTAssertEqual(answer["error"]?["message"], "P refused the pushed authorization request (invalid_client: unknown client).")
+        // A client the server does not know is a configuration mistake: 1016, the key to fix named.
+        XCTAssertEqual(answer["error"]?["code"], 1016, "\(answer)")
+        let message: JSONValue = .string("P refused the pushed authorization request (invalid_client: unknown client). "
+            + "The server does not know this client or its authentication: check \"clientId\" in the configuration.")
+        XCTAssertEqual(answer["error"]?["message"], message)
+        XCTAssertEqual(answer["error"]?["data"]?["configKey"], "clientId")
         XCTAssertEqual(answer["error"]?["data"]?["serverDescription"], "unknown client")
     }
 

@@ -83,7 +83,9 @@ final class ServerRefusalTests: XCTestCase {
             _ = try await provider.login(nil, context: LoginContext())
             XCTFail("logged in")
         } catch {
-            assertCarries(error, .loginDenied, "device_code is not allowed for this client")
+            // unauthorized_client: the configured client may not use this grant, a configuration mistake (1016, key flow).
+            assertCarries(error, .configurationInvalid, "device_code is not allowed for this client")
+            XCTAssertEqual((error as? AuthError)?.configKey, "flow")
         }
     }
 
