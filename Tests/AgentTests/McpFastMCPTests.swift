@@ -45,9 +45,10 @@ final class McpFastMCPTests: XCTestCase {
         try Self.python(arguments, bin: directory.appendingPathComponent("bin").path, timeout: timeout)
     }
 
-    static func python(_ arguments: [String], bin: String, timeout: Double, environment extra: [String: String] = [:]) throws -> JSONValue {
+    static func python(_ arguments: [String], bin: String, timeout: Double, environment extra: [String: String] = [:],
+                       script name: String = "bridge_host.py") throws -> JSONValue {
         let venv = ProcessInfo.processInfo.environment["FASTMCP_VENV"] ?? "/tmp/auth-agent-fastmcp-venv"
-        let script = FastMCPServer.script.deletingLastPathComponent().appendingPathComponent("bridge_host.py")
+        let script = FastMCPServer.script.deletingLastPathComponent().appendingPathComponent(name)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: venv + "/bin/python")
         process.arguments = [script.path] + arguments
@@ -75,9 +76,9 @@ final class McpFastMCPTests: XCTestCase {
         readers.wait()
         let text = String(decoding: out.withLock { $0 }, as: UTF8.self)
         // The SDK's stdio host passes the bridge's stderr through to its own.
-        StderrAudit.check(String(decoding: err.withLock { $0 }, as: UTF8.self), from: "auth-agent mcp (under bridge_host.py)")
+        StderrAudit.check(String(decoding: err.withLock { $0 }, as: UTF8.self), from: "auth-agent mcp (under \(name))")
         guard process.terminationStatus == 0 else {
-            throw Failure(description: "bridge_host.py exited \(process.terminationStatus):\n\(text)\n\(String(decoding: err.withLock { $0 }, as: UTF8.self).suffix(4000))")
+            throw Failure(description: "\(name) exited \(process.terminationStatus):\n\(text)\n\(String(decoding: err.withLock { $0 }, as: UTF8.self).suffix(4000))")
         }
         guard let line = text.split(separator: "\n").last else { return .null }
         return try JSONParser.parse(String(line))
@@ -120,6 +121,7 @@ final class McpFastMCPTests: XCTestCase {
         XCTAssertEqual(modern["tools"], ["add", "ask_name", "count", "echo"])
         XCTAssertEqual(modern["echo"], "hi")
         XCTAssertEqual(modern["progress"], [1.0, 2.0, 3.0])
+        XCTAssertEqual(modern["ask_name"], "Hello, Ada!", "a multi-round-trip result passed through, answered by the SDK's driver")
         XCTAssertEqual(modern["greeting"], "Hello from the test server")
         XCTAssertEqual(modern["prompt"], "Please greet Ada warmly.")
         XCTAssertEqual(server.count("/authorize") + server.count("/register") + server.count("/token"), 0, "\(server.requests())")

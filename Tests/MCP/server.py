@@ -32,6 +32,7 @@ import os
 import sys
 from urllib.parse import parse_qs
 
+import mcp_types
 from fastmcp import Context, FastMCP
 from fastmcp.server.auth.auth import ClientRegistrationOptions
 from fastmcp.server.auth.providers import in_memory
@@ -175,7 +176,19 @@ def main() -> None:
 
     @mcp.tool
     async def ask_name(ctx: Context) -> str:
-        """Asks the host for a name by elicitation and greets it."""
+        """Asks the host for a name by elicitation and greets it: a server-to-host request in the
+        session revisions, a multi-round-trip result (SEP-2322's guard pattern) at 2026-07-28."""
+        if ctx.request_context is not None and ctx.request_context.protocol_version == "2026-07-28":
+            answers = ctx.input_responses
+            if not answers or "name" not in answers:
+                schema = {"type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"]}
+                asked = mcp_types.ElicitRequest(method="elicitation/create",
+                                                params=mcp_types.ElicitRequestFormParams(message="What is your name?", requested_schema=schema))
+                return mcp_types.InputRequiredResult(input_requests={"name": asked}, request_state="asked-name")
+            answer = answers["name"]
+            if answer.action == "accept" and answer.content:
+                return f"Hello, {answer.content['value']}!"
+            return f"no name ({answer.action})"
         answer = await ctx.elicit("What is your name?", str)
         if answer.action == "accept":
             return f"Hello, {answer.data}!"
