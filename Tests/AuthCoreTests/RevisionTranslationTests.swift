@@ -224,6 +224,14 @@ final class RevisionTranslationTests: XCTestCase {
         XCTAssertEqual(posts.last?.body["params"]?["inputResponses"]?["name"]?["content"]?["value"], "Ada")
     }
 
+    func testABatchForAStatelessServerIsAnsweredRequestByRequest() async throws {
+        // Batches left MCP in 2025-06-18; a 2025-03-26 host may still send one, and each request in it is owed an answer.
+        let batch = #"[{"jsonrpc":"2.0","id":7,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/progress"},{"jsonrpc":"2.0","id":8,"method":"ping"}]"#
+        let (output, _) = await run([Self.oldHost[0], batch], server: Self.statelessServer)
+        XCTAssertEqual(Self.answer(7, in: output)?["error"]?["code"], -32600, "\(output)")
+        XCTAssertEqual(Self.answer(8, in: output)?["error"]?["code"], -32600)
+    }
+
     static let statelessHost: [String] = [
         #"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"new","version":"2"}}}}"#,
         #"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,

@@ -99,10 +99,13 @@ extension MCPBridge {
             // The host's answer to what the bridge asked it in the server's stead.
             guard let id = message.value["id"] else { return }
             lock.withLock { if asking.remove(id) != nil { hostAnswers[id] = message.value } }
-        case .notification, .batch:
+        case .notification:
             // `notifications/initialized` goes nowhere: the stateless revision has no notifications
             // from the host (a cancellation closes the request's stream: `abandons`).
             return
+        case .batch:
+            fail(message.requestIds, code: -32600, "A batch cannot reach a 2026-07-28 server, which has none; send its messages one by one",
+                 data: ["reason": "requestFailed"])
         case .request:
             guard let id = message.value["id"] else { return }
             switch message.method {
