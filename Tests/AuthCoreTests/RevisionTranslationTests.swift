@@ -209,8 +209,9 @@ final class RevisionTranslationTests: XCTestCase {
         XCTAssertEqual(output.count, 5, "four answers and one elicitation: \(output)")
 
         let posts = seen.filter { $0.request.method == "POST" }
-        XCTAssertEqual(posts.map { $0.body["method"]?.stringValue ?? "-" }, ["initialize", "server/discover", "tools/list", "tools/call", "tools/call"],
-                       "initialize refused, then discover; no notifications, no ping")
+        let methods = posts.map { $0.body["method"]?.stringValue ?? "-" }
+        XCTAssertEqual(methods.prefix(2), ["initialize", "server/discover"], "initialize refused, then discover")
+        XCTAssertEqual(methods.dropFirst(2).sorted(), ["tools/call", "tools/call", "tools/list"], "no notifications, no ping (side by side, in either order)")
         XCTAssertFalse(seen.contains { $0.request.method == "GET" || $0.request.method == "DELETE" }, "no session, no stream")
         for post in posts.dropFirst() {
             let meta = post.body["params"]?["_meta"]
@@ -219,9 +220,10 @@ final class RevisionTranslationTests: XCTestCase {
             XCTAssertEqual(post.request.header("mcp-protocol-version"), Self.modern)
             XCTAssertEqual(post.request.header("mcp-method"), post.body["method"]?.stringValue)
         }
-        XCTAssertEqual(posts.last?.request.header("mcp-name"), "ask")
-        XCTAssertEqual(posts.last?.body["params"]?["requestState"], "s1")
-        XCTAssertEqual(posts.last?.body["params"]?["inputResponses"]?["name"]?["content"]?["value"], "Ada")
+        let retried = posts.last { $0.body["method"] == "tools/call" }
+        XCTAssertEqual(retried?.request.header("mcp-name"), "ask")
+        XCTAssertEqual(retried?.body["params"]?["requestState"], "s1")
+        XCTAssertEqual(retried?.body["params"]?["inputResponses"]?["name"]?["content"]?["value"], "Ada")
     }
 
     func testABatchForAStatelessServerIsAnsweredRequestByRequest() async throws {
@@ -257,6 +259,31 @@ final class RevisionTranslationTests: XCTestCase {
         XCTAssertEqual(seen.filter { $0.request.method == "DELETE" }.count, 1, "the bridge's session ends with it")
     }
 
+    func testAStatelessHostsCancellationReachesASessionServerAsTheNotification() async throws {
+        let seen = Box<[Seen]>([])
+        let output = Box<[JSONValue]>([])
+        let transport = Server { request in
+            seen.with { $0.append(Seen(request: request)) }
+            if Seen(request: request).body["params"]?["name"] == "slow" { usleep(400_000) }
+            return Self.sessionServer(request)
+        }
+        let bridge = MCPBridge(url: "http://127.0.0.1:9/mcp", transport: transport, authorizer: MCPBridgeAuthTests.Logins(token: "t"),
+                               output: { line in if let value = try? JSONParser.parse(line) { output.with { $0.append(value) } } }, log: { _ in })
+        func until(_ done: () -> Bool) async {
+            for _ in 0..<300 where !done() { try? await Task.sleep(nanoseconds: 10_000_000) }
+        }
+        bridge.receive(line: Array(Self.statelessHost[0].utf8))
+        await until { output.with { !$0.isEmpty } }
+        bridge.receive(line: Array(#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#.utf8))
+        await until { seen.with { $0.contains { $0.body["id"] == 5 } } }
+        bridge.receive(line: Array(#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#.utf8))
+        await bridge.finish(grace: 2)
+        let cancelled = seen.with { $0 }.first { $0.body["method"] == "notifications/cancelled" }
+        XCTAssertEqual(cancelled?.body["params"], ["requestId": 5], "the notification, stripped of the stateless _meta")
+        XCTAssertEqual(cancelled?.request.header("mcp-session-id"), "s-9")
+        XCTAssertNil(Self.answer(5, in: output.with { $0 }), "the host abandoned it: no answer")
+    }
+
     func testSameRevisionsPassThroughWithNothingAdded() async throws {
         // A server of both eras (as the MCP Python SDK's is): each side's messages go as they came, one POST each.
         let both: @Sendable (HTTPRequest) -> HTTPResponse = { request in
@@ -267,7 +294,8 @@ final class RevisionTranslationTests: XCTestCase {
         var (output, seen) = await run(old, server: both)
         XCTAssertEqual(Self.answer(0, in: output)?["result"]?["serverInfo"]?["name"], "session")
         var posts = seen.filter { $0.request.method == "POST" }
-        XCTAssertEqual(posts.map { String(decoding: $0.request.body ?? [], as: UTF8.self) }, old, "byte for byte, nothing else")
+        // (The host's messages after initialize are POSTed side by side, in either order.)
+        XCTAssertEqual(posts.map { String(decoding: $0.request.body ?? [], as: UTF8.self) }.sorted(), old.sorted(), "byte for byte, nothing else")
 
         let new = Array(Self.statelessHost[0...1])
         (output, seen) = await run(new, server: both)

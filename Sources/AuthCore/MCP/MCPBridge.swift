@@ -140,6 +140,12 @@ public final class MCPBridge: @unchecked Sendable {
     private func abandons(_ message: MCPMessage) -> Bool {
         guard message.method == "notifications/cancelled", let target = message.value["params"]?["requestId"] else { return false }
         return lock.withLock {
+            if case .sessionServer? = translation {
+                // A stateless host before a session server: the server hears of it the session
+                // revisions' way (the notification goes on), and the host is owed no answer.
+                pending.remove(target)
+                return false
+            }
             guard let version = message.statedProtocolVersion ?? protocolVersion, version >= MCPMessage.statelessRevision else { return false }
             if let key = requestTasks[target], pending.remove(target) != nil { inFlight[key]?.cancel() }
             return true
