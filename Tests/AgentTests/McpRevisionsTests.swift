@@ -56,15 +56,13 @@ final class McpRevisionsTests: XCTestCase {
     }
 
     /// What every host saw of FastMCP's tools, resources and prompts, whichever the revisions.
-    private func assertServed(_ seen: JSONValue, elicitation: Bool = true, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertServed(_ seen: JSONValue, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(seen["tools"], ["add", "ask_name", "count", "echo"], "\(seen)", file: file, line: line)
         XCTAssertEqual(seen["echo"], "hi", file: file, line: line)
         XCTAssertEqual(seen["count"], "counted to 3", file: file, line: line)
         XCTAssertEqual(seen["progress"], [1.0, 2.0, 3.0], file: file, line: line)
-        if elicitation {
-            XCTAssertEqual(seen["elicited"], "What is your name?", file: file, line: line)
-            XCTAssertEqual(seen["ask_name"], "Hello, Ada!", file: file, line: line)
-        }
+        XCTAssertEqual(seen["elicited"], "What is your name?", file: file, line: line)
+        XCTAssertEqual(seen["ask_name"], "Hello, Ada!", file: file, line: line)
         XCTAssertEqual(seen["resources"], ["test://greeting"], file: file, line: line)
         XCTAssertEqual(seen["greeting"], "Hello from the test server", file: file, line: line)
         XCTAssertEqual(seen["prompt"], "Please greet Ada warmly.", file: file, line: line)
@@ -104,10 +102,11 @@ final class McpRevisionsTests: XCTestCase {
     func testStatelessHostsBeforeASessionServer() throws {
         let server = try server(Self.session)
         // The SDK's 2026-07-28 host: server/discover answered from the bridge's initialize, every
-        // result with the resultType and cache hints the SDK's client insists on.
+        // result with the resultType and cache hints the SDK's client insists on, and the server's
+        // elicitation (a request on the tool call's stream) as an input_required result.
         let modern = try sdkHost("auto", server)
         XCTAssertEqual(modern["protocolVersion"], "2026-07-28")
-        assertServed(modern, elicitation: false)
+        assertServed(modern)
         XCTAssertEqual(server.count("/authorize"), 1, "one login")
         XCTAssertEqual(server.count("/mcp", method: "DELETE"), 1, "the bridge's session ended at exit: \(server.requests())")
 

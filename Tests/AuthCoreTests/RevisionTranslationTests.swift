@@ -68,6 +68,10 @@ final class RevisionTranslationTests: XCTestCase {
         let retried = RevisionTranslation.retried(["jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": ["name": "ask"]],
                                                   responses: ["a": ["action": "accept"]], state: "opaque")
         XCTAssertEqual(retried["params"], ["name": "ask", "inputResponses": ["a": ["action": "accept"]], "requestState": "opaque"])
+        let held = RevisionTranslation.inputRequired(id: 9, key: "k", request: ["jsonrpc": "2.0", "id": 1, "method": "roots/list"])
+        XCTAssertEqual(held, ["jsonrpc": "2.0", "id": 9, "result": ["resultType": "input_required", "inputRequests": ["k": ["method": "roots/list"]], "requestState": "k"]])
+        XCTAssertEqual(RevisionTranslation.inputRequests(held)?.first?.key, "k", "what the bridge makes, it reads")
+        XCTAssertEqual(RevisionTranslation.answering(["jsonrpc": "2.0", "id": 3, "result": [:]], as: 11), ["jsonrpc": "2.0", "id": 11, "result": [:]])
         XCTAssertEqual(RevisionTranslation.sessionAnswer(["jsonrpc": "2.0", "id": 1, "result": ["tools": [], "resultType": "complete", "cacheScope": "private", "ttlMs": 0]]),
                        ["jsonrpc": "2.0", "id": 1, "result": ["tools": []]])
     }

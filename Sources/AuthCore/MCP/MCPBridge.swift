@@ -79,6 +79,11 @@ public final class MCPBridge: @unchecked Sendable {
     var asking: Set<JSONValue> = []
     var hostAnswers: [JSONValue: JSONValue] = [:]
     var nextAsk = 0
+    /// A session server's requests held for a stateless host (their `requestState` tokens), the
+    /// host's retries that answer them, and the host's id each held request is answered under now.
+    var holding: Set<String> = []
+    var retries: [String: JSONValue] = [:]
+    var answeredAs: [JSONValue: JSONValue] = [:]
 
     public init(url: String, transport: any HTTPStreamingTransport, authorizer: any MCPAuthorizer, options: Options = Options(),
                 clock: Clock = SystemClock(), output: @escaping @Sendable ([UInt8]) -> Void, log: @escaping @Sendable (String) -> Void,

@@ -167,7 +167,50 @@ extension MCPBridge {
         let value = RevisionTranslation.withoutStatelessMeta(message.value)
         guard message.kind == .request, let id = value["id"] else { return await posting(value) }
         if message.method == "server/discover" { return deliver(["jsonrpc": "2.0", "id": id, "result": discovered]) }
+        // The retry of a request whose stream holds a server request: it answers that request, and
+        // the held request's answer is this one's (`heldForStatelessHost`).
+        if let token = value["params"]?["requestState"]?.stringValue,
+           lock.withLock({ () -> Bool in
+               guard holding.contains(token) else { return false }
+               retries[token] = value
+               return true
+           }) { return }
         guard let answer = await call(value) else { return }
-        deliver(RevisionTranslation.statelessAnswer(answer, method: message.method))
+        let hostId = lock.withLock { () -> JSONValue in
+            guard let latest = answeredAs.removeValue(forKey: id) else { return id }
+            pending.remove(id)
+            return latest
+        }
+        deliver(RevisionTranslation.statelessAnswer(RevisionTranslation.answering(answer, as: hostId), method: message.method))
+    }
+
+    /// A session server's request to the host (an elicitation, a sampling, the roots) on the stream
+    /// of a stateless host's request, which cannot take it: the host's request is answered
+    /// `input_required` with it, the stream held open until the host retries with the answer, which
+    /// goes to the server; the stream's final answer then answers the retry. True when held.
+    func heldForStatelessHost(_ value: JSONValue, during request: JSONValue) async -> Bool {
+        guard let method = value["method"]?.stringValue, let askId = value["id"], RevisionTranslation.inputMethods.contains(method),
+              case .sessionServer? = lock.withLock({ translation }) else { return false }
+        let (token, hostId): (String, JSONValue) = lock.withLock {
+            nextAsk += 1
+            let token = "auth-agent-held-\(nextAsk)"
+            holding.insert(token)
+            // A retry answered `input_required` again is owed nothing more; the held request's id stays owed the final answer.
+            let hostId = answeredAs[request] ?? request
+            if hostId != request { pending.remove(hostId) }
+            return (token, hostId)
+        }
+        write(RevisionTranslation.inputRequired(id: hostId, key: token, request: value))
+        let retry = try? await clock.poll(until: clock.deadline(after: options.timeout)) { lock.withLock { retries.removeValue(forKey: token) } }
+        lock.withLock { _ = holding.remove(token) }
+        guard let retry = retry ?? nil, let retryId = retry["id"] else {
+            await posting(MCPMessage.error(id: askId, code: -32603, message: "The host did not answer within the bridge's timeout"))
+            return true
+        }
+        lock.withLock { answeredAs[request] = retryId }
+        let response = retry["params"]?["inputResponses"]?[token]
+        await posting(response.map { ["jsonrpc": "2.0", "id": askId, "result": $0] }
+                      ?? MCPMessage.error(id: askId, code: -32603, message: "The host retried without an answer to \(method)"))
+        return true
     }
 }

@@ -170,6 +170,25 @@ public enum RevisionTranslation {
         return .object(object)
     }
 
+    /// The server-to-host requests of the session revisions that a multi-round-trip result carries instead.
+    public static let inputMethods: Set<String> = ["elicitation/create", "sampling/createMessage", "roots/list"]
+
+    /// A session server's request to the host, as the `input_required` answer a 2026 host takes
+    /// it in; `key` is both its key and the `requestState` the host's retry hands back.
+    public static func inputRequired(id: JSONValue, key: String, request: JSONValue) -> JSONValue {
+        var asked: JSONObject = ["method": request["method"] ?? .null]
+        if let params = request["params"] { asked["params"] = params }
+        return ["jsonrpc": "2.0", "id": id, "result": ["resultType": "input_required", "inputRequests": [key: .object(asked)], "requestState": .string(key)]]
+    }
+
+    /// An answer under another id: the host's retry is answered with what the server answered the
+    /// request it retried.
+    public static func answering(_ answer: JSONValue, as id: JSONValue) -> JSONValue {
+        guard var object = answer.objectValue else { return answer }
+        object["id"] = id
+        return .object(object)
+    }
+
     /// A session server's answer to `method` as a 2026 host requires it: `resultType`, and for
     /// results it caches `cacheScope` (private: the bridge's answers are one login's) and `ttlMs` 0.
     public static func statelessAnswer(_ answer: JSONValue, method: String?) -> JSONValue {
