@@ -21,12 +21,7 @@ final class McpFastMCPTests: XCTestCase {
 
     override func setUpWithError() throws {
         server = try Self.shared.server()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-mcp-sdk-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("bin"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        let opener = directory.appendingPathComponent("bin/xdg-open").path
-        let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()' \"$1\"\n"
-        _ = FileManager.default.createFile(atPath: opener, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        directory = try Self.hostDirectory("auth-agent-mcp-sdk")
         let port = 20_000 + Int.random(in: 0..<20_000)
         _ = try python(["--register", server.baseURL, "--write-config", config, "--store", directory.appendingPathComponent("store").path,
                         "--redirect-port", String(port)])
@@ -39,6 +34,18 @@ final class McpFastMCPTests: XCTestCase {
     }
 
     private var config: String { directory.appendingPathComponent("config.json").path }
+
+    /// A fresh directory for a test's hosts, with the login's "browser" in its `bin`: an `xdg-open`
+    /// that follows FastMCP's `/authorize` redirect to the agent's loopback listener.
+    static func hostDirectory(_ prefix: String) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("bin"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let opener = directory.appendingPathComponent("bin/xdg-open").path
+        let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()' \"$1\"\n"
+        _ = FileManager.default.createFile(atPath: opener, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        return directory
+    }
 
     /// Runs Tests/MCP/bridge_host.py in FastMCP's virtualenv; its one JSON line.
     private func python(_ arguments: [String], timeout: Double = 60) throws -> JSONValue {

@@ -19,13 +19,7 @@ final class McpRevisionsTests: XCTestCase {
     }
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-mcp-revisions-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("bin"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        // The login's browser: follows FastMCP's /authorize redirect to the agent's loopback listener.
-        let opener = directory.appendingPathComponent("bin/xdg-open").path
-        let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()' \"$1\"\n"
-        _ = FileManager.default.createFile(atPath: opener, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        directory = try McpFastMCPTests.hostDirectory("auth-agent-mcp-revisions")
     }
 
     override func tearDown() {
@@ -55,6 +49,15 @@ final class McpRevisionsTests: XCTestCase {
                 + bridge.map { "--bridge-arg=" + $0 })
     }
 
+    /// The SDK's host in `mode` through a bridge to `server`: it speaks `revision` and is served everything.
+    @discardableResult
+    private func assertSDKHost(_ mode: String, at revision: String, _ server: FastMCPServer, bridge: [String] = [], line: UInt = #line) throws -> JSONValue {
+        let seen = try sdkHost(mode, server, bridge: bridge)
+        XCTAssertEqual(seen["protocolVersion"], .string(revision), line: line)
+        assertServed(seen, line: line)
+        return seen
+    }
+
     /// What every host saw of FastMCP's tools, resources and prompts, whichever the revisions.
     private func assertServed(_ seen: JSONValue, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(seen["tools"], ["add", "ask_name", "count", "echo"], "\(seen)", file: file, line: line)
@@ -72,9 +75,7 @@ final class McpRevisionsTests: XCTestCase {
         let server = try server(Self.stateless)
         // The SDK's 2025-11-25 host: initialize answered by the bridge from server/discover, the
         // elicitation of a multi-round-trip result asked of the host as a server-to-host request.
-        let legacy = try sdkHost("legacy", server)
-        XCTAssertEqual(legacy["protocolVersion"], "2025-11-25")
-        assertServed(legacy)
+        try assertSDKHost("legacy", at: "2025-11-25", server)
         XCTAssertEqual(server.count("/authorize"), 1, "one login")
         XCTAssertEqual(server.count("/mcp", method: "GET") + server.count("/mcp", method: "DELETE"), 0, "no session, no stream: \(server.requests())")
 
@@ -94,9 +95,7 @@ final class McpRevisionsTests: XCTestCase {
         }
 
         // The SDK's 2026-07-28 host: the same revision, passed through.
-        let modern = try sdkHost("auto", server)
-        XCTAssertEqual(modern["protocolVersion"], "2026-07-28")
-        assertServed(modern)
+        try assertSDKHost("auto", at: "2026-07-28", server)
     }
 
     func testStatelessHostsBeforeASessionServer() throws {
@@ -104,25 +103,19 @@ final class McpRevisionsTests: XCTestCase {
         // The SDK's 2026-07-28 host: server/discover answered from the bridge's initialize, every
         // result with the resultType and cache hints the SDK's client insists on, and the server's
         // elicitation (a request on the tool call's stream) as an input_required result.
-        let modern = try sdkHost("auto", server)
-        XCTAssertEqual(modern["protocolVersion"], "2026-07-28")
-        assertServed(modern)
+        try assertSDKHost("auto", at: "2026-07-28", server)
         XCTAssertEqual(server.count("/authorize"), 1, "one login")
         XCTAssertEqual(server.count("/mcp", method: "DELETE"), 1, "the bridge's session ended at exit: \(server.requests())")
 
         // The SDK's 2025-11-25 host: the same revision, passed through.
-        let legacy = try sdkHost("legacy", server)
-        XCTAssertEqual(legacy["protocolVersion"], "2025-11-25")
-        assertServed(legacy)
+        try assertSDKHost("legacy", at: "2025-11-25", server)
     }
 
     func testProtocolVersionPinsTheRevisionOfferedToAServerOfBoth() throws {
         let server = try server(Self.stateless)
         // A 2025-11-25 host pinned to 2026-07-28: translated although the revision it asks would be refused
         // anyway — the same exchange as without the pin, minus the refused initialize.
-        let pinned = try sdkHost("legacy", server, bridge: ["--protocol-version", "2026-07-28"])
-        XCTAssertEqual(pinned["protocolVersion"], "2025-11-25")
-        assertServed(pinned)
+        try assertSDKHost("legacy", at: "2025-11-25", server, bridge: ["--protocol-version", "2026-07-28"])
         XCTAssertFalse(server.requests().contains { $0.path == "/mcp" && $0.status == 400 }, "no initialize offered: \(server.requests())")
     }
 }
