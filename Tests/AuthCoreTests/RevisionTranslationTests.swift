@@ -294,7 +294,7 @@ final class RevisionTranslationTests: XCTestCase {
             request.header("mcp-protocol-version") == Self.modern || request.header("mcp-session-id") == nil && (try? JSONParser.parse(request.body ?? []))?["method"] != "initialize"
                 ? Self.statelessServer(request) : Self.sessionServer(request)
         }
-        let old = Array(Self.oldHost[0...2])
+        let old = [Self.oldHost[0].replacingOccurrences(of: ",", with: ", ")] + Self.oldHost[1...2]
         var (output, seen) = await run(old, server: both)
         XCTAssertEqual(Self.answer(0, in: output)?["result"]?["serverInfo"]?["name"], "session")
         var posts = seen.filter { $0.request.method == "POST" }

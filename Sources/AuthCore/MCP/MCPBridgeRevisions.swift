@@ -23,11 +23,12 @@ extension MCPBridge {
 
     /// Sends `request` under the id of a host's request still owed an answer, and returns the
     /// server's answer (or the error the bridge would have written) instead of writing it; nil when
-    /// the host abandoned the request. Notifications on its stream still reach the host.
-    func call(_ request: JSONValue) async -> JSONValue? {
+    /// the host abandoned the request. Notifications on its stream still reach the host. `body`:
+    /// the host's own bytes, when `request` is the host's message unchanged.
+    func call(_ request: JSONValue, body: [UInt8]? = nil) async -> JSONValue? {
         guard let id = request["id"], let message = MCPMessage(request), lock.withLock({ pending.contains(id) }) else { return nil }
         lock.withLock { _ = capturing.insert(id) }
-        await post(message, body: JSONSerializer.bytes(request))
+        await post(message, body: body ?? JSONSerializer.bytes(request))
         return lock.withLock {
             capturing.remove(id)
             return captured.removeValue(forKey: id)
@@ -55,7 +56,7 @@ extension MCPBridge {
         let pin = options.protocolVersion
         var refusal: JSONValue?
         if pin.map(RevisionTranslation.isStateless) != true {
-            let answer = await call(RevisionTranslation.offering(message.value, version: pin))
+            let answer = await call(RevisionTranslation.offering(message.value, version: pin), body: pin == nil ? body : nil)
             guard let answer, pin == nil, RevisionTranslation.invitesOtherEra(answer) else { return deliver(answer) }
             refusal = answer
         }
@@ -78,7 +79,7 @@ extension MCPBridge {
         let pin = options.protocolVersion
         var refusal: JSONValue?
         if pin.map(RevisionTranslation.isStateless) != false {
-            let answer = await call(message.value)
+            let answer = await call(message.value, body: body)
             guard let answer, pin == nil, RevisionTranslation.invitesOtherEra(answer) else { return deliver(answer) }
             refusal = answer
         }
