@@ -24,6 +24,8 @@ enum McpCommand {
         var headers: [Header] = []
         /// `--ignore-tool PATTERN`.
         var ignoredTools: [String] = []
+        /// `--protocol-version REVISION`: what the bridge offers the server (nil: what the host speaks).
+        var protocolVersion: String?
         /// `--allow-http`: plain http to a host other than loopback (a trusted private network); no token goes there.
         var allowHTTP = false
         var timeout = 300.0
@@ -90,6 +92,12 @@ enum McpCommand {
             case "--header": options.headers.append(try header(try value(flag, inline)))
             case "--ignore-tool": options.ignoredTools.append(try value(flag, inline))
             case "--allow-http": options.allowHTTP = true
+            case "--protocol-version":
+                let v = try value(flag, inline)
+                guard RevisionTranslation.knownRevisions.contains(v) else {
+                    throw Arguments.UsageError(description: "--protocol-version must be one of \(RevisionTranslation.knownRevisions.joined(separator: ", ")), got '\(v)'")
+                }
+                options.protocolVersion = v
             case "--timeout":
                 let v = try value(flag, inline)
                 guard let seconds = Double(v), seconds > 0, seconds <= 86_400 else { throw Arguments.UsageError(description: "--timeout wants seconds from 0 to 86400, got '\(v)'") }
@@ -131,7 +139,7 @@ enum McpCommand {
         let debug = logger.level >= .debug ? everyExchange : nil
         let bridge = MCPBridge(url: options.url, transport: SystemHTTPTransport(), authorizer: McpLogins(session: session, account: AccountChoice(account: options.account), shape: shape, device: options.device),
                                options: MCPBridge.Options(timeout: options.timeout, headers: options.headers.map { ($0.name, $0.value) },
-                                                            ignoredTools: ToolFilter(options.ignoredTools)), output: LineWriter.standardOutput.write, log: warn, debug: debug)
+                                                            ignoredTools: ToolFilter(options.ignoredTools), protocolVersion: options.protocolVersion), output: LineWriter.standardOutput.write, log: warn, debug: debug)
         let ending = Ending()
         let done = DispatchSemaphore(value: 0)
         let end: @Sendable () -> Void = {

@@ -69,10 +69,14 @@ final class FastMCPServer: @unchecked Sendable {
     final class Shared: @unchecked Sendable {
         private let lock = NSLock()
         private var started: Result<FastMCPServer, Error>?
+        private let environment: [String: String]
+
+        /// `environment`: the script's variables for this class's server (`FASTMCP_REVISIONS`).
+        init(environment: [String: String] = [:]) { self.environment = environment }
 
         func server() throws -> FastMCPServer {
             let server = try lock.withLock {
-                if started == nil { started = Result { try FastMCPServer.start() } }
+                if started == nil { started = Result { [environment] in try FastMCPServer.start(environment: environment) } }
                 return try started!.get()
             }
             try server.setAccessTokenLifetime(3600)

@@ -21,12 +21,7 @@ final class McpFastMCPTests: XCTestCase {
 
     override func setUpWithError() throws {
         server = try Self.shared.server()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-mcp-sdk-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("bin"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        let opener = directory.appendingPathComponent("bin/xdg-open").path
-        let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()' \"$1\"\n"
-        _ = FileManager.default.createFile(atPath: opener, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        directory = try Self.hostDirectory("auth-agent-mcp-sdk")
         let port = 20_000 + Int.random(in: 0..<20_000)
         _ = try python(["--register", server.baseURL, "--write-config", config, "--store", directory.appendingPathComponent("store").path,
                         "--redirect-port", String(port)])
@@ -40,14 +35,27 @@ final class McpFastMCPTests: XCTestCase {
 
     private var config: String { directory.appendingPathComponent("config.json").path }
 
+    /// A fresh directory for a test's hosts, with the login's "browser" in its `bin`: an `xdg-open`
+    /// that follows FastMCP's `/authorize` redirect to the agent's loopback listener.
+    static func hostDirectory(_ prefix: String) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("bin"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let opener = directory.appendingPathComponent("bin/xdg-open").path
+        let script = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()' \"$1\"\n"
+        _ = FileManager.default.createFile(atPath: opener, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        return directory
+    }
+
     /// Runs Tests/MCP/bridge_host.py in FastMCP's virtualenv; its one JSON line.
     private func python(_ arguments: [String], timeout: Double = 60) throws -> JSONValue {
         try Self.python(arguments, bin: directory.appendingPathComponent("bin").path, timeout: timeout)
     }
 
-    static func python(_ arguments: [String], bin: String, timeout: Double, environment extra: [String: String] = [:]) throws -> JSONValue {
+    static func python(_ arguments: [String], bin: String, timeout: Double, environment extra: [String: String] = [:],
+                       script name: String = "bridge_host.py") throws -> JSONValue {
         let venv = ProcessInfo.processInfo.environment["FASTMCP_VENV"] ?? "/tmp/auth-agent-fastmcp-venv"
-        let script = FastMCPServer.script.deletingLastPathComponent().appendingPathComponent("bridge_host.py")
+        let script = FastMCPServer.script.deletingLastPathComponent().appendingPathComponent(name)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: venv + "/bin/python")
         process.arguments = [script.path] + arguments
@@ -75,9 +83,9 @@ final class McpFastMCPTests: XCTestCase {
         readers.wait()
         let text = String(decoding: out.withLock { $0 }, as: UTF8.self)
         // The SDK's stdio host passes the bridge's stderr through to its own.
-        StderrAudit.check(String(decoding: err.withLock { $0 }, as: UTF8.self), from: "auth-agent mcp (under bridge_host.py)")
+        StderrAudit.check(String(decoding: err.withLock { $0 }, as: UTF8.self), from: "auth-agent mcp (under \(name))")
         guard process.terminationStatus == 0 else {
-            throw Failure(description: "bridge_host.py exited \(process.terminationStatus):\n\(text)\n\(String(decoding: err.withLock { $0 }, as: UTF8.self).suffix(4000))")
+            throw Failure(description: "\(name) exited \(process.terminationStatus):\n\(text)\n\(String(decoding: err.withLock { $0 }, as: UTF8.self).suffix(4000))")
         }
         guard let line = text.split(separator: "\n").last else { return .null }
         return try JSONParser.parse(String(line))
@@ -120,6 +128,7 @@ final class McpFastMCPTests: XCTestCase {
         XCTAssertEqual(modern["tools"], ["add", "ask_name", "count", "echo"])
         XCTAssertEqual(modern["echo"], "hi")
         XCTAssertEqual(modern["progress"], [1.0, 2.0, 3.0])
+        XCTAssertEqual(modern["ask_name"], "Hello, Ada!", "a multi-round-trip result passed through, answered by the SDK's driver")
         XCTAssertEqual(modern["greeting"], "Hello from the test server")
         XCTAssertEqual(modern["prompt"], "Please greet Ada warmly.")
         XCTAssertEqual(server.count("/authorize") + server.count("/register") + server.count("/token"), 0, "\(server.requests())")

@@ -2,7 +2,7 @@
 launching `auth-agent mcp URL`, exercising FastMCP's tools, resources and prompts, and
 printing one JSON line with what it saw.
 
-    python bridge_host.py --bridge PATH --url URL [--mode auto|legacy] [--config FILE] [--quick]
+    python bridge_host.py --bridge PATH --url URL [--mode auto|legacy] [--config FILE] [--quick] [--bridge-arg ARG]...
 
 --mode auto is the SDK's default (server/discover at the newest revision, else initialize);
 legacy is the initialize handshake (2025-11-25). --quick lists and calls one tool only.
@@ -60,9 +60,10 @@ async def main() -> None:
     parser.add_argument("--config")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--serve", action="store_true")
+    parser.add_argument("--bridge-arg", action="append", default=[])
     args = parser.parse_args()
 
-    bridge_args = ["mcp", args.url] + (["--config", args.config] if args.config else [])
+    bridge_args = ["mcp", args.url] + (["--config", args.config] if args.config else []) + args.bridge_arg
     params = StdioServerParameters(command=args.bridge, args=bridge_args, env=dict(os.environ))
     seen: dict = {"mode": args.mode}
     progress: list = []

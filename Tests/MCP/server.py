@@ -14,6 +14,13 @@ What the tests add, outside MCP and OAuth:
 - POST /_test/access-token-lifetime with the form `seconds=N` (or just N) as its body changes the
   lifetime of the access tokens issued from then on (the provider reads a module constant
   at each issue), for expiry tests; FASTMCP_ACCESS_TOKEN_LIFETIME sets it at start;
+- FASTMCP_REVISIONS=stateless or =session makes /mcp a server of one era, which the SDK alone
+  cannot be (it serves both, chosen by MCP-Protocol-Version): `stateless` refuses every
+  authenticated POST not at 2026-07-28 with 400 and the UnsupportedProtocolVersionError (-32022,
+  `supported: ["2026-07-28"]`) the 2026-07-28 versioning page prescribes, and GET/DELETE with 405
+  (no session, no stream); `session` refuses a POST at 2026-07-28 with 400 and id null, as the
+  TypeScript SDK 1.x does ("Bad Request: Unsupported protocol version",
+  https://dev.to/greatworkco/how-to-fix-mcp-unsupported-protocol-version-3390);
 - FASTMCP_REQUIRED_SCOPES (space-separated, default "mcp:read") are the scopes /mcp requires
   and the registration's default; FASTMCP_VALID_SCOPES (default "mcp:read mcp:write") the
   ones a client may register and ask for.
@@ -25,6 +32,7 @@ import os
 import sys
 from urllib.parse import parse_qs
 
+import mcp_types
 from fastmcp import Context, FastMCP
 from fastmcp.server.auth.auth import ClientRegistrationOptions
 from fastmcp.server.auth.providers import in_memory
@@ -64,6 +72,67 @@ class RequestLog:
             await send(message)
 
         await self.app(scope, receive_and_keep, send_and_note)
+
+
+class RevisionGate:
+    """ASGI middleware making /mcp a one-era server (FASTMCP_REVISIONS, see the module's doc).
+    Requests without Authorization pass, so FastMCP's 401 comes first as at a real server."""
+
+    MODERN = "2026-07-28"
+
+    def __init__(self, app, era: str | None = None):
+        self.app = app
+        self.era = era
+
+    async def __call__(self, scope, receive, send):
+        if self.era is None or scope["type"] != "http" or scope["path"] != "/mcp":
+            return await self.app(scope, receive, send)
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        if "authorization" not in headers:
+            return await self.app(scope, receive, send)
+        if scope["method"] != "POST":
+            if self.era == "stateless":
+                return await self.reply(send, 405, b"")
+            return await self.app(scope, receive, send)
+        body = bytearray()
+        while True:
+            message = await receive()
+            body.extend(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        version = headers.get("mcp-protocol-version")
+        try:
+            parsed = json.loads(body)
+            parsed = parsed if isinstance(parsed, dict) else {}
+        except ValueError:
+            parsed = {}
+        request_id = parsed.get("id")
+        if self.era == "stateless" and version != self.MODERN:
+            requested = version or (parsed.get("params") or {}).get("protocolVersion")
+            error = {"code": -32022, "message": "Unsupported protocol version",
+                     "data": {"supported": [self.MODERN], "requested": requested}}
+            return await self.reply(send, 400, json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode())
+        if self.era == "session" and version == self.MODERN:
+            error = {"code": -32000, "message": "Bad Request: Unsupported protocol version: 2026-07-28 (supported versions: 2025-11-25, 2025-06-18, 2025-03-26)"}
+            return await self.reply(send, 400, json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode())
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    async def reply(send, status: int, body: bytes):
+        headers = [(b"content-length", str(len(body)).encode())]
+        if body:
+            headers.append((b"content-type", b"application/json"))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
 
 def main() -> None:
@@ -107,7 +176,19 @@ def main() -> None:
 
     @mcp.tool
     async def ask_name(ctx: Context) -> str:
-        """Asks the host for a name by elicitation and greets it."""
+        """Asks the host for a name by elicitation and greets it: a server-to-host request in the
+        session revisions, a multi-round-trip result (SEP-2322's guard pattern) at 2026-07-28."""
+        if ctx.request_context is not None and ctx.request_context.protocol_version == "2026-07-28":
+            answers = ctx.input_responses
+            if not answers or "name" not in answers:
+                schema = {"type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"]}
+                asked = mcp_types.ElicitRequest(method="elicitation/create",
+                                                params=mcp_types.ElicitRequestFormParams(message="What is your name?", requested_schema=schema))
+                return mcp_types.InputRequiredResult(input_requests={"name": asked}, request_state="asked-name")
+            answer = answers["name"]
+            if answer.action == "accept" and answer.content:
+                return f"Hello, {answer.content['value']}!"
+            return f"no name ({answer.action})"
         answer = await ctx.elicit("What is your name?", str)
         if answer.action == "accept":
             return f"Hello, {answer.data}!"
@@ -150,7 +231,8 @@ def main() -> None:
         port=args.port,
         show_banner=False,
         log_level="warning",
-        middleware=[Middleware(RequestLog, path=args.request_log)],
+        middleware=[Middleware(RequestLog, path=args.request_log),
+                    Middleware(RevisionGate, era=os.environ.get("FASTMCP_REVISIONS"))],
     )
 
 

@@ -23,11 +23,15 @@ public final class MCPBridge: @unchecked Sendable {
         public var headers: [(String, String)]
         /// `--ignore-tool`: tools hidden from `tools/list` and refused at `tools/call`.
         public var ignoredTools: ToolFilter
-        public init(timeout: Double = 300, maxPostsInFlight: Int = 64, headers: [(String, String)] = [], ignoredTools: ToolFilter = ToolFilter([])) {
+        /// `--protocol-version`: the revision offered to the server, whatever the host speaks (nil: the host's own).
+        public var protocolVersion: String?
+        public init(timeout: Double = 300, maxPostsInFlight: Int = 64, headers: [(String, String)] = [], ignoredTools: ToolFilter = ToolFilter([]),
+                    protocolVersion: String? = nil) {
             self.timeout = timeout
             self.maxPostsInFlight = maxPostsInFlight
             self.headers = headers
             self.ignoredTools = ignoredTools
+            self.protocolVersion = protocolVersion
         }
     }
 
@@ -66,6 +70,20 @@ public final class MCPBridge: @unchecked Sendable {
     /// The latest `initialize` exchange, which the messages after it wait for.
     var initializing: Task<Void, Never>?
     var closing = false
+    /// nil while host and server speak the same revision (pass-through); else what the bridge translates.
+    var translation: RevisionTranslation.Mode?
+    /// Requests whose answers the bridge takes itself (`call`) instead of writing them, and those answers.
+    var capturing: Set<JSONValue> = []
+    var captured: [JSONValue: JSONValue] = [:]
+    /// Requests the bridge sent the host in a stateless server's stead, and the host's answers to them.
+    var asking: Set<JSONValue> = []
+    var hostAnswers: [JSONValue: JSONValue] = [:]
+    var nextAsk = 0
+    /// A session server's requests held for a stateless host (their `requestState` tokens), the
+    /// host's retries that answer them, and the host's id each held request is answered under now.
+    var holding: Set<String> = []
+    var retries: [String: JSONValue] = [:]
+    var answeredAs: [JSONValue: JSONValue] = [:]
 
     public init(url: String, transport: any HTTPStreamingTransport, authorizer: any MCPAuthorizer, options: Options = Options(),
                 clock: Clock = SystemClock(), output: @escaping @Sendable ([UInt8]) -> Void, log: @escaping @Sendable (String) -> Void,
@@ -102,12 +120,13 @@ public final class MCPBridge: @unchecked Sendable {
             for id in message.requestIds { pending.insert(id); requestTasks[id] = nextTask }
             let key = nextTask
             nextTask += 1
-            // What follows `initialize` waits for its answer: the session id and revision go on every later request.
-            let isInitialize = message.method == "initialize"
+            // What follows `initialize` (or the first `server/discover`) waits for its answer: the session
+            // id and revision go on every later request, and the revisions the bridge translates between are known.
+            let isInitialize = message.method == "initialize" || (message.method == "server/discover" && initializing == nil)
             let gate = isInitialize ? nil : initializing
             let task = Task { [self] in
                 await gate?.value
-                await post(message, body: line)
+                await handle(message, body: line)
                 lock.withLock {
                     inFlight[key] = nil
                     for id in message.requestIds where requestTasks[id] == key { requestTasks[id] = nil }
@@ -126,6 +145,12 @@ public final class MCPBridge: @unchecked Sendable {
     private func abandons(_ message: MCPMessage) -> Bool {
         guard message.method == "notifications/cancelled", let target = message.value["params"]?["requestId"] else { return false }
         return lock.withLock {
+            if case .sessionServer? = translation {
+                // A stateless host before a session server: the server hears of it the session
+                // revisions' way (the notification goes on), and the host is owed no answer.
+                pending.remove(target)
+                return false
+            }
             guard let version = message.statedProtocolVersion ?? protocolVersion, version >= MCPMessage.statelessRevision else { return false }
             if let key = requestTasks[target], pending.remove(target) != nil { inFlight[key]?.cancel() }
             return true
@@ -228,26 +253,41 @@ public final class MCPBridge: @unchecked Sendable {
             log("mcp: the server sent \(what)\(inBatch ? " in a batch" : ""), not a JSON-RPC message; dropped")
             return
         }
+        var (value, raw) = (value, raw)
         if value["method"] == nil, let id = value["id"] {
-            let owed = lock.withLock { pending.remove(id) != nil }
-            guard owed else {
+            if lock.withLock({ listingTools.remove(id) != nil }), let kept = options.ignoredTools.filtered(value) { (value, raw) = (kept, nil) }
+            switch lock.withLock({ take(value, id: id) }) {
+            case .unowed:
                 log("mcp: an answer from the server to no pending request (id \(JSONSerializer.string(id))) dropped")
                 return
-            }
-            // `initialize`'s answer names the revision every later request states in MCP-Protocol-Version.
-            if let version = value["result"]?["protocolVersion"]?.stringValue { lock.withLock { protocolVersion = version } }
-            if lock.withLock({ listingTools.remove(id) != nil }), let kept = options.ignoredTools.filtered(value) {
-                write(kept)
-                return
+            case .captured: return
+            case .host: break
             }
         }
         if let raw, !raw.contains(0x0A), !raw.contains(0x0D) { output(raw) } else { write(value) }
     }
 
+    enum Delivery { case host, captured, unowed }
+
+    /// Where the answer `value` to `id` goes (under the lock): nowhere when no answer is owed, to
+    /// the bridge when it asked (`call`, the first answer only), else to the host, then owed no more.
+    func take(_ value: JSONValue, id: JSONValue) -> Delivery {
+        guard pending.contains(id) else { return .unowed }
+        // `initialize`'s answer names the revision every later request states in MCP-Protocol-Version.
+        if let version = value["result"]?["protocolVersion"]?.stringValue { protocolVersion = version }
+        if capturing.contains(id) {
+            if captured[id] == nil { captured[id] = value }
+            return .captured
+        }
+        pending.remove(id)
+        return .host
+    }
+
     /// Answers each of `ids` still owed an answer with the error.
     func fail(_ ids: [JSONValue], code: Int = -32603, _ message: String, data: JSONObject) {
-        for id in ids where lock.withLock({ pending.remove(id) != nil }) {
-            write(MCPMessage.error(id: id, code: code, message: message, data: data))
+        for id in ids {
+            let error = MCPMessage.error(id: id, code: code, message: message, data: data)
+            if lock.withLock({ take(error, id: id) }) == .host { write(error) }
         }
     }
 
