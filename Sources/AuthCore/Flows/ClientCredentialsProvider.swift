@@ -31,6 +31,6 @@ struct ClientCredentialsProvider: OAuthLoginProvider {
     /// a shape without scopes asks for the configured ones, as the login did, so
     /// that "the session's own scopes" means the same as for a refresh token.
     private func grant(_ shape: TokenShape) -> [(String, String)] {
-        [("grant_type", "client_credentials")] + (shape.scopes.isEmpty ? oauth.scopePairs() : []) + shape.formPairs
+        [("grant_type", "client_credentials")] + (shape.scopes.isEmpty ? oauth.scopePairs() : []) + config.formPairs(shape)
     }
 }

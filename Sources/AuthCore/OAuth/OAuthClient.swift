@@ -25,9 +25,9 @@ struct OAuthClient: Sendable {
     /// The provider's endpoints, discovering the missing ones when an issuer is configured.
     func endpoints() async throws(AuthError) -> Endpoints {
         var endpoints = Endpoints(config: config)
-        if let issuer = config.issuer {
+        if let issuer = config.issuer, config.discovers {
             do {
-                endpoints.fill(from: try await discovery.metadata(issuer: issuer))
+                endpoints.fill(from: try await config.metadata(discovery, issuer: issuer))
             } catch {
                 throw error.about(config.id)
             }
@@ -78,7 +78,7 @@ struct OAuthClient: Sendable {
     /// A form POST with client authentication, classified like a token response.
     func post(_ endpoint: String, _ pairs: [(String, String)]) async -> TokenEndpointResult {
         do {
-            return TokenEndpointResult.classify(try await postForm(endpoint, pairs))
+            return config.explained(TokenEndpointResult.classify(try await postForm(endpoint, pairs)))
         } catch {
             switch error { case .transient(let why): return .transient(why) }
         }
@@ -156,7 +156,7 @@ struct OAuthClient: Sendable {
     /// the scope; RFC 8707 adds `resource`); `.none` sends only the refresh token.
     func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
         guard let refreshToken = session.refreshToken else { return .unsupported }
-        return await renew(session, with: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)] + shape.formPairs)
+        return await renew(session, with: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)] + config.formPairs(shape))
     }
 
     /// RFC 7009: revoke the refresh token when there is one (servers revoke its
