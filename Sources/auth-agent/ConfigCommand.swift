@@ -83,12 +83,14 @@ enum ConfigCommand {
         let transport = LoggingTransport.wrapping(SystemHTTPTransport(), logger: logger)
         let issuer = draft.issuer
         let found = try Blocking.wait(timeout: 30) { () async throws(AuthError) in
-            try await IssuerEndpoints.discover(issuer: issuer, transport: transport)
+            try await IssuerEndpoints.discover(issuer: issuer, profiles: draft.profiles, transport: transport)
         }
         let width = (found.endpoints.map(\.name.count).max() ?? 0) + 2
-        Logger.stderrSink("Discovered at \(issuer):\n" + found.endpoints.map { "  \($0.name.padding(width))\($0.url)" }.joined(separator: "\n"))
+        Logger.stderrSink((issuer.isEmpty ? "The profile's endpoints:\n" : "Discovered at \(issuer):\n")
+            + found.endpoints.map { "  \($0.name.padding(width))\($0.url)" }.joined(separator: "\n"))
         if let problem = found.problems.first { throw ToolFailure(.failed, "the issuer's endpoints cannot be used: \(problem)") }
-        if flows.isEmpty {
+        // A provider profile's own flows are left to it (GitHub: the device flow).
+        if flows.isEmpty, found.profileFlows == nil {
             guard let flow = found.defaultFlow else {
                 throw ToolFailure(.failed, "\(issuer) names no authorization or device authorization endpoint; give --flow password or clientCredentials")
             }
@@ -99,9 +101,9 @@ enum ConfigCommand {
         }
         var provider: JSONObject = ["id": .string(draft.id)]
         if let name = draft.displayName { provider["displayName"] = .string(name) }
-        provider["flow"] = flows.count == 1 ? .string(flows[0].rawValue) : .array(flows.map { .string($0.rawValue) })
+        if !flows.isEmpty { provider["flow"] = flows.count == 1 ? .string(flows[0].rawValue) : .array(flows.map { .string($0.rawValue) }) }
         provider["origins"] = .array(draft.origins.map { .string($0) })
-        provider["issuer"] = .string(issuer)
+        if !issuer.isEmpty { provider["issuer"] = .string(issuer) }
         provider["clientId"] = .string(draft.clientId)
         if let secret { provider["clientSecret"] = .string(secret) }
         if !draft.scopes.isEmpty { provider["scopes"] = .array(draft.scopes.map { .string($0) }) }
