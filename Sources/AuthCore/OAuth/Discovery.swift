@@ -35,6 +35,8 @@ final class Discovery: Sendable {
     let http: HTTPCalls
     static let maxDocumentBytes = 256 * 1024
     private let cache = Locked<[String: JSONObject]>([:])
+    /// Issuers that refused RFC 8707's `resource` (`OAuthClient.grant`): asked without it from then on.
+    private let refusingResource = Locked<Set<String>>([])
 
     init(http: HTTPCalls) { self.http = http }
 
@@ -86,6 +88,12 @@ final class Discovery: Sendable {
             throw AuthError.endpointsNotDiscovered(issuer, error)
         }
     }
+
+    /// Whether `issuer` refused `resource` before, so that it is no longer sent there.
+    func refusesResource(_ issuer: String) -> Bool { refusingResource.withLock { $0.contains(issuer) } }
+
+    /// Remembers that `issuer` refuses `resource`; true the first time.
+    func rememberRefusedResource(_ issuer: String) -> Bool { refusingResource.withLock { $0.insert(issuer).inserted } }
 
     /// The document already read for `issuer`, without asking the network.
     func cached(_ issuer: String) -> JSONObject? { cache.withLock { $0[issuer] } }
