@@ -200,6 +200,15 @@ final class ProviderProfileFlowTests: XCTestCase {
         XCTAssertEqual(fake.server.requests.first.map { URL(string: $0.url)!.path }, "/oauth2/default/.well-known/openid-configuration", "its own metadata first")
         _ = try await service.refresh(provider: "okta", failedAuthorization: nil)
         XCTAssertEqual(fake.tokenRequests.last?["grant_type"], "refresh_token", "offline_access brought a refresh token")
+        let sent = fake.tokenRequests.count
+        do {
+            _ = try await service.token(provider: "okta", shape: TokenShape(audience: "api://orders"))
+            XCTFail("another audience from one authorization server")
+        } catch {
+            XCTAssertEqual(error.code, .scopeNotGranted)
+            XCTAssertTrue(error.message.contains("Okta sets the audience per authorization server"), error.message)
+        }
+        XCTAssertEqual(fake.tokenRequests.count, sent, "refused before any request")
         let revoked = try await service.logout(provider: "okta")
         XCTAssertTrue(revoked, "revoked at the server")
     }

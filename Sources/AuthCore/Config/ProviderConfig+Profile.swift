@@ -30,6 +30,13 @@ extension ProviderConfig {
         }
     }
 
+    /// Why the provider cannot be asked for `shape` at all, nil when it can: an Okta authorization server
+    /// has one audience, so a token for another resource or audience is refused here, before any request.
+    func shapeRefusal(_ shape: TokenShape) -> ServerRefusal? {
+        guard let profile = providerProfile, profile.resourceParameter == .authorizationServer, shape.resource != nil || shape.audience != nil else { return nil }
+        return ServerRefusal(error: "invalid_target", description: "\(profile.specification) sets the audience per authorization server: another API is another provider with that server's issuer")
+    }
+
     /// Entra's scope for all of a resource's permissions the app was granted: `{resource}/.default`.
     static func defaultScope(_ resource: String) -> String {
         (resource.hasSuffix("/") ? String(resource.dropLast()) : resource) + "/.default"

@@ -24,7 +24,8 @@ struct ClientCredentialsProvider: OAuthLoginProvider {
 
     /// Runs the grant again; a shaped token is asked for directly (there is no refresh token to narrow).
     func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
-        await oauth.renew(session, with: grant(shape))
+        if let refusal = config.shapeRefusal(shape) { return .notGranted(refusal) }
+        return await oauth.renew(session, with: grant(shape))
     }
 
     /// The grant's parameters for `shape`: its scopes replace the configured ones;

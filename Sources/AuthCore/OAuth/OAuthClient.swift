@@ -184,6 +184,7 @@ struct OAuthClient: Sendable {
     /// the scope; RFC 8707 adds `resource`); `.none` sends only the refresh token.
     func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
         guard let refreshToken = session.refreshToken else { return .unsupported }
+        if let refusal = config.shapeRefusal(shape) { return .notGranted(refusal) }
         return await renew(session, with: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)] + config.formPairs(shape))
     }
 
