@@ -128,6 +128,11 @@ final class CommandLineSetupTests: XCTestCase {
         XCTAssertEqual(written, ["providers": [["id": "gh", "origins": ["https://github.com", "https://api.github.com"], "clientId": "Ov23liABC", "profile": "github"]]])
         let check = try h.agent(["config", "check", "--config", path])
         XCTAssertEqual(check.status, 0, check.stderr)
+        // `config set` takes a profile's name or a list of them, as `flow` does.
+        let both = try h.agent(["config", "set", "gh", "profile", "github", "fapi2", "--config", path])
+        XCTAssertEqual(both.status, 2)
+        XCTAssertTrue(both.stderr.contains(#"FAPI 2.0 (profile "fapi2") allows only the authorization code response type"#), "the list is read, and fapi2 refuses the device flow: \(both.stderr)")
+        XCTAssertEqual(try h.agent(["config", "set", "gh", "profile", "github", "--config", path]).status, 0)
         let noIssuer = try h.agent(["config", "add", "x", "--client-id", "c", "--origin", "https://x.example", "--config", path])
         XCTAssertEqual(noIssuer.status, 2, "without a profile, --issuer is needed")
     }
