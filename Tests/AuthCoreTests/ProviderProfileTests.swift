@@ -88,6 +88,9 @@ final class ProviderProfileTests: XCTestCase {
         XCTAssertEqual(entra.scopes, ["openid", "profile", "offline_access"], "offline_access for a refresh token")
         let scoped = try provider(#"{"id": "work", "profile": "entra", "issuer": "https://login.microsoftonline.com/common/v2.0", "clientId": "app", "scopes": ["api://orders/.default"], "origins": ["https://graph.microsoft.com"]}"#)
         XCTAssertEqual(scoped.scopes, ["api://orders/.default", "offline_access"])
+        let plain = try provider(#"{"id": "work", "profile": [], "flow": "authorizationCode", "issuer": "https://login.microsoftonline.com/common/v2.0", "clientId": "app", "origins": ["https://graph.microsoft.com"]}"#)
+        XCTAssertNil(plain.providerProfile, "an empty profile list turns recognition off")
+        XCTAssertEqual(plain.scopes, [])
         let robot = try provider(#"{"id": "work", "profile": "entra", "flow": "clientCredentials", "issuer": "https://login.microsoftonline.com/common/v2.0", "clientId": "app", "clientSecret": "s", "origins": ["https://graph.microsoft.com"]}"#)
         XCTAssertFalse(robot.scopes.contains("offline_access"), "client credentials never refresh with a refresh token")
     }

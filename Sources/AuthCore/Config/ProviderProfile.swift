@@ -84,8 +84,8 @@ public struct ProviderProfile: Sendable, Equatable {
 
     /// Reads `profile` (a name or a list of names) and holds the provider to each profile: fills
     /// in what it declares and the configuration leaves out, turns on what it requires and refuses
-    /// what it forbids, naming the requirement. With no identity provider's profile named, the
-    /// issuer's host may pick one (`recognised`). Runs before `flow` is read, as a profile may give it.
+    /// what it forbids, naming the requirement. Without `profile`, the issuer may pick an identity
+    /// provider's (`recognised`). Runs before `flow` is read, as a profile may give it.
     static func apply(_ r: ConfigReader) throws(ConfigError) -> [ProviderProfile] {
         var named: [ProviderProfile] = []
         if let value = r.object["profile"] {
@@ -107,7 +107,8 @@ public struct ProviderProfile: Sendable, Equatable {
         }
         let providers = named.filter(\.isProvider)
         if providers.count > 1 { throw r.error("profile", "names two identity providers (\(providers.map(\.name).joined(separator: ", "))); a provider is one of them") }
-        if providers.isEmpty, let issuer = r.object["issuer"]?.stringValue, let profile = recognised(issuer) { named.insert(profile, at: 0) }
+        // Recognised only where `profile` is absent: naming profiles names them all, and `"profile": []` none.
+        if r.object["profile"] == nil, let issuer = r.object["issuer"]?.stringValue, let profile = recognised(issuer) { named.insert(profile, at: 0) }
         return named
     }
 
