@@ -156,8 +156,8 @@ extension AuthService {
     /// `deviceOffered`, else its discovery document fetched now; nil when it cannot be had.
     func discoverDeviceOffer(_ config: ProviderConfig) async -> Bool? {
         if let known = deviceOffered(config) { return known }
-        guard let issuer = config.issuer else { return nil }
-        return (try? await discovery.metadata(issuer: issuer)).map { $0["device_authorization_endpoint"]?.stringValue != nil }
+        guard let issuer = config.issuer, config.discovers else { return nil }
+        return (try? await config.metadata(discovery, issuer: issuer)).map { $0["device_authorization_endpoint"]?.stringValue != nil }
     }
 
     /// Whether `config`'s server offers a device login: yes with a configured endpoint, else what

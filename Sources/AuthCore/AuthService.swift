@@ -92,14 +92,15 @@ public final class AuthService: Sendable {
     static func makeAccounts(_ p: ProviderConfig, http: HTTPCalls, discovery: Discovery, clock: Clock, logger: Logger,
                              nonces: DPoPNonces) -> ProviderAccounts {
         let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery,
-                                lifetimeWarning: WarnOnce { logger.warn($0) }, nonces: nonces, tokenTypeWarning: WarnOnce { logger.warn($0) })
+                                lifetimeWarning: WarnOnce { logger.warn($0) }, nonces: nonces, tokenTypeWarning: WarnOnce { logger.warn($0) },
+                                debug: { logger.debug($0) })
         var logins: [Flow: LoginProvider] = [:]
         for flow in p.flows {
             // A flow with a client of its own talks to the server through an OAuthClient of its own.
             let config = p.using(flow)
             let client = config == p ? oauth : OAuthClient(config: config, http: http, clock: clock, discovery: discovery,
                                                             lifetimeWarning: WarnOnce { logger.warn($0) }, nonces: nonces,
-                                                            tokenTypeWarning: WarnOnce { logger.warn($0) })
+                                                            tokenTypeWarning: WarnOnce { logger.warn($0) }, debug: { logger.debug($0) })
             logins[flow] = flow.descriptor.makeProvider(FlowContext(config: config, http: http, oauth: client, clock: clock,
                                                                     revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher()))
         }

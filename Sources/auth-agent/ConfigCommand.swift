@@ -74,17 +74,19 @@ enum ConfigCommand {
     /// Discovers the issuer's endpoints, shows them, checks them against the flows, and builds the provider object.
     static func add(_ draft: ToolCommand.ProviderDraft, logger: Logger) throws(ToolFailure) -> JSONObject {
         let secret = draft.clientSecretStdin ? try TerminalLogin.secretFromStdin("--client-secret-stdin") : nil
-        return try provider(draft, found: try discover(draft.issuer, logger: logger), secret: secret)
+        return try provider(draft, found: try discover(draft.issuer, profiles: draft.profiles, logger: logger), secret: secret)
     }
 
-    /// The issuer's discovery document, its endpoints shown on stderr; refused when one cannot be used.
-    static func discover(_ issuer: String, logger: Logger) throws(ToolFailure) -> IssuerEndpoints {
+    /// The issuer's discovery document (where `profiles` say it is; a profile's fixed endpoints
+    /// need none), its endpoints shown on stderr; refused when one cannot be used.
+    static func discover(_ issuer: String, profiles: [String] = [], logger: Logger) throws(ToolFailure) -> IssuerEndpoints {
         let transport = LoggingTransport.wrapping(SystemHTTPTransport(), logger: logger)
         let found = try Blocking.wait(timeout: 30) { () async throws(AuthError) in
-            try await IssuerEndpoints.discover(issuer: issuer, transport: transport)
+            try await IssuerEndpoints.discover(issuer: issuer, profiles: profiles, transport: transport)
         }
         let width = (found.endpoints.map(\.name.count).max() ?? 0) + 2
-        Logger.stderrSink("Discovered at \(issuer):\n" + found.endpoints.map { "  \($0.name.padding(width))\($0.url)" }.joined(separator: "\n"))
+        Logger.stderrSink((issuer.isEmpty ? "The profile's endpoints:\n" : "Discovered at \(issuer):\n")
+            + found.endpoints.map { "  \($0.name.padding(width))\($0.url)" }.joined(separator: "\n"))
         if let problem = found.problems.first { throw ToolFailure(.failed, "the issuer's endpoints cannot be used: \(problem)") }
         return found
     }
@@ -113,7 +115,8 @@ enum ConfigCommand {
             flows.append(flow)
         }
         let issuer = draft.issuer
-        if flows.isEmpty {
+        // A provider profile's own flows are left to it (GitHub: the device flow).
+        if flows.isEmpty, found.profileFlows == nil {
             guard let flow = preferredFlow(found) else {
                 throw ToolFailure(.failed, "\(issuer) names no authorization or device authorization endpoint; give --flow password or clientCredentials")
             }
@@ -124,9 +127,9 @@ enum ConfigCommand {
         }
         var provider: JSONObject = ["id": .string(draft.id)]
         if let name = draft.displayName { provider["displayName"] = .string(name) }
-        provider["flow"] = flows.count == 1 ? .string(flows[0].rawValue) : .array(flows.map { .string($0.rawValue) })
+        if !flows.isEmpty { provider["flow"] = flows.count == 1 ? .string(flows[0].rawValue) : .array(flows.map { .string($0.rawValue) }) }
         provider["origins"] = .array(draft.origins.map { .string($0) })
-        provider["issuer"] = .string(issuer)
+        if !issuer.isEmpty { provider["issuer"] = .string(issuer) }
         provider["clientId"] = .string(draft.clientId)
         if let secret { provider["clientSecret"] = .string(secret) }
         if !draft.scopes.isEmpty { provider["scopes"] = .array(draft.scopes.map { .string($0) }) }

@@ -135,7 +135,7 @@ struct CommandHelp: Sendable {
                               Option(flag: "--flow F", text: "authorizationCode, deviceCode, password or clientCredentials (repeatable; default the first of authorizationCode, deviceCode the issuer supports)"),
                               Option(flag: "--scope S", text: "a scope to ask for at login (repeatable)"),
                               Option(flag: "--display-name NAME", text: "the name people see"),
-                              Option(flag: "--profile P", text: "hold the provider to a profile: fapi2 (FAPI 2.0: PAR, DPoP, private_key_jwt, RFC 9207 iss)"),
+                              Option(flag: "--profile P", text: "a provider profile (entra, google, github, gitlab, okta, auth0, keycloak: picked from the issuer when it matches) and/or fapi2 (FAPI 2.0: PAR, DPoP, private_key_jwt, RFC 9207 iss)"),
                               Option(flag: "--generate-key", text: "make a P-256 key for private_key_jwt, kept in the keyring (without one, 0600 beside the configuration as ID.client-key.pem); prints the public JWK to register at the server")],
                     section: .setup),
         CommandHelp(name: "config set", synopsis: "ID KEY VALUE…",

@@ -268,6 +268,8 @@ struct ToolCommand: Equatable {
             var draft = draft
             draft.id = positional[1]
             for (value, flag) in [(draft.issuer, "--issuer"), (draft.clientId, "--client-id")] where value.isEmpty {
+                // A provider profile with fixed endpoints (GitHub) needs no issuer; `config add` says so if it does.
+                if flag == "--issuer", !draft.profiles.isEmpty { continue }
                 throw Arguments.UsageError(description: "'config add' needs \(flag)")
             }
             if draft.origins.isEmpty { throw Arguments.UsageError(description: "'config add' needs --origin (the origins the token may be sent to)") }

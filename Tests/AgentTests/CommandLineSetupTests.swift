@@ -121,6 +121,28 @@ final class CommandLineSetupTests: XCTestCase {
 
     /// Issue 31 item 3: `config set ID KEY VALUE…` edits one key in place — the rest of the file as it
     /// was — checked as the agent reads the file; setting a key back round-trips to the same file.
+    /// The README's GitHub line (issue 31 item 1): a provider profile with fixed endpoints needs no
+    /// issuer and no flow — the profile gives them (GitHub: the device flow) — and nothing is asked of the network.
+    func testConfigAddWithTheGitHubProfile() throws {
+        let h = try CLIHarness()
+        let path = h.directory.appendingPathComponent("gh.json").path
+        let add = try h.agent(["config", "add", "gh", "--profile", "github", "--client-id", "Ov23liABC", "--origin", "https://github.com",
+                               "--origin", "https://api.github.com", "--config", path])
+        XCTAssertEqual(add.status, 0, add.stderr)
+        XCTAssertTrue(add.stderr.contains("device_authorization_endpoint") && add.stderr.contains("https://github.com/login/device/code"), add.stderr)
+        let written = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        XCTAssertEqual(written, ["providers": [["id": "gh", "origins": ["https://github.com", "https://api.github.com"], "clientId": "Ov23liABC", "profile": "github"]]])
+        let check = try h.agent(["config", "check", "--config", path])
+        XCTAssertEqual(check.status, 0, check.stderr)
+        // `config set` takes a profile's name or a list of them, as `flow` does.
+        let both = try h.agent(["config", "set", "gh", "profile", "github", "fapi2", "--config", path])
+        XCTAssertEqual(both.status, 2)
+        XCTAssertTrue(both.stderr.contains(#"FAPI 2.0 (profile "fapi2") allows only the authorization code response type"#), "the list is read, and fapi2 refuses the device flow: \(both.stderr)")
+        XCTAssertEqual(try h.agent(["config", "set", "gh", "profile", "github", "--config", path]).status, 0)
+        let noIssuer = try h.agent(["config", "add", "x", "--client-id", "c", "--origin", "https://x.example", "--config", path])
+        XCTAssertEqual(noIssuer.status, 2, "without a profile, --issuer is needed")
+    }
+
     func testConfigSetRoundTrips() throws {
         let h = try CLIHarness()
         let before = try Data(contentsOf: h.configPath)

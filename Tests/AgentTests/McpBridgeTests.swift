@@ -348,7 +348,7 @@ final class McpBridgeTests: XCTestCase {
         agent.closeInput()
         XCTAssertEqual(agent.waitForExit(timeout: 5), 0)
         XCTAssertEqual(issuer.count("deviceAuthorization"), 2, "the login, then one step-up for both messages")
-        XCTAssertTrue(agent.stderr.contains("again for the scopes mcp admin"), agent.stderr)
+        XCTAssertTrue(agent.stderr.contains("again for the scopes mcp offline_access admin"), agent.stderr)
         // A later bridge has the stepped-up scopes: no login.
         let later = try AgentProcess(arguments: ["mcp", issuer.baseURL + "/mcp/admin", "--config", path])
         try later.send(request(3, "tools/list"))

@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import JSON
 import JSONRPC
+import Locking
 import Logging
 import XCTest
 
@@ -177,6 +178,35 @@ final class LearningTests: XCTestCase {
         XCTAssertEqual(server.registration?["application_type"], "native")
     }
 
+    /// Issue 31 item 2 (MCP 2026-07-28): `offline_access` is asked for — at registration and login —
+    /// when the authorization server lists it, and only then.
+    func testOfflineAccessIsAskedForWhenTheServerListsIt() async throws {
+        for (fault, expected) in [("offline", "mcp offline_access"), ("", "mcp")] {
+            let server = FakeAPI()
+            server.fault = fault
+            let (service, _) = makeService(server, store: MemorySessionStore())
+            _ = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+            XCTAssertEqual(server.authorizeQuery?["scope"]?.replacingOccurrences(of: "+", with: " "), expected, fault)
+            XCTAssertEqual(server.registration?["scope"]?.stringValue, expected, fault)
+        }
+    }
+
+    /// Issue 31 item 2: a learned login at a server that refuses `resource` at its token endpoint
+    /// succeeds by asking once more without it; the refresh after it, and the next login, do not send it.
+    func testALearnedLoginAtAServerRefusingResourceAsksAgainWithoutIt() async throws {
+        let server = FakeAPI()
+        server.fault = "refuse-resource"
+        let lines = Locked<[String]>([])
+        let service = AuthService(config: AgentConfig(), store: MemorySessionStore(), transport: server,
+                                  logger: Logger(level: .debug, sink: { line in lines.withLock { $0.append(line) } }), events: { _ in })
+        _ = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+        XCTAssertEqual(server.count("/token"), 2, "refused with resource, granted without")
+        _ = try await service.refresh(provider: "api.example", failedAuthorization: nil)
+        XCTAssertEqual(server.count("/token"), 3, "the refresh leaves it out at once")
+        XCTAssertNil(server.lastForm("/token")["resource"])
+        XCTAssertEqual(lines.withLock { $0 }.filter { $0.contains("refused the resource parameter") }.count, 1, "\(lines.withLock { $0 })")
+    }
+
     func testAMismatchedIssOnTheAuthorizationResponseIsRefused() async throws {
         let server = FakeAPI()
         server.iss = "https://attacker.example"
@@ -278,6 +308,7 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
                                  "authorization_response_iss_parameter_supported": true]
             if fault != "no-pkce" { m["code_challenge_methods_supported"] = ["S256"] }
             if fault == "strict-scope" { m["scopes_supported"] = ["profile"] }
+            if fault == "offline" { m["scopes_supported"] = ["mcp", "offline_access"] }
             if fault != "no-registration" { m["registration_endpoint"] = "https://as.example/register" }
             if let dpopAlgs { m["dpop_signing_alg_values_supported"] = .array(dpopAlgs.map(JSONValue.string)) }
             m["pushed_authorization_request_endpoint"] = "https://as.example/par"
@@ -314,6 +345,9 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
             let authorization = request.headers.first { $0.0.lowercased() == "authorization" }?.1
             if authorization == "Bearer \(accessToken)" || authorization == "DPoP \(accessToken)" { return Self.json(200, ["ok": true]) }
             return HTTPResponse(status: 401, headers: ["WWW-Authenticate": #"Bearer scope="mcp", resource_metadata="https://api.example/.well-known/oauth-protected-resource/mcp""#])
+        case ("as.example", "/token") where fault == "refuse-resource" && form["resource"] != nil:
+            // As Entra ID answers since 2026 (vscode#321249): the parameter refused, whatever the grant.
+            return Self.json(400, ["error": "invalid_request", "error_description": "AADSTS9010010: The resource parameter provided in the request doesn't match with the requested scopes."])
         case ("as.example", "/token") where deadRefreshTokens.contains(form["refresh_token"] ?? "-"):
             return Self.json(400, ["error": "invalid_grant"])
         case ("as.example", "/token") where unknownClients.contains(form["client_id"] ?? ""):

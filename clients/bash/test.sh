@@ -361,7 +361,7 @@ check "fetch is signed by the learned provider" \
   test "$(jq -r '[.status, .provider, (.body | fromjson | .sub)] | join(" ")' <<<"$out")" = "200 $learned alice"
 out=$(AUTH_AGENT_ON_NOTIFICATION=play_browser auth_agent_fetch --login-if-needed GET "$issuer/mcp/admin" 2>>"$errlog")
 check "fetch --login-if-needed steps up to the admin scope" \
-  test "$(jq -r '[.status, (.body | fromjson | .scope)] | join(" ")' <<<"$out")" = "200 mcp admin"
+  test "$(jq -r '[.status, (.body | fromjson | .scope)] | join(" ")' <<<"$out")" = "200 mcp offline_access admin"
 out=$(auth_agent_forget "$learned" 2>>"$errlog")
 check "forget removes it" eval '[[ $(jq -r .forgotten <<<"$out") == true && $(auth_agent_call status | jq -c .providers) == "[]" ]]'
 admin fault '{"discovery":"wrong-resource"}'

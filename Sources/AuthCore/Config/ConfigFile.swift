@@ -69,7 +69,7 @@ public enum ConfigFile {
         }
         switch key {
         case "origins", "scopes": provider[key] = .array(values.map(JSONValue.string))
-        case "flow": provider[key] = values.count == 1 ? .string(values[0]) : .array(values.map(JSONValue.string))
+        case "flow", "profile": provider[key] = values.count == 1 ? .string(values[0]) : .array(values.map(JSONValue.string))
         case "openBrowser", "dpop":
             let text = try one()
             guard let flag = ["true": true, "false": false][text] else { throw refuse("takes true or false, got \"\(text)\"") }

@@ -167,7 +167,8 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         if r.object.keys.contains(where: { !commonKeys.contains($0) }) { try r.rejectUnknownKeys(knownKeys) }
         let id = try r.requiredString("id")
         if let problem = idProblem(id) { throw r.error("id", problem) }
-        let (flows, clients) = try parseFlows(r)
+        let profiles = try ProviderProfile.apply(r)
+        let (flows, clients) = try parseFlows(r, defaults: profiles.lazy.compactMap(\.defaultFlows).first)
         let allowed = keys(for: flows)
         for key in r.object.keys where !allowed.contains(key) {
             let names = flows.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
@@ -237,7 +238,11 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         p.dpop = try r.bool("dpop") ?? false
         p.par = try r.bool("par") ?? false
         if let auth = try r.child("clientAuth") { p.clientAuth = try ClientAuthConfig.parse(auth, clientSecret: p.clientSecret) }
-        try ProviderProfile.apply(r, to: &p)
+        for profile in profiles {
+            try profile.fill(&p, r)
+            try profile.hold(&p, r)
+        }
+        p.profiles = profiles
 
         try checkRequirements(p, r)
         return p
@@ -248,12 +253,12 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         for name in p.flows {
             let flow = name.descriptor
             // A flow with a client of its own needs no provider-wide one.
-            for key in flow.required where !r.has(key) && !(key == "clientId" && p.flowClients[name] != nil) {
+            for key in flow.required where !p.has(key, r) && !(key == "clientId" && p.flowClients[name] != nil) {
                 throw r.error(nil, "flow \"\(name.rawValue)\" requires \"\(key)\"")
             }
-            guard let specific = flow.discoverable, !r.has("issuer") else { continue }
+            guard let specific = flow.discoverable, !r.has("issuer") || !p.discovers else { continue }
             let needed = specific + ["tokenEndpoint"]
-            guard needed.allSatisfy(r.has) else {
+            guard needed.allSatisfy({ p.has($0, r) }) else {
                 let names = needed.map { "\"\($0)\"" }.joined(separator: " and ")
                 throw r.error(nil, "flow \"\(name.rawValue)\" requires \(names), or \"issuer\" to discover \(needed.count == 1 ? "it" : "them")")
             }

@@ -22,8 +22,12 @@ extension ProviderConfig {
     /// `flow`: one flow's name, or a list of them (the first the default), all of which
     /// `sharesAccounts`: other flows renew or revoke their own way, so an account one of
     /// them logged in could not be kept by another. An item may be `{flow, clientId, clientSecret?}`.
-    static func parseFlows(_ r: ConfigReader) throws(ConfigError) -> ([Flow], [Flow: FlowClient]) {
-        guard let value = r.object["flow"] else { throw r.error(nil, "missing required key \"flow\"") }
+    /// Without `flow`, a profile's default flows (`defaults`), else a missing key.
+    static func parseFlows(_ r: ConfigReader, defaults: [Flow]? = nil) throws(ConfigError) -> ([Flow], [Flow: FlowClient]) {
+        guard let value = r.object["flow"] else {
+            if let defaults { return (defaults, [:]) }
+            throw r.error(nil, "missing required key \"flow\"")
+        }
         if value.stringValue != nil { return ([try flow(value, path: r.path("flow"), file: r.file)], [:]) }
         guard case .array(let items) = value, !items.isEmpty else {
             throw r.error("flow", value.arrayValue == nil ? "expected a flow's name or a list of them, got \(value.kindName)" : "list at least one flow")

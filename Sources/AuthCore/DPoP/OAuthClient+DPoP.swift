@@ -48,7 +48,7 @@ extension OAuthClient {
         } catch {
             return .transient("\(error)")
         }
-        switch TokenEndpointResult.classify(response) {
+        switch config.explained(TokenEndpointResult.classify(response)) {
         case .success(var token):
             token.dpopKey = key
             if token.tokenType != "DPoP", let profile = config.profiles.first(where: \.senderConstrained) {

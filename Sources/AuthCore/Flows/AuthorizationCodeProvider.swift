@@ -58,7 +58,8 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         defer { listener.shutDown() }
         let redirectURI = "http://127.0.0.1:\(listener.port)\(Self.callbackPath)"
         let parameters = Self.authorizationParameters(clientId: config.clientId ?? "", redirectURI: redirectURI, scopes: config.scopes, pkce: pkce,
-                                                      nonce: nonce, resource: config.learned?.resource, dpopJkt: dpopKey?.thumbprint)
+                                                      nonce: nonce, resource: oauth.automaticResource, dpopJkt: dpopKey?.thumbprint)
+            + config.authorizationExtras
         let deadline = clock.deadline(after: callbackTimeout)
         let pushing = try Self.pushEndpoint(config, endpoints)
         let url: BrowserURL

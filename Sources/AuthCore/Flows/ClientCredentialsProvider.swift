@@ -24,13 +24,14 @@ struct ClientCredentialsProvider: OAuthLoginProvider {
 
     /// Runs the grant again; a shaped token is asked for directly (there is no refresh token to narrow).
     func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
-        await oauth.renew(session, with: grant(shape))
+        if let refusal = config.shapeRefusal(shape) { return .notGranted(refusal) }
+        return await oauth.renew(session, with: grant(shape))
     }
 
     /// The grant's parameters for `shape`: its scopes replace the configured ones;
     /// a shape without scopes asks for the configured ones, as the login did, so
     /// that "the session's own scopes" means the same as for a refresh token.
     private func grant(_ shape: TokenShape) -> [(String, String)] {
-        [("grant_type", "client_credentials")] + (shape.scopes.isEmpty ? oauth.scopePairs() : []) + shape.formPairs
+        [("grant_type", "client_credentials")] + (shape.scopes.isEmpty ? oauth.scopePairs() : []) + config.formPairs(shape)
     }
 }

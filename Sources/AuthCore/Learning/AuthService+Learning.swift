@@ -106,8 +106,14 @@ extension AuthService {
             throw .discoveryFailed(.serverMetadata, "The metadata of \(server.issuer) does not list S256 in code_challenge_methods_supported: "
                 + "a browser login without PKCE could be taken over, so the agent does not run one (MCP's rule).")
         }
-        let loginScopes = challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported
-        let (client, fresh) = try await client(for: server, scopes: resource.scopesSupported.isEmpty ? loginScopes : resource.scopesSupported)
+        var loginScopes = challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported
+        var registered = resource.scopesSupported.isEmpty ? loginScopes : resource.scopesSupported
+        // A refresh token only for `offline_access` at many servers: asked for when the server lists it (MCP 2026-07-28).
+        if server.scopesSupported.contains("offline_access") {
+            if !loginScopes.contains("offline_access") { loginScopes.append("offline_access") }
+            if !registered.contains("offline_access") { registered.append("offline_access") }
+        }
+        let (client, fresh) = try await client(for: server, scopes: registered)
         let learned = learnedDocument()
         if let name, learned.apis.contains(where: { $0.id == name }) {
             throw .discoveryFailed(.login, "Another learned API is already called \"\(name)\".")

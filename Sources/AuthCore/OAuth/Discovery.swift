@@ -35,14 +35,29 @@ final class Discovery: Sendable {
     let http: HTTPCalls
     static let maxDocumentBytes = 256 * 1024
     private let cache = Locked<[String: JSONObject]>([:])
+    /// Issuers that refused RFC 8707's `resource` (`OAuthClient.grant`): asked without it from then on.
+    private let refusingResource = Locked<Set<String>>([])
 
     init(http: HTTPCalls) { self.http = http }
+
+    /// Where a provider keeps its metadata (its profile says, `ProviderProfile.discovery`).
+    enum Place: String, Sendable, Equatable {
+        /// Every form, in MCP's order (`serverCandidates`).
+        case anywhere
+        /// OpenID's path-appended form first (`{issuer}/.well-known/openid-configuration`): Entra ID,
+        /// Okta and Keycloak serve no RFC 8414 path-inserted document, and need not cost two 404s.
+        case openIDAppended
+        /// None: the provider's endpoints are fixed (GitHub has no OpenID discovery for user login).
+        case none
+    }
 
     /// The metadata of the authorization server `issuer`, from the cache or the first of
     /// `serverCandidates` that has a document. `reachesLocal` false (an API elsewhere named
     /// the issuer): a loopback or link-local issuer is refused before any request or cache look.
-    func server(_ issuer: String, reachesLocal: Bool = true) async throws(MetadataFailure) -> JSONObject {
-        let candidates = Self.serverCandidates(issuer)
+    /// `place` orders the forms tried; a document may name one of `templates` as its issuer when
+    /// `issuer` matches that template (Entra's multi-tenant documents name `…/{tenantid}/v2.0`).
+    func server(_ issuer: String, reachesLocal: Bool = true, place: Place = .anywhere, templates: [String] = []) async throws(MetadataFailure) -> JSONObject {
+        let candidates = Self.serverCandidates(issuer, place: place)
         if let first = candidates.first, let refusal = Self.refusal(first, reachesLocal: reachesLocal) { throw .refused(refusal) }
         if let cached = cached(issuer) { return cached }
         var problem = "no metadata was found"
@@ -55,7 +70,8 @@ final class Discovery: Sendable {
                 problem = why
                 continue
             }
-            guard metadata["issuer"]?.stringValue == issuer else {
+            let named = metadata["issuer"]?.stringValue
+            guard named == issuer || templates.contains(where: { $0 == named && ProviderProfile.matches(issuer, template: $0) }) else {
                 throw .refused(.otherIssuer(url: url, named: metadata["issuer"]?.stringValue, expected: issuer))
             }
             cache.withLock { $0[issuer] = metadata }
@@ -65,13 +81,19 @@ final class Discovery: Sendable {
     }
 
     /// For a configured provider and `config add`: `server(issuer)`, a failure told as 1005.
-    func metadata(issuer: String) async throws(AuthError) -> JSONObject {
+    func metadata(issuer: String, place: Place = .anywhere, templates: [String] = []) async throws(AuthError) -> JSONObject {
         do {
-            return try await server(issuer)
+            return try await server(issuer, place: place, templates: templates)
         } catch {
             throw AuthError.endpointsNotDiscovered(issuer, error)
         }
     }
+
+    /// Whether `issuer` refused `resource` before, so that it is no longer sent there.
+    func refusesResource(_ issuer: String) -> Bool { refusingResource.withLock { $0.contains(issuer) } }
+
+    /// Remembers that `issuer` refuses `resource`; true the first time.
+    func rememberRefusedResource(_ issuer: String) -> Bool { refusingResource.withLock { $0.insert(issuer).inserted } }
 
     /// The document already read for `issuer`, without asking the network.
     func cached(_ issuer: String) -> JSONObject? { cache.withLock { $0[issuer] } }
@@ -120,14 +142,17 @@ final class Discovery: Sendable {
     /// then OpenID's path-appended form (the same URL as the inserted one for an issuer without
     /// a path, so listed once). One order for every provider: servers that serve only the
     /// appended form (Entra ID, Keycloak, Okta) cost two 404s at their first discovery per process.
-    static func serverCandidates(_ issuer: String) -> [String] {
+    static func serverCandidates(_ issuer: String, place: Place = .anywhere) -> [String] {
         guard let origin = Origin(url: issuer) else { return [] }
         var path = path(of: issuer)
         if path.hasSuffix("/") { path.removeLast() }
         var urls = ["\(origin)/.well-known/oauth-authorization-server\(path)", "\(origin)/.well-known/openid-configuration\(path)"]
         let appended = "\(origin)\(path)/.well-known/openid-configuration"
-        if !urls.contains(appended) { urls.append(appended) }
-        return urls
+        switch place {
+        case .none: return []
+        case .openIDAppended: return [appended] + urls.filter { $0 != appended }
+        case .anywhere: return urls.contains(appended) ? urls : urls + [appended]
+        }
     }
 
     /// RFC 9728 §3.1: `{origin}/.well-known/{name}{path}`, then (when the path is not empty)

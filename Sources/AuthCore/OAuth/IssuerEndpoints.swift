@@ -9,8 +9,13 @@ public struct IssuerEndpoints: Sendable, Equatable {
 
     static let names = ["authorization_endpoint", "device_authorization_endpoint", "token_endpoint", "revocation_endpoint", "userinfo_endpoint"]
 
-    init(_ metadata: JSONObject) {
+    /// The flows of the identity provider's profile (`ProviderProfile.defaultFlows`), which `config add`
+    /// leaves to the profile when none is given; nil without a provider profile.
+    public let profileFlows: [Flow]?
+
+    init(_ metadata: JSONObject, profile: ProviderProfile? = nil) {
         endpoints = Self.names.compactMap { name in metadata[name]?.stringValue.map { (name, $0) } }
+        profileFlows = profile?.defaultFlows
     }
 
     public static func == (a: IssuerEndpoints, b: IssuerEndpoints) -> Bool {
@@ -18,10 +23,26 @@ public struct IssuerEndpoints: Sendable, Equatable {
     }
 
     /// Reads the issuer's metadata through the one `Discovery` (its candidate order and rules), as the agent will at login.
-    public static func discover(issuer: String, transport: HTTPTransport) async throws(AuthError) -> IssuerEndpoints {
+    /// With `profiles` (`--profile`), or an issuer a provider profile recognises, where that profile
+    /// says: its fixed endpoints for a provider without discovery (GitHub; then `issuer` may be empty).
+    public static func discover(issuer: String, profiles: [String] = [], transport: HTTPTransport) async throws(AuthError) -> IssuerEndpoints {
+        let profile = ProviderProfile.providers.first { profiles.contains($0.name) } ?? ProviderProfile.recognised(issuer)
+        if let profile, profile.discovery == .none {
+            let fixed = Self.names.compactMap { name in profile.endpoints[Self.configKey(name)].map { (name, JSONValue.string($0)) } }
+            var metadata = JSONObject()
+            for (name, url) in fixed { metadata[name] = url }
+            return IssuerEndpoints(metadata, profile: profile)
+        }
         if let problem = ProviderConfig.endpointProblem(issuer) { throw AuthError.issuerUnusable(issuer, problem) }
         let discovery = Discovery(http: HTTPCalls(transport: transport, timeout: 10))
-        return IssuerEndpoints(try await discovery.metadata(issuer: issuer))
+        return IssuerEndpoints(try await discovery.metadata(issuer: issuer, place: profile?.discovery ?? .anywhere, templates: profile?.issuers ?? []),
+                               profile: profile)
+    }
+
+    /// `token_endpoint` → `tokenEndpoint`: a metadata name as the configuration calls it.
+    static func configKey(_ name: String) -> String {
+        let parts = name.split(separator: "_")
+        return parts.enumerated().map { $0.offset == 0 ? String($0.element) : $0.element.prefix(1).uppercased() + $0.element.dropFirst() }.joined()
     }
 
     public func url(_ name: String) -> String? { endpoints.first { $0.name == name }?.url }

@@ -21,13 +21,15 @@ struct OAuthClient: Sendable {
     var nonces = DPoPNonces()
     /// Warns (once per provider) that the server answered a DPoP-proven request with another token type.
     var tokenTypeWarning = WarnOnce { _ in }
+    /// What `--log-level debug` is told (a server that refused `resource`).
+    var debug: @Sendable (String) -> Void = { _ in }
 
     /// The provider's endpoints, discovering the missing ones when an issuer is configured.
     func endpoints() async throws(AuthError) -> Endpoints {
         var endpoints = Endpoints(config: config)
-        if let issuer = config.issuer {
+        if let issuer = config.issuer, config.discovers {
             do {
-                endpoints.fill(from: try await discovery.metadata(issuer: issuer))
+                endpoints.fill(from: try await config.metadata(discovery, issuer: issuer))
             } catch {
                 throw error.about(config.id)
             }
@@ -58,8 +60,28 @@ struct OAuthClient: Sendable {
     /// A grant at the token endpoint; no response at all is `transient`. With
     /// `dpop`, a login grant (no `renewing`) proves a new key, a renewal the
     /// session's (see `DPoP/OAuthClient+DPoP.swift`).
+    ///
+    /// A server that refuses the learned resource (`invalid_target`, or Entra's AADSTS9010010 whatever
+    /// its code) is asked again once without it, and its issuer is remembered (`Discovery`), so no
+    /// later request of any provider sends it there: many servers implement no RFC 8707, and some
+    /// (Entra ID since 2026, Keycloak without its feature flag) refuse the parameter outright.
     func grant(_ pairs: [(String, String)], renewing session: Session? = nil, proving key: DPoPKey? = nil) async -> TokenEndpointResult {
-        let pairs = pairs + resourcePairs(besides: pairs)
+        let resource = resourcePairs(besides: pairs)
+        let result = await grantOnce(pairs + resource, renewing: session, proving: key)
+        guard !resource.isEmpty, case .rejected(let error, let description) = result, Self.refusesResource(error, description),
+              let issuer = config.learned?.issuer else { return result }
+        if discovery.rememberRefusedResource(issuer) {
+            debug("\(config.id): \(issuer) refused the resource parameter (\(ServerRefusal(error: error, description: description).line)); asking again without it, and from now on")
+        }
+        return await grantOnce(pairs, renewing: session, proving: key)
+    }
+
+    /// A refusal of the `resource` parameter rather than of the grant.
+    static func refusesResource(_ error: String, _ description: String?) -> Bool {
+        error == "invalid_target" || description?.contains("AADSTS9010010") == true
+    }
+
+    private func grantOnce(_ pairs: [(String, String)], renewing session: Session?, proving key: DPoPKey?) async -> TokenEndpointResult {
         let endpoint: String
         do {
             guard let token = try await endpoints().token else { return .transient("no token endpoint is configured or discovered") }
@@ -78,7 +100,7 @@ struct OAuthClient: Sendable {
     /// A form POST with client authentication, classified like a token response.
     func post(_ endpoint: String, _ pairs: [(String, String)]) async -> TokenEndpointResult {
         do {
-            return TokenEndpointResult.classify(try await postForm(endpoint, pairs))
+            return config.explained(TokenEndpointResult.classify(try await postForm(endpoint, pairs)))
         } catch {
             switch error { case .transient(let why): return .transient(why) }
         }
@@ -136,8 +158,14 @@ struct OAuthClient: Sendable {
     /// RFC 8707 for a learned provider: every authorization and token request names its
     /// resource (unless the request names one itself), so its tokens are bound to it.
     func resourcePairs(besides pairs: [(String, String)]) -> [(String, String)] {
-        guard let resource = config.learned?.resource, !pairs.contains(where: { $0.0 == "resource" }) else { return [] }
+        guard let resource = automaticResource, !pairs.contains(where: { $0.0 == "resource" }) else { return [] }
         return [("resource", resource)]
+    }
+
+    /// The learned provider's resource, unless its server refused `resource` before.
+    var automaticResource: String? {
+        guard let learned = config.learned, !discovery.refusesResource(learned.issuer) else { return nil }
+        return learned.resource
     }
 
     /// A grant that logs in: its tokens, `invalidCredentials` (for the reason `rejected`)
@@ -156,7 +184,8 @@ struct OAuthClient: Sendable {
     /// the scope; RFC 8707 adds `resource`); `.none` sends only the refresh token.
     func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
         guard let refreshToken = session.refreshToken else { return .unsupported }
-        return await renew(session, with: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)] + shape.formPairs)
+        if let refusal = config.shapeRefusal(shape) { return .notGranted(refusal) }
+        return await renew(session, with: [("grant_type", "refresh_token"), ("refresh_token", refreshToken)] + config.formPairs(shape))
     }
 
     /// RFC 7009: revoke the refresh token when there is one (servers revoke its

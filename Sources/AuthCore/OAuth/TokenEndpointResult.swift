@@ -63,9 +63,14 @@ public enum TokenEndpointResult: Sendable, Equatable {
         }
     }
 
+    /// The refusal in the answer; an `error_subtype` (Google's `invalid_rapt`) the description does not already name is added to it.
     private static func oauthError(_ object: JSONObject) -> TokenEndpointResult? {
         guard let error = object["error"]?.stringValue, !error.isEmpty else { return nil }
-        return .rejected(error: error, description: object["error_description"]?.stringValue)
+        var description = object["error_description"]?.stringValue
+        if let subtype = object["error_subtype"]?.stringValue, !subtype.isEmpty, description?.contains(subtype) != true {
+            description = description.map { "\($0) (\(subtype))" } ?? subtype
+        }
+        return .rejected(error: error, description: description)
     }
 }
 

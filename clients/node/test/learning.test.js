@@ -84,7 +84,7 @@ test('the real agent learns the dev issuer\'s API: hint, login, step-up, forget'
 
     const admin = await agent.fetch(`${resource}/admin`, { login: 'ifNeeded', timeout: 30_000 });
     assert.equal(admin.status, 200);
-    assert.equal((await admin.json()).scope, 'mcp admin');
+    assert.equal((await admin.json()).scope, 'mcp offline_access admin');
 
     assert.equal((await agent.forget({ provider: login.provider })).forgotten, true);
     assert.deepEqual((await agent.status()).providers, []);

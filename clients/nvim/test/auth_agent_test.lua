@@ -766,7 +766,7 @@ test("the real agent learns the dev issuer's API: login URL, fetch, step-up, for
   eq(me.provider, login.provider, "provider")
   local stepped = call(function(cb) auth.fetch({ url = resource .. "/admin", login = "ifNeeded" }, cb) end)
   eq(stepped.status, 200, "step-up")
-  eq(vim.fn.json_decode(stepped.body).scope, "mcp admin", "scope")
+  eq(vim.fn.json_decode(stepped.body).scope, "mcp offline_access admin", "scope")
   eq(call(function(cb) auth.forget(login.provider, cb) end).forgotten, true, "forgotten")
   admin("fault", '{"discovery":"wrong-resource"}')
   local refused = answer_of(function(cb) auth.login(resource, nil, cb) end)

@@ -115,7 +115,7 @@ class LearningLiveTest(unittest.TestCase):
 
             admin = agent.fetch("GET", f"{resource}/admin", login="ifNeeded", timeout=30)
             self.assertEqual(admin.status, 200, admin.text)
-            self.assertEqual(admin.json()["scope"], "mcp admin")
+            self.assertEqual(admin.json()["scope"], "mcp offline_access admin")
 
             learned = [p for p in agent.status()["providers"] if p["id"] == login["provider"]]
             self.assertEqual(learned[0].get("learned"), True)
