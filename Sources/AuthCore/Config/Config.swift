@@ -116,6 +116,7 @@ public struct AgentConfig: Sendable, Equatable {
             }
             config.providers.append(provider)
         }
+        try SubjectConfig.resolve(&config.providers, file: file)
         return config
     }
 

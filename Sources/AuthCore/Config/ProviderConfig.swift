@@ -66,6 +66,8 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     public var clientAuth: ClientAuthConfig?
     /// The profiles the provider is held to (`profile`), each already applied by `parse`.
     public var profiles: [ProviderProfile] = []
+    /// For a derived flow (`tokenExchange`, `idJag`): the provider whose session its tokens are made of, and how.
+    public var subject: SubjectConfig?
 
     public init(id: String, displayName: String? = nil, flow: Flow, origins: [Origin] = [],
                 loginEndpoint: String? = nil, loginBody: JSONValue? = nil, tokenPointer: JSONPointer? = nil,
@@ -235,6 +237,7 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         p.par = try r.bool("par") ?? false
         if let auth = try r.child("clientAuth") { p.clientAuth = try ClientAuthConfig.parse(auth, clientSecret: p.clientSecret) }
         try ProviderProfile.apply(r, to: &p)
+        p.subject = try SubjectConfig.parse(r, flow: p.flow)
 
         try checkRequirements(p, r)
         return p

@@ -152,7 +152,7 @@ extension AuthService {
         guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else {
             throw .discoveryFailed(.login, "The learned provider for \(api.resource) could not be built.")
         }
-        var p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
+        var p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces, subjects: subjects)
         sync.load(p)
         let result = try await login(p, flow: flow, credentials: nil, context: context, server: api.server, fresh: fresh)
         // The registration that logged in: a replacement of a forgotten one is in the store already.
@@ -289,7 +289,7 @@ extension AuthService {
         for api in doc.apis where door.serves(api.id) {
             guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else { continue }
             if let existing = providers(api.id), existing.config == config || existing.config.learned == nil { continue }
-            let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
+            let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces, subjects: subjects)
             sync.load(p)
             if registry.put(p) { added.append(api.id) }
         }

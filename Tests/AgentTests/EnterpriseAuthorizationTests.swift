@@ -1,0 +1,153 @@
+import DevIssuer
+import Foundation
+import AuthCore
+import JSON
+import TestSupport
+import XCTest
+
+/// Issue 32 items 4 and 5 end to end, with the built agent against two dev issuers: `idp` (the enterprise IdP,
+/// where `corp` logs in) and `server` (an API's authorization server that trusts `idp`'s ID-JAGs). `exchanged`
+/// is an RFC 8693 exchange of corp's access token; `api` gets its tokens by Enterprise-Managed Authorization
+/// (ID-JAG, then jwt-bearer) — no browser, no login of its own. No output shows a token or the client's secret.
+final class EnterpriseAuthorizationTests: XCTestCase {
+    private var idp: DevIssuer!
+    private var server: DevIssuer!
+    private var directory: URL!
+    private var output = ""
+
+    override func setUpWithError() throws {
+        idp = DevIssuer()
+        try idp.start()
+        var options = DevIssuerOptions()
+        options.trustedIssuers = [idp.baseURL]
+        server = DevIssuer(options: options)
+        try server.start()
+        directory = try TemporaryDirectory(prefix: "auth-agent-idjag").url
+        output = ""
+    }
+
+    override func tearDown() {
+        idp.stop()
+        server.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private var providers: [JSONValue] {
+        [
+            ["id": "corp", "displayName": "Corp SSO", "flow": "password", "origins": .array([.string(idp.baseURL)]),
+             "issuer": .string(idp.baseURL), "clientId": "cli", "scopes": ["openid"]],
+            ["id": "exchanged", "flow": "tokenExchange", "from": "corp", "subjectTokenType": "access_token", "audience": "api",
+             "origins": ["https://exchanged.example"]],
+            ["id": "api", "displayName": "The API", "flow": "idJag", "from": "corp", "issuer": .string(server.baseURL),
+             "resource": .string(server.baseURL + "/api"), "clientId": "cli", "origins": .array([.string(server.baseURL)])],
+        ]
+    }
+
+    private func agent(_ extra: [JSONValue] = []) throws -> AgentConversation {
+        let path = directory.appendingPathComponent("config.json")
+        let store: JSONValue = ["kind": "file", "path": .string(directory.appendingPathComponent("store").path)]
+        try Data(JSONSerializer.bytes(["store": store, "providers": .array(providers + extra)])).write(to: path)
+        return try AgentConversation(arguments: ["--config", path.path, "--log-level", "debug"], environment: ["XDG_STATE_HOME": directory.path])
+    }
+
+    @discardableResult
+    private func record(_ value: JSONValue) -> JSONValue {
+        output += JSONSerializer.string(value) + "\n"
+        return value
+    }
+
+    private func logInToCorp(_ agent: AgentConversation) throws {
+        XCTAssertNotNil(record(try agent.call("login", ["provider": "corp", "credentials": ["username": "alice", "password": "wonderland"]]))["result"])
+    }
+
+    func testAnExchangedTokenIsObtainedWhenAskedForAndMadeAgainWhenTheSubjectChanges() throws {
+        let agent = try agent()
+        let before = record(try agent.call("token", ["provider": "exchanged"]))
+        XCTAssertEqual(before["error"]?["data"]?["reason"], "notLoggedIn", "\(before)")
+        XCTAssertEqual(before["error"]?["data"]?["provider"], "corp", "the subject is the one to log in to: \(before)")
+        try logInToCorp(agent)
+
+        let token = record(try agent.result("token", ["provider": "exchanged"]))
+        let claims = try XCTUnwrap(JWT.claims(of: try XCTUnwrap(token["accessToken"]?.stringValue)))
+        XCTAssertEqual(claims["sub"], "alice")
+        XCTAssertEqual(claims["aud"], "api")
+        XCTAssertEqual(idp.count("token_exchange:alice"), 1)
+        XCTAssertEqual(record(try agent.result("token", ["provider": "exchanged"]))["accessToken"], token["accessToken"], "kept while fresh")
+        XCTAssertEqual(idp.count("token_exchange:alice"), 1)
+
+        // corp's session changes (a refresh): the next request exchanges again.
+        XCTAssertEqual(record(try agent.result("refresh", ["provider": "corp"]))["refreshed"], true)
+        XCTAssertNotEqual(record(try agent.result("token", ["provider": "exchanged"]))["accessToken"], token["accessToken"])
+        XCTAssertEqual(idp.count("token_exchange:alice"), 2)
+        // An explicit refresh exchanges again too.
+        XCTAssertEqual(record(try agent.result("refresh", ["provider": "exchanged"]))["refreshed"], true)
+        XCTAssertEqual(idp.count("token_exchange:alice"), 3)
+        try checkNoSecrets(agent, [try XCTUnwrap(token["accessToken"]?.stringValue)])
+    }
+
+    func testEnterpriseManagedAuthorizationSignsAndFetchesWithoutABrowser() throws {
+        let agent = try agent()
+        try logInToCorp(agent)
+        let fetched = record(try agent.result("fetch", ["request": ["method": "GET", "url": .string(server.baseURL + "/api/me")]]))
+        XCTAssertEqual(fetched["status"], 200, "\(fetched)")
+        let me = try JSONParser.parse(Array(try XCTUnwrap(fetched["body"]?.stringValue, "\(fetched)").utf8))
+        XCTAssertEqual(me["sub"], "alice", "\(me)")
+        XCTAssertEqual(idp.count("id_jag:alice"), 1)
+        XCTAssertEqual(server.count("jwt_bearer:alice"), 1)
+        XCTAssertEqual(server.count("authorize"), 0, "no browser login at the API's server")
+
+        let signed = record(try agent.result("sign", ["request": ["method": "GET", "url": .string(server.baseURL + "/api/me")]]))
+        let authorization = try XCTUnwrap(signed["headers"]?["Authorization"]?.stringValue, "\(signed)")
+        XCTAssertTrue(authorization.hasPrefix("Bearer "))
+        let token = record(try agent.result("token", ["provider": "api"]))
+        XCTAssertEqual("Bearer " + (token["accessToken"]?.stringValue ?? ""), authorization)
+        let claims = try XCTUnwrap(JWT.claims(of: try XCTUnwrap(token["accessToken"]?.stringValue)))
+        XCTAssertEqual(claims["iss"]?.stringValue, server.baseURL)
+        XCTAssertEqual(claims["aud"]?.stringValue, server.baseURL + "/api")
+        XCTAssertEqual(server.count("jwt_bearer:alice"), 1, "one token for fetch, sign and token")
+        try checkNoSecrets(agent, [try XCTUnwrap(token["accessToken"]?.stringValue)])
+    }
+
+    func testTheDerivedProvidersAreLoggedOutWithTheirSubject() throws {
+        let agent = try agent()
+        _ = try agent.result("subscribe", ["events": ["userLoggedIn", "userLoggedOut"]])
+        try logInToCorp(agent)
+        _ = try agent.result("token", ["provider": "api"])
+        _ = try agent.result("token", ["provider": "exchanged"])
+        XCTAssertNotNil(record(try agent.call("logout", ["provider": "corp"]))["result"])
+        var reasons: [String: String] = [:]
+        for _ in 0..<3 {
+            let event = record(try agent.notification("userLoggedOut"))
+            reasons[event["params"]?["provider"]?.stringValue ?? "?"] = event["params"]?["reason"]?.stringValue
+        }
+        XCTAssertEqual(reasons, ["corp": "logout", "api": "subjectLoggedOut", "exchanged": "subjectLoggedOut"])
+        let after = record(try agent.call("token", ["provider": "api"]))
+        XCTAssertEqual(after["error"]?["data"]?["provider"], "corp", "\(after)")
+        XCTAssertEqual(after["error"]?["data"]?["reason"], "notLoggedIn")
+    }
+
+    func testErrorsNameTheirStep() throws {
+        let untrusting = DevIssuer()
+        try untrusting.start()
+        defer { untrusting.stop() }
+        let agent = try agent([["id": "other", "flow": "idJag", "from": "corp", "issuer": .string(untrusting.baseURL), "clientId": "cli",
+                                "origins": .array([.string(untrusting.baseURL)])]])
+        try logInToCorp(agent)
+        let jwtBearer = record(try agent.call("token", ["provider": "other"]))
+        XCTAssertEqual(jwtBearer["error"]?["data"]?["step"], "jwtBearer", "\(jwtBearer)")
+        XCTAssertEqual(jwtBearer["error"]?["data"]?["serverDescription"], "grant_type urn:ietf:params:oauth:grant-type:jwt-bearer is not supported")
+        XCTAssertEqual(jwtBearer["error"]?["code"], 1008)
+
+        idp.failNext(1, status: 503)
+        let idJag = record(try agent.call("token", ["provider": "api"]))
+        XCTAssertEqual(idJag["error"]?["data"]?["step"], "idJag", "\(idJag)")
+        XCTAssertEqual(idJag["error"]?["data"]?["reason"], "authServerUnavailable")
+        XCTAssertNotNil(record(try agent.call("token", ["provider": "api"]))["result"], "the next request tries again")
+    }
+
+    private func checkNoSecrets(_ agent: AgentConversation, _ secrets: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        let logs = agent.agent.stderr
+        XCTAssertFalse(logs.isEmpty)
+        for secret in secrets { XCTAssertFalse(logs.contains(secret), "a token shows in the agent's log", file: file, line: line) }
+    }
+}
