@@ -37,7 +37,7 @@ export type Flow = 'session' | 'password' | 'clientCredentials' | 'token' | 'dev
 
 /** The account events name the account they concern. */
 export interface UserLoggedIn { provider: string; account: string; user: User; expiresAt: Expiry }
-export interface UserLoggedOut { provider: string; account: string; reason: 'logout' | 'expired' | 'external' }
+export interface UserLoggedOut { provider: string; account: string; reason: 'logout' | 'expired' | 'external' | 'subjectLoggedOut' }
 export interface TokenRefreshed { provider: string; account: string; expiresAt: Expiry }
 /** The provider ids learned or forgotten (by any agent on the store); call status() for what they show. */
 export interface ProvidersChanged { added: string[]; removed: string[] }
