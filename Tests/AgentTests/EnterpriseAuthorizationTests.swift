@@ -44,10 +44,16 @@ final class EnterpriseAuthorizationTests: XCTestCase {
     }
 
     private func agent(_ extra: [JSONValue] = []) throws -> AgentConversation {
-        let path = directory.appendingPathComponent("config.json")
+        try AgentConversation(arguments: ["--config", try write(providers + extra), "--log-level", "debug"], environment: ["XDG_STATE_HOME": directory.path])
+    }
+
+    private func write(_ providers: [JSONValue], learn: JSONValue? = nil) throws -> String {
+        let path = directory.appendingPathComponent("config.json").path
         let store: JSONValue = ["kind": "file", "path": .string(directory.appendingPathComponent("store").path)]
-        try Data(JSONSerializer.bytes(["store": store, "providers": .array(providers + extra)])).write(to: path)
-        return try AgentConversation(arguments: ["--config", path.path, "--log-level", "debug"], environment: ["XDG_STATE_HOME": directory.path])
+        var config: JSONObject = ["store": store, "providers": .array(providers)]
+        if let learn { config["learn"] = learn }
+        _ = FileManager.default.createFile(atPath: path, contents: Data(JSONSerializer.bytes(.object(config))), attributes: [.posixPermissions: 0o600])
+        return path
     }
 
     @discardableResult
@@ -143,6 +149,31 @@ final class EnterpriseAuthorizationTests: XCTestCase {
         XCTAssertEqual(idJag["error"]?["data"]?["step"], "idJag", "\(idJag)")
         XCTAssertEqual(idJag["error"]?["data"]?["reason"], "authServerUnavailable")
         XCTAssertNotNil(record(try agent.call("token", ["provider": "api"]))["result"], "the next request tries again")
+    }
+
+    /// `auth-agent mcp` for an MCP server the agent has never seen, whose authorization server takes ID-JAGs: learned
+    /// with `learn.enterpriseIdP`, its token by ID-JAG from corp's session — no browser, no registration.
+    func testTheMCPBridgeLearnsAServerThroughTheEnterpriseIdP() throws {
+        let path = try write([providers[0]], learn: ["enterpriseIdP": "corp"])
+        let environment = ["XDG_STATE_HOME": directory.path]
+        let host = try AgentConversation(arguments: ["--config", path], environment: environment)
+        try logInToCorp(host)
+        let bridge = try AgentProcess(arguments: ["mcp", server.baseURL + "/mcp", "--config", path, "--log-level", "debug"], environment: environment)
+        try bridge.send(#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#)
+        try bridge.send(#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{}}}"#)
+        var answers: [JSONValue] = []
+        while answers.count < 2, let line = bridge.nextLine(timeout: 15) { answers.append(record(try JSONParser.parse([UInt8](line)))) }
+        XCTAssertEqual(answers.count, 2, bridge.stderr)
+        XCTAssertNotNil(answers.first?["result"], "\(answers)")
+        XCTAssertTrue(JSONSerializer.string(answers.last ?? .null).contains("alice"), "\(answers)")
+        bridge.closeInput()
+        XCTAssertEqual(bridge.waitForExit(timeout: 5), 0)
+        XCTAssertEqual(idp.count("id_jag:alice"), 1)
+        XCTAssertEqual(server.count("jwt_bearer:alice"), 1)
+        XCTAssertEqual(server.count("authorize") + server.count("register") + server.count("par"), 0, "no browser, no registration")
+        let secrets = bridge.stderr + host.agent.stderr
+        XCTAssertFalse(secrets.contains("wonderland"))
+        XCTAssertFalse(secrets.contains("eyJ"), "no token in the logs")
     }
 
     private func checkNoSecrets(_ agent: AgentConversation, _ secrets: [String], file: StaticString = #filePath, line: UInt = #line) throws {

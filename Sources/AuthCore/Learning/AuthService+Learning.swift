@@ -93,6 +93,7 @@ extension AuthService {
     private func learnNow(_ resource: ProtectedResource, taught: String, learning: ResourceDiscovery, challenge: BearerChallenge?,
                           flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
         let server = try await learning.server(resource.authorizationServers[0])
+        if let enterprise = try await learnByIDJAG(resource, server: server, taught: taught, challenge: challenge, context: context) { return enterprise }
         if flow == .deviceCode, server.deviceAuthorizationEndpoint == nil {
             throw .discoveryFailed(.serverMetadata, "\(server.issuer) offers no device flow.")
         }
@@ -146,7 +147,7 @@ extension AuthService {
     /// store and in this process: a failed login leaves nothing learned. A kept registration the
     /// server no longer knows is replaced during the login (`withKnownClient`), which then keeps
     /// the provider with the client that logged in.
-    private func logInAndKeep(_ api: LearnedAPI, _ client: LearnedClient, fresh: Bool, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
+    func logInAndKeep(_ api: LearnedAPI, _ client: LearnedClient, fresh: Bool, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
         var doc = LearnedDocument(apis: [api])
         doc.clients[api.server.issuer] = client
         guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else {
