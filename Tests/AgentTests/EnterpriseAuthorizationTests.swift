@@ -114,6 +114,21 @@ final class EnterpriseAuthorizationTests: XCTestCase {
         try checkNoSecrets(agent, [try XCTUnwrap(token["accessToken"]?.stringValue)])
     }
 
+    /// Two agent processes on one store asking at once make one ID-JAG and one grant between them; a stale
+    /// token is made again once between them too (the refresh lock).
+    func testProcessesSharingAStoreObtainAndRenewOnce() throws {
+        let agents = [try agent(), try agent()]
+        try logInToCorp(agents[0])
+        let first = try agents.map { try $0.send("token", ["provider": "api"]) }
+        for (agent, id) in zip(agents, first) { XCTAssertNotNil(record(try agent.answer(to: id))["result"]) }
+        XCTAssertEqual(idp.count("id_jag:alice"), 1, "one ID-JAG for both processes")
+        XCTAssertEqual(server.count("jwt_bearer:alice"), 1)
+        let token = try agents[0].result("token", ["provider": "api"])["accessToken"]
+        let renewed = try agents.map { try $0.send("refresh", ["provider": "api", "failedAuthorization": .string("Bearer " + (token?.stringValue ?? ""))]) }
+        for (agent, id) in zip(agents, renewed) { XCTAssertNotNil(record(try agent.answer(to: id))["result"]) }
+        XCTAssertEqual(server.count("jwt_bearer:alice"), 2, "one renewal for both processes")
+    }
+
     func testTheDerivedProvidersAreLoggedOutWithTheirSubject() throws {
         let agent = try agent()
         _ = try agent.result("subscribe", ["events": ["userLoggedIn", "userLoggedOut"]])
