@@ -129,6 +129,31 @@ final class EnterpriseAuthorizationTests: XCTestCase {
         XCTAssertEqual(server.count("jwt_bearer:alice"), 2, "one renewal for both processes")
     }
 
+    /// The command line, as users run it: `login corp`, then `login api` (the exchange, no prompt), `token api`
+    /// and `fetch` of the API; the token goes to stdout only, nothing secret to stderr.
+    func testTheCommandLine() throws {
+        let path = try write(providers)
+        let environment = ["AUTH_AGENT_CONFIG": path, "XDG_STATE_HOME": directory.path]
+        func run(_ arguments: [String], stdin: String = "") throws -> CLIHarness.Finished {
+            try CLIHarness.run(AgentProcess.binaryURL.path, arguments, stdin: stdin, environment: environment)
+        }
+        XCTAssertEqual(try run(["login", "corp", "--username", "alice", "--password-stdin"], stdin: "wonderland\n").status, 0)
+        let login = try run(["login", "api"])
+        XCTAssertEqual(login.status, 0, login.stderr)
+        let token = try run(["token", "api"])
+        XCTAssertEqual(token.status, 0, token.stderr)
+        let claims = try XCTUnwrap(JWT.claims(of: token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), token.stdout)
+        XCTAssertEqual(claims["aud"]?.stringValue, server.baseURL + "/api")
+        let fetched = try run(["fetch", server.baseURL + "/api/me"])
+        XCTAssertEqual(fetched.status, 0, fetched.stderr)
+        XCTAssertTrue(fetched.stdout.contains("alice"), fetched.stdout)
+        XCTAssertEqual(server.count("jwt_bearer:alice"), 1, "the login's token, kept for token and fetch")
+        for r in [login, token, fetched] {
+            XCTAssertFalse(r.stderr.contains("eyJ") || r.stderr.contains("wonderland"), r.stderr)
+        }
+        XCTAssertFalse(login.stdout.contains("eyJ") || fetched.stdout.contains("eyJ"))
+    }
+
     func testTheDerivedProvidersAreLoggedOutWithTheirSubject() throws {
         let agent = try agent()
         _ = try agent.result("subscribe", ["events": ["userLoggedIn", "userLoggedOut"]])
