@@ -10,7 +10,7 @@ import JSON
 /// IdP of its ID token for an ID-JAG whose audience is the API's authorization server (`issuer`) and resource the
 /// API, as the IdP's client; (b) the jwt-bearer grant at that server with the ID-JAG, as this provider's client.
 /// Like `tokenExchange`, no login of its own: renewing runs both steps again. Errors name their step.
-struct IDJAGProvider: OAuthLoginProvider {
+struct IDJAGProvider: DerivedLoginProvider {
     static let descriptor = FlowDescriptor(
         keys: FlowDescriptor.oauthKeys + ["from", "resource"], required: ["from", "issuer"], discoverable: nil, fields: [],
         canRefresh: { _, _ in true },  // by asking for another ID-JAG
@@ -21,23 +21,12 @@ struct IDJAGProvider: OAuthLoginProvider {
     let revokeTimeout: Double
     let subjects: SubjectTokens
 
-    func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
-        try await obtain(.none, login: context.logsInSubject ? context : nil)
-    }
-
-    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
-        do throws(AuthError) {
-            return .refreshed(try await obtain(shape, login: nil))
-        } catch {
-            return .failed(error)
-        }
-    }
-
     /// The authorization server's issuer (the ID-JAG's audience) and the API (its resource).
     var authorizationServer: String { config.learned?.issuer ?? config.issuer ?? "" }
     var resource: String? { config.learned?.resource ?? config.subject?.resource }
 
-    private func obtain(_ shape: TokenShape, login: LoginContext?) async throws(AuthError) -> Session {
+    /// Both steps for a token of `shape` (its scopes and resource replace the configured ones).
+    func obtain(_ shape: TokenShape, login: LoginContext?) async throws(AuthError) -> Session {
         guard let from = config.subject?.from else { throw AuthError.unavailable(config, "no identity provider is configured") }
         let idToken = try await subjects.token(of: config, .idToken, from: from, login: login)
         let scopes = shape.scopes.isEmpty ? config.scopes : shape.scopes

@@ -40,3 +40,23 @@ struct SubjectToken: Sendable {
     /// The subject session's generation: a derived token made from an older one is exchanged again.
     let generation: Int
 }
+
+/// The derived flows log in and renew alike: by making the token again from the subject's session (`obtain`), the
+/// subject logged in first only for a login someone asked for; a renewal that fails keeps its error, step and all.
+protocol DerivedLoginProvider: OAuthLoginProvider {
+    func obtain(_ shape: TokenShape, login: LoginContext?) async throws(AuthError) -> Session
+}
+
+extension DerivedLoginProvider {
+    func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
+        try await obtain(.none, login: context.logsInSubject ? context : nil)
+    }
+
+    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
+        do throws(AuthError) {
+            return .refreshed(try await obtain(shape, login: nil))
+        } catch {
+            return .failed(error)
+        }
+    }
+}

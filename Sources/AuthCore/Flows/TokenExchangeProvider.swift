@@ -9,7 +9,7 @@ import JSON
 /// token is made when asked for, made again when stale or when the subject's session changed (`AuthService.decide`),
 /// and ends with the subject's (`subjectLoggedOut`). By default at the subject's server as its client
 /// (`SubjectConfig.resolve`). Renewing is exchanging again, under the refresh lock like any refresh.
-struct TokenExchangeProvider: OAuthLoginProvider {
+struct TokenExchangeProvider: DerivedLoginProvider {
     static let descriptor = FlowDescriptor(
         keys: FlowDescriptor.oauthKeys + SubjectConfig.keys, required: ["from", "subjectTokenType"], discoverable: nil, fields: [],
         canRefresh: { _, _ in true },  // by exchanging again
@@ -20,20 +20,8 @@ struct TokenExchangeProvider: OAuthLoginProvider {
     let revokeTimeout: Double
     let subjects: SubjectTokens
 
-    func login(_ credentials: Credentials?, context: LoginContext) async throws(AuthError) -> Session {
-        try await exchange(.none, login: context.logsInSubject ? context : nil)
-    }
-
-    func refresh(_ session: Session, shape: TokenShape) async -> RefreshOutcome {
-        do throws(AuthError) {
-            return .refreshed(try await exchange(shape, login: nil))
-        } catch {
-            return .failed(error)
-        }
-    }
-
     /// One exchange for a token of `shape` (its scopes, audience and resource replace the configured ones).
-    private func exchange(_ shape: TokenShape, login: LoginContext?) async throws(AuthError) -> Session {
+    func obtain(_ shape: TokenShape, login: LoginContext?) async throws(AuthError) -> Session {
         guard let subject = config.subject else { throw AuthError.unavailable(config, "no subject is configured") }
         let presented = try await subjects.token(of: config, subject.tokenType, from: subject.from, login: login)
         let actor = try await subject.actor.asyncMap { (actor) async throws(AuthError) in
