@@ -33,17 +33,18 @@ extension AuthService {
                     _ = try await login(p, flow: nil, credentials: nil, context: context)
                 }
             }
-            token = c.current?.idToken.flatMap { Self.idTokenIsValid($0, at: clock.now()) ? $0 : nil }
+            token = c.current?.idToken.flatMap { Self.idTokenIsValid($0, at: clock.now(), margin: 0) ? $0 : nil }
         }
         guard let token, let session = c.current else { throw AuthError.subjectTokenMissing(p.config, type, for: provider) }
         return SubjectToken(presented: TokenExchange.Presented(token: token, type: type), user: session.user, generation: session.generation)
     }
 
-    /// An ID token is presented only while its `exp` is ahead (with a margin for the exchange itself).
-    static func idTokenIsValid(_ idToken: String?, at now: Date) -> Bool {
+    /// Whether an ID token's `exp` is more than `margin` seconds ahead: the subject is refreshed first when it is
+    /// not ten seconds ahead (time for the exchange itself), and a token is presented only while unexpired.
+    static func idTokenIsValid(_ idToken: String?, at now: Date, margin: Double = 10) -> Bool {
         guard let idToken else { return false }
         guard let expiry = JWT.expiry(of: idToken) else { return true }  // the server did not say: let it judge
-        return expiry.timeIntervalSince(now) > 10
+        return expiry.timeIntervalSince(now) > margin
     }
 
     /// The subject provider's OAuth client (its server, its client authentication), as its own flows talk to it.

@@ -172,6 +172,23 @@ final class EnterpriseAuthorizationTests: XCTestCase {
         XCTAssertEqual(after["error"]?["data"]?["reason"], "notLoggedIn")
     }
 
+    /// corp's ID token about to expire: corp is refreshed first, and the fresh ID token is exchanged.
+    func testAnExpiringIDTokenRefreshesTheSubjectFirst() throws {
+        idp.stop()
+        idp = DevIssuer(options: DevIssuerOptions(accessTokenLifetime: 8))
+        try idp.start()
+        server.stop()
+        var options = DevIssuerOptions()
+        options.trustedIssuers = [idp.baseURL]
+        server = DevIssuer(options: options)
+        try server.start()
+        let agent = try agent()
+        try logInToCorp(agent)
+        XCTAssertNotNil(record(try agent.call("token", ["provider": "api"]))["result"])
+        XCTAssertEqual(idp.count("token.refresh_token"), 1, "corp refreshed before the ID-JAG")
+        XCTAssertEqual(idp.count("id_jag:alice"), 1)
+    }
+
     func testErrorsNameTheirStep() throws {
         let untrusting = DevIssuer()
         try untrusting.start()

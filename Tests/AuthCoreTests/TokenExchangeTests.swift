@@ -105,6 +105,7 @@ final class TokenExchangeTests: XCTestCase {
         let now = Date(timeIntervalSince1970: 1_000_000)
         XCTAssertTrue(AuthService.idTokenIsValid(token(exp: 1_000_100), at: now))
         XCTAssertFalse(AuthService.idTokenIsValid(token(exp: 1_000_005), at: now), "too close to expiring for the exchange")
+        XCTAssertTrue(AuthService.idTokenIsValid(token(exp: 1_000_005), at: now, margin: 0), "still valid when nothing fresher can be had")
         XCTAssertFalse(AuthService.idTokenIsValid(nil, at: now))
     }
 }
