@@ -172,6 +172,23 @@ final class EnterpriseAuthorizationTests: XCTestCase {
         XCTAssertEqual(after["error"]?["data"]?["reason"], "notLoggedIn")
     }
 
+    /// `actor`: another provider's access token goes as the actor_token; the issued token's `act` names it.
+    func testAnActorIsPassedThrough() throws {
+        let agent = try agent([
+            ["id": "robot", "flow": "clientCredentials", "issuer": .string(idp.baseURL), "clientId": "svc", "clientSecret": "svc-secret",
+             "scopes": ["read"], "origins": ["https://robot.example"]],
+            ["id": "delegated", "flow": "tokenExchange", "from": "corp", "subjectTokenType": "access_token", "actor": "robot",
+             "origins": ["https://delegated.example"]],
+        ])
+        try logInToCorp(agent)
+        XCTAssertNotNil(record(try agent.call("login", ["provider": "robot"]))["result"])
+        let token = record(try agent.result("token", ["provider": "delegated"]))
+        let claims = try XCTUnwrap(JWT.claims(of: try XCTUnwrap(token["accessToken"]?.stringValue)))
+        XCTAssertEqual(claims["sub"], "alice")
+        XCTAssertEqual(claims["act"], ["sub": "svc"])
+        XCTAssertFalse(output.contains("svc-secret") || agent.agent.stderr.contains("svc-secret"))
+    }
+
     /// corp's ID token about to expire: corp is refreshed first, and the fresh ID token is exchanged.
     func testAnExpiringIDTokenRefreshesTheSubjectFirst() throws {
         idp.stop()
