@@ -33,7 +33,7 @@ export type Expiry = string | null;
 export type User = Record<string, unknown>;
 export type EventName = 'userLoggedIn' | 'userLoggedOut' | 'tokenRefreshed' | 'providersChanged';
 export type NotificationName = EventName | 'loginPrompt' | 'loginWaiting';
-export type Flow = 'session' | 'password' | 'clientCredentials' | 'token' | 'deviceCode' | 'authorizationCode';
+export type Flow = 'session' | 'password' | 'clientCredentials' | 'token' | 'deviceCode' | 'authorizationCode' | 'tokenExchange' | 'idJag';
 
 /** The account events name the account they concern. */
 export interface UserLoggedIn { provider: string; account: string; user: User; expiresAt: Expiry }
