@@ -21,7 +21,11 @@ extension AuthService {
         var token: String?
         switch type {
         case .accessToken:
-            token = try await usableCredential(c, .none).accessToken
+            // Sent without a proof: a DPoP-bound token may not leave for it (`TokenUse`), as for `auth-agent token`.
+            try TokenUse.bearer.check(p.config)
+            let credential = try await usableCredential(c, .none)
+            try TokenUse.bearer.check(p.config, credential)
+            token = credential.accessToken
         case .refreshToken:
             token = c.current?.refreshToken
         case .idToken:
@@ -55,7 +59,7 @@ extension AuthService {
     }
 
     /// The account a request to a derived provider uses, or nil when none holds a token yet (the caller that can
-    /// wait obtains one: `derivedAccount`). Any other provider's answer is `resolve`'s.
+    /// wait obtains one: `resolveObtaining`). Any other provider's answer is `resolve`'s.
     func resolveNow(_ p: ProviderAccounts, _ choice: AccountChoice) throws(AuthError) -> AccountSession? {
         do {
             return try resolve(p, choice)

@@ -30,11 +30,14 @@ public struct SubjectConfig: Sendable, Equatable {
             subject.tokenType = type
             subject.audience = try r.string("audience")
             if let requested = try r.string("requestedTokenType") {
-                subject.requestedTokenType = SubjectTokenType(rawValue: requested)?.urn ?? requested
-                guard subject.requestedTokenType?.contains(":") == true || requested == "jwt" else {
+                // A short name is RFC 8693 §3's URI of that name; a URI is sent as it is.
+                if (SubjectTokenType.allCases.map(\.rawValue) + ["jwt"]).contains(requested) {
+                    subject.requestedTokenType = "urn:ietf:params:oauth:token-type:" + requested
+                } else if requested.contains(":") {
+                    subject.requestedTokenType = requested
+                } else {
                     throw r.error("requestedTokenType", "expected access_token, id_token, refresh_token, jwt or a token type URI (RFC 8693 §3)")
                 }
-                if requested == "jwt" { subject.requestedTokenType = "urn:ietf:params:oauth:token-type:jwt" }
             }
             subject.actor = try r.string("actor")
         }
