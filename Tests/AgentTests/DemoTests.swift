@@ -31,9 +31,12 @@ extension DemoTests {
         }
         let lines = banner.split(separator: "\n").filter { $0.contains(#""id":7"#) || $0.contains(#""id":8"#) }
         XCTAssertEqual(lines.count, 2, banner)
-        for line in lines { try agent.send(String(line.drop { $0 != "{" })) }
+        // One after the other, as a person pastes them: the second needs the first's login.
         var answers: [JSONValue] = []
-        while answers.count < 2, let line = agent.nextLine(timeout: 15) { answers.append(try JSONParser.parse([UInt8](line))) }
+        for line in lines {
+            try agent.send(String(line.drop { $0 != "{" }))
+            if let answer = agent.nextLine(timeout: 15) { answers.append(try JSONParser.parse([UInt8](answer))) }
+        }
         XCTAssertEqual(answers.map { $0["result"]?["user"]?["sub"] }, ["alice", "alice"], "\(answers)\n\(agent.stderr)")
         XCTAssertFalse(answers.contains { $0["method"] == "loginPrompt" }, "no browser")
         agent.closeInput()
