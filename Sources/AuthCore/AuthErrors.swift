@@ -2,7 +2,7 @@
 /// once, grouped by code: the texts are part of the protocol's transcripts and of what the
 /// command line prints, so a caller names the reason rather than writing its own sentence.
 /// How a login ended (1008, 1009): `AuthErrors+Login.swift`; server, transport and store
-/// errors: `AuthErrors+Server.swift`. Only these three files call `AuthError.init`.
+/// errors: `AuthErrors+Server.swift`; the derived flows' steps: `AuthErrors+Exchange.swift`. Only these files call `AuthError.init`.
 extension AuthError {
     // MARK: 1001 notLoggedIn
 

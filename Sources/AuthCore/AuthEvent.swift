@@ -20,9 +20,10 @@ public enum AuthEvent: Sendable, Equatable {
     }
 
     /// Why a session ended: the host asked, the server stopped accepting it,
-    /// or another agent sharing the store logged out.
-    public enum LogoutReason: String, Sendable {
-        case logout, expired, external
+    /// another agent sharing the store logged out, or — for a derived flow's
+    /// provider (`tokenExchange`, `idJag`) — the provider it comes from was logged out.
+    public enum LogoutReason: String, Sendable, CaseIterable {
+        case logout, expired, external, subjectLoggedOut
     }
 
     public var name: Name {

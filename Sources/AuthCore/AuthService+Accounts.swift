@@ -60,7 +60,8 @@ extension AuthService {
             throw AuthError.loginDenied(p.config, .noSuchFlow(chosen))
         }
         let asks = credentials == nil && !chosen.descriptor.fields.isEmpty ? context.askFields : nil
-        guard chosen.descriptor.waitsForThePerson || asks != nil else { return try await logIn(p, login, chosen, credentials, context) }
+        // A derived provider's token is obtained once for all the user's processes, as a person's login is.
+        guard chosen.descriptor.waitsForThePerson || asks != nil || p.config.subject != nil else { return try await logIn(p, login, chosen, credentials, context) }
         return try await oneLogin(p.id, provider: p.config, context: context, joining: newSession(of: p)) { () async throws(AuthError) in
             // A learned provider's registration the server forgot is replaced first (`ForgottenClients`).
             try await withKnownClient(p, chosen, server: server, fresh: fresh) { (p) async throws(AuthError) in

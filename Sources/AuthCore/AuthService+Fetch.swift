@@ -91,7 +91,7 @@ extension AuthService {
     }
 
     private func fetchSigner(_ route: Route, account: AccountChoice, shape: TokenShape?) async throws(AuthError) -> FetchSigner {
-        let c = try resolve(route.accounts, account)
+        let c = try await resolveObtaining(route.accounts, account)
         let shape = shape ?? route.shape
         return FetchSigner(provider: route.accounts, session: c, shape: shape, credential: try await usableCredential(c, shape))
     }

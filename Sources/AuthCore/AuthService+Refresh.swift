@@ -101,6 +101,9 @@ extension AuthService {
             // Retrying would get the same answer, but the session did nothing wrong: keep it.
             logger.warn("refreshing \(id) failed: \(why); the session is kept")
             throw AuthError.malformedResponse(c.config, why)
+        case .failed(let error):
+            logger.warn("renewing \(id) failed: \(error.message) The session is kept.")
+            throw error
         case .unsupported:
             guard shape.isNone else {
                 throw AuthError.scopeNotGranted(c.config, shape, "its \(c.config.flow.rawValue) flow cannot ask for tokens of other scopes, audiences or resources")

@@ -41,7 +41,7 @@ extension AuthService {
     public func signNow(_ route: Route, url: String, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
                         method: String = "GET") throws(AuthError) -> Signature? {
         let (p, originShape) = (route.accounts, route.shape)
-        let c = try resolve(p, account)
+        guard let c = try resolveNow(p, account) else { return nil }
         let shape = shape ?? originShape
         guard let credential = try credentialNow(c, shape) else { return nil }
         return try signature(p, c, shape, credential, method: method, url: url)
@@ -52,7 +52,7 @@ extension AuthService {
                          use: TokenUse = .any) throws(AuthError) -> TokenResult? {
         let p = try accounts(id)
         try use.check(p.config)
-        guard let credential = try credentialNow(try resolve(p, account), shape) else { return nil }
+        guard let c = try resolveNow(p, account), let credential = try credentialNow(c, shape) else { return nil }
         try use.check(p.config, credential)
         return TokenResult(credential)
     }
@@ -86,6 +86,8 @@ extension AuthService {
     /// The account session's decision for `shape` now, with a stale token's background refresh started.
     private func decide(_ c: AccountSession, _ shape: TokenShape) throws(AuthError) -> AccountSession.CredentialNow {
         guard let decided = c.credential(shape, timing: timing, now: clock.now()) else { throw notLoggedIn(c) }
+        // A derived token made from a subject session that changed since is made again first.
+        if c.config.subject != nil, let held = c.snapshot(), subjectMoved(c, held.session) { return .wait(held) }
         if case .useAndRefreshInBackground(_, let stale) = decided { refreshInBackground(c, stale.session, shape) }
         return decided
     }
@@ -101,7 +103,7 @@ extension AuthService {
     public func sign(_ route: Route, url: String, account: AccountChoice = AccountChoice(), shape: TokenShape? = nil,
                      method: String = "GET") async throws(AuthError) -> Signature {
         let (p, originShape) = (route.accounts, route.shape)
-        let c = try resolve(p, account)
+        let c = try await resolveObtaining(p, account)
         let shape = shape ?? originShape
         return try signature(p, c, shape, try await usableCredential(c, shape), method: method, url: url)
     }
@@ -111,7 +113,7 @@ extension AuthService {
                       use: TokenUse = .any) async throws(AuthError) -> TokenResult {
         let p = try accounts(id)
         try use.check(p.config)
-        let credential = try await usableCredential(try resolve(p, account), shape)
+        let credential = try await usableCredential(try await resolveObtaining(p, account), shape)
         try use.check(p.config, credential)
         return TokenResult(credential)
     }

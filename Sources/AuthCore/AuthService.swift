@@ -49,6 +49,8 @@ public final class AuthService: Sendable {
     public let pendingLogins: PendingLogins
     /// The door this service's connections come in by: what they see and may do (`Door`).
     public let door: Door
+    /// The derived flows' way to their subjects' sessions (`AuthService+Subjects.swift`).
+    let subjects: SubjectTokens
 
     /// Seconds a logout may spend telling the server; the local session is gone either way.
     static let revokeTimeout = 5.0
@@ -72,6 +74,13 @@ public final class AuthService: Sendable {
         self.transport = transport
         self.clock = clock
         self.logger = logger
+        // A subject's logout, here or in another process, logs its derived providers out after it is told.
+        let subjects = SubjectTokens()
+        self.subjects = subjects
+        let events: @Sendable (AuthEvent) -> Void = { event in
+            events(event)
+            subjects.after(event)
+        }
         self.events = events
         let sync = StoreSync(store: store, logger: logger, lockTimeout: lockTimeout, clock: clock, events: events)
         self.sync = sync
@@ -80,17 +89,20 @@ public final class AuthService: Sendable {
         self.http = http
         self.discovery = discovery
         let nonces = nonces
-        let configured = config.providers.map { Self.makeAccounts($0, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces) }
+        let configured = config.providers.map {
+            Self.makeAccounts($0, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces, subjects: subjects)
+        }
         configured.forEach(sync.load)
         self.registry = ProviderRegistry(configured)
         // Built before any provider is learned: the router caches the configured providers' origins.
         self.router = Router(registry: registry)
+        subjects.bind(self)
         checkLearned()
     }
 
     /// A provider's accounts with a login for each of its flows.
     static func makeAccounts(_ p: ProviderConfig, http: HTTPCalls, discovery: Discovery, clock: Clock, logger: Logger,
-                             nonces: DPoPNonces) -> ProviderAccounts {
+                             nonces: DPoPNonces, subjects: SubjectTokens) -> ProviderAccounts {
         let oauth = OAuthClient(config: p, http: http, clock: clock, discovery: discovery,
                                 lifetimeWarning: WarnOnce { logger.warn($0) }, nonces: nonces, tokenTypeWarning: WarnOnce { logger.warn($0) },
                                 debug: { logger.debug($0) })
@@ -102,7 +114,7 @@ public final class AuthService: Sendable {
                                                             lifetimeWarning: WarnOnce { logger.warn($0) }, nonces: nonces,
                                                             tokenTypeWarning: WarnOnce { logger.warn($0) }, debug: { logger.debug($0) })
             logins[flow] = flow.descriptor.makeProvider(FlowContext(config: config, http: http, oauth: client, clock: clock,
-                                                                    revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher()))
+                                                                    revokeTimeout: Self.revokeTimeout, browser: BrowserLauncher(), subjects: subjects))
         }
         return ProviderAccounts(config: p, logins: logins)
     }

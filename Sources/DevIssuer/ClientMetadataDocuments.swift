@@ -31,10 +31,10 @@ enum ClientMetadataDocuments {
     /// Fetches and checks the document: its `client_id` must be the URL itself, and it must
     /// describe a public client with loopback redirect URIs (the registration rules).
     static func resolve(_ url: String) -> Result<RegisteredClient, RegistrationError> {
-        guard url.hasPrefix("http://127.0.0.1:"), let (port, path) = loopbackTarget(url) else {
+        guard LoopbackGet.isLoopback(url) else {
             return .failure(RegistrationError("invalid_client", "the dev issuer fetches client metadata documents only from http://127.0.0.1"))
         }
-        guard let (status, body) = get(port: port, path: path) else {
+        guard let (status, body) = LoopbackGet.get(url, maxBytes: maxBytes) else {
             return .failure(RegistrationError("invalid_client", "the client metadata document could not be fetched"))
         }
         guard status == 200 else { return .failure(RegistrationError("invalid_client", "the client metadata document answered \(status)")) }
@@ -48,32 +48,5 @@ enum ClientMetadataDocuments {
             return .failure(RegistrationError("invalid_client", "a client metadata document must not carry a client_secret"))
         }
         return RegisteredClient.validate(document, clientID: url).mapError { RegistrationError("invalid_client", $0.description) }
-    }
-
-    private static func loopbackTarget(_ url: String) -> (UInt16, String)? {
-        let rest = url.dropFirst("http://127.0.0.1:".count)
-        let digits = rest.prefix { $0.isASCII && $0.isNumber }
-        guard let port = UInt16(digits), port > 0 else { return nil }
-        let path = rest.dropFirst(digits.count)
-        guard path.hasPrefix("/"), !path.contains("#") else { return nil }
-        return (port, String(path))
-    }
-
-    /// One `GET` on a fresh connection, `Connection: close`, 5 s bounded, the answer at most `maxBytes` past its head.
-    private static func get(port: UInt16, path: String) -> (status: Int, body: [UInt8])? {
-        guard let fd = try? LoopbackSocket.connectLoopback(port: port, timeoutMilliseconds: 5000) else { return nil }
-        defer { LoopbackSocket.closeDescriptor(fd) }
-        let head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
-        guard LoopbackSocket.sendAll(fd, Array(head.utf8)) else { return nil }
-        var answer: [UInt8] = []
-        while answer.count <= maxBytes + 16 * 1024 {
-            guard case .data = LoopbackSocket.receive(fd, into: &answer) else { break }
-        }
-        let separator: [UInt8] = Array("\r\n\r\n".utf8)
-        guard let end = answer.indices.first(where: { answer[$0...].starts(with: separator) }) else { return nil }
-        let statusLine = String(decoding: answer[..<end], as: UTF8.self).split(separator: "\r\n").first ?? ""
-        let parts = statusLine.split(separator: " ")
-        guard parts.count >= 2, let status = Int(parts[1]) else { return nil }
-        return (status, Array(answer[(end + separator.count)...]))
     }
 }

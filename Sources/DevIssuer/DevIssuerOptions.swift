@@ -33,6 +33,10 @@ public struct DevIssuerOptions: Sendable {
     /// Per client: authorization requests must be pushed (RFC 9126), a public key for
     /// `private_key_jwt`, FAPI 2.0's refusals. `cli-par` (public) must push by default.
     var clientPolicies: [String: ClientPolicy] = ["cli-par": ClientPolicy(requirePAR: true)]
+    /// Issuers (`http://127.0.0.1:PORT`) whose ID-JAGs the jwt-bearer grant accepts, verified with the keys at their
+    /// `/jwks`: the issuer then plays an API's authorization server beside an enterprise IdP
+    /// (draft-ietf-oauth-identity-assertion-authz-grant). Empty: no jwt-bearer grant, and its metadata does not list it.
+    public var trustedIssuers: [String] = []
 
     public init(
         users: [String: String] = ["alice": "wonderland", "bob": "builder"],

@@ -60,6 +60,7 @@ enum IssuerRoutes {
         Route("/register", counter: "register", ["POST": RegistrationEndpoint.handle]),
         Route(RegistrationEndpoint.managementPrefix, counter: "registrationManagement",
               ["GET": RegistrationEndpoint.manage, "PUT": RegistrationEndpoint.manage, "DELETE": RegistrationEndpoint.manage]),
+        Route("/jwks", counter: "jwks", ["GET": IDJAG.jwks]),
         Route(ClientMetadataDocuments.pathPrefix, counter: "clientMetadata", ["GET": ClientMetadataDocuments.serve]),
     ] + DiscoveryEndpoint.tenantRoutes + ProtectedAPI.routes + LearnableResource.routes + DemoRepository.routes
 

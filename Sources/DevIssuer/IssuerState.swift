@@ -35,6 +35,9 @@ final class IssuerState: Sendable {
     let dpop = DPoPState()
     /// PAR, client keys and FAPI 2.0 per client, pushed requests, assertion replay.
     let clientPolicies: ClientPolicies
+    /// The key ID-JAGs are signed with, published at `/jwks`, and the issuers whose ID-JAGs the jwt-bearer grant accepts.
+    let signing = IssuerSigningKey()
+    let trustedIssuers: [String]
 
     init(options: DevIssuerOptions) {
         var users: [String: UserProfile] = [:]
@@ -54,6 +57,7 @@ final class IssuerState: Sendable {
         self.audiences = Set(options.audiences)
         self.clientScopes = options.clientScopes
         self.clientPolicies = ClientPolicies(options.clientPolicies)
+        self.trustedIssuers = options.trustedIssuers
         self.store = Locked(Store(accessTokenLifetime: options.accessTokenLifetime, deviceInterval: options.deviceInterval,
                                   requireNonce: options.requireNonce))
     }
@@ -209,6 +213,37 @@ final class IssuerState: Sendable {
 
     /// The key a refresh token is bound to: its grant was proven with it, and so must its refreshes be.
     func dpopBinding(ofRefreshToken token: String) -> String? { store.withLock { $0.refreshTokens[token]?.jkt } }
+
+    /// The user an unexpired ID token of this issuer names (RFC 8693 `subject_token_type` id_token); nil for any other token.
+    func user(ofIDToken token: String, now: Double) -> UserProfile? {
+        store.withLock { store in
+            guard let record = store.idTokens[token], now < record.expiresAt else { return nil }
+            return users[record.username]
+        }
+    }
+
+    /// The user of a live, unused refresh token `clientID` holds (a subject token; presenting it spends nothing); nil otherwise.
+    func user(ofRefreshToken token: String, clientID: String) -> UserProfile? {
+        store.withLock { store in
+            guard let record = store.refreshTokens[token], record.clientID == clientID, !record.revoked, record.usedAt == nil,
+                  !store.isRevoked(family: record.family), let username = record.username else { return nil }
+            return users[username]
+        }
+    }
+
+    /// Counts an ID-JAG issued to `user` (`id_jag:USER`).
+    func countIDJAG(user: String) { store.withLock { $0.count(["id_jag:\(user)"]) } }
+
+    /// Tokens for an RFC 8693 exchange or a jwt-bearer grant: an access token for `user` in a new family, never a
+    /// refresh token (the client exchanges again), `act` naming the actor when one was presented.
+    func issueExchangedToken(user: UserProfile, clientID: String, scope: String?, target: TokenTarget, act: JSONValue?,
+                             countingAs grant: String, issuer: String, now: Double) -> TokenGrant {
+        store.withLock { store in
+            store.count(GrantCounter.keys(grant: grant, subject: user.username, requestedScope: scope, target: target))
+            return store.mintGrant(user: user, clientID: clientID, scope: scope, refreshScope: nil, target: target,
+                                   family: store.newFamily(), refreshable: false, issuer: issuer, now: now, act: act)
+        }
+    }
 
     /// Whom `token` speaks for, if it is known, unrevoked and unexpired.
     func subject(ofAccessToken token: String, now: Double) -> TokenSubject? {
@@ -466,6 +501,8 @@ private struct Store {
 
     var accessTokens: [String: AccessTokenRecord] = [:]
     var refreshTokens: [String: RefreshTokenRecord] = [:]
+    /// The ID tokens issued, by token: whom each names and until when, for RFC 8693 exchanges that present one.
+    var idTokens: [String: (username: String, clientID: String, expiresAt: Double)] = [:]
     var revokedFamilies: Set<Int> = []
     /// Families numbered below this were revoked wholesale by `revokeAll`.
     var familiesRevokedBelow = 0
@@ -524,7 +561,7 @@ private struct Store {
     /// carrying the authorization request's `nonce`) in `family`.
     /// The access token is bound to `scope` and `target` (its `aud` claim, the client id without a target).
     mutating func mintGrant(user: UserProfile?, clientID: String, scope: String?, refreshScope: String?, target: TokenTarget,
-                            family: Int, refreshable: Bool, issuer: String, now: Double, nonce: String? = nil) -> TokenGrant {
+                            family: Int, refreshable: Bool, issuer: String, now: Double, nonce: String? = nil, act: JSONValue? = nil) -> TokenGrant {
         let times = lifetime(from: now)
         let jkt = DPoPBinding.jkt
         var claims: JSONObject = [
@@ -538,6 +575,7 @@ private struct Store {
         claims["exp"] = .int(times.exp)
         claims["jti"] = .string(SecureRandom.token(bytes: 12))
         if let jkt { claims["cnf"] = ["jkt": .string(jkt)] }
+        if let act { claims["act"] = act }
         let accessToken = DevJWT.mint(claims: claims)
         accessTokens[accessToken] = AccessTokenRecord(kind: .access, username: user?.username, clientID: clientID,
                                                       family: family, expiresAt: times.expiresAt, scope: scope, target: target, jkt: jkt)
@@ -558,7 +596,9 @@ private struct Store {
             idClaims["iat"] = .int(times.iat)
             idClaims["exp"] = .int(times.exp)
             if let nonce { idClaims["nonce"] = .string(nonce) }
-            idToken = DevJWT.mint(claims: idClaims)
+            let minted = DevJWT.mint(claims: idClaims)
+            idTokens[minted] = (user.username, clientID, times.expiresAt)
+            idToken = minted
         }
         return TokenGrant(accessToken: accessToken, expiresIn: max(0, accessTokenLifetime),
                           refreshToken: refreshToken, scope: scope, idToken: idToken, dpopBound: jkt != nil)

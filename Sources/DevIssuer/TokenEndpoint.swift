@@ -3,7 +3,8 @@ import Wire
 
 /// `POST /token`, the OAuth 2.0 token endpoint (RFC 6749 §3.2) with the
 /// password, client_credentials, refresh_token, authorization_code and
-/// device_code grants.
+/// device_code grants, RFC 8693 token exchange, and the jwt-bearer grant for ID-JAGs
+/// of the issuers it trusts.
 ///
 /// Refresh tokens rotate on every use. Presenting a used one after the grace
 /// period is treated as theft (OAuth 2.0 Security BCP §4.14.2): the whole token
@@ -13,7 +14,13 @@ import Wire
 /// token to that target; an unknown one is `invalid_target` before anything else
 /// happens, so a refused request never spends a refresh token or a code.
 enum TokenEndpoint {
-    static let supportedGrants = ["password", "client_credentials", "refresh_token", AuthorizationCodeGrant.type, DeviceCodeGrant.type]
+    static let supportedGrants = ["password", "client_credentials", "refresh_token", AuthorizationCodeGrant.type, DeviceCodeGrant.type,
+                                  TokenExchangeGrant.type, JWTBearerGrant.type]
+
+    /// The grants this issuer serves (its metadata's `grant_types_supported`): jwt-bearer only when it trusts an issuer's ID-JAGs.
+    static func grants(_ state: IssuerState) -> [String] {
+        state.trustedIssuers.isEmpty ? supportedGrants.filter { $0 != JWTBearerGrant.type } : supportedGrants
+    }
 
     /// `token` plus `token.<grant_type>` for supported grants, a URN grant type
     /// by its last segment (`token.device_code`).
@@ -32,13 +39,16 @@ enum TokenEndpoint {
         guard let grantType = oauth.parameters["grant_type"] else {
             return OAuthRequest.error(400, "invalid_request", "grant_type is required")
         }
-        guard supportedGrants.contains(grantType) else {
+        guard grants(context.state).contains(grantType) else {
             return OAuthRequest.error(400, "unsupported_grant_type", "grant_type \(grantType) is not supported")
         }
-        let target: TokenTarget
-        switch context.state.target(resource: oauth.parameters["resource"], audience: oauth.parameters["audience"], issuer: context.issuer) {
-        case .invalid(let description): return OAuthRequest.error(400, "invalid_target", description)
-        case .valid(let valid): target = valid
+        var target = TokenTarget.unbound
+        // An ID-JAG's audience and resource are another server's, which that server checks: they go in its claims.
+        if !TokenExchangeGrant.asksForIDJAG(oauth.parameters) {
+            switch context.state.target(resource: oauth.parameters["resource"], audience: oauth.parameters["audience"], issuer: context.issuer) {
+            case .invalid(let description): return OAuthRequest.error(400, "invalid_target", description)
+            case .valid(let valid): target = valid
+            }
         }
         // RFC 9449: a valid proof binds whatever this grant mints to the proof's key.
         let proven: (bind: String?, proven: String?)
@@ -56,7 +66,9 @@ enum TokenEndpoint {
             case "client_credentials": return clientCredentials(oauth, target, context)
             case "refresh_token": return refreshToken(oauth, target, context)
             case AuthorizationCodeGrant.type: return AuthorizationCodeGrant.handle(oauth, target, context)
-            default: return DeviceCodeGrant.handle(oauth, target, context)  // the last of `supportedGrants`
+            case TokenExchangeGrant.type: return TokenExchangeGrant.handle(oauth, target, context)
+            case JWTBearerGrant.type: return JWTBearerGrant.handle(oauth, target, context)
+            default: return DeviceCodeGrant.handle(oauth, target, context)
             }
         } }
     }

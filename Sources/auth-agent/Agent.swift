@@ -24,8 +24,8 @@ enum Agent {
         case .devIssuer: runDevIssuer(arguments, logger: logger)
         case .connect: Relay.run(arguments, logger: logger)
         case .demo:
-            let (config, issuer) = Demo.start(logger: logger)
-            withExtendedLifetime(issuer) { serve(arguments, config: config, configFile: "(demo)", logger: logger) }
+            let (config, issuers) = Demo.start(logger: logger)
+            withExtendedLifetime(issuers) { serve(arguments, config: config, configFile: "(demo)", logger: logger) }
         default:
             if arguments.stop { SocketAgent.stop(logger: logger) }
             let (config, path) = loadConfig(arguments, logger: logger)

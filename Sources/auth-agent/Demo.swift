@@ -16,20 +16,26 @@ import Logging
 
 /// `auth-agent demo`: the agent against a built-in dev issuer on a free
 /// loopback port, with a memory store, so anyone can try the protocol with
-/// nothing configured.
+/// nothing configured — and a second one, an MCP server's authorization server that
+/// trusts the first's ID-JAGs, so one enterprise login opens it (`learn.enterpriseIdP`).
 enum Demo {
-    /// The configuration, and the issuer it points at (which must outlive the agent's serving).
-    static func start(logger: Logger) -> (AgentConfig, DevIssuer) {
+    /// The configuration, and the issuers it points at (which must outlive the agent's serving).
+    static func start(logger: Logger) -> (AgentConfig, [DevIssuer]) {
         let issuer = DevIssuer(options: DevIssuerOptions(deviceInterval: 2))
+        let enterprise: DevIssuer
         do {
             _ = try issuer.start(port: 0)
+            var trusting = DevIssuerOptions()
+            trusting.trustedIssuers = [issuer.baseURL]
+            enterprise = DevIssuer(options: trusting)
+            _ = try enterprise.start(port: 0)
         } catch {
             Logger.stderrSink("auth-agent: demo cannot start its dev issuer: \(error)")
             exit(1)
         }
         let base = issuer.baseURL
         let text = """
-            {"refreshWindowSeconds": 60, "store": {"kind": "memory"}, "providers": [
+            {"refreshWindowSeconds": 60, "store": {"kind": "memory"}, "learn": {"enterpriseIdP": "demo-oauth"}, "providers": [
               {"id": "demo", "displayName": "Demo API", "flow": "session", "origins": ["https://api.demo.test", "\(base)"],
                "loginEndpoint": "\(base)/sessions",
                "loginBody": {"session": {"username": "{{username}}", "password": "{{password}}"}},
@@ -59,7 +65,11 @@ enum Demo {
               {"jsonrpc":"2.0","id":4,"method":"status"}
               {"jsonrpc":"2.0","id":5,"method":"login","params":{"provider":"demo-device"}}   (then approve at the URL it prompts)
               {"jsonrpc":"2.0","id":6,"method":"login","params":{"resource":"\(issuer.learnableResource)"}}   (discovers, registers, then sign in at the URL it prompts)
+            Enterprise-Managed Authorization: \(enterprise.learnableResource) is an MCP server whose authorization server
+            trusts the first issuer's ID-JAGs; logged in to demo-oauth (the enterprise IdP), it opens with no browser:
+              {"jsonrpc":"2.0","id":7,"method":"login","params":{"provider":"demo-oauth","credentials":{"username":"alice","password":"wonderland"}}}
+              {"jsonrpc":"2.0","id":8,"method":"login","params":{"resource":"\(enterprise.learnableResource)"}}
             """)
-        return (config, issuer)
+        return (config, [issuer, enterprise])
     }
 }

@@ -32,7 +32,7 @@ final class RouterTests: XCTestCase {
         let api = LearnedAPI(id: doc.id(for: resource), resource: resource, server: server, scopes: [])
         doc.clients[server.issuer] = LearnedClient(clientId: "c", clientSecret: nil, redirectPort: nil, scopes: [], registered: true)
         return AuthService.makeAccounts(doc.config(api, defaultOpenBrowser: false)!, http: service.http, discovery: service.discovery,
-                                        clock: service.clock, logger: service.logger, nonces: service.nonces)
+                                        clock: service.clock, logger: service.logger, nonces: service.nonces, subjects: service.subjects)
     }
 
     private func provider(_ router: Router, _ url: String, explicit: String? = nil) throws -> String? {

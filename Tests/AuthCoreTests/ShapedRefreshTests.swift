@@ -26,7 +26,7 @@ final class ShapedRefreshTests: XCTestCase {
         let http = HTTPCalls(transport: transport, timeout: 2)
         let oauth = OAuthClient(config: config, http: http, clock: clock, discovery: Discovery(http: http), lifetimeWarning: WarnOnce { _ in })
         return flow.descriptor.makeProvider(FlowContext(config: config, http: http, oauth: oauth, clock: clock, revokeTimeout: 1,
-                                                        browser: BrowserLauncher()))
+                                                        browser: BrowserLauncher(), subjects: SubjectTokens()))
     }
 
     private var session: Session {

@@ -95,3 +95,8 @@ func jwtClaims(_ token: String) -> JSONValue? {
     let segments = jwtSegments(token)
     return segments.count == 2 ? segments[1] : nil
 }
+
+func jwtHeader(_ token: String) -> JSONValue? {
+    let segments = jwtSegments(token)
+    return segments.count == 2 ? segments[0] : nil
+}

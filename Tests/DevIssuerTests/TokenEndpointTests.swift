@@ -198,7 +198,8 @@ final class TokenEndpointTests: IssuerTestCase {
             XCTAssertEqual(json["authorization_endpoint"]?.stringValue, issuer.baseURL + "/authorize")
             XCTAssertEqual(json["device_authorization_endpoint"]?.stringValue, issuer.baseURL + "/device_authorization")
             XCTAssertEqual(json["grant_types_supported"], ["password", "client_credentials", "refresh_token", "authorization_code",
-                                                           "urn:ietf:params:oauth:grant-type:device_code"])
+                                                           "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:token-exchange"])
+            XCTAssertEqual(json["jwks_uri"]?.stringValue, issuer.baseURL + "/jwks")
             XCTAssertEqual(json["response_types_supported"], ["code"])
             XCTAssertEqual(json["code_challenge_methods_supported"], ["S256"])
             XCTAssertEqual(json["token_endpoint_auth_methods_supported"], ["client_secret_basic", "client_secret_post", "client_secret_jwt", "private_key_jwt", "none"])

@@ -33,11 +33,11 @@ export type Expiry = string | null;
 export type User = Record<string, unknown>;
 export type EventName = 'userLoggedIn' | 'userLoggedOut' | 'tokenRefreshed' | 'providersChanged';
 export type NotificationName = EventName | 'loginPrompt' | 'loginWaiting';
-export type Flow = 'session' | 'password' | 'clientCredentials' | 'token' | 'deviceCode' | 'authorizationCode';
+export type Flow = 'session' | 'password' | 'clientCredentials' | 'token' | 'deviceCode' | 'authorizationCode' | 'tokenExchange' | 'idJag';
 
 /** The account events name the account they concern. */
 export interface UserLoggedIn { provider: string; account: string; user: User; expiresAt: Expiry }
-export interface UserLoggedOut { provider: string; account: string; reason: 'logout' | 'expired' | 'external' }
+export interface UserLoggedOut { provider: string; account: string; reason: 'logout' | 'expired' | 'external' | 'subjectLoggedOut' }
 export interface TokenRefreshed { provider: string; account: string; expiresAt: Expiry }
 /** The provider ids learned or forgotten (by any agent on the store); call status() for what they show. */
 export interface ProvidersChanged { added: string[]; removed: string[] }

@@ -38,6 +38,9 @@ public struct AgentConfig: Sendable, Equatable {
     /// Whether learned APIs get DPoP-bound tokens where the server's metadata lists ES256
     /// (`learn.dpop`; a server's entry in `clients` may say otherwise).
     public var learnDPoP = false
+    /// The configured provider that is the enterprise IdP (`learn.enterpriseIdP`): a learned API whose server takes the
+    /// jwt-bearer grant gets its tokens from that provider's session by ID-JAG, with no browser (`flow: idJag`).
+    public var learnEnterpriseIdP: String?
     /// Whether logins to learned providers open the browser (`login`'s `openBrowser` overrides it).
     public var openBrowser = false
 
@@ -92,6 +95,7 @@ public struct AgentConfig: Sendable, Equatable {
         if let learn = try root.child("learn") {
             config.learnAllow = try LearnAllowList.parse(learn)
             config.learnDPoP = try learn.bool("dpop") ?? false
+            config.learnEnterpriseIdP = try learn.string("enterpriseIdP")
         }
         config.openBrowser = try root.bool("openBrowser") ?? false
         // No providers at all is a valid configuration: the agent may learn every API it meets.
@@ -115,6 +119,10 @@ public struct AgentConfig: Sendable, Equatable {
                 claimed[origin] = provider.id
             }
             config.providers.append(provider)
+        }
+        try SubjectConfig.resolve(&config.providers, file: file)
+        if let idp = config.learnEnterpriseIdP, !config.providers.contains(where: { $0.id == idp && $0.subject == nil }) {
+            throw ConfigError(file: file, path: "$.learn.enterpriseIdP", problem: "no provider \"\(idp)\" with a login of its own is configured")
         }
         return config
     }

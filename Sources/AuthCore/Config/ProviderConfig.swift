@@ -66,6 +66,8 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
     public var clientAuth: ClientAuthConfig?
     /// The profiles the provider is held to (`profile`), each already applied by `parse`.
     public var profiles: [ProviderProfile] = []
+    /// For a derived flow (`tokenExchange`, `idJag`): the provider whose session its tokens are made of, and how.
+    public var subject: SubjectConfig?
 
     public init(id: String, displayName: String? = nil, flow: Flow, origins: [Origin] = [],
                 loginEndpoint: String? = nil, loginBody: JSONValue? = nil, tokenPointer: JSONPointer? = nil,
@@ -243,6 +245,7 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
             try profile.hold(&p, r)
         }
         p.profiles = profiles
+        p.subject = try SubjectConfig.parse(r, flow: p.flow)
 
         try checkRequirements(p, r)
         return p

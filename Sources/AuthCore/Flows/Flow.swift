@@ -9,6 +9,9 @@
 /// - `deviceCode`: OAuth 2.0 device authorization grant (RFC 8628).
 /// - `authorizationCode`: OAuth 2.0 authorization code grant with PKCE and a
 ///   loopback redirect (RFC 8252).
+/// - `tokenExchange`: RFC 8693 exchange of another provider's token (`from`); no login of its own.
+/// - `idJag`: Enterprise-Managed Authorization — an ID-JAG for another provider's ID token, then the
+///   jwt-bearer grant at the API's authorization server; no login of its own.
 public enum Flow: String, Sendable, CaseIterable {
     case session
     case password
@@ -16,4 +19,6 @@ public enum Flow: String, Sendable, CaseIterable {
     case token
     case deviceCode
     case authorizationCode
+    case tokenExchange
+    case idJag
 }

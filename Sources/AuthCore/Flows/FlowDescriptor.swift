@@ -56,6 +56,8 @@ struct FlowContext: Sendable {
     /// Seconds a logout may spend telling the server.
     let revokeTimeout: Double
     let browser: BrowserLauncher
+    /// The tokens of the provider a derived flow's tokens come from (`ProviderConfig.subject`).
+    let subjects: SubjectTokens
 }
 
 extension Flow {
@@ -68,6 +70,8 @@ extension Flow {
         case .token: return StaticTokenProvider.descriptor
         case .deviceCode: return DeviceCodeProvider.descriptor
         case .authorizationCode: return AuthorizationCodeProvider.descriptor
+        case .tokenExchange: return TokenExchangeProvider.descriptor
+        case .idJag: return IDJAGProvider.descriptor
         }
     }
 }

@@ -28,6 +28,9 @@ public struct LoginContext: Sendable {
     /// rules — it calls that fallback when the host cannot (no answer in time, an error). Nil:
     /// the agent presents every login itself.
     public var hostPresents: (@Sendable (LoginPrompt, LoginTarget, _ fallback: @escaping @Sendable () -> Void) -> Void)?
+    /// Whether a derived flow's login (`tokenExchange`, `idJag`) may log its subject in first: yes for a login
+    /// someone asked for; no for the token a request obtains on its own, which nobody is there to log in for.
+    public var logsInSubject = true
 
     public init(openBrowser: Bool? = nil, prompt: @escaping @Sendable (LoginPrompt, LoginTarget) -> Void = { _, _ in },
                 acceptPaste: @escaping @Sendable (RedirectPaste) -> Void = { _ in }, waiting: @escaping @Sendable (String) -> Void = { _ in },

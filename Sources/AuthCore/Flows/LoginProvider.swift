@@ -41,4 +41,7 @@ public enum RefreshOutcome: Sendable, Equatable {
     /// The flow has no way to refresh (a static token, a session API without
     /// `refreshEndpoint`, a session without refresh token), or to shape a token.
     case unsupported
+    /// A derived flow's renewal failed with its own error (naming the step: `AuthErrors+Exchange.swift`), given as
+    /// it stands; the session is kept — it holds no grant the server could have ended, only the last token made.
+    case failed(AuthError)
 }

@@ -96,6 +96,7 @@ extension AuthService {
     private func learnNow(_ resource: ProtectedResource, taught: String, learning: ResourceDiscovery, challenge: BearerChallenge?,
                           flow: Flow?, name: String?, context: LoginContext) async throws(AuthError) -> LoginResult {
         let server = try await learning.server(resource.authorizationServers[0])
+        if let enterprise = try await learnByIDJAG(resource, server: server, taught: taught, challenge: challenge, context: context) { return enterprise }
         if flow == .deviceCode, server.deviceAuthorizationEndpoint == nil {
             throw .discoveryFailed(.serverMetadata, "\(server.issuer) offers no device flow.")
         }
@@ -159,13 +160,13 @@ extension AuthService {
     /// store and in this process: a failed login leaves nothing learned. A kept registration the
     /// server no longer knows is replaced during the login (`withKnownClient`), which then keeps
     /// the provider with the client that logged in.
-    private func logInAndKeep(_ api: LearnedAPI, _ client: LearnedClient, fresh: Bool, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
+    func logInAndKeep(_ api: LearnedAPI, _ client: LearnedClient, fresh: Bool, flow: Flow?, context: LoginContext) async throws(AuthError) -> LoginResult {
         var doc = LearnedDocument(apis: [api])
         doc.clients[api.server.issuer] = client
         guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else {
             throw .discoveryFailed(.login, "The learned provider for \(api.resource) could not be built.")
         }
-        var p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
+        var p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces, subjects: subjects)
         sync.load(p)
         let result = try await login(p, flow: flow, credentials: nil, context: context, server: api.server, fresh: fresh)
         // The registration that logged in: a replacement of a forgotten one is in the store already.
@@ -302,7 +303,7 @@ extension AuthService {
         for api in doc.apis where door.serves(api.id) {
             guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else { continue }
             if let existing = providers(api.id), existing.config == config || existing.config.learned == nil { continue }
-            let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
+            let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces, subjects: subjects)
             sync.load(p)
             if registry.put(p) { added.append(api.id) }
         }

@@ -153,7 +153,7 @@ extension AuthService {
         if let now = registry.providers[p.id], now.config.learned != nil, now.config.clientId == client.clientId { return now }
         var config = p.config
         (config.clientId, config.clientSecret, config.redirectPort) = (client.clientId, client.clientSecret, client.redirectPort)
-        let rebuilt = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces)
+        let rebuilt = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces, subjects: subjects)
         sync.load(rebuilt)
         return rebuilt
     }

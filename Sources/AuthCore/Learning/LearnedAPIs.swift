@@ -50,6 +50,8 @@ struct LearnedAPI: Sendable, Equatable {
     /// DPoP-bound tokens, decided when it was learned (the server accepts ES256 proofs and the
     /// learning process's configuration allowed it) and kept, so every process builds the same provider.
     var dpop = false
+    /// The enterprise IdP whose session its tokens come from by ID-JAG (`learn.enterpriseIdP`, decided when learned): nil for a browser login.
+    var enterpriseIdP: String? = nil
 
     /// `coverage` nil: the whole resource, as before coverage was kept.
     init(id: String, resource: String, coverage: [String]? = nil, server: AuthorizationServer, scopes: [String], dpop: Bool = false) {
@@ -74,7 +76,8 @@ struct LearnedDocument: Sendable, Equatable {
                 if let value { server[key] = .string(value) }
             }
             return .object(["id": .string(a.id), "resource": .string(a.resource), "covers": .array(a.coverage.map(JSONValue.string)), "server": .object(server),
-                            "scopes": .array(a.scopes.map(JSONValue.string)), "dpop": .bool(a.dpop)])
+                            "scopes": .array(a.scopes.map(JSONValue.string)), "dpop": .bool(a.dpop),
+                            "enterpriseIdP": a.enterpriseIdP.map(JSONValue.string) ?? .null])
         }
         var clients = JSONObject()
         for issuer in self.clients.keys.sorted() {
@@ -107,8 +110,10 @@ struct LearnedDocument: Sendable, Equatable {
                                              acceptsES256DPoP: s["dpopES256"]?.boolValue == true)
             server.pushedAuthorizationEndpoint = s["pushedAuthorizationEndpoint"]?.stringValue
             server.requiresPAR = s["requiresPAR"]?.boolValue == true
-            doc.apis.append(LearnedAPI(id: id, resource: resource, coverage: o["covers"]?.arrayValue?.compactMap(\.stringValue), server: server,
-                                       scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? [], dpop: o["dpop"]?.boolValue == true))
+            var api = LearnedAPI(id: id, resource: resource, coverage: o["covers"]?.arrayValue?.compactMap(\.stringValue), server: server,
+                                 scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? [], dpop: o["dpop"]?.boolValue == true)
+            api.enterpriseIdP = o["enterpriseIdP"]?.stringValue
+            doc.apis.append(api)
         }
         for (issuer, value) in root["clients"]?.objectValue?.members.map({ ($0, $1) }) ?? [] {
             guard let o = value.objectValue, let id = o["clientId"]?.stringValue else { continue }
@@ -154,7 +159,13 @@ struct LearnedDocument: Sendable, Equatable {
                                authorizationEndpoint: api.server.authorizationEndpoint,
                                deviceAuthorizationEndpoint: api.server.deviceAuthorizationEndpoint,
                                redirectPort: client.redirectPort, openBrowser: defaultOpenBrowser)
-        if api.server.deviceAuthorizationEndpoint != nil { p.flows.append(.deviceCode) }
+        if let idp = api.enterpriseIdP {
+            // Enterprise-Managed Authorization: the ID-JAG's audience is the server, its resource the API.
+            p.flows = [.idJag]
+            p.subject = SubjectConfig(from: idp, tokenType: .idToken, resource: api.resource)
+        } else if api.server.deviceAuthorizationEndpoint != nil {
+            p.flows.append(.deviceCode)
+        }
         p.dpop = api.dpop
         p.pushedAuthorizationRequestEndpoint = api.server.pushedAuthorizationEndpoint
         p.par = api.server.requiresPAR || client.requiresPAR

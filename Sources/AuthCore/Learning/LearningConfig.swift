@@ -56,8 +56,8 @@ public struct LearnAllowList: Sendable, Equatable {
         return (text, true)
     }
 
-    /// The keys of `learn`: `allow` (this list) and `dpop` (`AgentConfig.learnDPoP`).
-    static let learnKeys = ["allow", "dpop"]
+    /// The keys of `learn`: `allow` (this list), `dpop` (`AgentConfig.learnDPoP`) and `enterpriseIdP` (`AgentConfig.learnEnterpriseIdP`).
+    static let learnKeys = ["allow", "dpop", "enterpriseIdP"]
 
     static func parse(_ r: ConfigReader) throws(ConfigError) -> LearnAllowList {
         try r.rejectUnknownKeys(learnKeys)

@@ -35,6 +35,9 @@ struct AuthorizationServer: Sendable, Equatable {
     var supportsPKCE = false
     /// The server's own `scopes_supported`: what a registration refused for its scope is retried with.
     var scopesSupported: [String] = []
+    /// `grant_types_supported` lists the jwt-bearer grant (RFC 7523): with `learn.enterpriseIdP`, its APIs'
+    /// tokens come by Enterprise-Managed Authorization (`flow: idJag`) instead of a browser login.
+    var grantsJWTBearer = false
 }
 
 /// Learning's discovery (RFC 9728 §3, then the server's metadata, in MCP's order): the resource's
@@ -131,6 +134,7 @@ struct ResourceDiscovery: Sendable {
         server.requiresPAR = document["require_pushed_authorization_requests"]?.boolValue == true
         server.supportsPKCE = document["code_challenge_methods_supported"]?.arrayValue?.contains("S256") == true
         server.scopesSupported = document["scopes_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        server.grantsJWTBearer = document["grant_types_supported"]?.arrayValue?.contains(.string(TokenExchange.jwtBearer)) == true
         return server
     }
 }

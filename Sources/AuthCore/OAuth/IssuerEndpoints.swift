@@ -58,7 +58,7 @@ public struct IssuerEndpoints: Sendable, Equatable {
         switch flow {
         case .authorizationCode: return url("authorization_endpoint") != nil
         case .deviceCode: return url("device_authorization_endpoint") != nil
-        case .password, .clientCredentials: return true
+        case .password, .clientCredentials, .tokenExchange, .idJag: return true
         case .session, .token: return false
         }
     }

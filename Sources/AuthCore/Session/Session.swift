@@ -42,6 +42,9 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
     /// pointed at another server never sends it the old server's tokens. Nil in records written
     /// before sessions recorded it, which keep working whatever the configuration names.
     public var issuer: String?
+    /// For a derived flow's session (`tokenExchange`, `idJag`): the generation of the subject's session its token was
+    /// made from. Another generation there (a refresh, a new login) makes this one's token stale.
+    public var subjectGeneration: Int?
 
     public init(accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
                 idToken: String? = nil, user: JSONValue? = nil, obtainedAt: Date, generation: Int = 0,
@@ -77,6 +80,7 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         if let dpopKey { o["dpopKey"] = .string(dpopKey.storedForm) }
         if let flow { o["flow"] = .string(flow.rawValue) }
         if let issuer { o["issuer"] = .string(issuer) }
+        if let subjectGeneration { o["subjectGeneration"] = .int(Int64(subjectGeneration)) }
         return .object(o)
     }
 
@@ -101,6 +105,7 @@ public struct Session: Sendable, Equatable, CustomStringConvertible, CustomDebug
         }
         flow = try Session.optionalString(o, "flow").flatMap(Flow.init(rawValue:))  // one this agent does not know: the default
         issuer = try Session.optionalString(o, "issuer")
+        if case .int(let g)? = o["subjectGeneration"], g >= 0, g <= Int64(Int.max) { subjectGeneration = Int(g) }
         shaped = []
         if let list = o["shaped"], !list.isNull {
             guard case .array(let items) = list else { throw SessionFormatError("\"shaped\" is \(list.kindName), not an array") }
