@@ -19,14 +19,16 @@ enum Setup {
             case api
             /// An OpenID Connect / OAuth server by its issuer URL (`config add`).
             case issuer
+            /// An identity provider with a profile (`config add --profile NAME`).
+            case profile(ProviderProfile.Offer)
         }
         let kind: Kind
         let title: String
     }
 
-    static let choices = [
+    static let choices = ProviderProfile.offers.map { Choice(kind: .profile($0), title: $0.provider) } + [
+        Choice(kind: .issuer, title: "Another OpenID Connect or OAuth server, by its issuer URL"),
         Choice(kind: .api, title: "An API or MCP server, by its URL (the agent learns how to log in from it)"),
-        Choice(kind: .issuer, title: "An OpenID Connect or OAuth server, by its issuer URL"),
     ]
 
     /// How often a question is asked again after an answer it cannot use, before giving up (exit 2).
@@ -39,10 +41,11 @@ enum Setup {
         }
         let asker = Asker(terminal: terminal)
         terminal.show("What do you want to sign in to?\n" + choices.enumerated().map { "  \($0.offset + 1)) \($0.element.title)\n" }.joined())
-        let choice = try asker.pick("Choose", count: choices.count, default: 1)
+        let choice = try asker.pick("Choose", count: choices.count, default: choices.count)
         switch choices[choice].kind {
         case .api: return try api(asker, command: command)
-        case .issuer: return try issuer(asker, command: command)
+        case .issuer: return try issuer(asker, command: command, profile: nil)
+        case .profile(let offer): return try issuer(asker, command: command, profile: offer)
         }
     }
 
@@ -58,20 +61,28 @@ enum Setup {
         return line
     }
 
-    /// `config add` with the answers, then `login`.
-    private static func issuer(_ asker: Asker, command: ToolCommand) throws(ToolFailure) -> String {
+    /// `config add` with the answers (held to `profile` when one was chosen), then `login`.
+    private static func issuer(_ asker: Asker, command: ToolCommand, profile: ProviderProfile.Offer?) throws(ToolFailure) -> String {
         let path = AgentConfig.resolvePath(argument: command.configPath, environment: ProcessEnvironment.current())
         var draft = ToolCommand.ProviderDraft()
-        draft.issuer = try asker.ask("The issuer's URL (https://…)") { answer in
-            Origin(url: answer) == nil ? "an absolute https URL (or http on loopback), such as https://id.example.com" : nil
+        draft.profiles = profile.map { [$0.name] } ?? []
+        if profile?.fixedEndpoints != true {
+            // A template without a part of the person's own is the issuer itself (Google's); one with
+            // a `{part}` (a tenant, a realm) is shown as the shape to type.
+            let template = profile?.issuerTemplate
+            let fixed = template.flatMap { $0.contains("{") ? nil : $0 }
+            let label = template.map { $0.contains("{") ? "The issuer's URL (\($0), your own in place of {…})" : "The issuer's URL" } ?? "The issuer's URL (https://…)"
+            draft.issuer = try asker.ask(label, default: fixed) { answer in
+                Origin(url: answer) == nil || answer.contains("{") ? "an absolute https URL (or http on loopback), such as https://id.example.com" : nil
+            }
         }
         let logger = Logger(level: command.logLevel)
-        let found = try ConfigCommand.discover(draft.issuer, logger: logger)
+        let found = try ConfigCommand.discover(draft.issuer, profiles: draft.profiles, logger: logger)
         let flows = [Flow.authorizationCode, .deviceCode].filter(found.supports)
         guard !flows.isEmpty else {
             throw ToolFailure(.failed, "\(draft.issuer) names no authorization or device authorization endpoint: nobody can log in there interactively")
         }
-        asker.terminal.show(registrationAdvice(flows))
+        asker.terminal.show(registrationAdvice(flows, page: profile?.registrationPage))
         draft.clientId = try asker.ask("Client ID") { $0.isEmpty ? "the client id the server gave the registration" : nil }
         let secret = try asker.terminal.ask("Client secret (Enter for none, as a public client has)", secret: true)
         draft.origins = try asker.ask("Where the tokens may be sent: the API origins, separated by spaces (https://api.example.com)") { answer in
@@ -80,13 +91,15 @@ enum Setup {
             return origins.first { Origin(url: $0) == nil }.map { "\($0) is not an https origin (or http on loopback)" }
         }.split(separator: " ").map(String.init)
         if flows.count > 1 {
-            let preferred = ConfigCommand.preferredFlow(found) == .deviceCode ? 2 : 1
+            // A profile's one default flow (GitHub: the device flow), else the one that suits this machine.
+            let only = found.profileFlows.flatMap { $0.count == 1 ? $0.first : nil }
+            let preferred = (only ?? ConfigCommand.preferredFlow(found)) == .deviceCode ? 2 : 1
             asker.terminal.show("How will you sign in?\n  1) In a browser on this machine\n  2) With a code, in a browser on any device\n")
             draft.flows = [try asker.pick("Choose", count: 2, default: preferred) == 0 ? Flow.authorizationCode.rawValue : Flow.deviceCode.rawValue]
         } else {
             draft.flows = [flows[0].rawValue]
         }
-        let suggested = suggestedId(draft.issuer)
+        let suggested = profile?.name ?? suggestedId(draft.issuer)
         draft.id = try asker.ask("A short name for it, to type in commands", default: suggested) { answer in
             ProviderConfig.idProblem(answer)
         }
@@ -99,8 +112,8 @@ enum Setup {
     }
 
     /// What to register at the server for the flows it offers: the redirect URI the browser login uses.
-    static func registrationAdvice(_ flows: [Flow]) -> String {
-        var lines = ["If you have no client id yet, register a public (native) client at the server with"]
+    static func registrationAdvice(_ flows: [Flow], page: String? = nil) -> String {
+        var lines = ["If you have no client id yet, register a public (native) client at " + (page ?? "the server") + " with"]
         if flows.contains(.authorizationCode) {
             lines.append("  redirect URI http://127.0.0.1/callback (any port, RFC 8252; fix one with 'config set ID redirectPort N')")
         }
@@ -110,7 +123,8 @@ enum Setup {
 
     /// The `config add` line that writes what the answers wrote (the secret from stdin, never argv).
     static func configAddLine(_ draft: ToolCommand.ProviderDraft) -> String {
-        var words = ["auth-agent", "config", "add", draft.id, "--issuer", draft.issuer, "--client-id", draft.clientId]
+        var words = ["auth-agent", "config", "add", draft.id] + (draft.issuer.isEmpty ? [] : ["--issuer", draft.issuer]) + ["--client-id", draft.clientId]
+        for profile in draft.profiles { words += ["--profile", profile] }
         for origin in draft.origins { words += ["--origin", origin] }
         for flow in draft.flows { words += ["--flow", flow] }
         if draft.clientSecretStdin { words.append("--client-secret-stdin") }

@@ -24,9 +24,9 @@ final class SetupTests: XCTestCase {
         let approver = Thread { h.approveDeviceWhenShown(log: log) }
         approver.start()
         let screen = try onTerminal(h, ["setup"], steps: [
-            ["expect": "Choose 1-2 [1]: ", "send": "7\n"],
-            ["expect": "a number from 1 to 2", "send": ""],
-            ["expect": "Choose 1-2 [1]: ", "send": "2\n"],
+            ["expect": "Choose 1-9 [9]: ", "send": "12\n"],
+            ["expect": "a number from 1 to 9", "send": ""],
+            ["expect": "Choose 1-9 [9]: ", "send": "8\n"],
             ["expect": "issuer's URL (https://…): ", "send": .string(h.issuer.baseURL + "\n")],
             ["expect": "Client ID: ", "send": "cli\n"],
             ["expect": "Client secret (Enter for none, as a public client has): ", "send": "\n"],
@@ -48,6 +48,32 @@ final class SetupTests: XCTestCase {
         XCTAssertEqual(try h.agent(["token", "work"]).status, 0, "the session is in the store")
     }
 
+    /// A provider profile (Keycloak, whose realm here is the dev issuer): the issuer's shape shown, the
+    /// page to register a client at named, the profile written with the provider and in the printed line.
+    func testSetupWithAProviderProfile() throws {
+        let h = try CLIHarness(issuerOptions: DevIssuerOptions(deviceInterval: 1))
+        try firstRun(h)
+        let log = h.directory.appendingPathComponent("pty.log")
+        let approver = Thread { h.approveDeviceWhenShown(log: log) }
+        approver.start()
+        let screen = try onTerminal(h, ["setup"], steps: [
+            ["expect": "7) Keycloak", "send": ""],
+            ["expect": "Choose 1-9 [9]: ", "send": "7\n"],
+            ["expect": "(https://{host}/realms/{realm}, your own in place of {…}): ", "send": .string(h.issuer.baseURL + "\n")],
+            ["expect": "Client ID: ", "send": "cli\n"],
+            ["expect": "Client secret (Enter for none, as a public client has): ", "send": "\n"],
+            ["expect": "separated by spaces (https://api.example.com): ", "send": "https://api.example.com\n"],
+            ["expect": "Choose 1-2 [2]: ", "send": "\n"],
+            ["expect": "to type in commands [keycloak]: ", "send": "\n"],
+        ], environment: ["PTY_LOG": log.path, "DISPLAY": "", "WAYLAND_DISPLAY": ""])
+        XCTAssertEqual(screen.status, 0, screen.output)
+        XCTAssertTrue(screen.output.contains("register a public (native) client at the realm's admin console"), screen.output)
+        XCTAssertTrue(screen.output.contains("auth-agent config add keycloak --issuer \(h.issuer.baseURL) --client-id cli --profile keycloak"), screen.output)
+        XCTAssertTrue(screen.output.contains("Logged in to keycloak as alice"), screen.output)
+        let written = try JSONParser.parse(String(contentsOf: h.configPath, encoding: .utf8))
+        XCTAssertEqual(written["providers"]?.arrayValue?.first?["profile"], "keycloak")
+    }
+
     /// An API's URL: nothing to configure; the agent learns the login and the browser completes it.
     func testLoginWithoutAProviderAsksAndLearnsAnAPI() throws {
         let h = try CLIHarness()
@@ -55,7 +81,7 @@ final class SetupTests: XCTestCase {
         h.issuer.setAutoApprove(username: "alice")
         let browser = try h.followingBrowser()
         let screen = try onTerminal(h, ["login"], steps: [
-            ["expect": "Choose 1-2 [1]: ", "send": "\n"],
+            ["expect": "Choose 1-9 [9]: ", "send": "\n"],
             ["expect": "The API's URL (https://…): ", "send": "not a url\n"],
             ["expect": "The API's URL (https://…): ", "send": .string(h.issuer.learnableResource + "\n")],
         ], environment: browser)

@@ -51,6 +51,8 @@ public struct ProviderProfile: Sendable, Equatable {
     var gitUsername: String?
     /// Whether the server lets clients register themselves (RFC 7591); false: a `clientId` is required.
     var registers = true
+    /// Where a person registers a client (`setup` says so when asking for the client id).
+    var registrationPage: String?
 
     /// How a provider wants to be asked for a token meant for another API.
     enum ResourceParameter: String, Sendable, Equatable {

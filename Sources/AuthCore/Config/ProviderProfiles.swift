@@ -15,7 +15,8 @@ extension ProviderProfile {
         name: "entra", specification: "Microsoft Entra ID",
         issuers: ["https://login.microsoftonline.com/{tenantid}/v2.0"], discovery: .openIDAppended,
         resourceParameter: .defaultScope, refreshTokens: .offlineAccess,
-        defaultFlows: [.authorizationCode, .deviceCode], defaultScopes: ["openid", "profile"], registers: false)
+        defaultFlows: [.authorizationCode, .deviceCode], defaultScopes: ["openid", "profile"], registers: false,
+        registrationPage: "https://entra.microsoft.com (App registrations › New registration, platform \"Mobile and desktop applications\")")
 
     /// Google. Desktop-app clients send their `client_secret` even with PKCE (as do TV and device
     /// clients); a refresh token only with `access_type=offline` and `prompt=consent`; a Workspace
@@ -27,7 +28,8 @@ extension ProviderProfile {
         name: "google", specification: "Google", issuers: ["https://accounts.google.com"], discovery: .openIDAppended,
         refreshTokens: .offlineConsent, secretRequired: [.authorizationCode, .deviceCode],
         refusalMeanings: ["invalid_rapt": "Google asks for a new sign-in (a Workspace reauthentication policy): log in again"],
-        defaultFlows: [.authorizationCode, .deviceCode], defaultScopes: ["openid", "email", "profile"], registers: false)
+        defaultFlows: [.authorizationCode, .deviceCode], defaultScopes: ["openid", "email", "profile"], registers: false,
+        registrationPage: "https://console.cloud.google.com/apis/credentials (Create credentials › OAuth client ID › Desktop app)")
 
     /// GitHub. No OpenID discovery for user login: fixed endpoints, the device flow at
     /// `/login/device/code`; the token endpoint answers form-encoded unless asked for JSON (the agent
@@ -45,7 +47,8 @@ extension ProviderProfile {
                     "deviceAuthorizationEndpoint": "https://github.com/login/device/code",
                     "userinfoEndpoint": "https://api.github.com/user"],
         secretRequired: [.authorizationCode],
-        defaultFlows: [.deviceCode], defaultScopes: ["repo"], gitUsername: "x-access-token", registers: false)
+        defaultFlows: [.deviceCode], defaultScopes: ["repo"], gitUsername: "x-access-token", registers: false,
+        registrationPage: "https://github.com/settings/developers (New OAuth App, \"Enable Device Flow\" checked)")
 
     /// GitLab. OpenID discovery, PKCE, the device flow, rotating refresh tokens; git over https
     /// takes `read_repository` / `write_repository` tokens with the user name `oauth2`.
@@ -54,7 +57,7 @@ extension ProviderProfile {
     static let gitlab = ProviderProfile(
         name: "gitlab", specification: "GitLab", issuers: ["https://gitlab.com"], discovery: .openIDAppended,
         defaultFlows: [.authorizationCode, .deviceCode], defaultScopes: ["openid", "read_repository", "write_repository"],
-        gitUsername: "oauth2")
+        gitUsername: "oauth2", registrationPage: "https://gitlab.com/-/user_settings/applications (or your instance's; not confidential)")
 
     /// Okta. Custom authorization servers at `/oauth2/{id}`, each with its own metadata (the
     /// path-appended forms) and its own audience: another API is another authorization server;
@@ -64,14 +67,16 @@ extension ProviderProfile {
     static let okta = ProviderProfile(
         name: "okta", specification: "Okta", issuers: ["https://{org}.okta.com/oauth2/{server}", "https://{org}.okta.com"],
         discovery: .openIDAppended, resourceParameter: .authorizationServer, refreshTokens: .offlineAccess,
-        defaultFlows: [.authorizationCode, .deviceCode], defaultScopes: ["openid", "profile"], registers: false)
+        defaultFlows: [.authorizationCode, .deviceCode], defaultScopes: ["openid", "profile"], registers: false,
+        registrationPage: "your Okta admin console (Applications › Create App Integration › OIDC › Native Application)")
 
     /// Auth0. `audience` selects the API (and wins over `resource`); refresh tokens with `offline_access`.
     /// https://auth0.com/docs/secure/tokens/access-tokens/get-access-tokens
     /// https://auth0.com/docs/secure/tokens/refresh-tokens/get-refresh-tokens
     static let auth0 = ProviderProfile(
         name: "auth0", specification: "Auth0", issuers: ["https://{tenant}.auth0.com/"], resourceParameter: .audience,
-        refreshTokens: .offlineAccess, defaultFlows: [.authorizationCode, .deviceCode], defaultScopes: ["openid", "profile"])
+        refreshTokens: .offlineAccess, defaultFlows: [.authorizationCode, .deviceCode], defaultScopes: ["openid", "profile"],
+        registrationPage: "https://manage.auth0.com (Applications › Create Application › Native)")
 
     /// Keycloak. Realms at `/realms/{realm}`, each its own issuer with its metadata under it; refresh
     /// tokens without asking (`offline_access` gives offline tokens, which report
@@ -81,5 +86,22 @@ extension ProviderProfile {
     /// https://www.keycloak.org/docs/latest/server_admin/#_oidc_token_and_saml_assertion_mappings
     static let keycloak = ProviderProfile(
         name: "keycloak", specification: "Keycloak", issuers: ["https://{host}/realms/{realm}", "http://{host}/realms/{realm}"],
-        discovery: .openIDAppended, defaultFlows: [.authorizationCode, .deviceCode], defaultScopes: ["openid", "profile"])
+        discovery: .openIDAppended, defaultFlows: [.authorizationCode, .deviceCode], defaultScopes: ["openid", "profile"],
+        registrationPage: "the realm's admin console (Clients › Create client, client authentication off)")
+
+    /// What `setup` offers of an identity provider's profile: its name, whom it is for, the issuer it
+    /// is usually at (a `{name}` in it stands for the person's own part), where a client is registered.
+    public struct Offer: Sendable, Equatable {
+        public let name: String
+        public let provider: String
+        public let issuerTemplate: String?
+        /// The provider's endpoints are fixed (GitHub): no issuer to ask for.
+        public let fixedEndpoints: Bool
+        public let registrationPage: String?
+    }
+
+    public static var offers: [Offer] {
+        providers.map { Offer(name: $0.name, provider: $0.specification, issuerTemplate: $0.issuers.first,
+                              fixedEndpoints: !$0.endpoints.isEmpty, registrationPage: $0.registrationPage) }
+    }
 }
