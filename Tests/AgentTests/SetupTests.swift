@@ -87,7 +87,8 @@ final class SetupTests: XCTestCase {
         ], environment: browser)
         XCTAssertEqual(screen.status, 0, screen.output)
         XCTAssertTrue(screen.output.contains("expected an absolute https URL"), screen.output)
-        XCTAssertTrue(screen.output.contains("Logged in to"), screen.output)
+        // Issue 31 item 4: the person a learned API's login signed in, from its server's userinfo.
+        XCTAssertTrue(screen.output.contains("Logged in to \(h.issuer.learnableResource) as alice"), screen.output)
         XCTAssertTrue(screen.output.contains("Next time (or from a script): auth-agent login \(h.issuer.learnableResource)"), screen.output)
         XCTAssertEqual(h.issuer.count("register"), 1)
         // The learned API is something to show: `status` no longer says nothing is configured.

@@ -72,7 +72,7 @@ struct LearnedDocument: Sendable, Equatable {
                                       "dpopES256": .bool(a.server.acceptsES256DPoP), "requiresPAR": .bool(a.server.requiresPAR)]
             for (key, value) in [("authorizationEndpoint", a.server.authorizationEndpoint), ("registrationEndpoint", a.server.registrationEndpoint),
                                  ("deviceAuthorizationEndpoint", a.server.deviceAuthorizationEndpoint), ("revocationEndpoint", a.server.revocationEndpoint),
-                                 ("pushedAuthorizationEndpoint", a.server.pushedAuthorizationEndpoint)] {
+                                 ("pushedAuthorizationEndpoint", a.server.pushedAuthorizationEndpoint), ("userinfoEndpoint", a.server.userinfoEndpoint)] {
                 if let value { server[key] = .string(value) }
             }
             return .object(["id": .string(a.id), "resource": .string(a.resource), "covers": .array(a.coverage.map(JSONValue.string)), "server": .object(server),
@@ -110,6 +110,7 @@ struct LearnedDocument: Sendable, Equatable {
                                              acceptsES256DPoP: s["dpopES256"]?.boolValue == true)
             server.pushedAuthorizationEndpoint = s["pushedAuthorizationEndpoint"]?.stringValue
             server.requiresPAR = s["requiresPAR"]?.boolValue == true
+            server.userinfoEndpoint = s["userinfoEndpoint"]?.stringValue
             var api = LearnedAPI(id: id, resource: resource, coverage: o["covers"]?.arrayValue?.compactMap(\.stringValue), server: server,
                                  scopes: o["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? [], dpop: o["dpop"]?.boolValue == true)
             api.enterpriseIdP = o["enterpriseIdP"]?.stringValue
@@ -163,8 +164,10 @@ struct LearnedDocument: Sendable, Equatable {
             // Enterprise-Managed Authorization: the ID-JAG's audience is the server, its resource the API.
             p.flows = [.idJag]
             p.subject = SubjectConfig(from: idp, tokenType: .idToken, resource: api.resource)
-        } else if api.server.deviceAuthorizationEndpoint != nil {
-            p.flows.append(.deviceCode)
+        } else {
+            if api.server.deviceAuthorizationEndpoint != nil { p.flows.append(.deviceCode) }
+            // Who signed in, named as a configured provider's person is (status, "Logged in … as").
+            p.userinfoEndpoint = api.server.userinfoEndpoint
         }
         p.dpop = api.dpop
         p.pushedAuthorizationRequestEndpoint = api.server.pushedAuthorizationEndpoint

@@ -38,6 +38,8 @@ struct AuthorizationServer: Sendable, Equatable {
     /// `grant_types_supported` lists the jwt-bearer grant (RFC 7523): with `learn.enterpriseIdP`, its APIs'
     /// tokens come by Enterprise-Managed Authorization (`flow: idJag`) instead of a browser login.
     var grantsJWTBearer = false
+    /// OpenID userinfo: who signed in, asked with the new token after a login (its failure only leaves the person unnamed).
+    var userinfoEndpoint: String? = nil
 }
 
 /// Learning's discovery (RFC 9728 §3, then the server's metadata, in MCP's order): the resource's
@@ -134,6 +136,7 @@ struct ResourceDiscovery: Sendable {
         server.requiresPAR = document["require_pushed_authorization_requests"]?.boolValue == true
         server.supportsPKCE = document["code_challenge_methods_supported"]?.arrayValue?.contains("S256") == true
         server.scopesSupported = document["scopes_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        server.userinfoEndpoint = try endpoint("userinfo_endpoint")
         server.grantsJWTBearer = document["grant_types_supported"]?.arrayValue?.contains(.string(TokenExchange.jwtBearer)) == true
         return server
     }
