@@ -13,7 +13,8 @@ final class ChildProcess: @unchecked Sendable {  // input is written by one thre
     private var pending: [UInt8] = []
     private var readBuffer = [UInt8](repeating: 0, count: 1 << 16)
 
-    init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) {
+    /// `errors`: a file its stderr is appended to (a peer's chatty log), else the bench's own stderr.
+    init(_ path: String, _ arguments: [String], environment: [String: String] = [:], errors: String? = nil) {
         var toChild: [Int32] = [0, 0]
         var fromChild: [Int32] = [0, 0]
         precondition(pipe(&toChild) == 0 && pipe(&fromChild) == 0, "pipe failed")
@@ -21,6 +22,7 @@ final class ChildProcess: @unchecked Sendable {  // input is written by one thre
         posix_spawn_file_actions_init(&actions)
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        if let errors { posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_APPEND, 0o600) }
         for fd in toChild + fromChild { posix_spawn_file_actions_addclose(&actions, fd) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         var env = ProcessInfo_environment()
