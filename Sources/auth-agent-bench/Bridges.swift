@@ -58,7 +58,7 @@ struct Bridge {
         }
         watchdog.disarm()
         child.closeInput()
-        _ = child.wait()
+        _ = child.wait(within: 10)
         return Session(millis: millis, answered: answered, called: called)
     }
 

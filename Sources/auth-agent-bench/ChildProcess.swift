@@ -96,6 +96,22 @@ final class ChildProcess: @unchecked Sendable {  // input is written by one thre
 
     func closeInput() { close(input) }
 
+    /// Waits up to `seconds` for exit (a bridge that outlives its closed input: mcp-remote with a stream
+    /// open), then kills it; returns (status, peak RSS in KiB).
+    func wait(within seconds: Int) -> (Int32, Int) {
+        var status: Int32 = 0
+        var usage = rusage()
+        for _ in 0..<(seconds * 20) {
+            if wait4(pid, &status, WNOHANG, &usage) == pid {
+                close(output)
+                return (status, Int(usage.ru_maxrss))
+            }
+            usleep(50_000)
+        }
+        kill(pid, SIGKILL)
+        return wait()
+    }
+
     /// Waits for exit; returns (status, peak RSS in KiB).
     func wait() -> (Int32, Int) {
         var status: Int32 = 0

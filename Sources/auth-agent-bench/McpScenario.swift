@@ -26,12 +26,17 @@ enum McpScenario {
         let direct = Direct(url: url, authorization: "Bearer " + token)
 
         // Round trip: one bridge of each kind, its session open; each call once through each and once directly, in turns.
+        // A host sends `notifications/initialized` after `initialize`'s answer (mcp-remote forwards it at
+        // once, before the session id is known, if sent sooner).
         let open = ([ours] + (peer.map { [$0] } ?? [])).map { bridge -> ChildProcess in
             let child = bridge.start(url)
-            child.write(Array((initialize(1) + "\n" + initialized + "\n").utf8))
+            child.write(Array((initialize(1) + "\n").utf8))
             _ = child.readLine()
+            child.write(Array((initialized + "\n").utf8))
             return child
         }
+        // A call that is never answered must not hold the bench: each bridge ends by then.
+        let watchdogs = open.map { Bridge.Watchdog($0.pid, seconds: 60 + iterations) }
         direct.open()
         var via = [[Double]](repeating: [], count: open.count), viaDirect: [Double] = []
         for i in 0..<iterations {
@@ -48,9 +53,10 @@ enum McpScenario {
         }
         usleep(1_000_000)
         let idle = open.map { Bridge.treeResidentKiB($0.pid) }
+        watchdogs.forEach { $0.disarm() }
         for child in open {
             child.closeInput()
-            _ = child.wait()
+            _ = child.wait(within: 10)
         }
         for (name, rank) in [("p50", 50), ("p99", 99)] {
             let (b, d) = (percentile(via[0], rank), percentile(viaDirect, rank))
@@ -91,11 +97,13 @@ enum McpScenario {
     static func startUp(_ bridge: Bridge, _ url: String) -> Double {
         let t0 = monotonicNanos()
         let child = bridge.start(url)
+        let watchdog = Bridge.Watchdog(child.pid, seconds: 60)
         child.write(Array((initialize(1) + "\n").utf8))
         _ = child.readLine()
         let ms = Double(monotonicNanos() - t0) / 1e6
+        watchdog.disarm()
         child.closeInput()
-        _ = child.wait()
+        _ = child.wait(within: 10)
         return ms
     }
 
