@@ -33,7 +33,7 @@
 set -eu
 
 [ $# -eq 2 ] || { echo "usage: $0 SOURCES OUT.js" >&2; exit 2; }
-src=$(cd "$1" && pwd)
+src=$(cd "$1" 2>/dev/null && pwd) || { echo "$0: no directory $1 (see the header of this script)" >&2; exit 1; }
 out=$2
 command -v esbuild >/dev/null || { echo "$0: esbuild is missing (apt-get install esbuild)" >&2; exit 1; }
 for name in mcp-remote typescript-sdk zod zod-to-json-schema pkce-challenge eventsource-parser eventsource ajv ajv-formats fast-uri undici strict-url-sanitise; do
@@ -96,7 +96,7 @@ const __filename = __mcpRemotePath(import.meta.url); const __dirname = __mcpRemo
 bundle() { # ENTRY OUT
     (cd "$work" && NODE_PATH="$nm:/usr/share/nodejs" esbuild "$src/mcp-remote/src/$1" --bundle --platform=node --format=esm \
         --target=node20 --conditions=@zod/source,source --main-fields=module,main --banner:js="$banner" \
-        --log-level=warning --outfile="$2")
+        --log-level=error --outfile="$2")  # warnings: only the sources' tsconfig bases, not fetched
 }
 mkdir -p "$(dirname "$out")"
 out_abs=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
