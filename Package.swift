@@ -53,7 +53,8 @@ let package = Package(
         .executableTarget(name: "auth-agent", dependencies: ["JSONRPC", "Logging", "AuthCore", "DevIssuer"], swiftSettings: strict,
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux]))]),
         // Drives the built agent over pipes beside an echo baseline; prints ratios.
-        .executableTarget(name: "auth-agent-bench", dependencies: ["AuthCore"], swiftSettings: strict),
+        // Peers/: scripts that assemble the programs it compares the bridge with (not Swift).
+        .executableTarget(name: "auth-agent-bench", dependencies: ["AuthCore"], exclude: ["Peers"], swiftSettings: strict),
         // The bench's start-up baseline: an empty Foundation program that answers each line with `{}`.
         .executableTarget(name: "auth-agent-empty", swiftSettings: strict),
         // What several test targets use: a slow local client for the browser-login listener, the fake and virtual clocks,

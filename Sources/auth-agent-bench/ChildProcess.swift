@@ -13,7 +13,8 @@ final class ChildProcess: @unchecked Sendable {  // input is written by one thre
     private var pending: [UInt8] = []
     private var readBuffer = [UInt8](repeating: 0, count: 1 << 16)
 
-    init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) {
+    /// `errors`: a file its stderr is appended to (a peer's chatty log), else the bench's own stderr.
+    init(_ path: String, _ arguments: [String], environment: [String: String] = [:], errors: String? = nil) {
         var toChild: [Int32] = [0, 0]
         var fromChild: [Int32] = [0, 0]
         precondition(pipe(&toChild) == 0 && pipe(&fromChild) == 0, "pipe failed")
@@ -21,6 +22,7 @@ final class ChildProcess: @unchecked Sendable {  // input is written by one thre
         posix_spawn_file_actions_init(&actions)
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        if let errors { posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_APPEND, 0o600) }
         for fd in toChild + fromChild { posix_spawn_file_actions_addclose(&actions, fd) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         var env = ProcessInfo_environment()
@@ -93,6 +95,22 @@ final class ChildProcess: @unchecked Sendable {  // input is written by one thre
     }
 
     func closeInput() { close(input) }
+
+    /// Waits up to `seconds` for exit (a bridge that outlives its closed input: mcp-remote with a stream
+    /// open), then kills it; returns (status, peak RSS in KiB).
+    func wait(within seconds: Int) -> (Int32, Int) {
+        var status: Int32 = 0
+        var usage = rusage()
+        for _ in 0..<(seconds * 20) {
+            if wait4(pid, &status, WNOHANG, &usage) == pid {
+                close(output)
+                return (status, Int(usage.ru_maxrss))
+            }
+            usleep(50_000)
+        }
+        kill(pid, SIGKILL)
+        return wait()
+    }
 
     /// Waits for exit; returns (status, peak RSS in KiB).
     func wait() -> (Int32, Int) {

@@ -1,68 +1,121 @@
 import AuthCore
 import Foundation
 
-/// `--mcp URL --config PATH --provider ID`: `auth-agent mcp` against a running MCP server (the
-/// tests' FastMCP: Tests/MCP/start-server.sh) beside the same requests POSTed directly with the
-/// provider's token from this process (libcurl, as the bridge sends them): a `tools/call` round
-/// trip (the two interleaved, median of 200), start-up to the first answer, and idle RSS.
+/// `--mcp URL --config PATH --provider ID [--mcp-remote PATH]`: `auth-agent mcp` against a running MCP
+/// server (the tests' FastMCP: Tests/MCP/start-server.sh) beside the same requests POSTed directly with the
+/// provider's token from this process (libcurl, as the bridge sends them): a `tools/call` round trip (the
+/// two interleaved, p50 and p99 of 300), start-up to the first answer with the tokens stored, and idle RSS.
+/// Given mcp-remote, it is measured the same way in the same turns (logged in first, through the browser
+/// shim, with a token store of its own), and each figure gets its ratio to mcp-remote's.
 enum McpScenario {
-    static func run(report: Report, agentPath: String, url: String, config: String, provider: String, iterations: Int) {
+    static func run(report: Report, agentPath: String, url: String, config: String, provider: String, iterations: Int, mcpRemote: String?) {
         let tokenProcess = ChildProcess(agentPath, ["token", provider, "--config", config])
         tokenProcess.closeInput()
         guard let token = tokenProcess.readLine(), tokenProcess.wait().0 == 0 else {
             FileHandle.standardError.write(Data("auth-agent-bench: no token for \(provider); log in first (auth-agent login \(provider))\n".utf8))
             exit(1)
         }
+        let bench = BridgeBench("mcp")
+        defer { bench.remove() }
+        let ours = bench.agent(agentPath, config: config)
+        let peer = mcpRemote.map { bench.mcpRemote($0) }
+        if let peer, !peer.session(url).called {
+            FileHandle.standardError.write(Data("auth-agent-bench: mcp-remote did not log in and answer (its log: \(peer.errors ?? ""))\n".utf8))
+            exit(1)
+        }
         let direct = Direct(url: url, authorization: "Bearer " + token)
-        let call = #"{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#
 
-        // Round trip: one bridge, its session open; each call once through it and once directly, in turns.
-        let bridge = ChildProcess(agentPath, ["mcp", url, "--config", config])
-        bridge.write(Array((initialize(1) + "\n").utf8))
-        _ = bridge.readLine()
-        bridge.write(Array(#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.utf8) + [0x0A])
+        // Round trip: one bridge of each kind, its session open; each call once through each and once directly, in turns.
+        // A host sends `notifications/initialized` after `initialize`'s answer (mcp-remote forwards it at
+        // once, before the session id is known, if sent sooner).
+        let open = ([ours] + (peer.map { [$0] } ?? [])).map { bridge -> ChildProcess in
+            let child = bridge.start(url)
+            child.write(Array((initialize(1) + "\n").utf8))
+            _ = child.readLine()
+            child.write(Array((initialized + "\n").utf8))
+            return child
+        }
+        // A call that is never answered must not hold the bench: each bridge ends by then.
+        let watchdogs = open.map { Bridge.Watchdog($0.pid, seconds: 60 + iterations) }
         direct.open()
-        var viaBridge: [Double] = [], viaDirect: [Double] = []
+        var via = [[Double]](repeating: [], count: open.count), viaDirect: [Double] = []
         for i in 0..<iterations {
-            let line = call.replacingOccurrences(of: "ID", with: String(i + 2))
-            var t0 = monotonicNanos()
-            bridge.write(Array(line.utf8) + [0x0A])
-            while let answer = bridge.readLine(), !answer.contains("\"id\":\(i + 2)") {}
-            viaBridge.append(Double(monotonicNanos() - t0) / 1e6)
-            t0 = monotonicNanos()
+            let line = echo(i + 2)
+            for (k, child) in open.enumerated() {
+                let t0 = monotonicNanos()
+                child.write(Array(line.utf8) + [0x0A])
+                while let answer = child.readLine(), !answer.contains("\"id\":\(i + 2)") {}
+                via[k].append(Double(monotonicNanos() - t0) / 1e6)
+            }
+            let t0 = monotonicNanos()
             _ = direct.post(line)
             viaDirect.append(Double(monotonicNanos() - t0) / 1e6)
         }
         usleep(1_000_000)
-        let idle = Measure.residentKiB(bridge.pid)
-        bridge.closeInput()
-        _ = bridge.wait()
-        let (b, d) = (Measure.median(viaBridge), Measure.median(viaDirect))
-        report.row("mcp tools/call p50 (\(iterations))", agent: Report.millis(b), baseline: Report.millis(d) + " (direct POST)",
-                   ratio: String(format: "%.2f× (+%.2f ms)", b / d, b - d))
+        let idle = open.map { Bridge.treeResidentKiB($0.pid) }
+        watchdogs.forEach { $0.disarm() }
+        for child in open {
+            child.closeInput()
+            _ = child.wait(within: 10)
+        }
+        for (name, rank) in [("p50", 50), ("p99", 99)] {
+            let (b, d) = (percentile(via[0], rank), percentile(viaDirect, rank))
+            report.row("mcp tools/call \(name) (\(iterations))", agent: Report.millis(b), baseline: Report.millis(d) + " (direct POST)",
+                       ratio: String(format: "%.2f× (+%.2f ms)", b / d, b - d))
+            if peer != nil { versus(report, "  beside mcp-remote", b, percentile(via[1], rank), Report.millis) }
+        }
 
-        // Start-up: a new bridge answering `initialize` beside a direct `initialize` POST (a new session each).
-        var starts: [Double] = [], posts: [Double] = []
+        // Start-up: a new bridge answering `initialize` (the tokens stored) beside a direct `initialize` POST
+        // (a new session each), and a new mcp-remote, in turns.
+        var starts: [Double] = [], posts: [Double] = [], peerStarts: [Double] = []
         for _ in 0..<20 {
-            var t0 = monotonicNanos()
-            let fresh = ChildProcess(agentPath, ["mcp", url, "--config", config])
-            fresh.write(Array((initialize(1) + "\n").utf8))
-            _ = fresh.readLine()
-            starts.append(Double(monotonicNanos() - t0) / 1e6)
-            fresh.closeInput()
-            _ = fresh.wait()
-            t0 = monotonicNanos()
+            starts.append(startUp(ours, url))
+            let t0 = monotonicNanos()
             Direct(url: url, authorization: "Bearer " + token).open()
             posts.append(Double(monotonicNanos() - t0) / 1e6)
+            if let peer { peerStarts.append(startUp(peer, url)) }
         }
         let (s, p) = (Measure.median(starts), Measure.median(posts))
         report.row("mcp start-up to initialize answer", agent: Report.millis(s), baseline: Report.millis(p) + " (direct POST)",
                    ratio: String(format: "+%.2f ms", s - p))
-        report.row("mcp idle RSS (session open)", agent: Report.mebibytes(idle), baseline: "", ratio: "")
+        if peer != nil { versus(report, "  beside mcp-remote", s, Measure.median(peerStarts), Report.millis) }
+        report.row("mcp idle RSS (session open)", agent: Report.mebibytes(idle[0]), baseline: peer == nil ? "mcp-remote: not given" : "", ratio: "")
+        if peer != nil { versus(report, "  beside mcp-remote (process tree)", Double(idle[0]), Double(idle[1])) { Report.mebibytes(Int($0)) } }
+    }
+
+    /// A row of the bridge's figure beside mcp-remote's, with their ratio.
+    static func versus(_ report: Report, _ name: String, _ ours: Double, _ theirs: Double, _ format: (Double) -> String) {
+        report.row(name, agent: format(ours), baseline: format(theirs) + " (mcp-remote)", ratio: String(format: "%.2f× mcp-remote", ours / theirs))
+    }
+
+    static func percentile(_ samples: [Double], _ rank: Int) -> Double {
+        let sorted = samples.sorted()
+        return sorted[min(sorted.count - 1, sorted.count * rank / 100)]
+    }
+
+    /// Milliseconds from a new bridge's start to `initialize`'s answer (it then ends).
+    static func startUp(_ bridge: Bridge, _ url: String) -> Double {
+        let t0 = monotonicNanos()
+        let child = bridge.start(url)
+        let watchdog = Bridge.Watchdog(child.pid, seconds: 60)
+        child.write(Array((initialize(1) + "\n").utf8))
+        _ = child.readLine()
+        let ms = Double(monotonicNanos() - t0) / 1e6
+        watchdog.disarm()
+        child.closeInput()
+        _ = child.wait(within: 10)
+        return ms
     }
 
     static func initialize(_ id: Int) -> String {
         #"{"jsonrpc":"2.0","id":\#(id),"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#
+    }
+
+    static let initialized = #"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+
+    /// The test server's `echo` tool, called with request id `id`.
+    static func echo(_ id: Int) -> String {
+        #"{"jsonrpc":"2.0","id":\#(id),"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#
     }
 
     /// Requests as the bridge makes them (headers, session), from this process, waited for in turn.

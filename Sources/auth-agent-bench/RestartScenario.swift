@@ -1,59 +1,121 @@
 import Foundation
 
-/// `--mcp-restart SCRIPT [--rounds N]`: the scenario users complain about most — an MCP server that
-/// forgets its registrations (FastMCP's in-memory provider, restarted: claude-code#84614,
-/// python-sdk#3250). SCRIPT starts the server (the tests' Tests/MCP/start-server.sh); the bench runs
-/// it on one port, lets a first `auth-agent mcp URL` learn it (registration, login), then restarts it
-/// N times with its state gone and times a new bridge's `initialize` answer after each restart (it
-/// registers again and logs in) beside the next new bridge's (nothing to do), counting the
-/// registrations and logins in the server's request log. The browser is a shim on the PATH that
-/// follows `/authorize`'s redirect, as in the tests; mcp-remote (npm) is not run here.
+/// `--mcp-restart SCRIPT [--rounds N] [--mcp-remote PATH]`: the scenario users complain about most — an
+/// MCP server that forgets its registrations (FastMCP's in-memory provider, restarted: claude-code#84614,
+/// python-sdk#3250). SCRIPT starts the server (the tests' Tests/MCP/start-server.sh); the bench runs it
+/// on one port, lets a first `auth-agent mcp URL` learn it (registration, login), then restarts it N times
+/// with its state gone and times a new bridge's `initialize` answer after each restart (it registers again
+/// and logs in) beside the next new bridge's (nothing to do), counting the registrations and logins in the
+/// server's request log, the browser openings, and whether the `tools/call` after `initialize` completed.
+/// Given mcp-remote, it goes through the same steps beside the bridge, the two taking turns (which goes
+/// first alternates by round), each with its own token store; last, three bridges of each kind are started
+/// together with empty stores, as a host starts three configured servers. The browser is a shim on the
+/// PATH that follows `/authorize`'s redirect, as in the tests.
 enum RestartScenario {
-    static func run(report: Report, agentPath: String, script: String, rounds: Int) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-bench-restart-\(getpid())")
-        try? FileManager.default.createDirectory(at: directory.appendingPathComponent("bin"), withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let opener = directory.appendingPathComponent("bin/xdg-open").path
-        let shim = "#!/bin/sh\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10).read()' \"$1\"\n"
-        FileManager.default.createFile(atPath: opener, contents: Data(shim.utf8), attributes: [.posixPermissions: 0o700])
-        let config = directory.appendingPathComponent("config.json").path
-        FileManager.default.createFile(atPath: config, contents: Data("{\"store\": {\"kind\": \"file\", \"path\": \"\(directory.path)/store\"}}".utf8),
-                                       attributes: [.posixPermissions: 0o600])
-        let requestLog = directory.appendingPathComponent("requests.log").path
-        let environment = ["DISPLAY": ":0", "SSH_CONNECTION": "",
-                           "PATH": directory.appendingPathComponent("bin").path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")]
+    static func run(report: Report, agentPath: String, script: String, rounds: Int, mcpRemote: String?) {
+        let bench = BridgeBench("restart")
+        defer { bench.remove() }
+        // Each kind of bridge, given the suffix of its directory's names (a store of its own).
+        var kinds: [(String) -> Bridge] = [{ bench.agent(agentPath, tag: "agent" + $0) }]
+        if let mcpRemote { kinds.append { bench.mcpRemote(mcpRemote, tag: "mcp-remote" + $0) } }
+        let bridges = kinds.map { $0("") }
+        let requestLog = bench.path("requests.log")
         var server = Server(script: script, port: nil, requestLog: requestLog)
         guard let url = server.url else { fail("the server did not start (\(script))") }
-        let bridge = { () -> Double in
-            let t0 = monotonicNanos()
-            let child = ChildProcess(agentPath, ["mcp", url, "--config", config], environment: environment)
-            child.write(Array((McpScenario.initialize(1) + "\n").utf8))
-            let answer = child.readLine()
-            guard let answer, answer.contains("\"result\"") else { fail("the bridge did not answer initialize: \(answer ?? "no answer")") }
-            let ms = Double(monotonicNanos() - t0) / 1e6
-            child.closeInput()
-            _ = child.wait()
-            return ms
+        let measured = { (bridge: Bridge) -> Tally in
+            truncate(requestLog, 0)
+            let opened = bridge.opened()
+            return Tally(bridge.session(url), requests: requestLog, openings: bridge.opened() - opened)
         }
-        let first = bridge()
-        var recoveries: [Double] = [], unchanged: [Double] = []
-        var registrations = 0, logins = 0
-        for _ in 0..<rounds {
+        let first = bridges.map(measured)
+        var recovered = [Tally](repeating: Tally(), count: bridges.count), unchanged = recovered
+        for round in 0..<rounds {
             server.stop()
             server = Server(script: script, port: server.port, requestLog: requestLog)
             guard server.url == url else { fail("the server did not start again on its port") }
+            let order = round % 2 == 0 ? Array(bridges.indices) : bridges.indices.reversed()
+            for i in order { recovered[i].add(measured(bridges[i])) }
+            for i in order { unchanged[i].add(measured(bridges[i])) }
+        }
+        let together = kinds.map { kind -> Tally in
+            let fresh = kind("-three")
             truncate(requestLog, 0)
-            recoveries.append(bridge())
-            unchanged.append(bridge())
-            let lines = ((try? String(contentsOfFile: requestLog, encoding: .utf8)) ?? "").split(separator: "\n")
-            registrations += lines.filter { $0.hasPrefix("POST /register ") }.count
-            logins += lines.filter { $0.hasSuffix(" authorization_code") }.count
+            var tally = Tally(Self.together(fresh, url: url, count: 3), requests: requestLog, openings: fresh.opened())
+            tally.millis = [tally.millis.max() ?? 0]  // the host waits for the slowest
+            return tally
         }
         server.stop()
-        report.row("mcp first bridge: learn, register, log in", agent: Report.millis(first), baseline: "", ratio: "")
-        report.row("mcp new bridge after the server forgot its clients (\(rounds))", agent: Report.millis(Measure.median(recoveries)),
-                   baseline: "mcp-remote: not run here", ratio: "\(registrations) registrations, \(logins) logins in \(rounds) restarts")
-        report.row("mcp next new bridge (nothing to do)", agent: Report.millis(Measure.median(unchanged)), baseline: "", ratio: "")
+        let peer: Int? = bridges.count > 1 ? 1 : nil
+        rows(report, "mcp first bridge: learn, register, log in", first, peer)
+        rows(report, "mcp new bridge after the server forgot its clients (\(rounds))", recovered, peer)
+        rows(report, "mcp next new bridge (nothing to do)", unchanged, peer)
+        rows(report, "mcp three bridges started together, empty stores (slowest)", together, peer)
+    }
+
+    /// Times (median) and counts of one measure for each bridge: the bridge's, and mcp-remote's beside it.
+    private static func rows(_ report: Report, _ name: String, _ tallies: [Tally], _ peer: Int?) {
+        let agent = tallies[0]
+        let other = peer.map { tallies[$0] }
+        report.row(name, agent: Report.millis(agent.median), baseline: other.map { Report.millis($0.median) + " (mcp-remote)" } ?? "mcp-remote: not given",
+                   ratio: other.map { String(format: "%.2f× mcp-remote", agent.median / $0.median) } ?? "")
+        report.row("  registrations, logins, browser openings, calls completed", agent: agent.counts,
+                   baseline: other.map { $0.counts + " (mcp-remote)" } ?? "", ratio: "")
+    }
+
+    /// `count` host sessions of one bridge started at once, sharing its store.
+    private static func together(_ bridge: Bridge, url: String, count: Int) -> [Bridge.Session] {
+        let results = Results()
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<count {
+            Thread {
+                results.add(bridge.session(url))
+                done.signal()
+            }.start()
+        }
+        for _ in 0..<count { done.wait() }
+        return results.sessions
+    }
+
+    private final class Results: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [Bridge.Session] = []
+        func add(_ session: Bridge.Session) { lock.lock(); list.append(session); lock.unlock() }
+        var sessions: [Bridge.Session] { lock.lock(); defer { lock.unlock() }; return list }
+    }
+
+    /// One bridge's figures over the sessions of a measure: their times, and what the server and the
+    /// browser shim saw meanwhile.
+    struct Tally {
+        var millis: [Double] = []
+        var registrations = 0, logins = 0, openings = 0, calls = 0, sessions = 0
+
+        init() {}
+
+        init(_ session: Bridge.Session, requests: String, openings: Int) {
+            self.init([session], requests: requests, openings: openings)
+        }
+
+        init(_ sessions: [Bridge.Session], requests: String, openings: Int) {
+            let lines = ((try? String(contentsOfFile: requests, encoding: .utf8)) ?? "").split(separator: "\n")
+            millis = sessions.map(\.millis)
+            registrations = lines.filter { $0.hasPrefix("POST /register ") }.count
+            logins = lines.filter { $0.hasSuffix(" authorization_code") }.count
+            self.openings = openings
+            calls = sessions.filter(\.called).count
+            self.sessions = sessions.count
+        }
+
+        mutating func add(_ other: Tally) {
+            millis += other.millis
+            registrations += other.registrations
+            logins += other.logins
+            openings += other.openings
+            calls += other.calls
+            sessions += other.sessions
+        }
+
+        var median: Double { millis.isEmpty ? 0 : Measure.median(millis) }
+        var counts: String { "\(registrations), \(logins), \(openings), \(calls)/\(sessions)" }
     }
 
     private static func fail(_ why: String) -> Never {

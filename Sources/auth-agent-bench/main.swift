@@ -26,30 +26,40 @@ func scenarioAgent() -> String {
     value("--agent") ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         .appendingPathComponent("auth-agent").path
 }
+/// `--mcp-remote PATH`: mcp-remote assembled into one file (Peers/assemble-mcp-remote.sh), to run beside the bridge.
+func scenarioMcpRemote() -> String? {
+    guard let path = value("--mcp-remote") else { return nil }
+    guard FileManager.default.fileExists(atPath: path) else {
+        FileHandle.standardError.write(Data("auth-agent-bench: no mcp-remote at \(path); assemble it with Sources/auth-agent-bench/Peers/assemble-mcp-remote.sh\n".utf8))
+        exit(2)
+    }
+    return URL(fileURLWithPath: path).standardizedFileURL.path
+}
 if args.first == "--mcp" {
-    // --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N]
+    // --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N] [--mcp-remote PATH]
     guard args.count > 1, let config = value("--config"), let provider = value("--provider") else {
-        FileHandle.standardError.write(Data("auth-agent-bench --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N]\n".utf8))
+        FileHandle.standardError.write(Data("auth-agent-bench --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N] [--mcp-remote PATH]\n".utf8))
         exit(2)
     }
     let agent = scenarioAgent()
     let report = Report()
     report.header(agentPath: agent)
     McpScenario.run(report: report, agentPath: agent, url: args[1], config: config, provider: provider,
-                    iterations: value("--iterations").flatMap(Int.init) ?? 200)
+                    iterations: value("--iterations").flatMap(Int.init) ?? 300, mcpRemote: scenarioMcpRemote())
     report.footer()
     exit(0)
 }
 if args.first == "--mcp-restart" {
-    // --mcp-restart SCRIPT [--agent PATH] [--rounds N]
+    // --mcp-restart SCRIPT [--agent PATH] [--rounds N] [--mcp-remote PATH]
     guard args.count > 1 else {
-        FileHandle.standardError.write(Data("auth-agent-bench --mcp-restart SCRIPT [--agent PATH] [--rounds N]\n".utf8))
+        FileHandle.standardError.write(Data("auth-agent-bench --mcp-restart SCRIPT [--agent PATH] [--rounds N] [--mcp-remote PATH]\n".utf8))
         exit(2)
     }
     let agent = scenarioAgent()
     let report = Report()
     report.header(agentPath: agent)
-    RestartScenario.run(report: report, agentPath: agent, script: args[1], rounds: value("--rounds").flatMap(Int.init) ?? 5)
+    RestartScenario.run(report: report, agentPath: agent, script: args[1], rounds: value("--rounds").flatMap(Int.init) ?? 5,
+                        mcpRemote: scenarioMcpRemote())
     report.footer()
     exit(0)
 }
@@ -68,12 +78,16 @@ if args.first == "--help" || args.first == "-h" {
         --stores measures a session read and write in the file store and, where a Secret Service
         answers on the session bus, in the keyring store (median of 200 each).
         --mcp URL --config PATH --provider ID measures `auth-agent mcp URL` against a running MCP
-        server (a tools/call round trip beside a direct POST with the token, median of 200; start-up
+        server (a tools/call round trip beside a direct POST with the token, p50 and p99 of 300; start-up
         to the first answer; idle RSS). Log in to the provider first.
         --mcp-restart SCRIPT [--rounds N] runs an MCP server with SCRIPT (Tests/MCP/start-server.sh),
         lets a first bridge learn it, restarts it N times (5) with its registrations gone, and times a
-        new bridge's first answer after each restart beside the next one's, with the registrations
-        and logins the server counted.
+        new bridge's first answer after each restart beside the next one's, with the registrations,
+        logins and browser openings counted and whether the next call completed; then three bridges
+        started together with an empty store.
+        --mcp-remote PATH (with --mcp or --mcp-restart) runs mcp-remote, assembled into one file by
+        Sources/auth-agent-bench/Peers/assemble-mcp-remote.sh, beside the bridge in the same turns
+        (node PATH URL, its tokens in a directory of the bench's), with each figure's ratio.
         --dpop measures only sign for a DPoP provider beside sign for the same flow without DPoP.
         --sign-vs PATH [--pairs N] measures the CPU (user + system) of 300,000 plain `sign` lines piped
         into the agent beside the same into the agent at PATH (another build, e.g. an older commit's
