@@ -170,7 +170,8 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         let id = try r.requiredString("id")
         if let problem = idProblem(id) { throw r.error("id", problem) }
         let profiles = try ProviderProfile.apply(r)
-        let (flows, clients) = try parseFlows(r, defaults: profiles.lazy.compactMap(\.defaultFlows).first)
+        // No lazy chain over the profiles: its generic types were instantiated at every start, profiles or not.
+        let (flows, clients) = try parseFlows(r, defaults: profiles.isEmpty ? nil : profiles.first { $0.defaultFlows != nil }?.defaultFlows)
         let allowed = keys(for: flows)
         for key in r.object.keys where !allowed.contains(key) {
             let names = flows.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
@@ -240,11 +241,13 @@ public struct ProviderConfig: Sendable, Equatable, CustomStringConvertible, Cust
         p.dpop = try r.bool("dpop") ?? false
         p.par = try r.bool("par") ?? false
         if let auth = try r.child("clientAuth") { p.clientAuth = try ClientAuthConfig.parse(auth, clientSecret: p.clientSecret) }
-        for profile in profiles {
-            try profile.fill(&p, r)
-            try profile.hold(&p, r)
+        if !profiles.isEmpty {
+            for profile in profiles {
+                try profile.fill(&p, r)
+                try profile.hold(&p, r)
+            }
+            p.profiles = profiles
         }
-        p.profiles = profiles
         p.subject = try SubjectConfig.parse(r, flow: p.flow)
 
         try checkRequirements(p, r)

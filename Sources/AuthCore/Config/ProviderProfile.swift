@@ -89,6 +89,8 @@ public struct ProviderProfile: Sendable, Equatable {
     /// what it forbids, naming the requirement. Without `profile`, the issuer may pick an identity
     /// provider's (`recognised`). Runs before `flow` is read, as a profile may give it.
     static func apply(_ r: ConfigReader) throws(ConfigError) -> [ProviderProfile] {
+        // Most providers name no profile and no issuer a profile could recognise: nothing to instantiate at start-up.
+        if r.object["profile"] == nil && r.object["issuer"] == nil { return [] }
         var named: [ProviderProfile] = []
         if let value = r.object["profile"] {
             let names: [(value: String, path: String)]

@@ -18,7 +18,8 @@ public struct TokenShape: Hashable, Sendable, CustomStringConvertible {
     public var isNone: Bool { scopes.isEmpty && audience == nil && resource == nil }
 
     public init(scopes: [String] = [], audience: String? = nil, resource: String? = nil) {
-        self.scopes = Set(scopes.filter { !$0.isEmpty }).sorted()
+        // No `Set` for the empty shape every unshaped token uses: instantiating it was paid at every start.
+        self.scopes = scopes.isEmpty ? [] : Set(scopes.filter { !$0.isEmpty }).sorted()
         self.audience = audience?.isEmpty == false ? audience : nil
         self.resource = resource?.isEmpty == false ? resource : nil
     }
