@@ -15,25 +15,33 @@ final class SetupTests: XCTestCase {
         try Data(JSONSerializer.bytes(config)).write(to: h.configPath)
     }
 
+    /// `setup` on a pty up to a device login approved as alice: `choosing` the steps up to the issuer's
+    /// prompt, then the issuer typed, client `cli` with no secret, one origin, the default flow (the
+    /// device code: no display) and `name` (nil: the suggested one).
+    private func setUpWithADeviceLogin(_ h: CLIHarness, choosing: [JSONValue], issuerPrompt: String, namePrompt: String, name: String?) throws -> TerminalScreen {
+        let log = h.directory.appendingPathComponent("pty.log")
+        let approver = Thread { h.approveDeviceWhenShown(log: log) }
+        approver.start()
+        return try onTerminal(h, ["setup"], steps: .array(choosing + [
+            ["expect": .string(issuerPrompt), "send": .string(h.issuer.baseURL + "\n")],
+            ["expect": "Client ID: ", "send": "cli\n"],
+            ["expect": "Client secret (Enter for none, as a public client has): ", "send": "\n"],
+            ["expect": "separated by spaces (https://api.example.com): ", "send": "https://api.example.com\n"],
+            ["expect": "Choose 1-2 [2]: ", "send": "\n"],
+            ["expect": .string(namePrompt), "send": .string((name ?? "") + "\n")],
+        ]), environment: ["PTY_LOG": log.path, "DISPLAY": "", "WAYLAND_DISPLAY": ""])
+    }
+
     /// A generic issuer: discovered, the client id typed, the device code chosen by default (no
     /// display), the provider written and logged in, the equivalent `config add` line printed.
     func testSetupWritesAGenericIssuerAndLogsIn() throws {
         let h = try CLIHarness(issuerOptions: DevIssuerOptions(deviceInterval: 1))
         try firstRun(h)
-        let log = h.directory.appendingPathComponent("pty.log")
-        let approver = Thread { h.approveDeviceWhenShown(log: log) }
-        approver.start()
-        let screen = try onTerminal(h, ["setup"], steps: [
+        let screen = try setUpWithADeviceLogin(h, choosing: [
             ["expect": "Choose 1-9 [9]: ", "send": "12\n"],
             ["expect": "a number from 1 to 9", "send": ""],
             ["expect": "Choose 1-9 [9]: ", "send": "8\n"],
-            ["expect": "issuer's URL (https://…): ", "send": .string(h.issuer.baseURL + "\n")],
-            ["expect": "Client ID: ", "send": "cli\n"],
-            ["expect": "Client secret (Enter for none, as a public client has): ", "send": "\n"],
-            ["expect": "separated by spaces (https://api.example.com): ", "send": "https://api.example.com\n"],
-            ["expect": "Choose 1-2 [2]: ", "send": "\n"],
-            ["expect": "to type in commands [corp]: ", "send": "work\n"],
-        ], environment: ["PTY_LOG": log.path, "DISPLAY": "", "WAYLAND_DISPLAY": ""])
+        ], issuerPrompt: "issuer's URL (https://…): ", namePrompt: "to type in commands [corp]: ", name: "work")
         XCTAssertEqual(screen.status, 0, screen.output)
         XCTAssertTrue(screen.output.contains("redirect URI http://127.0.0.1/callback"), "says what to register: \(screen.output)")
         XCTAssertTrue(screen.output.contains("auth-agent config add work --issuer \(h.issuer.baseURL) --client-id cli --origin https://api.example.com --flow deviceCode"),
@@ -53,19 +61,10 @@ final class SetupTests: XCTestCase {
     func testSetupWithAProviderProfile() throws {
         let h = try CLIHarness(issuerOptions: DevIssuerOptions(deviceInterval: 1))
         try firstRun(h)
-        let log = h.directory.appendingPathComponent("pty.log")
-        let approver = Thread { h.approveDeviceWhenShown(log: log) }
-        approver.start()
-        let screen = try onTerminal(h, ["setup"], steps: [
+        let screen = try setUpWithADeviceLogin(h, choosing: [
             ["expect": "7) Keycloak", "send": ""],
             ["expect": "Choose 1-9 [9]: ", "send": "7\n"],
-            ["expect": "(https://{host}/realms/{realm}, your own in place of {…}): ", "send": .string(h.issuer.baseURL + "\n")],
-            ["expect": "Client ID: ", "send": "cli\n"],
-            ["expect": "Client secret (Enter for none, as a public client has): ", "send": "\n"],
-            ["expect": "separated by spaces (https://api.example.com): ", "send": "https://api.example.com\n"],
-            ["expect": "Choose 1-2 [2]: ", "send": "\n"],
-            ["expect": "to type in commands [keycloak]: ", "send": "\n"],
-        ], environment: ["PTY_LOG": log.path, "DISPLAY": "", "WAYLAND_DISPLAY": ""])
+        ], issuerPrompt: "(https://{host}/realms/{realm}, your own in place of {…}): ", namePrompt: "to type in commands [keycloak]: ", name: nil)
         XCTAssertEqual(screen.status, 0, screen.output)
         XCTAssertTrue(screen.output.contains("register a public (native) client at the realm's admin console"), screen.output)
         XCTAssertTrue(screen.output.contains("auth-agent config add keycloak --issuer \(h.issuer.baseURL) --client-id cli --profile keycloak"), screen.output)
