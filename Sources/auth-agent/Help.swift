@@ -108,7 +108,7 @@ struct CommandHelp: Sendable {
         CommandHelp(name: "kubectl-credential", synopsis: "PROVIDER",
                     summary: "A kubectl exec credential plugin (ExecCredential v1 / v1beta1); logs in at the terminal first when kubectl allows it.",
                     options: [account] + shape, section: .tools, operand: .provider),
-        CommandHelp(name: "mcp", synopsis: "URL [--account ID] [--scope S]… [--resource URI] [--device] [--timeout SECONDS] [--header 'Name: value']… [--ignore-tool PATTERN]… [--protocol-version REVISION] [--allow-http]",
+        CommandHelp(name: "mcp", synopsis: "URL [--account ID] [--scope S]… [--resource URI] [--device] [--timeout SECONDS] [--header 'Name: value']… [--ignore-tool PATTERN]… [--protocol-version REVISION] [--callback-port N] [--allow-http]",
                     summary: "Be an MCP host's stdio server for the remote MCP server at URL (Streamable HTTP), every request signed with the agent's login for URL: logs in at the terminal when nobody is, refreshes once after a 401, ends the session at the end of input.",
                     options: [account] + shape + [
                         Option(flag: "--device", text: "log in with the device flow rather than the browser when a login is needed"),
@@ -116,6 +116,7 @@ struct CommandHelp: Sendable {
                         Option(flag: "--header 'Name: value'", text: "sent with every request to the server (repeatable); never Authorization, which the agent signs"),
                         Option(flag: "--ignore-tool PATTERN", text: "hide tools whose name matches (* any run of characters) from tools/list and refuse calling them (repeatable)"),
                         Option(flag: "--protocol-version REVISION", text: "offer the server this MCP revision (2025-03-26, 2025-06-18, 2025-11-25 or 2026-07-28) whatever the host speaks, translating between them; without it the host's own, translated only when the server refuses it"),
+                        Option(flag: "--callback-port N", text: "a learned server's browser login listens on 127.0.0.1:N, the port registered with a new client (learn.redirectPort)"),
                         Option(flag: "--allow-http", text: "allow plain http to a host other than loopback (a trusted private network); no token is sent there"),
                     ], section: .tools),
         CommandHelp(name: "client-metadata", synopsis: "URL",

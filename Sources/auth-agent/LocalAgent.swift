@@ -21,12 +21,14 @@ final class LocalAgent: Sendable {
 
     /// Loads the configuration and opens its store; a memory store cannot outlive this process,
     /// so a one-shot command refuses it (exit 2) rather than log in to nothing.
-    init(configPath: String?, logLevel: Logger.Level) throws(ToolFailure) {
+    /// `adjust`: what the command line sets for this process beside the file (`mcp --callback-port`).
+    init(configPath: String?, logLevel: Logger.Level, adjust: (inout AgentConfig) -> Void = { _ in }) throws(ToolFailure) {
         // Log lines may quote servers (error descriptions, names): filtered like everything else shown.
         let logger = Logger(level: logLevel, sink: { Logger.stderrSink(TerminalText.escaped($0)) })
         var arguments = Arguments()
         arguments.configPath = configPath
-        let (config, path) = Agent.loadConfig(arguments, logger: logger, hint: false)
+        var (config, path) = Agent.loadConfig(arguments, logger: logger, hint: false)
+        adjust(&config)
         if case .memory = config.store {
             throw ToolFailure(.usage, "\(path) sets store.kind \"memory\": a one-shot command's session would end with the process; "
                 + "use the file store, or a socket agent that holds the memory store (auth-agent serve --socket, AUTH_AGENT_SOCK)")

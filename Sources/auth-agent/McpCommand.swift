@@ -28,6 +28,8 @@ enum McpCommand {
         var protocolVersion: String?
         /// `--allow-http`: plain http to a host other than loopback (a trusted private network); no token goes there.
         var allowHTTP = false
+        /// `--callback-port N`: a learned API's browser login listens on N (`learn.redirectPort` for this bridge).
+        var callbackPort: Int?
         var timeout = 300.0
         var configPath: String?
         var logLevel: Logger.Level = .warn
@@ -92,6 +94,10 @@ enum McpCommand {
             case "--header": options.headers.append(try header(try value(flag, inline)))
             case "--ignore-tool": options.ignoredTools.append(try value(flag, inline))
             case "--allow-http": options.allowHTTP = true
+            case "--callback-port":
+                let v = try value(flag, inline)
+                guard let port = Int(v), (1...65535).contains(port) else { throw Arguments.UsageError(description: "--callback-port wants a port from 1 to 65535, got '\(v)'") }
+                options.callbackPort = port
             case "--protocol-version":
                 let v = try value(flag, inline)
                 guard RevisionTranslation.knownRevisions.contains(v) else {
@@ -126,7 +132,9 @@ enum McpCommand {
         let shape: TokenShape?
         do {
             shape = try Tool.shape(of: command)
-            session = try LocalAgent(configPath: options.configPath, logLevel: options.logLevel)
+            session = try LocalAgent(configPath: options.configPath, logLevel: options.logLevel) { config in
+                if let port = options.callbackPort { config.learnRedirectPort = port }
+            }
         } catch {
             Logger.stderrSink("auth-agent: \(TerminalText.escaped(error.message))")
             exit(error.code.rawValue)

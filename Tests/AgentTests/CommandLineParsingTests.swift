@@ -94,6 +94,8 @@ final class CommandLineParsingTests: XCTestCase {
         }
         XCTAssertTrue(try McpCommand.parse(["http://10.0.0.1/mcp", "--allow-http"]).allowHTTP)
         XCTAssertEqual(try McpCommand.parse(["https://x/", "--protocol-version", "2026-07-28"]).protocolVersion, "2026-07-28")
+        XCTAssertEqual(try McpCommand.parse(["https://x/", "--callback-port", "33418"]).callbackPort, 33418)
+        XCTAssertThrowsError(try McpCommand.parse(["https://x/", "--callback-port", "0"]))
         XCTAssertNil(try McpCommand.parse(["https://x/"]).protocolVersion, "the host's own revision")
         XCTAssertThrowsError(try McpCommand.parse(["https://x/", "--protocol-version=2026-01-01"])) {
             XCTAssertEqual("\($0)", "--protocol-version must be one of 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28, got '2026-01-01'")

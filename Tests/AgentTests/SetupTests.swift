@@ -1,6 +1,7 @@
 import DevIssuer
 import Foundation
 import JSON
+import Wire
 import XCTest
 
 /// Issue 31 item 3: `auth-agent setup` (and `login` with no provider at a terminal) asks what to
@@ -116,6 +117,22 @@ final class SetupTests: XCTestCase {
         XCTAssertTrue(again.stderr.contains("is learned already, as work-mcp; 'forget' it first to learn it as other"), again.stderr)
         XCTAssertEqual(try h.agent(["login", "corp", "--as", "x"]).status, 2, "--as is for a URL")
         XCTAssertEqual(try h.agent(["login", h.issuer.learnableResource, "--as", "Not Valid"]).status, 2)
+    }
+
+    /// Issue 33 item 6: `learn.redirectPort` (what `mcp --callback-port` sets) is the port a learned
+    /// server's browser login listens on and the one registered with its new client.
+    func testALearnedLoginListensOnTheConfiguredRedirectPort() throws {
+        let h = try CLIHarness()
+        let (fd, port) = try LoopbackSocket.makeListener(port: 0)
+        LoopbackSocket.closeDescriptor(fd)
+        let config: JSONValue = ["store": ["kind": "file", "path": .string(h.directory.appendingPathComponent("store").path)], "providers": [],
+                                 "learn": ["redirectPort": .int(Int64(port))]]
+        try Data(JSONSerializer.bytes(config)).write(to: h.configPath)
+        h.issuer.setAutoApprove(username: "alice")
+        let login = try h.agent(["login", h.issuer.learnableResource], environment: try h.followingBrowser(), timeout: 60)
+        XCTAssertEqual(login.status, 0, login.stderr)
+        let client = try XCTUnwrap(h.issuer.registeredClientIDs.first)
+        XCTAssertEqual(h.issuer.registration(of: client)?["redirect_uris"], [.string("http://127.0.0.1:\(port)/callback")])
     }
 
     /// A script's `login` with no provider is still the usage mistake (exit 2), with nothing asked.

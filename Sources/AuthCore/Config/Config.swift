@@ -41,6 +41,10 @@ public struct AgentConfig: Sendable, Equatable {
     /// The configured provider that is the enterprise IdP (`learn.enterpriseIdP`): a learned API whose server takes the
     /// jwt-bearer grant gets its tokens from that provider's session by ID-JAG, with no browser (`flow: idJag`).
     public var learnEnterpriseIdP: String?
+    /// The loopback port a learned API's browser login listens on, registered with a new client
+    /// (`learn.redirectPort`, `mcp --callback-port`): for servers that match `redirect_uri` exactly,
+    /// or a firewall that allows one port. A client registered before keeps the port it registered.
+    public var learnRedirectPort: Int?
     /// Whether logins to learned providers open the browser (`login`'s `openBrowser` overrides it).
     public var openBrowser = false
 
@@ -96,6 +100,7 @@ public struct AgentConfig: Sendable, Equatable {
             config.learnAllow = try LearnAllowList.parse(learn)
             config.learnDPoP = try learn.bool("dpop") ?? false
             config.learnEnterpriseIdP = try learn.string("enterpriseIdP")
+            config.learnRedirectPort = try learn.int("redirectPort", in: 1...65535)
         }
         config.openBrowser = try root.bool("openBrowser") ?? false
         // No providers at all is a valid configuration: the agent may learn every API it meets.

@@ -241,13 +241,14 @@ extension AuthService {
             return (LearnedClient(clientId: c.clientId, clientSecret: c.clientSecret, redirectPort: c.redirectPort, scopes: [], registered: false), false)
         }
         if let url = config.clientMetadataUrl, server.acceptsClientMetadataDocuments {
-            return (LearnedClient(clientId: url, clientSecret: nil, redirectPort: nil, scopes: [], registered: false), false)
+            return (LearnedClient(clientId: url, clientSecret: nil, redirectPort: config.learnRedirectPort, scopes: [], registered: false), false)
         }
         let held = try await lockLearned()
         defer { held.unlock() }
         var doc = learnedDocument()
         if let kept = doc.clients[server.issuer], kept.registered, Set(scopes).isSubset(of: kept.scopes) || scopes.isEmpty { return (kept, false) }
-        let fresh = try await ClientRegistration(http: http).register(at: server, scopes: scopes, redirectPort: doc.clients[server.issuer]?.redirectPort)
+        let fresh = try await ClientRegistration(http: http).register(at: server, scopes: scopes,
+                                                                      redirectPort: doc.clients[server.issuer]?.redirectPort ?? config.learnRedirectPort)
         doc.clients[server.issuer] = fresh
         do {
             try sync.store.saveDocument(doc.encoded(), key: StoreKeys.learned)

@@ -56,8 +56,9 @@ public struct LearnAllowList: Sendable, Equatable {
         return (text, true)
     }
 
-    /// The keys of `learn`: `allow` (this list), `dpop` (`AgentConfig.learnDPoP`) and `enterpriseIdP` (`AgentConfig.learnEnterpriseIdP`).
-    static let learnKeys = ["allow", "dpop", "enterpriseIdP"]
+    /// The keys of `learn`: `allow` (this list), `dpop` (`AgentConfig.learnDPoP`), `enterpriseIdP`
+    /// (`AgentConfig.learnEnterpriseIdP`) and `redirectPort` (`AgentConfig.learnRedirectPort`).
+    static let learnKeys = ["allow", "dpop", "enterpriseIdP", "redirectPort"]
 
     static func parse(_ r: ConfigReader) throws(ConfigError) -> LearnAllowList {
         try r.rejectUnknownKeys(learnKeys)
