@@ -6,6 +6,10 @@ extension AuthService {
     /// How long a login waits for another one of the same provider before giving up (1005).
     static let loginWait = 15.0 * 60
 
+    /// How long a login waits for the lock before saying so: a login cancelled a moment ago frees
+    /// its lock as its task unwinds, just after its host was answered; that is no login in progress.
+    static let quietLoginWait = 0.5
+
     /// Runs `login` holding the store's interactive-login lock `name`. A login that another one
     /// ended before it (waited for, or finished just before this one took the lock) answers with
     /// what that one brought (`joining`, when that finds it), else logs in.
@@ -14,7 +18,7 @@ extension AuthService {
         let store = sync.store
         let held: StoreLock?
         do {
-            if let now = try store.tryLoginLock(name) {
+            if let now = try await clock.poll(until: clock.deadline(after: Self.quietLoginWait), { try store.tryLoginLock(name) }) {
                 held = now
             } else {
                 logger.info("another login to \(name) is in progress; waiting for it to finish")
