@@ -11,9 +11,10 @@ public enum AuthEvent: Sendable, Equatable {
     case loggedOut(provider: String, account: String, reason: LogoutReason)
     case tokenRefreshed(provider: String, account: String, expiresAt: Date?)
     /// The set of providers changed: APIs learned or forgotten, here or by another process
-    /// sharing the store. Only ids: what `status` shows of them depends on the host's
-    /// selections, so a host that shows providers asks `status` again.
-    case providersChanged(added: [String], removed: [String])
+    /// sharing the store — or `changed`: a learned API whose resource moved to another
+    /// authorization server, logged in there afresh. Only ids: what `status` shows of them
+    /// depends on the host's selections, so a host that shows providers asks `status` again.
+    case providersChanged(added: [String], removed: [String], changed: [String] = [])
 
     public enum Name: String, CaseIterable, Sendable {
         case userLoggedIn, userLoggedOut, tokenRefreshed, providersChanged
@@ -60,8 +61,9 @@ public enum AuthEvent: Sendable, Equatable {
             return ["provider": .string(p), "account": .string(a), "reason": .string(reason.rawValue)]
         case .tokenRefreshed(let p, let a, let expiresAt):
             return ["provider": .string(p), "account": .string(a), "expiresAt": RFC3339.json(expiresAt)]
-        case .providersChanged(let added, let removed):
-            return ["added": .array(added.map { .string($0) }), "removed": .array(removed.map { .string($0) })]
+        case .providersChanged(let added, let removed, let changed):
+            return ["added": .array(added.map { .string($0) }), "removed": .array(removed.map { .string($0) }),
+                    "changed": .array(changed.map { .string($0) })]
         }
     }
 }

@@ -172,6 +172,7 @@ extension AuthService {
         if let held, let rejected, held.issue != rejected {
             return (held, false)
         }
+        try await followMove(of: c.config)
         if shape.isNone, !c.canRefresh(session) {
             // The server rejected the current token and there is no way to get another.
             let current = try await expireUnlessReplaced(c, session, why: "the server no longer accepts the token")

@@ -114,7 +114,8 @@ final class ForgottenClientTests: XCTestCase {
         do { _ = try await service.refresh(provider: "api.example", failedAuthorization: "at-1"); XCTFail("refreshed") } catch let error as AuthError {
             XCTAssertEqual(error.code, .sessionExpired)
         }
-        XCTAssertEqual(server.paths(), ["/token", "/register/dyn-1"], "the client is still known: nothing else")
+        // The resource's metadata first: a learned API whose token was rejected may have moved (`followMove`).
+        XCTAssertEqual(server.paths(), ["/.well-known/oauth-protected-resource/mcp", "/token", "/register/dyn-1"], "the client is still known: nothing else")
         XCTAssertEqual(Self.keptClient(store), "dyn-1")
 
         _ = try await service.login(provider: "api.example", credentials: nil, context: LearningTests.context(server))
@@ -123,7 +124,7 @@ final class ForgottenClientTests: XCTestCase {
         do { _ = try await service.refresh(provider: "api.example", failedAuthorization: "at-1"); XCTFail("refreshed") } catch let error as AuthError {
             XCTAssertEqual(error.code, .sessionExpired)
         }
-        XCTAssertEqual(server.paths(), ["/token", "/register/dyn-1", "/register"])
+        XCTAssertEqual(server.paths(), ["/.well-known/oauth-protected-resource/mcp", "/token", "/register/dyn-1", "/register"])
         XCTAssertEqual(Self.keptClient(store), "dyn-2")
     }
 

@@ -259,6 +259,9 @@ final class LearningTests: XCTestCase {
 final class FakeAPI: HTTPTransport, @unchecked Sendable {
     static let resource = "https://api.example/mcp"
     static let issuer = "https://as.example"
+    static let otherIssuer = "https://as2.example"
+    /// The authorization server the resource's metadata names.
+    var namedIssuer = FakeAPI.issuer
     private let lock = NSLock()
     var fault = ""
     var pathMetadata = true
@@ -294,24 +297,27 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
             let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
             return (parts[0], parts.count > 1 ? parts[1] : "")
         }, uniquingKeysWith: { $1 })
-        lock.withLock { log.append((url.path, form)) }
-        switch (url.host ?? "", url.path) {
+        // `as2.example` is the first server's twin (its paths logged under "/as2"): where a resource may move.
+        let twin = url.host == "as2.example"
+        let server = twin ? Self.otherIssuer : Self.issuer
+        lock.withLock { log.append(((twin ? "/as2" : "") + url.path, form)) }
+        switch (twin ? "as.example" : url.host ?? "", url.path) {
         case ("api.example", "/.well-known/oauth-protected-resource/mcp") where pathMetadata, ("api.example", "/.well-known/oauth-protected-resource"):
             if fault == "big-resource" { throw HTTPTransportError.responseTooLarge }
             if fault == "redirect" { return HTTPResponse(status: 302, headers: ["Location": "https://evil.example/meta"]) }
             let resource = fault == "wrong-resource" ? "https://elsewhere.example/mcp" : Self.resource
-            return Self.json(200, ["resource": .string(resource), "authorization_servers": [.string(Self.issuer)], "scopes_supported": ["mcp"]])
+            return Self.json(200, ["resource": .string(resource), "authorization_servers": [.string(namedIssuer)], "scopes_supported": ["mcp"]])
         case ("as.example", "/.well-known/oauth-authorization-server"):
-            var m: JSONObject = ["issuer": .string(fault == "wrong-issuer" ? "https://attacker.example" : Self.issuer),
-                                 "authorization_endpoint": "https://as.example/authorize",
-                                 "token_endpoint": .string(fault == "insecure" ? "http://as.example/token" : "https://as.example/token"),
+            var m: JSONObject = ["issuer": .string(fault == "wrong-issuer" ? "https://attacker.example" : server),
+                                 "authorization_endpoint": .string(server + "/authorize"),
+                                 "token_endpoint": .string(fault == "insecure" ? "http://as.example/token" : server + "/token"),
                                  "authorization_response_iss_parameter_supported": true]
             if fault != "no-pkce" { m["code_challenge_methods_supported"] = ["S256"] }
             if fault == "strict-scope" { m["scopes_supported"] = ["profile"] }
             if fault == "offline" { m["scopes_supported"] = ["mcp", "offline_access"] }
-            if fault != "no-registration" { m["registration_endpoint"] = "https://as.example/register" }
+            if fault != "no-registration" { m["registration_endpoint"] = .string(server + "/register") }
             if let dpopAlgs { m["dpop_signing_alg_values_supported"] = .array(dpopAlgs.map(JSONValue.string)) }
-            m["pushed_authorization_request_endpoint"] = "https://as.example/par"
+            m["pushed_authorization_request_endpoint"] = .string(server + "/par")
             m["require_pushed_authorization_requests"] = .bool(requiresPAR == "metadata")
             return Self.json(200, m)
         case ("as.example", "/par"):
@@ -324,7 +330,7 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
             if fault == "strict-scope", let asked = registration?["scope"]?.stringValue, asked.split(separator: " ").contains(where: { $0 != "profile" }) {
                 return Self.json(400, ["error": "invalid_client_metadata", "error_description": "scope not allowed"])
             }
-            let id = lock.withLock { registered += 1; return "dyn-\(registered)" }
+            let id = lock.withLock { registered += 1; return (twin ? "as2-" : "") + "dyn-\(registered)" }
             var answer: JSONObject = ["client_id": .string(id), "token_endpoint_auth_method": "none",
                                       "require_pushed_authorization_requests": .bool(requiresPAR == "registration")]
             if managesRegistrations {
@@ -340,7 +346,7 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
             if requiresPAR == "metadata", URLComponents(string: request.url)?.queryItems?.contains(where: { $0.name == "request_uri" }) != true {
                 return Self.json(403, ["error": "invalid_request", "error_description": "pushed authorization requests only"])
             }
-            return HTTPResponse(status: 302, headers: ["Location": "https://as.example/login"])
+            return HTTPResponse(status: 302, headers: ["Location": server + "/login"])
         case ("api.example", let path) where path == "/mcp" || path.hasPrefix("/mcp/"):
             let authorization = request.headers.first { $0.0.lowercased() == "authorization" }?.1
             if authorization == "Bearer \(accessToken)" || authorization == "DPoP \(accessToken)" { return Self.json(200, ["ok": true]) }

@@ -97,23 +97,9 @@ extension AuthService {
                           flow: Flow?, name: String?, context: LoginContext) async throws(AuthError) -> LoginResult {
         let server = try await learning.server(resource.authorizationServers[0])
         if let enterprise = try await learnByIDJAG(resource, server: server, taught: taught, challenge: challenge, context: context) { return enterprise }
-        if flow == .deviceCode, server.deviceAuthorizationEndpoint == nil {
-            throw .discoveryFailed(.serverMetadata, "\(server.issuer) offers no device flow.")
-        }
-        if flow != .deviceCode, server.authorizationEndpoint == nil {
-            throw .discoveryFailed(.serverMetadata, "The metadata of \(server.issuer) names no authorization_endpoint.")
-        }
-        if flow != .deviceCode, !server.supportsPKCE {
-            throw .discoveryFailed(.serverMetadata, "The metadata of \(server.issuer) does not list S256 in code_challenge_methods_supported: "
-                + "a browser login without PKCE could be taken over, so the agent does not run one (MCP's rule).")
-        }
-        var loginScopes = challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported
-        var registered = resource.scopesSupported.isEmpty ? loginScopes : resource.scopesSupported
-        // A refresh token only for `offline_access` at many servers: asked for when the server lists it (MCP 2026-07-28).
-        if server.scopesSupported.contains("offline_access") {
-            if !loginScopes.contains("offline_access") { loginScopes.append("offline_access") }
-            if !registered.contains("offline_access") { registered.append("offline_access") }
-        }
+        if let problem = server.loginProblem(flow) { throw problem }
+        let (loginScopes, registered) = server.scopes(asking: challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported,
+                                                      of: resource)
         let (client, fresh) = try await client(for: server, scopes: registered)
         let learned = learnedDocument()
         if let name, learned.apis.contains(where: { $0.id == name }) {
@@ -211,8 +197,9 @@ extension AuthService {
     }
 
     /// `forget {provider}`: logs every account of a learned provider out (revoking at the
-    /// server), then drops it — and its registration, when no other learned API uses that
-    /// server — from the store — and the metadata of that server read in this process.
+    /// server), then drops it — and every registration no other learned API uses (the one at a
+    /// server its resource moved away from too) — from the store, and the metadata of its server
+    /// read in this process.
     /// True when the server confirmed every revocation.
     public func forget(provider id: String) async throws(AuthError) -> Bool {
         guard let p = providers(id) else { throw AuthError.unknownProvider(id, .notKnown) }
@@ -222,8 +209,8 @@ extension AuthService {
         let revoked = try await logout(provider: id, all: true)
         try await updateLearned { doc in
             doc.apis.removeAll { $0.id == id }
-            if !doc.apis.contains(where: { $0.server.issuer == learned.issuer }), doc.clients[learned.issuer]?.registered == true {
-                doc.clients[learned.issuer] = nil
+            for (issuer, client) in doc.clients where client.registered && !doc.apis.contains(where: { $0.server.issuer == issuer }) {
+                doc.clients[issuer] = nil
             }
         }
         if registry.remove(id) { announce(removed: [id]) }
@@ -288,35 +275,38 @@ extension AuthService {
     /// Picks up APIs other processes learned or forgot (one `stat` when nothing changed).
     func checkLearned() {
         let stamp = sync.store.documentStamp(StoreKeys.learned)
-        let changed = registry.state.withLock { s -> Bool in
+        let stale = registry.state.withLock { s -> Bool in
             if s.stamp == .some(stamp) { return false }
             s.stamp = .some(stamp)
             return true
         }
-        guard changed else { return }
+        guard stale else { return }
         let doc = learnedDocument()
         let ids = Set(doc.apis.map(\.id).filter(door.serves))
-        var (added, removed) = ([String](), [String]())
+        var (added, removed, changed) = ([String](), [String](), [String]())
         for id in registry.learnedIds where !ids.contains(id) {
             if registry.remove(id) { removed.append(id) }
         }
         // A door that does not serve a learned API does not know it (forward sockets name theirs).
         for api in doc.apis where door.serves(api.id) {
             guard let config = doc.config(api, defaultOpenBrowser: config.openBrowser) else { continue }
-            if let existing = providers(api.id), existing.config == config || existing.config.learned == nil { continue }
+            let existing = providers(api.id)
+            if let existing, existing.config == config || existing.config.learned == nil { continue }
             let p = Self.makeAccounts(config, http: http, discovery: discovery, clock: clock, logger: logger, nonces: nonces, subjects: subjects)
             sync.load(p)
             if registry.put(p) { added.append(api.id) }
+            // Its resource moved to another authorization server (`followMove`, here or in another process).
+            if let before = existing?.config.learned?.issuer, before != api.server.issuer { changed.append(api.id) }
         }
-        announce(added: added, removed: removed)
+        announce(added: added, removed: removed, changed: changed)
     }
 
     /// `providersChanged`, once per change of the set (never per account), outside every lock.
     /// `put` and `remove` say whether they changed the registry, so a provider this process
     /// learns and `checkLearned` also finds in the store is announced once.
-    private func announce(added: [String] = [], removed: [String] = []) {
-        guard !added.isEmpty || !removed.isEmpty else { return }
-        events(.providersChanged(added: added, removed: removed))
+    private func announce(added: [String] = [], removed: [String] = [], changed: [String] = []) {
+        guard !added.isEmpty || !removed.isEmpty || !changed.isEmpty else { return }
+        events(.providersChanged(added: added, removed: removed, changed: changed))
     }
 
     private func providers(_ id: String) -> ProviderAccounts? { registry.providers[id] }

@@ -141,3 +141,34 @@ struct ResourceDiscovery: Sendable {
         return server
     }
 }
+
+extension AuthorizationServer {
+    /// Why a learned API cannot log in here through `flow` (nil: the browser login), checked before
+    /// anything is registered: no device flow, no authorization endpoint, or no PKCE.
+    func loginProblem(_ flow: Flow?) -> AuthError? {
+        if flow == .deviceCode, deviceAuthorizationEndpoint == nil {
+            return .discoveryFailed(.serverMetadata, "\(issuer) offers no device flow.")
+        }
+        if flow != .deviceCode, authorizationEndpoint == nil {
+            return .discoveryFailed(.serverMetadata, "The metadata of \(issuer) names no authorization_endpoint.")
+        }
+        if flow != .deviceCode, !supportsPKCE {
+            return .discoveryFailed(.serverMetadata, "The metadata of \(issuer) does not list S256 in code_challenge_methods_supported: "
+                + "a browser login without PKCE could be taken over, so the agent does not run one (MCP's rule).")
+        }
+        return nil
+    }
+
+    /// What a learned API's login asks for (`asked`, with `offline_access` when this server lists
+    /// it: many servers give a refresh token only for it — MCP 2026-07-28's rule) and what its
+    /// registration names (the resource's `scopes_supported`, else the login's).
+    func scopes(asking asked: [String], of resource: ProtectedResource) -> (login: [String], registered: [String]) {
+        var login = asked.filter { $0 != "offline_access" }
+        var registered = resource.scopesSupported.isEmpty ? login : resource.scopesSupported.filter { $0 != "offline_access" }
+        if scopesSupported.contains("offline_access") {
+            login.append("offline_access")
+            registered.append("offline_access")
+        }
+        return (login, registered)
+    }
+}
