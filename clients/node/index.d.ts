@@ -40,7 +40,8 @@ export interface UserLoggedIn { provider: string; account: string; user: User; e
 export interface UserLoggedOut { provider: string; account: string; reason: 'logout' | 'expired' | 'external' | 'subjectLoggedOut' }
 export interface TokenRefreshed { provider: string; account: string; expiresAt: Expiry }
 /** The provider ids learned or forgotten (by any agent on the store); call status() for what they show. */
-export interface ProvidersChanged { added: string[]; removed: string[] }
+/** Learned provider ids that appeared, went away, or whose resource moved to another authorization server (`changed`). */
+export interface ProvidersChanged { added: string[]; removed: string[]; changed: string[] }
 /**
  * A device-code or browser login waits for the user: show `userCode` and
  * `verificationUri` (device code) or open `url` (browser). `requestId` is the login's id.
