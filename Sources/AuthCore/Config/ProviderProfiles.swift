@@ -73,8 +73,10 @@ extension ProviderProfile {
     /// Auth0. `audience` selects the API (and wins over `resource`); refresh tokens with `offline_access`.
     /// https://auth0.com/docs/secure/tokens/access-tokens/get-access-tokens
     /// https://auth0.com/docs/secure/tokens/refresh-tokens/get-refresh-tokens
+    /// Tenants outside the first US region have the region in their domain (`{tenant}.eu.auth0.com`):
+    /// https://auth0.com/docs/get-started/auth0-overview/create-tenants/locality
     static let auth0 = ProviderProfile(
-        name: "auth0", specification: "Auth0", issuers: ["https://{tenant}.auth0.com/"], resourceParameter: .audience,
+        name: "auth0", specification: "Auth0", issuers: ["https://{tenant}.auth0.com/", "https://{tenant}.{region}.auth0.com/"], resourceParameter: .audience,
         refreshTokens: .offlineAccess, defaultFlows: [.authorizationCode, .deviceCode], defaultScopes: ["openid", "profile"],
         registrationPage: "https://manage.auth0.com (Applications › Create Application › Native)")
 

@@ -59,7 +59,7 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
         let redirectURI = "http://127.0.0.1:\(listener.port)\(Self.callbackPath)"
         let parameters = Self.authorizationParameters(clientId: config.clientId ?? "", redirectURI: redirectURI, scopes: config.scopes, pkce: pkce,
                                                       nonce: nonce, resource: oauth.automaticResource, dpopJkt: dpopKey?.thumbprint)
-            + config.authorizationExtras
+            + (oauth.automaticAudience.map { [("audience", $0)] } ?? []) + config.authorizationExtras
         let deadline = clock.deadline(after: callbackTimeout)
         let pushing = try Self.pushEndpoint(config, endpoints)
         let url: BrowserURL

@@ -169,6 +169,8 @@ struct LearnedDocument: Sendable, Equatable {
             // Who signed in, named as a configured provider's person is (status, "Logged in … as").
             p.userinfoEndpoint = api.server.userinfoEndpoint
         }
+        // A known identity provider's habits, recognised from the issuer as for a configured provider.
+        p.profiles = ProviderProfile.recognised(api.server.issuer).map { [$0] } ?? []
         p.dpop = api.dpop
         p.pushedAuthorizationRequestEndpoint = api.server.pushedAuthorizationEndpoint
         p.par = api.server.requiresPAR || client.requiresPAR

@@ -156,16 +156,26 @@ struct OAuthClient: Sendable {
     }
 
     /// RFC 8707 for a learned provider: every authorization and token request names its
-    /// resource (unless the request names one itself), so its tokens are bound to it.
+    /// resource (unless the request names one itself), so its tokens are bound to it — as its
+    /// server's profile wants a resource asked for: Auth0 by `audience` (`automaticAudience`).
     func resourcePairs(besides pairs: [(String, String)]) -> [(String, String)] {
-        guard let resource = automaticResource, !pairs.contains(where: { $0.0 == "resource" }) else { return [] }
-        return [("resource", resource)]
+        guard !pairs.contains(where: { $0.0 == "resource" || $0.0 == "audience" }) else { return [] }
+        if let resource = automaticResource { return [("resource", resource)] }
+        if let audience = automaticAudience { return [("audience", audience)] }
+        return []
     }
 
-    /// The learned provider's resource, unless its server refused `resource` before.
+    /// The learned provider's resource, unless its server refused `resource` before or its profile
+    /// asks for a resource otherwise: Entra refuses `resource` (AADSTS9010010; its scopes name the
+    /// API), an Okta authorization server has its one audience, Auth0 takes `audience`.
     var automaticResource: String? {
         guard let learned = config.learned, !discovery.refusesResource(learned.issuer) else { return nil }
-        return learned.resource
+        return (config.providerProfile?.resourceParameter ?? .resource) == .resource ? learned.resource : nil
+    }
+
+    /// A learned provider's resource as Auth0 wants it asked for: its `audience`.
+    var automaticAudience: String? {
+        config.providerProfile?.resourceParameter == .audience ? config.learned?.resource : nil
     }
 
     /// A grant that logs in: its tokens, `invalidCredentials` (for the reason `rejected`)
