@@ -6,8 +6,8 @@ import Foundation
 /// the default configuration (no `store` key: `auto`), whose login chose files when no Secret
 /// Service answered — run the bench without `DBUS_SESSION_BUS_ADDRESS` to measure that machine.
 enum HelperStart {
-    /// `independent`: `IndependentEmpty`'s program, measured in the same turns as the second yardstick.
-    static func run(report: Report, agentPath: String, empty: Measure.Program, independent: String?, runs: Int) {
+    /// `independent` and `floor`: `IndependentEmpty`'s programs, measured in the same turns as the second and third yardsticks.
+    static func run(report: Report, agentPath: String, empty: Measure.Program, independent: String?, floor: String?, runs: Int) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("auth-agent-bench-helpers-\(getpid())")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -36,18 +36,20 @@ enum HelperStart {
         // The request ends with a blank line, so the helper answers before its stdin closes.
         let request = Array("protocol=https\nhost=git.example.com\npath=repo.git\n\n".utf8)
         // It prints nothing and exits: its start is timed to its end, as the helpers' are.
-        let yardstick = independent.map { Measure.Program(path: $0, arguments: [], line: [], environment: environment) }
+        let yardsticks = [("independent", independent), ("floor", floor)].compactMap { name, path in
+            path.map { (name, Measure.Program(path: $0, arguments: [], line: [], environment: environment)) }
+        }
         for (name, command, line) in [("token P", ["token", "bench"], [UInt8]()), ("git-credential", ["git-credential", "get"], request)] {
             let programs = stores.map { Measure.Program(path: agentPath, arguments: command + $0.1, line: line, environment: environment) }
-            let starts = Measure.coldStarts(programs + [baseline] + (yardstick.map { [$0] } ?? []), runs: runs)
+            let starts = Measure.coldStarts(programs + [baseline] + yardsticks.map(\.1), runs: runs)
             let emptyMillis = starts[stores.count].millis
-            let independentMillis = yardstick == nil ? nil : starts[stores.count + 1].millis
+            let others = yardsticks.enumerated().map { (name: $0.element.0, millis: starts[stores.count + 1 + $0.offset].millis) }
             for (i, store) in stores.enumerated() {
                 let millis = starts[i].millis
                 report.row("start: \(name) (\(store.0))", agent: Report.millis(millis),
-                           baseline: Report.millis(emptyMillis) + " (empty)" + (independentMillis.map { "; " + Report.millis($0) + " (independent)" } ?? ""),
+                           baseline: Report.millis(emptyMillis) + " (empty)" + others.map { "; " + Report.millis($0.millis) + " (\($0.name))" }.joined(),
                            ratio: String(format: "%.2f× empty", millis / emptyMillis)
-                               + (independentMillis.map { String(format: "; %.2f× independent", millis / $0) } ?? ""))
+                               + others.map { String(format: "; %.2f× \($0.name)", millis / $0.millis) }.joined())
             }
         }
         SocketScenario.run(report: report, agentPath: agentPath, config: file.path, directory: directory, empty: baseline, runs: runs)

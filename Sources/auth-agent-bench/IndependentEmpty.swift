@@ -7,15 +7,34 @@ import Foundation
 /// slower: it is the program anyone gets from the toolchain. `auth-agent-empty`, built with the
 /// agent's own flags and answering each line with `{}`, stays the first yardstick; a figure is
 /// printed beside both so nobody tunes to one.
-enum IndependentEmpty {
-    static let source = "import Foundation\nprint(\"\", terminator: \"\")\n"
+///
+/// The third, `floor`, is compiled the same way: a program that does nothing but use, once each, the
+/// libraries the agent may link (FoundationEssentials' `Date` and `URL`, a `String` search, a Dispatch
+/// queue) — the start any program built on them pays before reading a byte of configuration, so a
+/// helper's figure beside it is what the agent itself costs.
+struct IndependentEmpty: Sendable {
+    let name: String
+    let source: String
 
-    /// The program's path, compiled beside the agent on first use (`auth-agent-empty-independent`);
+    static let foundation = IndependentEmpty(name: "auth-agent-empty-independent", source: "import Foundation\nprint(\"\", terminator: \"\")\n")
+    static let floor = IndependentEmpty(name: "auth-agent-floor", source: """
+        import FoundationEssentials
+        import Dispatch
+        let now = Date()
+        let url = URL(string: "https://example.com/x")
+        let name = CommandLine.arguments.first ?? ""
+        DispatchQueue(label: "floor").sync {
+            print(now.timeIntervalSince1970 > 0 && url != nil && !name.contains("zzz") ? "" : "x", terminator: "")
+        }
+
+        """)
+
+    /// The program's path, compiled beside the agent on first use (as `name`);
     /// nil, with the reason on stderr, when no `swiftc` is on the PATH or it fails.
-    static func build(beside agentPath: String) -> String? {
+    func build(beside agentPath: String) -> String? {
         let directory = URL(fileURLWithPath: agentPath).deletingLastPathComponent()
-        let binary = directory.appendingPathComponent("auth-agent-empty-independent").path
-        let sourceFile = directory.appendingPathComponent("auth-agent-empty-independent.swift")
+        let binary = directory.appendingPathComponent(name).path
+        let sourceFile = directory.appendingPathComponent(name + ".swift")
         // Rebuilt when the source differs, e.g. a copy left by another toolchain is replaced by hand.
         if FileManager.default.isExecutableFile(atPath: binary), (try? String(contentsOf: sourceFile, encoding: .utf8)) == source {
             return binary
@@ -23,7 +42,7 @@ enum IndependentEmpty {
         guard let swiftc = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
             .map({ "\($0)/swiftc" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) })
         else {
-            FileHandle.standardError.write(Data("auth-agent-bench: no swiftc on the PATH: the independent empty program is not measured\n".utf8))
+            FileHandle.standardError.write(Data("auth-agent-bench: no swiftc on the PATH: \(name) is not measured\n".utf8))
             return nil
         }
         do {
@@ -37,7 +56,7 @@ enum IndependentEmpty {
             return binary
         } catch {
             try? FileManager.default.removeItem(atPath: sourceFile.path)
-            FileHandle.standardError.write(Data("auth-agent-bench: swiftc -O -static-stdlib failed: the independent empty program is not measured\n".utf8))
+            FileHandle.standardError.write(Data("auth-agent-bench: swiftc -O -static-stdlib failed: \(name) is not measured\n".utf8))
             return nil
         }
     }

@@ -72,7 +72,8 @@ if args.first == "--help" || args.first == "-h" {
         --helpers measures only the start-up of `auth-agent token P` and `git-credential get`
         (median of 30 whole-process runs each) beside the empty program and beside an independent
         one (`import Foundation; print("", terminator: "")` compiled here by `swiftc -O -static-stdlib`,
-        kept as auth-agent-empty-independent beside the agent), with `store.kind: file`
+        kept as auth-agent-empty-independent beside the agent) and beside the floor (a program that
+        only uses FoundationEssentials and Dispatch once each, kept as auth-agent-floor), with `store.kind: file`
         and with the default configuration (no `store` key); run it without
         DBUS_SESSION_BUS_ADDRESS to measure a machine without a Secret Service.
         --stores measures a session read and write in the file store and, where a Secret Service
@@ -138,7 +139,8 @@ if let i = args.firstIndex(of: "--sign-vs"), i + 1 < args.count {
 }
 
 if args.contains("--helpers") {
-    HelperStart.run(report: report, agentPath: agentPath, empty: empty, independent: IndependentEmpty.build(beside: agentPath), runs: 30)
+    HelperStart.run(report: report, agentPath: agentPath, empty: empty, independent: IndependentEmpty.foundation.build(beside: agentPath),
+                   floor: IndependentEmpty.floor.build(beside: agentPath), runs: 30)
     report.footer()
     exit(0)
 }
@@ -169,7 +171,8 @@ report.row("peak RSS (ping run)", agent: Report.mebibytes(agentRate.rssKiB), bas
 
 Scenarios.runSign(report: report, agentPath: agentPath, selfPath: selfPath, scale: scale, echoRate: echoRate.rate,
                   echoP50: echoRT.p50, empty: empty)
-HelperStart.run(report: report, agentPath: agentPath, empty: empty, independent: IndependentEmpty.build(beside: agentPath), runs: 30)
+HelperStart.run(report: report, agentPath: agentPath, empty: empty, independent: IndependentEmpty.foundation.build(beside: agentPath),
+                   floor: IndependentEmpty.floor.build(beside: agentPath), runs: 30)
 RefreshScenario.run(report: report, agentPath: agentPath)
 DPoPScenario.run(report: report, agentPath: agentPath, scale: scale)
 report.footer()
