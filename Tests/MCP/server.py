@@ -21,6 +21,10 @@ What the tests add, outside MCP and OAuth:
   (no session, no stream); `session` refuses a POST at 2026-07-28 with 400 and id null, as the
   TypeScript SDK 1.x does ("Bad Request: Unsupported protocol version",
   https://dev.to/greatworkco/how-to-fix-mcp-unsupported-protocol-version-3390);
+- FASTMCP_ISSUER_HOST (default 127.0.0.1) is the host of the authorization server's URLs (its
+  issuer, /authorize, /token, /register), the resource staying http://127.0.0.1:PORT/mcp: restarted
+  with `localhost`, the resource names another authorization server (MCP 2026-07-28's credentials
+  keyed by issuer) on the same process and port;
 - FASTMCP_REQUIRED_SCOPES (space-separated, default "mcp:read") are the scopes /mcp requires
   and the registration's default; FASTMCP_VALID_SCOPES (default "mcp:read mcp:write") the
   ones a client may register and ask for.
@@ -142,7 +146,8 @@ def main() -> None:
     parser.add_argument("--request-log", default=os.environ.get("FASTMCP_REQUEST_LOG"))
     args = parser.parse_args()
 
-    base = f"http://127.0.0.1:{args.port}"
+    resource_base = f"http://127.0.0.1:{args.port}"
+    base = f"http://{os.environ.get('FASTMCP_ISSUER_HOST', '127.0.0.1')}:{args.port}"
     required = os.environ.get("FASTMCP_REQUIRED_SCOPES", "mcp:read").split()
     valid = os.environ.get("FASTMCP_VALID_SCOPES", "mcp:read mcp:write").split()
     if "FASTMCP_ACCESS_TOKEN_LIFETIME" in os.environ:
@@ -150,6 +155,7 @@ def main() -> None:
 
     auth = InMemoryOAuthProvider(
         base_url=base,
+        resource_base_url=resource_base,
         client_registration_options=ClientRegistrationOptions(
             enabled=True, valid_scopes=valid, default_scopes=required
         ),
@@ -211,10 +217,10 @@ def main() -> None:
 
     if args.info:
         info = {
-            "baseUrl": base,
+            "baseUrl": resource_base,
             "port": args.port,
-            "mcpUrl": f"{base}/mcp",
-            "resourceMetadataUrl": f"{base}/.well-known/oauth-protected-resource/mcp",
+            "mcpUrl": f"{resource_base}/mcp",
+            "resourceMetadataUrl": f"{resource_base}/.well-known/oauth-protected-resource/mcp",
             "serverMetadataUrl": f"{base}/.well-known/oauth-authorization-server",
             "issuer": f"{base}/",
             "requiredScopes": required,
