@@ -11,7 +11,8 @@
 #   auth-agent_V_DEBARCH.deb                      the agent, its man page, completions and license
 #   SHA256SUMS
 #
-# Steps: the static release build (`swift build -c release --static-swift-stdlib`; with
+# Steps: the static release build (`swift build -c release --static-swift-stdlib --disable-local-rpath`:
+# no `$ORIGIN` RUNPATH, so the dynamic loader does not search the install directory; with
 # AUTH_AGENT_PACKAGE_BINARY=PATH, that build made earlier instead — the tests reuse theirs), a
 # stripped copy, then each package around it. The version is the agent's own (`auth-agent
 # --version`); the clients' declared versions must match it. The oldest glibc the binary runs on
@@ -39,8 +40,8 @@ if [ -n "${AUTH_AGENT_PACKAGE_BINARY:-}" ]; then
   say "using the build at $built (AUTH_AGENT_PACKAGE_BINARY)"
 else
   command -v swift >/dev/null 2>&1 || fail "swift is needed to build the agent (or set AUTH_AGENT_PACKAGE_BINARY)"
-  (cd "$root" && swift build -c release --static-swift-stdlib --product auth-agent >&2)
-  built="$(cd "$root" && swift build -c release --static-swift-stdlib --show-bin-path)/auth-agent"
+  (cd "$root" && swift build -c release --static-swift-stdlib --disable-local-rpath --product auth-agent >&2)
+  built="$(cd "$root" && swift build -c release --static-swift-stdlib --disable-local-rpath --show-bin-path)/auth-agent"
 fi
 [ -x "$built" ] || fail "$built is not an executable"
 if grep -q 'NEEDED.*libswift' <<<"$(readelf -d "$built")"; then

@@ -81,7 +81,7 @@ final class PackagingTests: XCTestCase {
         guard let swift = CLIHarness.which("swift") else { throw XCTSkip("no static release build and no swift to make one") }
         let scratch = root.appendingPathComponent(".build/packaging")
         print("building the static release binary into \(scratch.path) (once; later runs are incremental)")
-        let build = try CLIHarness.run(swift, ["build", "-c", "release", "--static-swift-stdlib", "--product", "auth-agent",
+        let build = try CLIHarness.run(swift, ["build", "-c", "release", "--static-swift-stdlib", "--disable-local-rpath", "--product", "auth-agent",
                                                "--scratch-path", scratch.path], directory: root, timeout: 1500)
         guard build.status == 0 else { throw Failure("the static release build failed:\n\(build.stdout.suffix(3000))\(build.stderr.suffix(3000))") }
         return scratch.appendingPathComponent("release/auth-agent")
