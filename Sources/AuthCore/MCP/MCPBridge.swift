@@ -84,6 +84,9 @@ public final class MCPBridge: @unchecked Sendable {
     var holding: Set<String> = []
     var retries: [String: JSONValue] = [:]
     var answeredAs: [JSONValue: JSONValue] = [:]
+    /// Held requests the host had its answer to (`input_required`): pending only so the server's
+    /// answer is captured — owed to the host's retry, if one comes, never to the request itself.
+    var answeredEarly: Set<JSONValue> = []
 
     public init(url: String, transport: any HTTPStreamingTransport, authorizer: any MCPAuthorizer, options: Options = Options(),
                 clock: Clock = SystemClock(), output: @escaping @Sendable ([UInt8]) -> Void, log: @escaping @Sendable (String) -> Void,
@@ -189,7 +192,7 @@ public final class MCPBridge: @unchecked Sendable {
         for task in tasks { task.cancel() }
         let (listener, id) = lock.withLock { (self.listener, sessionId) }
         listener?.cancel()
-        for owed in lock.withLock({ () -> [JSONValue] in defer { pending = [] }; return Array(pending) }) {
+        for owed in lock.withLock({ () -> [JSONValue] in defer { pending = [] }; return Array(pending.subtracting(answeredEarly)) }) {
             write(MCPMessage.error(id: owed, code: -32603, message: "The bridge is closing: its input ended before the server answered",
                                    data: ["reason": "requestFailed"]))
         }

@@ -166,7 +166,9 @@ extension MCPBridge {
 
     private func toSessionServer(_ message: MCPMessage, discovered: JSONValue) async {
         let value = RevisionTranslation.withoutStatelessMeta(message.value)
-        guard message.kind == .request, let id = value["id"] else { return await posting(value) }
+        guard message.kind == .request, let id = value["id"] else {
+            return await posting(RevisionTranslation.cancellation(value, answeredAs: lock.withLock { answeredAs }))
+        }
         if message.method == "server/discover" { return deliver(["jsonrpc": "2.0", "id": id, "result": discovered]) }
         // The retry of a request whose stream holds a server request: it answers that request, and
         // the held request's answer is this one's (`heldForStatelessHost`).
@@ -177,11 +179,17 @@ extension MCPBridge {
                return true
            }) { return }
         guard let answer = await call(value) else { return }
-        let hostId = lock.withLock { () -> JSONValue in
-            guard let latest = answeredAs.removeValue(forKey: id) else { return id }
+        let hostId = lock.withLock { () -> JSONValue? in
+            let early = answeredEarly.remove(id) != nil
+            guard let latest = answeredAs.removeValue(forKey: id) else {
+                // Answered `input_required`, never retried: the host is owed nothing more for it.
+                if early { pending.remove(id) }
+                return early ? nil : id
+            }
             pending.remove(id)
             return latest
         }
+        guard let hostId else { return }
         deliver(RevisionTranslation.statelessAnswer(RevisionTranslation.answering(answer, as: hostId), method: message.method))
     }
 
@@ -198,7 +206,7 @@ extension MCPBridge {
             holding.insert(token)
             // A retry answered `input_required` again is owed nothing more; the held request's id stays owed the final answer.
             let hostId = answeredAs[request] ?? request
-            if hostId != request { pending.remove(hostId) }
+            if hostId != request { pending.remove(hostId) } else { answeredEarly.insert(request) }
             return (token, hostId)
         }
         write(RevisionTranslation.inputRequired(id: hostId, key: token, request: value))

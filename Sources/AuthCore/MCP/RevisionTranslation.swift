@@ -170,6 +170,16 @@ public enum RevisionTranslation {
         return .object(object)
     }
 
+    /// A stateless host's `notifications/cancelled` of a retry, as the session server knows the request:
+    /// by the id of the held request it answers (`answeredAs`: held request → the host's id for it now).
+    public static func cancellation(_ message: JSONValue, answeredAs: [JSONValue: JSONValue]) -> JSONValue {
+        guard message["method"] == "notifications/cancelled", var object = message.objectValue, var params = object["params"]?.objectValue,
+              let target = params["requestId"], let held = answeredAs.first(where: { $0.value == target })?.key else { return message }
+        params["requestId"] = held
+        object["params"] = .object(params)
+        return .object(object)
+    }
+
     /// The server-to-host requests of the session revisions that a multi-round-trip result carries instead.
     public static let inputMethods: Set<String> = ["elicitation/create", "sampling/createMessage", "roots/list"]
 
