@@ -42,7 +42,11 @@ extension MCPBridge {
                     for try await piece in stream.body {
                         for event in try parser.feed(piece) where event.event == "message" && !event.data.isEmpty {
                             if let value = try? JSONParser.parse(event.data) {
-                                forward(value, raw: event.data)
+                                if case .sessionServer? = lock.withLock({ translation }), let refusal = RevisionTranslation.refusalForStatelessHost(value) {
+                                    await posting(refusal)
+                                } else {
+                                    forward(value, raw: event.data)
+                                }
                             } else {
                                 log("mcp: an event of the server's GET stream is not JSON; dropped")
                             }

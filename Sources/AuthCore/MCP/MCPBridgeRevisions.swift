@@ -41,7 +41,8 @@ extension MCPBridge {
         write(answer)
     }
 
-    private func posting(_ value: JSONValue) async {
+    /// Sends the bridge's own message (an answer in the host's stead, a translated notification).
+    func posting(_ value: JSONValue) async {
         guard let message = MCPMessage(value) else { return }
         await post(message, body: JSONSerializer.bytes(value))
     }

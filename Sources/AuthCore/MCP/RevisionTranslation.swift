@@ -180,6 +180,14 @@ public enum RevisionTranslation {
         return .object(object)
     }
 
+    /// The bridge's answer, for a stateless host, to a session server's request outside any request's
+    /// stream (its GET stream): the 2026-07-28 revision takes server requests only as a request's
+    /// `input_required`, so nothing could carry this one to the host. Nil for anything but a request.
+    public static func refusalForStatelessHost(_ message: JSONValue) -> JSONValue? {
+        guard let id = message["id"], let method = message["method"]?.stringValue else { return nil }
+        return MCPMessage.error(id: id, code: -32601, message: "The host speaks MCP 2026-07-28, which takes \(method) only within one of its requests")
+    }
+
     /// The server-to-host requests of the session revisions that a multi-round-trip result carries instead.
     public static let inputMethods: Set<String> = ["elicitation/create", "sampling/createMessage", "roots/list"]
 
