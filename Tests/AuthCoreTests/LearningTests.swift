@@ -197,7 +197,8 @@ final class LearningTests: XCTestCase {
         let server = FakeAPI()
         server.fault = "refuse-resource"
         let lines = Locked<[String]>([])
-        let service = AuthService(config: AgentConfig(), store: MemorySessionStore(), transport: server,
+        let store = MemorySessionStore()
+        let service = AuthService(config: AgentConfig(), store: store, transport: server,
                                   logger: Logger(level: .debug, sink: { line in lines.withLock { $0.append(line) } }), events: { _ in })
         _ = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
         XCTAssertEqual(server.count("/token"), 2, "refused with resource, granted without")
@@ -205,6 +206,12 @@ final class LearningTests: XCTestCase {
         XCTAssertEqual(server.count("/token"), 3, "the refresh leaves it out at once")
         XCTAssertNil(server.lastForm("/token")["resource"])
         XCTAssertEqual(lines.withLock { $0 }.filter { $0.contains("refused the resource parameter") }.count, 1, "\(lines.withLock { $0 })")
+
+        // Remembered per issuer in the store: another process (a one-shot helper) leaves it out from its first request.
+        let (other, _) = makeService(server, store: store)
+        _ = try await other.refresh(provider: "api.example", failedAuthorization: nil)
+        XCTAssertEqual(server.count("/token"), 4, "no refused request first")
+        XCTAssertNil(server.lastForm("/token")["resource"])
     }
 
     func testAMismatchedIssOnTheAuthorizationResponseIsRefused() async throws {

@@ -169,6 +169,7 @@ extension AuthService {
             doc.apis.removeAll { $0.id == api.id }
             doc.apis.append(kept)
             doc.clients[api.server.issuer] = client
+            if discovery.refusesResource(api.server.issuer) { doc.refusingResource.insert(api.server.issuer) }
         }
         // A step-up replaces the provider: the set is the same, nothing to announce.
         if registry.put(p) { announce(added: [api.id]) }
@@ -212,6 +213,7 @@ extension AuthService {
             for (issuer, client) in doc.clients where client.registered && !doc.apis.contains(where: { $0.server.issuer == issuer }) {
                 doc.clients[issuer] = nil
             }
+            doc.refusingResource = doc.refusingResource.filter { issuer in doc.apis.contains { $0.server.issuer == issuer } }
         }
         if registry.remove(id) { announce(removed: [id]) }
         // Learning it again decides again (DPoP, the endpoints): from the server's metadata as it is now.
@@ -282,6 +284,7 @@ extension AuthService {
         }
         guard stale else { return }
         let doc = learnedDocument()
+        for issuer in doc.refusingResource { _ = discovery.rememberRefusedResource(issuer) }
         let ids = Set(doc.apis.map(\.id).filter(door.serves))
         var (added, removed, changed) = ([String](), [String](), [String]())
         for id in registry.learnedIds where !ids.contains(id) {

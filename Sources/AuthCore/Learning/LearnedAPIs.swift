@@ -64,6 +64,8 @@ struct LearnedAPI: Sendable, Equatable {
 struct LearnedDocument: Sendable, Equatable {
     var apis: [LearnedAPI] = []
     var clients: [String: LearnedClient] = [:]
+    /// The issuers that refused RFC 8707's `resource` (`OAuthClient.grant`), so that no process asks them with it again.
+    var refusingResource: Set<String> = []
 
     func encoded() -> [UInt8] {
         let apis: [JSONValue] = self.apis.map { a in
@@ -91,7 +93,9 @@ struct LearnedDocument: Sendable, Equatable {
             if c.requiresPAR { o["requiresPAR"] = true }
             clients[issuer] = .object(o)
         }
-        return JSONSerializer.bytes(.object(["version": .int(1), "apis": .array(apis), "clients": .object(clients)]))
+        var root: JSONObject = ["version": .int(1), "apis": .array(apis), "clients": .object(clients)]
+        if !refusingResource.isEmpty { root["refusingResource"] = .array(refusingResource.sorted().map(JSONValue.string)) }
+        return JSONSerializer.bytes(.object(root))
     }
 
     /// The document in `bytes`; what cannot be read is left out (an API learned again is cheap).
@@ -126,6 +130,7 @@ struct LearnedDocument: Sendable, Equatable {
                                                 registrationToken: o["registrationAccessToken"]?.stringValue,
                                                 requiresPAR: o["requiresPAR"]?.boolValue == true)
         }
+        doc.refusingResource = Set(root["refusingResource"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         return doc
     }
 

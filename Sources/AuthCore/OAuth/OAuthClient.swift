@@ -62,8 +62,8 @@ struct OAuthClient: Sendable {
     /// session's (see `DPoP/OAuthClient+DPoP.swift`).
     ///
     /// A server that refuses the learned resource (`invalid_target`, or Entra's AADSTS9010010 whatever
-    /// its code) is asked again once without it, and its issuer is remembered (`Discovery`), so no
-    /// later request of any provider sends it there: many servers implement no RFC 8707, and some
+    /// its code) is asked again once without it, and its issuer is remembered (`Discovery`, and the
+    /// learned document once the login is kept, for every process), so no later request of any provider sends it there: many servers implement no RFC 8707, and some
     /// (Entra ID since 2026, Keycloak without its feature flag) refuse the parameter outright.
     func grant(_ pairs: [(String, String)], renewing session: Session? = nil, proving key: DPoPKey? = nil) async -> TokenEndpointResult {
         let resource = resourcePairs(besides: pairs)
