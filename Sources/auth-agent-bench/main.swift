@@ -19,6 +19,12 @@ if args.first == "--stores" {
     exit(0)
 }
 if args.first == "--echo" { Echo.run() }
+if args.first == "--mcp-translation" {
+    let report = Report()
+    report.header(agentPath: "(the bridge in-process, before servers in memory)")
+    TranslationScenario.run(report: report, calls: args.firstIndex(of: "--calls").flatMap { $0 + 1 < args.count ? Int(args[$0 + 1]) : nil } ?? 2000)
+    exit(0)
+}
 /// The value after `flag` in the scenario options (`--agent PATH`, `--rounds N`, …).
 func value(_ flag: String) -> String? { args.firstIndex(of: flag).flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil } }
 /// `--agent PATH`, else the agent built beside this binary.
@@ -89,6 +95,10 @@ if args.first == "--help" || args.first == "-h" {
         --mcp-remote PATH (with --mcp or --mcp-restart) runs mcp-remote, assembled into one file by
         Sources/auth-agent-bench/Peers/assemble-mcp-remote.sh, beside the bridge in the same turns
         (node PATH URL, its tokens in a directory of the bench's), with each figure's ratio.
+        --mcp-translation [--calls N] measures what translating between MCP revisions adds to a
+        tools/call in the bridge itself (in-process, before servers answering from memory): pass-through
+        beside an old host before a 2026-07-28 server and a 2026-07-28 host before a session server,
+        p50 and p99 of N (2,000) calls each, in turns.
         --dpop measures only sign for a DPoP provider beside sign for the same flow without DPoP.
         --sign-vs PATH [--pairs N] measures the CPU (user + system) of 300,000 plain `sign` lines piped
         into the agent beside the same into the agent at PATH (another build, e.g. an older commit's
