@@ -153,6 +153,7 @@ extension MCPBridge {
                         fail(ids, "The MCP server's event stream carried an event that is not JSON", data: ["reason": "requestFailed"])
                         continue
                     }
+                    if takesURLElicitation(value) { continue }
                     if ids.count == 1, await heldForStatelessHost(value, during: ids[0]) { continue }
                     forward(value, raw: event.data)
                 }
