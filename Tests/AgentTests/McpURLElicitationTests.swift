@@ -32,15 +32,22 @@ final class McpURLElicitationTests: XCTestCase {
 
     /// A client of this test's registered at `shared`'s server and configured; then the SDK's host,
     /// declaring URL elicitation or not, calls `connect_account` through a bridge.
-    private func connect(_ host: String, mode: String = "legacy", at shared: FastMCPServer.Shared) throws -> (seen: JSONValue, server: FastMCPServer) {
+    /// The bridge's stderr, kept by the wrapper `connect` runs it through.
+    private var stderr: String { (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? "" }
+
+    private func connect(_ host: String, mode: String = "legacy", at shared: FastMCPServer.Shared,
+                         display: String = ":0") throws -> (seen: JSONValue, server: FastMCPServer) {
         let server = try shared.server()
         let bin = directory.appendingPathComponent("bin").path
         _ = try McpFastMCPTests.python(["--register", server.baseURL, "--write-config", config, "--store", directory.appendingPathComponent("store").path,
                                         "--redirect-port", String(20_000 + Int.random(in: 0..<20_000))], bin: bin, timeout: 60)
         server.resetRequestLog()
-        let seen = try McpFastMCPTests.python(["--bridge", AgentProcess.binaryURL.path, "--url", server.mcpURL, "--config", config, "--mode", mode,
+        let bridge = directory.appendingPathComponent("bridge").path
+        let script = "#!/bin/sh\nexec '\(AgentProcess.binaryURL.path)' \"$@\" 2>>'\(directory.appendingPathComponent("stderr").path)'\n"
+        _ = FileManager.default.createFile(atPath: bridge, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        let seen = try McpFastMCPTests.python(["--bridge", bridge, "--url", server.mcpURL, "--config", config, "--mode", mode,
                                                "--elicit-url", host], bin: bin, timeout: 90,
-                                              environment: ["DISPLAY": ":0", "SSH_CONNECTION": "", "WAYLAND_DISPLAY": ""])
+                                              environment: ["DISPLAY": display, "SSH_CONNECTION": "", "WAYLAND_DISPLAY": ""])
         return (seen, server)
     }
 
@@ -53,6 +60,20 @@ final class McpURLElicitationTests: XCTestCase {
                        "the completion of an elicitation the host never saw is not passed on: \(seen)")
         XCTAssertEqual(server.count("/_test/elicited"), 1, "one request to the page's origin, the browser's: \(server.requests())")
     }
+
+    #if os(Linux)
+    func testWithoutADisplayThePageIsShownOnStderrAndTheServerToldCancel() throws {
+        // No display: the configured login still opens its browser (the provider's openBrowser), the page does not.
+        let (seen, server) = try connect("incapable", at: Self.shared, display: "")
+        XCTAssertEqual(seen["connect"], "not connected (cancel)", "\(seen)\n\(stderr)")
+        XCTAssertEqual(server.count("/_test/elicited"), 0, "nobody opened it")
+        let shown = stderr
+        XCTAssertTrue(shown.contains("asks you to open a page at http://localhost:"), shown)
+        XCTAssertTrue(shown.contains("/_test/elicited?id="), "the full URL: \(shown)")
+        XCTAssertTrue(shown.contains("Connect your account"), "the server's message: \(shown)")
+        XCTAssertTrue(shown.contains("No browser can be opened here"), shown)
+    }
+    #endif
 
     func testAHostThatDeclaredURLElicitationIsAskedItselfAndTold() throws {
         let (seen, _) = try connect("capable", at: Self.shared)

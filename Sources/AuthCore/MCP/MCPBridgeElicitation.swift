@@ -25,7 +25,15 @@ extension MCPBridge {
             return true
         case .openHere:
             guard let elicitation = URLElicitation(request: value) else { return false }
-            Task { [self] in await posting(elicitation.answer(action(for: elicitation))) }
+            // In flight as the host's messages are, so that the end of input gives the answer its grace.
+            lock.withLock {
+                let key = nextTask
+                nextTask += 1
+                inFlight[key] = Task { [self] in
+                    await posting(elicitation.answer(action(for: elicitation)))
+                    lock.withLock { inFlight[key] = nil }
+                }
+            }
             return true
         }
     }
