@@ -11,11 +11,13 @@ import XCTest
 final class McpURLElicitationTests: XCTestCase {
     private static let shared = FastMCPServer.Shared()
     private static let stateless = FastMCPServer.Shared(environment: ["FASTMCP_REVISIONS": "stateless"])
+    private static let session = FastMCPServer.Shared(environment: ["FASTMCP_REVISIONS": "session"])
     private var directory: URL!
 
     override class func tearDown() {
         shared.stop()
         stateless.stop()
+        session.stop()
         super.tearDown()
     }
 
@@ -86,6 +88,14 @@ final class McpURLElicitationTests: XCTestCase {
         let (seen, server) = try connect("incapable", at: Self.stateless)
         XCTAssertEqual(seen["connect"], "connected: 1 visit(s), Authorization [None]", "declared in the translated _meta, answered in the retry: \(seen)")
         XCTAssertEqual(seen["elicited"], [])
+        XCTAssertEqual(server.count("/_test/elicited"), 1)
+    }
+
+    func testAStatelessHostBeforeASessionServerHasTheStreamsElicitationOpenedByTheBridge() throws {
+        let (seen, server) = try connect("incapable", mode: "auto", at: Self.session)
+        XCTAssertEqual(seen["connect"], "connected: 1 visit(s), Authorization [None]", "declared in the initialize the bridge runs: \(seen)")
+        XCTAssertEqual(seen["elicited"], [])
+        XCTAssertFalse(seen["notifications"]?.arrayValue?.contains("notifications/elicitation/complete") ?? true, "\(seen)")
         XCTAssertEqual(server.count("/_test/elicited"), 1)
     }
 }
