@@ -35,6 +35,16 @@ final class URLElicitationTests: XCTestCase {
         XCTAssertEqual(URLElicitation.handling(Self.completion, hostOpensURLs: false), .dropCompletion)
         XCTAssertEqual(URLElicitation.handling(form, hostOpensURLs: false), .passThrough, "form mode is the host's")
         XCTAssertEqual(URLElicitation.handling(answer, hostOpensURLs: false), .passThrough)
+        let required = try? XCTUnwrap(URLElicitation(id: .null, params: Self.urlRequest["params"]))
+        XCTAssertEqual(URLElicitation.handling(Self.requiredError(1), hostOpensURLs: false), .openBeforeRetry(required.map { [$0] } ?? []))
+        XCTAssertEqual(URLElicitation.handling(Self.requiredError(1), hostOpensURLs: true), .passThrough)
+        XCTAssertEqual(URLElicitation.handling(MCPMessage.error(id: 1, code: -32602, message: "Invalid params"), hostOpensURLs: false), .passThrough)
+    }
+
+    /// MCP 2025-11-25's `URLElicitationRequiredError` answering the request `id`.
+    static func requiredError(_ id: JSONValue) -> JSONValue {
+        MCPMessage.error(id: id, code: URLElicitation.requiredErrorCode, message: "This request requires more information.",
+                         data: ["elicitations": [urlRequest["params"]!]])
     }
 
     func testTheBridgeDeclaresURLModeBesideWhatTheHostDeclared() {
@@ -161,6 +171,20 @@ final class URLElicitationTests: XCTestCase {
         run = await self.run(Self.sessionHost("{}"), server: unsafe, answerAwaited: true)
         XCTAssertEqual(run.answered, ["action": "decline"], "plain http to another machine is never opened")
         XCTAssertEqual(run.opened, [])
+    }
+
+    func testAURLElicitationRequiredErrorHasItsPagesOpenedAndReachesTheHostAsItCame() async throws {
+        let server: @Sendable (HTTPRequest) -> HTTPResponse = { request in
+            let body = Seen(request: request).body
+            guard request.method == "POST", body["method"] == "tools/call" else { return RevisionTranslationTests.sessionServer(request) }
+            return RevisionTranslationTests.json(Self.requiredError(body["id"] ?? .null))
+        }
+        var run = await run(Self.sessionHost("{}"), server: server)
+        XCTAssertEqual(run.host.first { $0["id"] == 1 }, Self.requiredError(1), "the host may retry once the page is done")
+        XCTAssertEqual(run.opened, [Self.page])
+        run = await self.run(Self.sessionHost(#"{"elicitation":{"url":{}}}"#), server: server)
+        XCTAssertEqual(run.host.first { $0["id"] == 1 }, Self.requiredError(1))
+        XCTAssertEqual(run.opened, [], "the host opens its own")
     }
 
     func testAnOldHostBeforeAStatelessServerHasTheInputRequestAnsweredByTheBridge() async throws {

@@ -20,21 +20,29 @@ extension MCPBridge {
         switch URLElicitation.handling(value, hostOpensURLs: lock.withLock { hostOpensURLs }) {
         case .passThrough:
             return false
+        case .openBeforeRetry(let elicitations):
+            // The host gets the error as it is (it may retry); the pages it cannot open are opened here.
+            inFlight { [self] in for elicitation in elicitations { _ = action(for: elicitation) } }
+            return false
         case .dropCompletion:
             debug?("mcp: notifications/elicitation/complete (\(value["params"]?["elicitationId"]?.stringValue ?? "no id")) not passed on: the host did not declare URL elicitation; the bridge opened it")
             return true
         case .openHere:
             guard let elicitation = URLElicitation(request: value) else { return false }
-            // In flight as the host's messages are, so that the end of input gives the answer its grace.
-            lock.withLock {
-                let key = nextTask
-                nextTask += 1
-                inFlight[key] = Task { [self] in
-                    await posting(elicitation.answer(action(for: elicitation)))
-                    lock.withLock { inFlight[key] = nil }
-                }
-            }
+            inFlight { [self] in await posting(elicitation.answer(action(for: elicitation))) }
             return true
+        }
+    }
+
+    /// Runs `work` on a task in flight as the host's messages are, so that the end of input gives it their grace.
+    private func inFlight(_ work: @escaping @Sendable () async -> Void) {
+        lock.withLock {
+            let key = nextTask
+            nextTask += 1
+            inFlight[key] = Task { [self] in
+                await work()
+                lock.withLock { inFlight[key] = nil }
+            }
         }
     }
 

@@ -54,6 +54,16 @@ public struct URLElicitation: Sendable, Equatable {
     /// The JSON-RPC answer to the server's request.
     public func answer(_ action: Action) -> JSONValue { ["jsonrpc": "2.0", "id": id, "result": result(action)] }
 
+    /// `URLElicitationRequiredError`'s code: the server answers a request with the URL elicitations
+    /// to complete before it is retried (`error.data.elicitations`, each in URL mode with an `elicitationId`).
+    public static let requiredErrorCode = -32042
+
+    /// The elicitations of a `-32042` answer; empty for any other message.
+    public static func required(in answer: JSONValue) -> [URLElicitation] {
+        guard answer["method"] == nil, answer["error"]?["code"]?.intValue.map(Int.init) == requiredErrorCode else { return [] }
+        return (answer["error"]?["data"]?["elicitations"]?.arrayValue ?? []).compactMap { URLElicitation(id: .null, params: $0) }
+    }
+
     // MARK: The decision
 
     /// Whether `capabilities` (an `initialize`'s, or the stateless revision's
@@ -63,12 +73,16 @@ public struct URLElicitation: Sendable, Equatable {
     }
 
     /// What the bridge does with a server message for a host that declared URL mode or not: a URL
-    /// elicitation is the host's when it declared the mode, else the bridge's; everything else passes.
-    public enum Handling: Sendable, Equatable { case passThrough, openHere, dropCompletion }
+    /// elicitation is the host's when it declared the mode, else the bridge's (a request it answers
+    /// itself; a `-32042` answer whose pages it opens, the error passed on for the host to retry);
+    /// everything else passes.
+    public enum Handling: Sendable, Equatable { case passThrough, openHere, openBeforeRetry([URLElicitation]), dropCompletion }
 
     public static func handling(_ message: JSONValue, hostOpensURLs: Bool) -> Handling {
         if hostOpensURLs { return .passThrough }
         if URLElicitation(request: message) != nil { return .openHere }
+        let required = required(in: message)
+        if !required.isEmpty { return .openBeforeRetry(required) }
         // "Clients MUST ignore notifications referencing unknown … IDs": a host that never saw the
         // elicitation has no use for its completion.
         if message["method"] == "notifications/elicitation/complete" { return .dropCompletion }
