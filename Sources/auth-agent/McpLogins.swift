@@ -147,7 +147,7 @@ final class McpLogins: MCPAuthorizer {
         let page = Origin(url: elicitation.url)?.description ?? elicitation.url
         var text = "The MCP server \(e(Origin(url: server)?.description ?? server)) asks you to open a page at \(e(page)):\n  \(e(elicitation.url))"
         if !elicitation.message.isEmpty { text += "\n  \(e(elicitation.message))" }
-        text += opens ? "\nOpening it in your browser." : "\nNo browser can be opened here: open it yourself if you expected it (the server was told it was cancelled)."
+        text += opens ? "\nOpening it in your browser." : "\nNo browser can be opened here: open it yourself if you expected it."
         Logger.stderrSink(text)
         if opens { BrowserLauncher().open(checked: elicitation.url) }
         return opens

@@ -177,11 +177,13 @@ final class URLElicitationTests: XCTestCase {
         let server: @Sendable (HTTPRequest) -> HTTPResponse = { request in
             let body = Seen(request: request).body
             guard request.method == "POST", body["method"] == "tools/call" else { return RevisionTranslationTests.sessionServer(request) }
-            return RevisionTranslationTests.json(Self.requiredError(body["id"] ?? .null))
+            // On an event stream, as the SDKs answer a tools/call.
+            let event = "event: message\ndata: \(JSONSerializer.string(Self.requiredError(body["id"] ?? .null)))\n\n"
+            return HTTPResponse(status: 200, headers: ["Content-Type": "text/event-stream"], body: Array(event.utf8))
         }
         var run = await run(Self.sessionHost("{}"), server: server)
         XCTAssertEqual(run.host.first { $0["id"] == 1 }, Self.requiredError(1), "the host may retry once the page is done")
-        XCTAssertEqual(run.opened, [Self.page])
+        XCTAssertEqual(run.opened, [Self.page], "once")
         run = await self.run(Self.sessionHost(#"{"elicitation":{"url":{}}}"#), server: server)
         XCTAssertEqual(run.host.first { $0["id"] == 1 }, Self.requiredError(1))
         XCTAssertEqual(run.opened, [], "the host opens its own")
