@@ -109,7 +109,7 @@ struct CommandHelp: Sendable {
                     summary: "A kubectl exec credential plugin (ExecCredential v1 / v1beta1); logs in at the terminal first when kubectl allows it.",
                     options: [account] + shape, section: .tools, operand: .provider),
         CommandHelp(name: "mcp", synopsis: "URL [--account ID] [--scope S]… [--resource URI] [--device] [--timeout SECONDS] [--header 'Name: value']… [--ignore-tool PATTERN]… [--protocol-version REVISION] [--callback-port N] [--allow-http]",
-                    summary: "Be an MCP host's stdio server for the remote MCP server at URL (Streamable HTTP), every request signed with the agent's login for URL: logs in at the terminal when nobody is, refreshes once after a 401, ends the session at the end of input.",
+                    summary: "Be an MCP host's stdio server for the remote MCP server at URL (Streamable HTTP), every request signed with the agent's login for URL: logs in at the terminal when nobody is, refreshes once after a 401, opens a server's URL elicitation in the browser for a host that cannot, ends the session at the end of input.",
                     options: [account] + shape + [
                         Option(flag: "--device", text: "log in with the device flow rather than the browser when a login is needed"),
                         Option(flag: "--timeout SECONDS", text: "the most one request may take, its streamed answer included (default 300)"),

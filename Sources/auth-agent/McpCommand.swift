@@ -147,7 +147,8 @@ enum McpCommand {
         let debug = logger.level >= .debug ? everyExchange : nil
         let bridge = MCPBridge(url: options.url, transport: SystemHTTPTransport(), authorizer: McpLogins(session: session, account: AccountChoice(account: options.account), shape: shape, device: options.device),
                                options: MCPBridge.Options(timeout: options.timeout, headers: options.headers.map { ($0.name, $0.value) },
-                                                            ignoredTools: ToolFilter(options.ignoredTools), protocolVersion: options.protocolVersion), output: LineWriter.standardOutput.write, log: warn, debug: debug)
+                                                            ignoredTools: ToolFilter(options.ignoredTools), protocolVersion: options.protocolVersion), output: LineWriter.standardOutput.write, log: warn, debug: debug,
+                               openURL: { McpLogins.show($0, server: options.url) })
         let ending = Ending()
         let done = DispatchSemaphore(value: 0)
         let end: @Sendable () -> Void = {

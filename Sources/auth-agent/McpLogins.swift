@@ -135,6 +135,24 @@ final class McpLogins: MCPAuthorizer {
         Logger.stderrSink("Logged in to \(name) again for the scopes \(asked.scopes.joined(separator: " ")).")
     }
 
+    /// A URL elicitation the host cannot show (issue 33 item 5), under the bridge's login rules: the
+    /// server, the page's origin, the full URL and the server's message on stderr as a login prompt is
+    /// (escaped: all of it comes from the server), and the browser opened where a display is, as for
+    /// the bridge's logins. True when a browser was opened. MCP 2025-11-25 wants the person's consent
+    /// before navigation; a bridge under a desktop host has nobody to ask, so opening it here is the
+    /// same standing consent its logins take (the login opens the browser where a display is).
+    static func show(_ elicitation: URLElicitation, server: String) -> Bool {
+        let e = TerminalText.escaped
+        let opens = LivePromptLine.canOpenBrowser(ProcessEnvironment.current())
+        let page = Origin(url: elicitation.url)?.description ?? elicitation.url
+        var text = "The MCP server \(e(Origin(url: server)?.description ?? server)) asks you to open a page at \(e(page)):\n  \(e(elicitation.url))"
+        if !elicitation.message.isEmpty { text += "\n  \(e(elicitation.message))" }
+        text += opens ? "\nOpening it in your browser." : "\nNo browser can be opened here: open it yourself if you expected it."
+        Logger.stderrSink(text)
+        if opens { BrowserLauncher().open(checked: elicitation.url) }
+        return opens
+    }
+
     /// The terminal presents the login as `auth-agent login URL` does; the browser opened where one can be.
     private static func context(_ live: LivePromptLine) -> LoginContext {
         TerminalLogin.presenter(live, openBrowser: LivePromptLine.canOpenBrowser(ProcessEnvironment.current()))

@@ -108,7 +108,7 @@ final class McpFastMCPTests: XCTestCase {
         // 2025-11-25 (the initialize handshake): everything, elicitation answered by the SDK's callback.
         let legacy = try host(mode: "legacy")
         XCTAssertEqual(legacy["protocolVersion"], "2025-11-25")
-        XCTAssertEqual(legacy["tools"], ["add", "ask_name", "count", "echo"])
+        XCTAssertEqual(legacy["tools"], ["add", "ask_name", "connect_account", "count", "echo"])
         XCTAssertEqual(legacy["echo"], "hi")
         XCTAssertEqual(legacy["count"], "counted to 3")
         XCTAssertEqual(legacy["progress"], [1.0, 2.0, 3.0])
@@ -125,7 +125,7 @@ final class McpFastMCPTests: XCTestCase {
         server.resetRequestLog()
         let modern = try host(mode: "auto")
         XCTAssertEqual(modern["protocolVersion"], "2026-07-28")
-        XCTAssertEqual(modern["tools"], ["add", "ask_name", "count", "echo"])
+        XCTAssertEqual(modern["tools"], ["add", "ask_name", "connect_account", "count", "echo"])
         XCTAssertEqual(modern["echo"], "hi")
         XCTAssertEqual(modern["progress"], [1.0, 2.0, 3.0])
         XCTAssertEqual(modern["ask_name"], "Hello, Ada!", "a multi-round-trip result passed through, answered by the SDK's driver")

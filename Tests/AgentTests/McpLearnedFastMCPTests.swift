@@ -43,7 +43,7 @@ final class McpLearnedFastMCPTests: XCTestCase {
         server.resetRequestLog()
         let legacy = try host("legacy")
         XCTAssertEqual(legacy["protocolVersion"], "2025-11-25")
-        XCTAssertEqual(legacy["tools"], ["add", "ask_name", "count", "echo"])
+        XCTAssertEqual(legacy["tools"], ["add", "ask_name", "connect_account", "count", "echo"])
         XCTAssertEqual(legacy["ask_name"], "Hello, Ada!")
         XCTAssertEqual(legacy["progress"], [1.0, 2.0, 3.0])
         let modern = try host("auto")

@@ -60,7 +60,7 @@ final class McpRevisionsTests: XCTestCase {
 
     /// What every host saw of FastMCP's tools, resources and prompts, whichever the revisions.
     private func assertServed(_ seen: JSONValue, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertEqual(seen["tools"], ["add", "ask_name", "count", "echo"], "\(seen)", file: file, line: line)
+        XCTAssertEqual(seen["tools"], ["add", "ask_name", "connect_account", "count", "echo"], "\(seen)", file: file, line: line)
         XCTAssertEqual(seen["echo"], "hi", file: file, line: line)
         XCTAssertEqual(seen["count"], "counted to 3", file: file, line: line)
         XCTAssertEqual(seen["progress"], [1.0, 2.0, 3.0], file: file, line: line)
@@ -83,7 +83,7 @@ final class McpRevisionsTests: XCTestCase {
         let old = try run(["--bridge", AgentProcess.binaryURL.path, "--url", server.mcpURL, "--config", config], script: "old_host.py")
         XCTAssertEqual(old["protocolVersion"], "2025-06-18")
         XCTAssertEqual(old["serverInfo"]?["name"], "auth-agent-test")
-        XCTAssertEqual(old["tools"], ["add", "ask_name", "count", "echo"])
+        XCTAssertEqual(old["tools"], ["add", "ask_name", "connect_account", "count", "echo"])
         XCTAssertEqual(old["echo"], "hi")
         XCTAssertEqual(old["elicited"], "What is your name?")
         XCTAssertEqual(old["ask_name"], "Hello, Ada!")

@@ -39,7 +39,8 @@ final class RevisionTranslationTests: XCTestCase {
         let meta = RevisionTranslation.stateless(request, for: host)["params"]?["_meta"]
         XCTAssertEqual(meta?["progressToken"], 7)
         XCTAssertEqual(meta?[MCPMessage.protocolVersionMetaKey], .string(Self.modern))
-        XCTAssertEqual(meta?["io.modelcontextprotocol/clientCapabilities"], ["elicitation": [:]])
+        XCTAssertEqual(meta?["io.modelcontextprotocol/clientCapabilities"], ["elicitation": ["form": [:], "url": [:]]],
+                       "the host's, with the URL elicitations the bridge opens itself (issue 33 item 5)")
         XCTAssertEqual(meta?["io.modelcontextprotocol/clientInfo"], ["name": "h", "version": "1"])
         XCTAssertEqual(meta?["io.modelcontextprotocol/logLevel"], "info")
         XCTAssertEqual(RevisionTranslation.stateless(request, for: host)["params"]?["name"], "count")
@@ -80,7 +81,7 @@ final class RevisionTranslationTests: XCTestCase {
         let discover: JSONValue = ["jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": ["_meta": [
             "io.modelcontextprotocol/protocolVersion": .string(Self.modern), "io.modelcontextprotocol/clientCapabilities": ["sampling": [:]]]]]
         XCTAssertEqual(RevisionTranslation.initializeRequest(id: 1, version: "2025-11-25", from: discover)["params"],
-                       ["protocolVersion": "2025-11-25", "capabilities": ["sampling": [:]], "clientInfo": ["name": "auth-agent", "version": "1"]])
+                       ["protocolVersion": "2025-11-25", "capabilities": ["sampling": [:], "elicitation": ["url": [:]]], "clientInfo": ["name": "auth-agent", "version": "1"]])
         let initialized: JSONValue = ["jsonrpc": "2.0", "id": 1, "result": ["protocolVersion": "2025-11-25", "capabilities": ["tools": [:]],
                                                                             "serverInfo": ["name": "s", "version": "2"]]]
         XCTAssertEqual(RevisionTranslation.discoverResult(initialized: initialized),
@@ -220,7 +221,7 @@ final class RevisionTranslationTests: XCTestCase {
         for post in posts.dropFirst() {
             let meta = post.body["params"]?["_meta"]
             XCTAssertEqual(meta?[MCPMessage.protocolVersionMetaKey], JSONValue.string(Self.modern))
-            XCTAssertEqual(meta?["io.modelcontextprotocol/clientCapabilities"], ["elicitation": [:]] as JSONValue)
+            XCTAssertEqual(meta?["io.modelcontextprotocol/clientCapabilities"], ["elicitation": ["form": [:], "url": [:]]] as JSONValue)
             XCTAssertEqual(post.request.header("mcp-protocol-version"), Self.modern)
             XCTAssertEqual(post.request.header("mcp-method"), post.body["method"]?.stringValue)
         }
@@ -255,7 +256,8 @@ final class RevisionTranslationTests: XCTestCase {
 
         let posts = seen.filter { $0.request.method == "POST" }
         XCTAssertEqual(posts.map { $0.body["method"]?.stringValue ?? "-" }, ["server/discover", "initialize", "notifications/initialized", "tools/list"])
-        XCTAssertEqual(posts[1].body["params"]?["capabilities"], ["sampling": [:]] as JSONValue, "the host's capabilities from its first _meta")
+        XCTAssertEqual(posts[1].body["params"]?["capabilities"], ["sampling": [:], "elicitation": ["url": [:]]] as JSONValue,
+                       "the host's capabilities from its first _meta, and URL elicitation (the bridge opens those URLs)")
         XCTAssertEqual(posts[1].body["params"]?["clientInfo"]?["name"], "new")
         XCTAssertEqual(posts[3].request.header("mcp-session-id"), "s-9")
         XCTAssertEqual(posts[3].request.header("mcp-protocol-version"), "2025-11-25")

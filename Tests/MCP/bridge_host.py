@@ -61,7 +61,10 @@ async def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--serve", action="store_true")
     parser.add_argument("--bridge-arg", action="append", default=[])
+    parser.add_argument("--elicit-url", choices=["capable", "incapable"])
     args = parser.parse_args()
+    if args.elicit_url:
+        return await elicit_url(args)
 
     bridge_args = ["mcp", args.url] + (["--config", args.config] if args.config else []) + args.bridge_arg
     params = StdioServerParameters(command=args.bridge, args=bridge_args, env=dict(os.environ))
@@ -101,6 +104,34 @@ async def main() -> None:
             prompt = await client.get_prompt("greet", {"name": "Ada"})
             seen["prompt"] = prompt.messages[0].content.text
     seen["closedSeconds"] = round(time.monotonic() - started, 3)
+    print(json.dumps(seen), flush=True)
+
+
+async def elicit_url(args) -> None:
+    """--elicit-url: calls connect_account (a URL-mode elicitation) as a host that declared URL
+    elicitation (`capable`: its callback opens the page itself, as its browser would) or declared
+    no elicitation at all (`incapable`: the SDK's host without a callback); prints what the tool
+    said, what the host was asked and which notifications reached it."""
+    import urllib.request
+    params = StdioServerParameters(command=args.bridge, args=["mcp", args.url] + (["--config", args.config] if args.config else []) + args.bridge_arg,
+                                   env=dict(os.environ))
+    seen: dict = {"elicited": [], "notifications": []}
+
+    async def on_elicit(context, params):
+        seen["elicited"].append({"mode": params.mode, "url": getattr(params, "url", None)})
+        await asyncio.get_running_loop().run_in_executor(None, lambda: urllib.request.urlopen(params.url).read())
+        return types.ElicitResult(action="accept")
+
+    async def on_message(message):
+        method = getattr(message, "method", None) or getattr(getattr(message, "root", None), "method", None)
+        if method:
+            seen["notifications"].append(method)
+
+    callback = on_elicit if args.elicit_url == "capable" else None
+    async with Client(params, mode=args.mode, elicitation_callback=callback, message_handler=on_message) as client:
+        answer = await client.call_tool("connect_account", {})
+        seen["connect"] = answer.content[0].text
+        await asyncio.sleep(0.3)  # a completion sent just before the answer is read
     print(json.dumps(seen), flush=True)
 
 

@@ -31,6 +31,7 @@ What the tests add, outside MCP and OAuth:
 """
 
 import argparse
+import asyncio
 import json
 import os
 import sys
@@ -199,6 +200,48 @@ def main() -> None:
         if answer.action == "accept":
             return f"Hello, {answer.data}!"
         return f"no name ({answer.action})"
+
+    # URL-mode elicitation (MCP 2025-11-25): the page is on another origin than /mcp (localhost,
+    # not 127.0.0.1), so a request there carrying the agent's Authorization would be the bridge
+    # sending its token where it must not; each visit's Authorization header is kept for the tool's answer.
+    visits: dict[str, list] = {}
+
+    @mcp.custom_route("/_test/elicited", methods=["GET"])
+    async def elicited(request: Request) -> PlainTextResponse:
+        visits.setdefault(request.query_params.get("id", ""), []).append(request.headers.get("authorization"))
+        return PlainTextResponse("Connected. You can close this tab.")
+
+    @mcp.tool
+    async def connect_account(ctx: Context) -> str:
+        """Sends the person to a page by URL-mode elicitation (only to a client that declared the
+        mode), waits for the browser's visit, then sends notifications/elicitation/complete; a
+        multi-round-trip result at 2026-07-28. Says what the page saw."""
+        stateless = ctx.request_context is not None and ctx.request_context.protocol_version == "2026-07-28"
+        capabilities = ctx.session.client_capabilities
+        if capabilities is None or capabilities.elicitation is None or capabilities.elicitation.url is None:
+            return "URL elicitation not declared by the client"
+        elicitation_id = ctx.request_state if stateless and ctx.request_state else f"el-{len(visits)}-{os.getpid()}-{id(ctx)}"
+        url = f"http://localhost:{args.port}/_test/elicited?id={elicitation_id}"
+        if stateless:
+            answers = ctx.input_responses
+            if not answers or "connect" not in answers:
+                params = mcp_types.ElicitRequestURLParams(message="Connect your account", url=url, elicitation_id=elicitation_id)
+                return mcp_types.InputRequiredResult(input_requests={"connect": mcp_types.ElicitRequest(method="elicitation/create", params=params)},
+                                                     request_state=elicitation_id)
+            action = answers["connect"].action
+        else:
+            action = (await ctx.session.elicit_url("Connect your account", url, elicitation_id, related_request_id=ctx.request_id)).action
+        if action != "accept":
+            return f"not connected ({action})"
+        for _ in range(100):
+            if elicitation_id in visits:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            return "accepted, but the page was never visited"
+        if not stateless:
+            await ctx.session.send_elicit_complete(elicitation_id, related_request_id=ctx.request_id)
+        return f"connected: {len(visits[elicitation_id])} visit(s), Authorization {visits[elicitation_id]}"
 
     @mcp.resource("test://greeting")
     def greeting() -> str:

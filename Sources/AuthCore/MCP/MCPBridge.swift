@@ -47,6 +47,9 @@ public final class MCPBridge: @unchecked Sendable {
     let log: @Sendable (String) -> Void
     /// `--log-level debug`: a line per HTTP exchange (method, URL without its query, status, milliseconds).
     let debug: (@Sendable (String) -> Void)?
+    /// Shows a URL elicitation the host cannot (the browser under the login's rules, the prompt on
+    /// stderr); true when a browser was opened (MCPBridgeElicitation.swift).
+    let openURL: @Sendable (URLElicitation) -> Bool
 
     /// A POST holds a transfer thread until its answer ends, so a host (or a server asking it
     /// thousands of `ping`s) could otherwise cost a thread per message. The host's requests have a
@@ -87,11 +90,14 @@ public final class MCPBridge: @unchecked Sendable {
     /// Held requests the host had its answer to (`input_required`): pending only so the server's
     /// answer is captured — owed to the host's retry, if one comes, never to the request itself.
     var answeredEarly: Set<JSONValue> = []
+    /// Whether the host declared URL-mode elicitation (its `initialize`, or its first `_meta`): else the bridge opens those URLs.
+    var hostOpensURLs = false
 
     public init(url: String, transport: any HTTPStreamingTransport, authorizer: any MCPAuthorizer, options: Options = Options(),
                 clock: Clock = SystemClock(), output: @escaping @Sendable ([UInt8]) -> Void, log: @escaping @Sendable (String) -> Void,
-                debug: (@Sendable (String) -> Void)? = nil) {
+                debug: (@Sendable (String) -> Void)? = nil, openURL: @escaping @Sendable (URLElicitation) -> Bool = { _ in false }) {
         self.url = url
+        self.openURL = openURL
         self.clock = clock
         self.transport = transport
         self.authorizer = authorizer
@@ -256,6 +262,7 @@ public final class MCPBridge: @unchecked Sendable {
             log("mcp: the server sent \(what)\(inBatch ? " in a batch" : ""), not a JSON-RPC message; dropped")
             return
         }
+        if takesURLElicitation(value) { return }
         var (value, raw) = (value, raw)
         if value["method"] == nil, let id = value["id"] {
             if lock.withLock({ listingTools.remove(id) != nil }), let kept = options.ignoredTools.filtered(value) { (value, raw) = (kept, nil) }

@@ -153,6 +153,8 @@ extension MCPBridge {
                         fail(ids, "The MCP server's event stream carried an event that is not JSON", data: ["reason": "requestFailed"])
                         continue
                     }
+                    // A server request the bridge takes is never held for a stateless host (answers are `forward`'s to take).
+                    if value["method"] != nil, takesURLElicitation(value) { continue }
                     if ids.count == 1, await heldForStatelessHost(value, during: ids[0]) { continue }
                     forward(value, raw: event.data)
                 }

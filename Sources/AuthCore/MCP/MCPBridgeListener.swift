@@ -42,7 +42,10 @@ extension MCPBridge {
                     for try await piece in stream.body {
                         for event in try parser.feed(piece) where event.event == "message" && !event.data.isEmpty {
                             if let value = try? JSONParser.parse(event.data) {
-                                if case .sessionServer? = lock.withLock({ translation }), let refusal = RevisionTranslation.refusalForStatelessHost(value) {
+                                // A URL elicitation the host cannot open is opened by the bridge (`forward`), stateless host or not.
+                                let bridgeOpensIt = URLElicitation(request: value) != nil && !lock.withLock { hostOpensURLs }
+                                if !bridgeOpensIt, case .sessionServer? = lock.withLock({ translation }),
+                                   let refusal = RevisionTranslation.refusalForStatelessHost(value) {
                                     await posting(refusal)
                                 } else {
                                     forward(value, raw: event.data)

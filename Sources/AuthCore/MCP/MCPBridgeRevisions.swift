@@ -54,10 +54,12 @@ extension MCPBridge {
     /// itself and stands in for the session from then on.
     private func open(_ message: MCPMessage, body: [UInt8]) async {
         guard let id = message.value["id"] else { return await post(message, body: body) }
+        noteHost(capabilities: message.value["params"]?["capabilities"])
         let pin = options.protocolVersion
         var refusal: JSONValue?
         if pin.map(RevisionTranslation.isStateless) != true {
-            let answer = await call(RevisionTranslation.offering(message.value, version: pin), body: pin == nil ? body : nil)
+            let offered = URLElicitation.declaringInInitialize(RevisionTranslation.offering(message.value, version: pin))
+            let answer = await call(offered, body: offered == message.value ? body : nil)
             guard let answer, pin == nil, RevisionTranslation.invitesOtherEra(answer) else { return deliver(answer) }
             refusal = answer
         }
@@ -77,6 +79,7 @@ extension MCPBridge {
     /// bridge runs `initialize` once, keeps the session and answers `server/discover` from it.
     private func discover(_ message: MCPMessage, body: [UInt8]) async {
         guard let id = message.value["id"] else { return await post(message, body: body) }
+        noteHost(capabilities: message.value["params"]?["_meta"]?[RevisionTranslation.capabilitiesMetaKey])
         let pin = options.protocolVersion
         var refusal: JSONValue?
         if pin.map(RevisionTranslation.isStateless) != false {
@@ -137,6 +140,10 @@ extension MCPBridge {
             guard let inputs = RevisionTranslation.inputRequests(answer) else { return deliver(RevisionTranslation.sessionAnswer(answer)) }
             var responses = JSONObject()
             for input in inputs {
+                if let own = ownResult(input.method, params: input.params) {
+                    responses[input.key] = own
+                    continue
+                }
                 guard let response = await ask(input.method, params: input.params) else {
                     if !Task.isCancelled { fail([id], "The host did not answer the server's \(input.method) within the timeout", data: ["reason": "requestFailed"]) }
                     return

@@ -64,7 +64,8 @@ public enum RevisionTranslation {
 
     /// The host's `initialize` as the bridge keeps it.
     public static func hostSession(from initialize: JSONValue) -> HostSession {
-        HostSession(capabilities: initialize["params"]?["capabilities"] ?? .object([:]), clientInfo: initialize["params"]?["clientInfo"])
+        // URL-mode elicitation declared for every host: the bridge opens the URLs of a host that cannot (URLElicitation).
+        HostSession(capabilities: URLElicitation.declaring(initialize["params"]?["capabilities"] ?? .object([:])), clientInfo: initialize["params"]?["clientInfo"])
     }
 
     /// The `server/discover` the bridge asks in the host's stead, under the host's request id.
@@ -138,11 +139,11 @@ public enum RevisionTranslation {
     /// capabilities and client info of that request's `_meta`.
     public static func initializeRequest(id: JSONValue, version: String, from discover: JSONValue) -> JSONValue {
         let meta = discover["params"]?["_meta"]
-        return ["jsonrpc": "2.0", "id": id, "method": "initialize", "params": [
+        return URLElicitation.declaringInInitialize(["jsonrpc": "2.0", "id": id, "method": "initialize", "params": [
             "protocolVersion": .string(version),
             "capabilities": meta?[capabilitiesMetaKey] ?? .object([:]),
             "clientInfo": meta?[clientInfoMetaKey] ?? ["name": "auth-agent", "version": "1"],
-        ]]
+        ]])
     }
 
     /// `server/discover`'s result made from `initialize`'s (without the JSON-RPC envelope): what the
