@@ -40,13 +40,7 @@ extension MCPBridge {
                 var parser = SSEParser()
                 do {
                     for try await piece in stream.body {
-                        for event in try parser.feed(piece) where event.event == "message" && !event.data.isEmpty {
-                            if let value = try? JSONParser.parse(event.data) {
-                                forward(value, raw: event.data)
-                            } else {
-                                log("mcp: an event of the server's GET stream is not JSON; dropped")
-                            }
-                        }
+                        for event in try parser.feed(piece) { forwardStreamEvent(event) }
                     }
                 } catch {
                     if Task.isCancelled { return }
@@ -63,6 +57,17 @@ extension MCPBridge {
                 if failures >= 3 { return }
             }
             try? await clock.sleep(for: Self.pause(retry))
+        }
+    }
+
+    /// An event of a GET stream (either transport's): a `message` event's JSON goes to the host;
+    /// one that is not JSON is dropped with a line; other events are not MCP's.
+    func forwardStreamEvent(_ event: SSEEvent) {
+        guard event.event == "message", !event.data.isEmpty else { return }
+        if let value = try? JSONParser.parse(event.data) {
+            forward(value, raw: event.data)
+        } else {
+            log("mcp: an event of the server's GET stream is not JSON; dropped")
         }
     }
 }
