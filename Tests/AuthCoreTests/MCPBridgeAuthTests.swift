@@ -37,7 +37,11 @@ final class MCPBridgeAuthTests: XCTestCase {
             return Signature(provider: "p", account: "a", shape: .none, credential: Credential(session, authorization: session.authorization), proof: proof)
         }
 
+        /// Each signing's method and target.
+        let targets = Box<[String]>([])
+
         func signature(for url: String, method: String, at target: String) async throws(AuthError) -> Signature? {
+            targets.with { $0.append("\(method) \(target)") }
             guard let token = token.with({ $0 }) else { return nil }
             return Self.signature(token, proof: dpop ? "proof-" + (nonce.with { $0 } ?? "none") : nil)
         }

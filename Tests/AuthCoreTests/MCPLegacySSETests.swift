@@ -45,12 +45,15 @@ final class MCPLegacySSETests: XCTestCase {
         let requests = Box<[HTTPRequest]>([])
         let streams = Box<[AsyncThrowingStream<[UInt8], Error>.Continuation]>([])
         let postStatus: Int
+        /// The GET's status: 200 opens a stream, anything else refuses it.
+        let getStatus: Int
         /// Before the endpoint's path: "" for a relative endpoint, an origin for an absolute one.
         let endpointOrigin: String
         let reply: @Sendable (JSONValue) -> JSONValue?
 
-        init(postStatus: Int = 404, endpointOrigin: String = "", reply: @escaping @Sendable (JSONValue) -> JSONValue?) {
+        init(postStatus: Int = 404, getStatus: Int = 200, endpointOrigin: String = "", reply: @escaping @Sendable (JSONValue) -> JSONValue?) {
             self.postStatus = postStatus
+            self.getStatus = getStatus
             self.endpointOrigin = endpointOrigin
             self.reply = reply
         }
@@ -60,13 +63,24 @@ final class MCPLegacySSETests: XCTestCase {
         func open(_ request: HTTPRequest) async throws -> HTTPStream {
             requests.with { $0.append(request) }
             let (body, continuation) = AsyncThrowingStream<[UInt8], Error>.makeStream()
+            if request.method == "GET", getStatus != 200 {
+                continuation.finish()
+                return HTTPStream(status: getStatus, headers: [:], body: body)
+            }
             if request.method == "GET" {
                 let n = streams.with { $0.append(continuation); return $0.count }
                 continuation.yield(Array("event: endpoint\r\ndata: \(endpointOrigin)/messages/?session_id=s\(n)\r\n\r\n".utf8))
                 return HTTPStream(status: 200, headers: ["content-type": "text/event-stream"], body: body)
             }
+            guard request.url.contains("/messages/") else {
+                // Streamable HTTP at URL: the answer as JSON when the POST is taken.
+                if postStatus == 200, let message = try? JSONParser.parse(request.body ?? []), let answer = reply(message) {
+                    continuation.yield(JSONSerializer.bytes(answer))
+                }
+                continuation.finish()
+                return HTTPStream(status: postStatus, headers: ["content-type": "application/json"], body: body)
+            }
             continuation.finish()
-            guard request.url.contains("/messages/") else { return HTTPStream(status: postStatus, headers: [:], body: body) }
             if let message = try? JSONParser.parse(request.body ?? []), let answer = reply(message), let stream = streams.with({ $0.last }) {
                 stream.yield(Array("event: message\ndata: ".utf8) + JSONSerializer.bytes(answer) + Array("\n\n".utf8))
             }
@@ -158,5 +172,34 @@ final class MCPLegacySSETests: XCTestCase {
         XCTAssertEqual(refused.with { $0 }.count, 1)
         XCTAssertTrue(refused.with { $0 }.first?["error"]?["message"]?.stringValue?.contains("which is not on http://localhost:9: refused") == true,
                       "\(refused.with { $0 })")
+    }
+
+    func testSSEFirstSettlesOnStreamableHTTPWhenTheGETAnswers404() async throws {
+        let server = Server(postStatus: 200, getStatus: 404, reply: Self.answering)
+        let output = Box<[JSONValue]>([])
+        let bridge = MCPBridge(url: "http://127.0.0.1:9/mcp", transport: server, authorizer: MCPBridgeAuthTests.Logins(token: "t"),
+                               options: .init(transport: .sseFirst), output: { line in output.with { $0.append((try? JSONParser.parse(line)) ?? .null) } },
+                               log: { _ in })
+        bridge.receive(line: Array(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}"#.utf8))
+        await waitUntil { output.with { $0.count } == 1 }
+        bridge.receive(line: Array(#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b"}}"#.utf8))
+        await bridge.finish(grace: 2)
+        XCTAssertEqual(server.requests.with { $0 }.map(\.method), ["GET", "POST", "POST"], "one GET, then Streamable HTTP for good")
+        XCTAssertEqual(output.with { $0 }.compactMap { $0["result"]?["echo"]?["name"]?.stringValue }, ["a", "b"])
+    }
+
+    func testEachPOSTIsSignedForTheEndpointAndAnUnansweredRequestTimesOut() async throws {
+        let server = Server(reply: Self.answering)
+        let logins = MCPBridgeAuthTests.Logins(token: "t")
+        let output = Box<[JSONValue]>([])
+        let bridge = MCPBridge(url: "http://127.0.0.1:9/sse", transport: server, authorizer: logins, options: .init(timeout: 0.3, transport: .sseOnly),
+                               output: { line in output.with { $0.append((try? JSONParser.parse(line)) ?? .null) } }, log: { _ in })
+        bridge.receive(line: Array(#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hang"}}"#.utf8))
+        await waitUntil { output.with { $0.count } == 1 }
+        XCTAssertTrue(output.with { $0 }.first?["error"]?["message"]?.stringValue?.contains("did not answer within the timeout") == true, "\(output.with { $0 })")
+        XCTAssertEqual(logins.targets.with { $0 }, ["GET http://127.0.0.1:9/sse", "POST http://127.0.0.1:9/messages/?session_id=s1"],
+                       "a proof names the request's own URL; the provider is URL's")
+        await bridge.finish(grace: 1)
+        XCTAssertEqual(output.with { $0 }.count, 1)
     }
 }

@@ -131,17 +131,22 @@ extension MCPBridge {
     /// The stream's endpoint, opening the stream when there is none — one GET for every message
     /// waiting meanwhile.
     private func openedSSE(replaying: Bool) async -> Opening {
-        let (endpoint, task) = lock.withLock { () -> (String?, Task<Opening, Never>?) in
-            if case .success(let endpoint)? = sse { return (endpoint, nil) }
-            if let opening = sseOpening { return (nil, opening) }
+        enum Next { case open(String), wait(Task<Opening, Never>) }
+        let next = lock.withLock { () -> Next in
+            if case .success(let endpoint)? = sse { return .open(endpoint) }
+            if let opening = sseOpening { return .wait(opening) }
             let opening = Task { [self] in await openSSE(replaying: replaying) }
             sseOpening = opening
-            return (nil, opening)
+            return .wait(opening)
         }
-        guard let task else { return .open(endpoint ?? url) }
-        let opening = await task.value
-        lock.withLock { if sseOpening == task { sseOpening = nil } }
-        return opening
+        switch next {
+        case .open(let endpoint):
+            return .open(endpoint)
+        case .wait(let task):
+            let opening = await task.value
+            lock.withLock { if sseOpening == task { sseOpening = nil } }
+            return opening
+        }
     }
 
     /// GETs URL for the event stream and waits, bounded, for its `endpoint` event; a stream opened
