@@ -7,39 +7,14 @@ import XCTest
 /// FASTMCP_TRANSPORT=sse) behind its own OAuth: the stream at GET /sse, messages POSTed to the
 /// /messages/ endpoint its first event names, every request bearing the agent's token. The
 /// official MCP Python SDK is the host.
-final class McpLegacySSETests: XCTestCase {
+final class McpLegacySSETests: FastMCPHostCase {
     private static let sse = FastMCPServer.Shared(environment: ["FASTMCP_TRANSPORT": "sse"])
     private static let foreign = FastMCPServer.Shared(environment: ["FASTMCP_TRANSPORT": "sse", "FASTMCP_SSE_ENDPOINT": "foreign"])
-    private var directory: URL!
 
     override class func tearDown() {
         sse.stop()
         foreign.stop()
         super.tearDown()
-    }
-
-    override func setUpWithError() throws {
-        directory = try McpFastMCPTests.hostDirectory("auth-agent-mcp-sse")
-    }
-
-    override func tearDown() {
-        if let directory { try? FileManager.default.removeItem(at: directory) }
-        super.tearDown()
-    }
-
-    private var config: String { directory.appendingPathComponent("config.json").path }
-
-    /// The server with a client of this test's registered (and configured) at it.
-    private func server(_ shared: FastMCPServer.Shared) throws -> FastMCPServer {
-        let server = try shared.server()
-        _ = try run(["--register", server.baseURL, "--write-config", config, "--store", directory.appendingPathComponent("store").path,
-                     "--redirect-port", String(20_000 + Int.random(in: 0..<20_000))])
-        server.resetRequestLog()
-        return server
-    }
-
-    private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> JSONValue {
-        try McpFastMCPTests.python(arguments, bin: directory.appendingPathComponent("bin").path, timeout: 90, environment: environment)
     }
 
     private func host(_ server: FastMCPServer, config: String, mode: String = "legacy", quick: Bool = false, bridge: [String] = [],
@@ -55,14 +30,8 @@ final class McpLegacySSETests: XCTestCase {
     func testSSEOnlyServesTheSDKHostAfterOneLogin() throws {
         let server = try server(Self.sse)
         let seen = try host(server, config: config, bridge: ["--transport", "sse-only"])
-        XCTAssertEqual(seen["tools"], ["add", "ask_name", "count", "echo"], "\(seen)")
-        XCTAssertEqual(seen["echo"], "hi")
-        XCTAssertEqual(seen["count"], "counted to 3")
-        XCTAssertEqual(seen["progress"], [1.0, 2.0, 3.0], "notifications on the stream")
-        XCTAssertEqual(seen["elicited"], "What is your name?", "the server's request on the stream, the host's answer POSTed back")
-        XCTAssertEqual(seen["ask_name"], "Hello, Ada!")
-        XCTAssertEqual(seen["greeting"], "Hello from the test server")
-        XCTAssertEqual(seen["prompt"], "Please greet Ada warmly.")
+        // Progress notifications and the elicitation (a server request, answered by a POST) came on the stream.
+        assertServed(seen)
         let requests = paths(server)
         XCTAssertEqual(server.count("/authorize"), 1, "one login: \(requests)")
         // Nobody logged in: the configured provider's login before the first request, which is the stream.
