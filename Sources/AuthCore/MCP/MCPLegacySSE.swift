@@ -172,7 +172,8 @@ extension MCPBridge {
             listener = Task { [self] in await readSSE(stream) }
         }
         let wait = min(options.timeout, MCPLegacySSE.endpointWait)
-        switch try? await clock.poll(until: clock.deadline(after: wait)) { lock.withLock { sse } } {
+        let found = try? await clock.poll(until: clock.deadline(after: wait)) { lock.withLock { sse } }
+        switch found {
         case .success(let endpoint)?:
             guard replaying, let initialize = lock.withLock({ sseInitialize }) else { return .open(endpoint) }
             return await reinitialize(initialize, at: endpoint)
