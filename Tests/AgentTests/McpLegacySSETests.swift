@@ -39,6 +39,14 @@ final class McpLegacySSETests: FastMCPHostCase {
                        ["GET /sse 200", "POST /messages/ 202"], "the stream first, then messages to its endpoint, signed")
         XCTAssertFalse(requests.contains { $0.hasPrefix("POST /sse") }, "sse-only never POSTs to URL: \(requests)")
         XCTAssertFalse(requests.contains { $0.hasPrefix("POST /messages/") && !$0.hasSuffix(" 202") }, "\(requests)")
+
+        // The SDK's 2026-07-28 host: its server/discover refused by the 2024-11-05 server, translated as
+        // before a session server of Streamable HTTP (initialize once on the stream's session).
+        server.resetRequestLog()
+        let modern = try host(server, config: config, mode: "auto", bridge: ["--transport", "sse-only"])
+        XCTAssertEqual(modern["protocolVersion"], "2026-07-28")
+        assertServed(modern)
+        XCTAssertEqual(server.count("/authorize") + server.count("/token"), 0, "the login kept: \(paths(server))")
     }
 
     /// mcp-remote's default, and the bridge's: Streamable HTTP first, the HTTP+SSE transport when URL
