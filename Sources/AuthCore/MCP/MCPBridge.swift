@@ -7,7 +7,8 @@ import JSON
 import Locking
 
 /// `auth-agent mcp URL`: MCP's stdio transport on one side (a line per JSON-RPC message),
-/// Streamable HTTP on the other, every request signed by the agent's logins.
+/// Streamable HTTP on the other (or the HTTP+SSE transport of 2024-11-05: MCPLegacySSE.swift),
+/// every request signed by the agent's logins.
 ///
 /// Each message from the host is POSTed on its own task, so several are in flight (as many as
 /// a lane allows) and answers go out as they come; the server's messages (JSON, or SSE events) are written
