@@ -134,6 +134,10 @@ extension AuthError {
         case mcpNotCompleted(String)
         /// It was redirected more than `FetchRequest.maxRedirects` times.
         case tooManyRedirects
+        /// The HTTP+SSE transport (MCP 2024-11-05) gave no place to POST messages to; `why` says what it gave.
+        case mcpNoEndpoint(String)
+        /// The HTTP+SSE transport's `endpoint` event named `endpoint`, off the origin of `url`: nothing is sent there.
+        case mcpEndpointElsewhere(endpoint: String, url: String)
     }
 
     /// A request failed for the reason `why`; retryable (1011).
@@ -144,6 +148,12 @@ extension AuthError {
         case .notCompleted(let why): return AuthError(.requestFailed, "The request was not completed: \(why).")
         case .mcpNotCompleted(let why): return AuthError(.requestFailed, "The MCP request was not completed: \(why).")
         case .tooManyRedirects: return AuthError(.requestFailed, "The request was redirected more than \(FetchRequest.maxRedirects) times.")
+        case .mcpNoEndpoint(let why):
+            return AuthError(.requestFailed, "The MCP server's HTTP+SSE stream gave no endpoint to post messages to: \(why).")
+        case .mcpEndpointElsewhere(let endpoint, let url):
+            let origin = Origin(url: url)?.description ?? url
+            return AuthError(.requestFailed, "The MCP server's HTTP+SSE stream named \(ServerRefusal.safe(endpoint, limit: 200)) to post messages to, which is not on "
+                             + "\(origin): refused, the agent's tokens go to \(origin) only.")
         }
     }
 

@@ -95,10 +95,10 @@ enum TranslationScenario {
     }
 
     struct Unsigned: MCPAuthorizer {
-        func signature(for url: String, method: String) async throws(AuthError) -> Signature? { nil }
-        func renewed(after rejected: Signature, url: String, method: String) async throws(AuthError) -> Signature? { nil }
+        func signature(for url: String, method: String, at target: String) async throws(AuthError) -> Signature? { nil }
+        func renewed(after rejected: Signature, url: String, method: String, at target: String) async throws(AuthError) -> Signature? { nil }
         func logIn(url: String, challenge: BearerChallenge?) async throws(AuthError) -> Bool { false }
-        func steppedUp(after rejected: Signature, scopes: [String], url: String, method: String) async throws(AuthError) -> Signature? { nil }
+        func steppedUp(after rejected: Signature, scopes: [String], url: String, method: String, at target: String) async throws(AuthError) -> Signature? { nil }
         func keep(dpopNonce: String, url: String) {}
     }
 

@@ -37,6 +37,10 @@ enum Completion {
 
     private static let globalFlags = ["--config", "--log-level", "--help"]
 
+    /// The options whose value is one of a few words, completed after them (and skipped when the
+    /// command words are counted).
+    private static let optionValues = ["--transport": MCPTransport.allCases.map(\.rawValue)]
+
     static var bash: String {
         var cases = ""
         for e in entries() {
@@ -59,14 +63,14 @@ enum Completion {
                 case "$prev" in
                     --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                     --log-level) COMPREPLY=($(compgen -W "error warn info debug" -- "$cur")); return ;;
-                esac
+            \(optionValues.sorted { $0.key < $1.key }.map { "        \($0.key)) COMPREPLY=($(compgen -W \"\($0.value.joined(separator: " "))\" -- \"$cur\")); return ;;\n" }.joined())    esac
                 # The command words typed so far, without options and their values.
                 for word in "${COMP_WORDS[@]}"; do
                     [ $n -ge $COMP_CWORD ] && break
                     n=$((n + 1))
                     if [ $skip = 1 ]; then skip=0; continue; fi
                     case "$word" in
-                        --config|--log-level) skip=1 ;;
+                        \((["--config", "--log-level"] + optionValues.keys.sorted()).joined(separator: "|"))) skip=1 ;;
                         -*) ;;
                         *) words+=("$word") ;;
                     esac
@@ -120,7 +124,8 @@ enum Completion {
             for option in c.options {
                 for name in option.names {
                     let flag = name.hasPrefix("--") ? "-l \(name.dropFirst(2))" : "-s \(name.dropFirst())"
-                    lines.append("complete -c auth-agent -n \(quoted(condition)) \(flag) -d \(quoted(short(option.text)))")
+                    let values = optionValues[name].map { " -x -a \(quoted($0.joined(separator: " ")))" } ?? ""
+                    lines.append("complete -c auth-agent -n \(quoted(condition)) \(flag)\(values) -d \(quoted(short(option.text)))")
                 }
             }
             switch operand(c) {

@@ -10,8 +10,8 @@ import Locking
 import Logging
 import Wire
 
-/// `auth-agent mcp URL`: an MCP host's stdio server that is the remote Streamable HTTP server
-/// at URL, reached with the agent's logins (`MCPBridge` does the transport).
+/// `auth-agent mcp URL`: an MCP host's stdio server that is the remote MCP server at URL (Streamable
+/// HTTP, or the HTTP+SSE transport of 2024-11-05), reached with the agent's logins (`MCPBridge` does the transport).
 enum McpCommand {
     struct Options: Equatable {
         var url = ""
@@ -30,6 +30,8 @@ enum McpCommand {
         var allowHTTP = false
         /// `--callback-port N`: a learned API's browser login listens on N (`learn.redirectPort` for this bridge).
         var callbackPort: Int?
+        /// `--transport STRATEGY`: mcp-remote's strategies, http-first (its default) unless given.
+        var transport = MCPTransport.httpFirst
         var timeout = 300.0
         var configPath: String?
         var logLevel: Logger.Level = .warn
@@ -98,6 +100,12 @@ enum McpCommand {
                 let v = try value(flag, inline)
                 guard let port = Int(v), (1...65535).contains(port) else { throw Arguments.UsageError(description: "--callback-port wants a port from 1 to 65535, got '\(v)'") }
                 options.callbackPort = port
+            case "--transport":
+                let v = try value(flag, inline)
+                guard let transport = MCPTransport(rawValue: v) else {
+                    throw Arguments.UsageError(description: "--transport must be one of \(MCPTransport.allCases.map(\.rawValue).joined(separator: ", ")), got '\(v)'")
+                }
+                options.transport = transport
             case "--protocol-version":
                 let v = try value(flag, inline)
                 guard RevisionTranslation.knownRevisions.contains(v) else {
@@ -147,7 +155,8 @@ enum McpCommand {
         let debug = logger.level >= .debug ? everyExchange : nil
         let bridge = MCPBridge(url: options.url, transport: SystemHTTPTransport(), authorizer: McpLogins(session: session, account: AccountChoice(account: options.account), shape: shape, device: options.device),
                                options: MCPBridge.Options(timeout: options.timeout, headers: options.headers.map { ($0.name, $0.value) },
-                                                            ignoredTools: ToolFilter(options.ignoredTools), protocolVersion: options.protocolVersion), output: LineWriter.standardOutput.write, log: warn, debug: debug,
+                                                            ignoredTools: ToolFilter(options.ignoredTools), protocolVersion: options.protocolVersion,
+                                                            transport: options.transport), output: LineWriter.standardOutput.write, log: warn, debug: debug,
                                openURL: { McpLogins.show($0, server: options.url) })
         let ending = Ending()
         let done = DispatchSemaphore(value: 0)

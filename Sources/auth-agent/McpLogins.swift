@@ -22,26 +22,26 @@ final class McpLogins: MCPAuthorizer {
         (self.session, self.choice, self.shape, self.device) = (session, account, shape, device)
     }
 
-    func signature(for url: String, method: String) async throws(AuthError) -> Signature? {
+    func signature(for url: String, method: String, at target: String) async throws(AuthError) -> Signature? {
         do {
-            return try await sign(url, method)
+            return try await sign(url, method, at: target)
         } catch where error.code == .notLoggedIn || error.code == .sessionExpired {
             guard let provider = error.provider ?? session.service.provider(forURL: url, explicit: nil) else { throw error }
             try await logIn(provider: provider, url: url)
-            return try await sign(url, method)
+            return try await sign(url, method, at: target)
         }
     }
 
     /// A refused refresh ended the session (the core replaced a registration the server forgot
     /// meanwhile): the login at once, as for a message that finds nobody logged in — the person
     /// sees one prompt, not an error and then a login on the next call.
-    func renewed(after rejected: Signature, url: String, method: String) async throws(AuthError) -> Signature? {
+    func renewed(after rejected: Signature, url: String, method: String, at target: String) async throws(AuthError) -> Signature? {
         do {
             _ = try await session.service.refresh(after: rejected)
         } catch where error.code == .sessionExpired || error.code == .notLoggedIn {
             try await logIn(provider: error.provider ?? rejected.provider, url: url)
         }
-        return try await sign(url, method)
+        return try await sign(url, method, at: target)
     }
 
     /// An unsigned request got a 401 and nothing covers the URL: learn what protects it from the
@@ -57,26 +57,26 @@ final class McpLogins: MCPAuthorizer {
     /// across bridges under the provider's interactive-login lock; then the new token's signing.
     /// When the resource asks for nothing the login lacks, the token sent is resent only if another
     /// request stepped up since it was signed.
-    func steppedUp(after rejected: Signature, scopes: [String], url: String, method: String) async throws(AuthError) -> Signature? {
+    func steppedUp(after rejected: Signature, scopes: [String], url: String, method: String, at target: String) async throws(AuthError) -> Signature? {
         guard let asked = session.service.scopeChallenge(url: url, asked: scopes) else { return nil }
         if asked.asksNothingNew {
-            guard let now = try await sign(url, method), !now.isSameIssue(as: rejected) else { return nil }
+            guard let now = try await sign(url, method, at: target), !now.isSameIssue(as: rejected) else { return nil }
             return now
         }
         try await once("step-up " + asked.provider) { [session, device] in
             try await Self.stepUp(session, provider: asked.provider, url: url, scopes: scopes, device: device)
         }
-        return try await sign(url, method)
+        return try await sign(url, method, at: target)
     }
 
     func keep(dpopNonce: String, url: String) { session.service.keep(dpopNonce: dpopNonce, for: url) }
 
-    /// `Authorization`, and for a DPoP-bound token the proof for this method and URL; nil when unsigned.
-    private func sign(_ url: String, _ method: String) async throws(AuthError) -> Signature? {
-        switch try await session.service.sign(url: url, provider: nil, account: choice, shape: shape, method: method) {
-        case .unsigned: return nil
-        case .signed(let signature): return signature
-        }
+    /// `Authorization` of the provider covering `url`, and for a DPoP-bound token the proof for this
+    /// method and `target` (`url`, or the HTTP+SSE endpoint the bridge checked is on `url`'s origin:
+    /// a learned provider covers `url`'s path, which the endpoint need not be under); nil when unsigned.
+    private func sign(_ url: String, _ method: String, at target: String) async throws(AuthError) -> Signature? {
+        guard let route = try session.service.coverage(url: url) else { return nil }
+        return try await session.service.sign(route, url: target, account: choice, shape: shape, method: method)
     }
 
     /// One login for `provider`, shared by every message waiting in this bridge: a learned

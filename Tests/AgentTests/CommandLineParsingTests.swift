@@ -97,6 +97,12 @@ final class CommandLineParsingTests: XCTestCase {
         XCTAssertEqual(try McpCommand.parse(["https://x/", "--callback-port", "33418"]).callbackPort, 33418)
         XCTAssertThrowsError(try McpCommand.parse(["https://x/", "--callback-port", "0"]))
         XCTAssertNil(try McpCommand.parse(["https://x/"]).protocolVersion, "the host's own revision")
+        XCTAssertEqual(try McpCommand.parse(["https://x/"]).transport, .httpFirst, "mcp-remote's default")
+        XCTAssertEqual(try McpCommand.parse(["https://x/", "--transport", "sse-only"]).transport, .sseOnly)
+        XCTAssertEqual(try McpCommand.parse(["https://x/", "--transport=sse-first"]).transport, .sseFirst)
+        XCTAssertThrowsError(try McpCommand.parse(["https://x/", "--transport", "sse"])) {
+            XCTAssertEqual("\($0)", "--transport must be one of http-only, sse-only, http-first, sse-first, got 'sse'")
+        }
         XCTAssertThrowsError(try McpCommand.parse(["https://x/", "--protocol-version=2026-01-01"])) {
             XCTAssertEqual("\($0)", "--protocol-version must be one of 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28, got '2026-01-01'")
         }
@@ -172,6 +178,8 @@ final class CommandLineParsingTests: XCTestCase {
         XCTAssertEqual(try complete(["auth-agent", "config", "add", "x", "--is"]), ["--issuer"])
         XCTAssertEqual(try complete(["auth-agent", "token", "corp", ""]), [], "one operand")
         XCTAssertEqual(try complete(["auth-agent", "--log-level", "d"]), ["debug"])
+        XCTAssertEqual(try complete(["auth-agent", "mcp", "https://x/", "--transport", "sse"]), ["sse-first", "sse-only"])
+        XCTAssertEqual(try complete(["auth-agent", "mcp", "--transport", "sse-only", "--tr"]), ["--transport"], "its value is no operand")
         XCTAssertEqual(try complete(["auth-agent", "git-credential", ""]), ["configure", "erase", "get", "store"])
         // `help <Tab>` completes the commands, as gh's does.
         XCTAssertEqual(try complete(["auth-agent", "help", "lo"]), ["login", "logout"])
@@ -180,6 +188,7 @@ final class CommandLineParsingTests: XCTestCase {
         let fish = try XCTUnwrap(Completion.script("fish"))
         XCTAssertTrue(fish.contains("complete -c auth-agent -n '__fish_seen_subcommand_from token' -l min-valid"), fish)
         XCTAssertTrue(fish.contains("(auth-agent __complete-providers 2>/dev/null)"))
+        XCTAssertTrue(fish.contains("-n '__fish_seen_subcommand_from mcp' -l transport -x -a 'http-only sse-only http-first sse-first'"), fish)
         XCTAssertTrue(fish.contains("-n '__fish_seen_subcommand_from forget' -a '(auth-agent __complete-providers --learned 2>/dev/null)'"), fish)
     }
 

@@ -7,40 +7,14 @@ import XCTest
 /// (FastMCP, made one-era by Tests/MCP/server.py's FASTMCP_REVISIONS, since the SDK serves both),
 /// plus Tests/MCP/old_host.py for 2025-06-18, which the SDK cannot offer. Each pairing checks
 /// what the host sees is its own revision's stream, after a real login.
-final class McpRevisionsTests: XCTestCase {
+final class McpRevisionsTests: FastMCPHostCase {
     private static let stateless = FastMCPServer.Shared(environment: ["FASTMCP_REVISIONS": "stateless"])
     private static let session = FastMCPServer.Shared(environment: ["FASTMCP_REVISIONS": "session"])
-    private var directory: URL!
 
     override class func tearDown() {
         stateless.stop()
         session.stop()
         super.tearDown()
-    }
-
-    override func setUpWithError() throws {
-        directory = try McpFastMCPTests.hostDirectory("auth-agent-mcp-revisions")
-    }
-
-    override func tearDown() {
-        if let directory { try? FileManager.default.removeItem(at: directory) }
-        super.tearDown()
-    }
-
-    private var config: String { directory.appendingPathComponent("config.json").path }
-
-    /// The era's server with a client of this test's registered (and configured) at it.
-    private func server(_ shared: FastMCPServer.Shared) throws -> FastMCPServer {
-        let server = try shared.server()
-        let port = 20_000 + Int.random(in: 0..<20_000)
-        _ = try run(["--register", server.baseURL, "--write-config", config, "--store", directory.appendingPathComponent("store").path,
-                     "--redirect-port", String(port)])
-        server.resetRequestLog()
-        return server
-    }
-
-    private func run(_ arguments: [String], script: String = "bridge_host.py") throws -> JSONValue {
-        try McpFastMCPTests.python(arguments, bin: directory.appendingPathComponent("bin").path, timeout: 90, script: script)
     }
 
     /// The SDK's host in `mode` through a bridge to `server`; its one JSON line.
@@ -56,19 +30,6 @@ final class McpRevisionsTests: XCTestCase {
         XCTAssertEqual(seen["protocolVersion"], .string(revision), line: line)
         assertServed(seen, line: line)
         return seen
-    }
-
-    /// What every host saw of FastMCP's tools, resources and prompts, whichever the revisions.
-    private func assertServed(_ seen: JSONValue, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertEqual(seen["tools"], ["add", "ask_name", "connect_account", "count", "echo"], "\(seen)", file: file, line: line)
-        XCTAssertEqual(seen["echo"], "hi", file: file, line: line)
-        XCTAssertEqual(seen["count"], "counted to 3", file: file, line: line)
-        XCTAssertEqual(seen["progress"], [1.0, 2.0, 3.0], file: file, line: line)
-        XCTAssertEqual(seen["elicited"], "What is your name?", file: file, line: line)
-        XCTAssertEqual(seen["ask_name"], "Hello, Ada!", file: file, line: line)
-        XCTAssertEqual(seen["resources"], ["test://greeting"], file: file, line: line)
-        XCTAssertEqual(seen["greeting"], "Hello from the test server", file: file, line: line)
-        XCTAssertEqual(seen["prompt"], "Please greet Ada warmly.", file: file, line: line)
     }
 
     func testSessionHostsBeforeAStatelessServer() throws {

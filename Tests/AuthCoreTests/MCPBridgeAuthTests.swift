@@ -37,12 +37,16 @@ final class MCPBridgeAuthTests: XCTestCase {
             return Signature(provider: "p", account: "a", shape: .none, credential: Credential(session, authorization: session.authorization), proof: proof)
         }
 
-        func signature(for url: String, method: String) async throws(AuthError) -> Signature? {
+        /// Each signing's method and target.
+        let targets = Box<[String]>([])
+
+        func signature(for url: String, method: String, at target: String) async throws(AuthError) -> Signature? {
+            targets.with { $0.append("\(method) \(target)") }
             guard let token = token.with({ $0 }) else { return nil }
             return Self.signature(token, proof: dpop ? "proof-" + (nonce.with { $0 } ?? "none") : nil)
         }
 
-        func renewed(after rejected: Signature, url: String, method: String) async throws(AuthError) -> Signature? {
+        func renewed(after rejected: Signature, url: String, method: String, at target: String) async throws(AuthError) -> Signature? {
             renewals.with { $0 += 1 }
             token.with { $0 = "fresh" }
             return Self.signature("fresh", proof: nil)
@@ -64,14 +68,14 @@ final class MCPBridgeAuthTests: XCTestCase {
         var dpop = false
         let nonce = Box<String?>(nil)
 
-        func steppedUp(after rejected: Signature, scopes: [String], url: String, method: String) async throws(AuthError) -> Signature? {
+        func steppedUp(after rejected: Signature, scopes: [String], url: String, method: String, at target: String) async throws(AuthError) -> Signature? {
             stepUps.with { $0.append(scopes) }
             switch stepUp {
             case nil: return nil
             case .failure(let error): throw error
             case .success(let fresh):
                 token.with { $0 = fresh }
-                return try await signature(for: url, method: method)
+                return try await signature(for: url, method: method, at: target)
             }
         }
 

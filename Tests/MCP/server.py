@@ -25,6 +25,11 @@ What the tests add, outside MCP and OAuth:
   issuer, /authorize, /token, /register), the resource staying http://127.0.0.1:PORT/mcp: restarted
   with `localhost`, the resource names another authorization server (MCP 2026-07-28's credentials
   keyed by issuer) on the same process and port;
+- FASTMCP_TRANSPORT=sse serves the deprecated HTTP+SSE transport of 2024-11-05 instead
+  (FastMCP's `transport="sse"`): the event stream at GET /sse, whose first event names
+  /messages/?session_id=… to POST messages to; the protected resource is /sse. With
+  FASTMCP_SSE_ENDPOINT=foreign the endpoint event names an absolute URL on another origin
+  (http://localhost:P instead of http://127.0.0.1:P), which a client must refuse;
 - FASTMCP_REQUIRED_SCOPES (space-separated, default "mcp:read") are the scopes /mcp requires
   and the registration's default; FASTMCP_VALID_SCOPES (default "mcp:read mcp:write") the
   ones a client may register and ask for.
@@ -77,6 +82,26 @@ class RequestLog:
             await send(message)
 
         await self.app(scope, receive_and_keep, send_and_note)
+
+
+class ForeignEndpoint:
+    """ASGI middleware rewriting the HTTP+SSE stream's `endpoint` event to an absolute URL on
+    another origin (FASTMCP_SSE_ENDPOINT=foreign, see the module's doc)."""
+
+    def __init__(self, app, origin: str | None = None):
+        self.app = app
+        self.origin = origin
+
+    async def __call__(self, scope, receive, send):
+        if self.origin is None or scope["type"] != "http" or scope["path"] != "/sse":
+            return await self.app(scope, receive, send)
+
+        async def rewrite(message):
+            if message["type"] == "http.response.body":
+                message = dict(message, body=message.get("body", b"").replace(b"data: /messages/", b"data: " + self.origin.encode() + b"/messages/"))
+            await send(message)
+
+        await self.app(scope, receive, rewrite)
 
 
 class RevisionGate:
@@ -149,6 +174,9 @@ def main() -> None:
 
     resource_base = f"http://127.0.0.1:{args.port}"
     base = f"http://{os.environ.get('FASTMCP_ISSUER_HOST', '127.0.0.1')}:{args.port}"
+    transport = os.environ.get("FASTMCP_TRANSPORT", "http")
+    path = "/sse" if transport == "sse" else "/mcp"
+    foreign = f"http://localhost:{args.port}" if os.environ.get("FASTMCP_SSE_ENDPOINT") == "foreign" else None
     required = os.environ.get("FASTMCP_REQUIRED_SCOPES", "mcp:read").split()
     valid = os.environ.get("FASTMCP_VALID_SCOPES", "mcp:read mcp:write").split()
     if "FASTMCP_ACCESS_TOKEN_LIFETIME" in os.environ:
@@ -262,8 +290,8 @@ def main() -> None:
         info = {
             "baseUrl": resource_base,
             "port": args.port,
-            "mcpUrl": f"{resource_base}/mcp",
-            "resourceMetadataUrl": f"{resource_base}/.well-known/oauth-protected-resource/mcp",
+            "mcpUrl": f"{resource_base}{path}",
+            "resourceMetadataUrl": f"{resource_base}/.well-known/oauth-protected-resource{path}",
             "serverMetadataUrl": f"{base}/.well-known/oauth-authorization-server",
             "issuer": f"{base}/",
             "requiredScopes": required,
@@ -275,13 +303,14 @@ def main() -> None:
         os.rename(args.info + ".tmp", args.info)
 
     mcp.run(
-        transport="http",
+        transport=transport,
         host="127.0.0.1",
         port=args.port,
         show_banner=False,
         log_level="warning",
         middleware=[Middleware(RequestLog, path=args.request_log),
-                    Middleware(RevisionGate, era=os.environ.get("FASTMCP_REVISIONS"))],
+                    Middleware(RevisionGate, era=os.environ.get("FASTMCP_REVISIONS")),
+                    Middleware(ForeignEndpoint, origin=foreign)],
     )
 
 

@@ -105,13 +105,20 @@ enum RedirectRule {
     }
 
     static func next(status: Int, location: String?, from url: String, method: String) -> Next? {
-        guard [301, 302, 303, 307, 308].contains(status), let location,
-              let base = URL(string: url), let target = URL(string: location, relativeTo: base)?.absoluteURL,
-              let from = Origin(url: url), let to = Origin(url: target.absoluteString), from == to else { return nil }
+        guard [301, 302, 303, 307, 308].contains(status), let location, let target = sameOrigin(location, from: url) else { return nil }
         // As browsers do: 303, and 301/302 after a POST, continue as a GET without the body.
         if status == 303 || ((status == 301 || status == 302) && method == "POST") {
-            return Next(method: method == "HEAD" ? "HEAD" : "GET", url: target.absoluteString, keepsBody: false)
+            return Next(method: method == "HEAD" ? "HEAD" : "GET", url: target, keepsBody: false)
         }
-        return Next(method: method, url: target.absoluteString, keepsBody: true)
+        return Next(method: method, url: target, keepsBody: true)
+    }
+
+    /// `reference` (absolute, or relative to `url` as RFC 3986 §5 resolves it) when it stays on
+    /// `url`'s origin; nil otherwise. Where a server sends the agent next — a redirect, the HTTP+SSE
+    /// transport's `endpoint` — the token follows only within the origin it was sent to.
+    static func sameOrigin(_ reference: String, from url: String) -> String? {
+        guard let base = URL(string: url), let target = URL(string: reference, relativeTo: base)?.absoluteURL,
+              let from = Origin(url: url), let to = Origin(url: target.absoluteString), from == to else { return nil }
+        return target.absoluteString
     }
 }

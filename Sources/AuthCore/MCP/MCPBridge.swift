@@ -7,7 +7,8 @@ import JSON
 import Locking
 
 /// `auth-agent mcp URL`: MCP's stdio transport on one side (a line per JSON-RPC message),
-/// Streamable HTTP on the other, every request signed by the agent's logins.
+/// Streamable HTTP on the other (or the HTTP+SSE transport of 2024-11-05: MCPLegacySSE.swift),
+/// every request signed by the agent's logins.
 ///
 /// Each message from the host is POSTed on its own task, so several are in flight (as many as
 /// a lane allows) and answers go out as they come; the server's messages (JSON, or SSE events) are written
@@ -25,13 +26,16 @@ public final class MCPBridge: @unchecked Sendable {
         public var ignoredTools: ToolFilter
         /// `--protocol-version`: the revision offered to the server, whatever the host speaks (nil: the host's own).
         public var protocolVersion: String?
+        /// `--transport`: Streamable HTTP, the HTTP+SSE transport of 2024-11-05, or one after the other.
+        public var transport: MCPTransport
         public init(timeout: Double = 300, maxPostsInFlight: Int = 64, headers: [(String, String)] = [], ignoredTools: ToolFilter = ToolFilter([]),
-                    protocolVersion: String? = nil) {
+                    protocolVersion: String? = nil, transport: MCPTransport = .httpFirst) {
             self.timeout = timeout
             self.maxPostsInFlight = maxPostsInFlight
             self.headers = headers
             self.ignoredTools = ignoredTools
             self.protocolVersion = protocolVersion
+            self.transport = transport
         }
     }
 
@@ -67,7 +71,15 @@ public final class MCPBridge: @unchecked Sendable {
     /// The task carrying each pending request, so a cancellation can end its exchange.
     var requestTasks: [JSONValue: Int] = [:]
     var nextTask = 0
+    /// The GET stream's reader: Streamable HTTP's stream of server-initiated messages, or the HTTP+SSE transport's stream.
     var listener: Task<Void, Never>?
+    /// The transport spoken: nil until the first exchange decides (`--transport http-first`, `sse-first`).
+    var settled: MCPTransport.Kind?
+    /// While the HTTP+SSE stream lasts, the endpoint messages are POSTed to; else why there is none (MCPLegacySSE.swift).
+    var sse: Result<String, AuthError>?
+    var sseOpening: Task<Opening, Never>?
+    /// The `initialize` sent over the HTTP+SSE transport, sent again on a new stream (a new session at the server).
+    var sseInitialize: JSONValue?
     /// `tools/list` requests whose answers lose the ignored tools (`Options.ignoredTools`).
     var listingTools: Set<JSONValue> = []
     /// The latest `initialize` exchange, which the messages after it wait for.
@@ -102,6 +114,7 @@ public final class MCPBridge: @unchecked Sendable {
         self.transport = transport
         self.authorizer = authorizer
         self.options = options
+        settled = options.transport.settled
         requestLane = TransferLane(limit: options.maxPostsInFlight, clock: clock)
         answerLane = TransferLane(limit: options.maxPostsInFlight, clock: clock)
         self.output = output
@@ -206,7 +219,7 @@ public final class MCPBridge: @unchecked Sendable {
         var headers = [("Mcp-Session-Id", id)] + options.headers
         if let version = lock.withLock({ protocolVersion }) { headers.append(("MCP-Protocol-Version", version)) }
         do {
-            headers += (try? await authorizer.signature(for: url, method: "DELETE"))?.headers ?? []
+            headers += (try? await authorizer.signature(for: url, method: "DELETE", at: url))?.headers ?? []
             _ = try await transport.send(HTTPRequest(method: "DELETE", url: url, headers: headers, timeout: 0.4))
         } catch {
             log("mcp: the session could not be ended (DELETE \(url)): \(Self.clause(error)); the server ends it when it expires")

@@ -19,21 +19,26 @@ extension MCPBridge {
             return
         }
         defer { lane.leave() }
+        switch await way(for: message) {
+        case .streamableHTTP: break
+        case .sse(let endpoint): return await postOverSSE(message, body: body, to: endpoint, deadline: deadline)
+        case .refused(let error): return failSending(message, error)
+        }
         let remaining = max(0, clock.remaining(until: deadline))
         let stream: HTTPStream
         do {
             stream = try await exchange(method: "POST", headers: headers(for: message), body: body, timeout: max(0.001, remaining))
-        } catch let error as AuthError {
-            fail(ids, error)
-            if message.kind == .notification { log("mcp: \(message.method ?? "a notification") dropped: \(error.message)") }
-            return
         } catch {
-            fail(ids, "The request to the MCP server failed: \(Self.clause(error))", data: ["reason": "requestFailed"])
-            return
+            return failSending(message, error)
+        }
+        if let endpoint = await fallback(after: stream.status) {
+            await drain(stream)
+            return await postOverSSE(message, body: body, to: endpoint, deadline: deadline)
         }
         let contentType = (stream.headers["content-type"] ?? "").lowercased()
         switch stream.status {
         case 200..<300:
+            settle(.streamableHTTP)
             if message.method == "initialize" { adopt(stream.headers) }
             if contentType.hasPrefix("text/event-stream") {
                 var lastEventId = await readEvents(stream, answering: ids)
@@ -75,6 +80,16 @@ extension MCPBridge {
         }
     }
 
+    /// Answers the requests of a message that could not be sent (a failed login, an unreachable
+    /// server) with the error; a notification that could not be sent is dropped with a line.
+    func failSending(_ message: MCPMessage, _ error: Error) {
+        guard let error = error as? AuthError else {
+            return fail(message.requestIds, "The request to the MCP server failed: \(Self.clause(error))", data: ["reason": "requestFailed"])
+        }
+        fail(message.requestIds, error)
+        if message.kind == .notification { log("mcp: \(message.method ?? "a notification") dropped: \(error.message)") }
+    }
+
     /// The headers for `message`: the negotiated revision's, and the stateless revision's routing headers.
     func headers(for message: MCPMessage) -> [(String, String)] {
         var headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
@@ -99,33 +114,35 @@ extension MCPBridge {
     /// one refresh; after a 401 to an unsigned request, a login (the waiting messages wait for it);
     /// after `401 use_dpop_nonce`, a proof with that nonce (a refused proof is not a dead token: no
     /// refresh is spent on it); after a learned resource's `403 insufficient_scope`, a step-up. A
-    /// refusal's body is not waited for: the bridge reads heads and streams.
-    func exchange(method: String, headers: [(String, String)], body: [UInt8]?, timeout: Double) async throws -> HTTPStream {
+    /// refusal's body is not waited for: the bridge reads heads and streams. `target`: where the
+    /// request goes (the HTTP+SSE transport's endpoint), signed as `url` is.
+    func exchange(method: String, target: String? = nil, headers: [(String, String)], body: [UInt8]?, timeout: Double) async throws -> HTTPStream {
         let (authorizer, url) = (self.authorizer, self.url)
+        let target = target ?? url
         var state = ExchangeState()
         let exchange = Exchange<Signature, HTTPStream>(
             carries: { signed in signed.map { $0.proof == nil ? .token : .provenToken } ?? .unsigned },
             sign: { $0?.headers ?? [] },
             send: { [self] signing in
-                try await open(HTTPRequest(method: method, url: url, headers: headers + options.headers + signing, body: body, timeout: timeout))
+                try await open(HTTPRequest(method: method, url: target, headers: headers + options.headers + signing, body: body, timeout: timeout))
             },
             head: { HTTPResponse(status: $0.status, headers: $0.headers) },
-            keepNonce: { nonce in authorizer.keep(dpopNonce: nonce, url: url) },
-            prove: { same in try await authorizer.signature(for: url, method: method) ?? same },
+            keepNonce: { nonce in authorizer.keep(dpopNonce: nonce, url: target) },
+            prove: { same in try await authorizer.signature(for: url, method: method, at: target) ?? same },
             // Not held open through a refresh or a login that may take minutes.
             setAside: { [self] stream in await drain(stream) },
-            refresh: { rejected in try await authorizer.renewed(after: rejected, url: url, method: method) },
+            refresh: { rejected in try await authorizer.renewed(after: rejected, url: url, method: method, at: target) },
             logIn: { challenge in
                 guard try await authorizer.logIn(url: url, challenge: challenge) else { throw AuthError.mcpLoginUncovered(url) }
-                return try await authorizer.signature(for: url, method: method)
+                return try await authorizer.signature(for: url, method: method, at: target)
             },
             stepUp: { scopes, rejected in
-                guard let next = try await authorizer.steppedUp(after: rejected, scopes: scopes, url: url, method: method) else {
+                guard let next = try await authorizer.steppedUp(after: rejected, scopes: scopes, url: url, method: method, at: target) else {
                     throw AuthError.mcpScopeNotGranted(scopes)
                 }
                 return next
             })
-        return try await exchange.run(try await authorizer.signature(for: url, method: method), state: &state).answer
+        return try await exchange.run(try await authorizer.signature(for: url, method: method, at: target), state: &state).answer
     }
 
     /// Opens one attempt, a line at `--log-level debug` for it.
@@ -137,7 +154,7 @@ extension MCPBridge {
             return stream
         } catch let error as HTTPTransportError {
             debug?("\(request) → \(error) (\(Int((now() - started) * 1000)) ms)")
-            throw AuthError.requestFailed(.mcpNotCompleted(HTTPCalls.describe(error, url: url)))
+            throw AuthError.requestFailed(.mcpNotCompleted(HTTPCalls.describe(error, url: request.url)))
         }
     }
 

@@ -40,19 +40,8 @@ extension MCPBridge {
                 var parser = SSEParser()
                 do {
                     for try await piece in stream.body {
-                        for event in try parser.feed(piece) where event.event == "message" && !event.data.isEmpty {
-                            if let value = try? JSONParser.parse(event.data) {
-                                // A URL elicitation the host cannot open is opened by the bridge (`forward`), stateless host or not.
-                                let bridgeOpensIt = URLElicitation(request: value) != nil && !lock.withLock { hostOpensURLs }
-                                if !bridgeOpensIt, case .sessionServer? = lock.withLock({ translation }),
-                                   let refusal = RevisionTranslation.refusalForStatelessHost(value) {
-                                    await posting(refusal)
-                                } else {
-                                    forward(value, raw: event.data)
-                                }
-                            } else {
-                                log("mcp: an event of the server's GET stream is not JSON; dropped")
-                            }
+                        for event in try parser.feed(piece) {
+                            if let answer = answerForStatelessHost(event) { await posting(answer) } else { forwardStreamEvent(event) }
                         }
                     }
                 } catch {
@@ -70,6 +59,27 @@ extension MCPBridge {
                 if failures >= 3 { return }
             }
             try? await clock.sleep(for: Self.pause(retry))
+        }
+    }
+
+    /// A session server's request on its GET stream, which a stateless host cannot take (no request
+    /// of the host's carries it): the bridge's answer in the host's stead — unless it is a URL
+    /// elicitation the host cannot open, which the bridge opens (`forward`). Nil for anything else.
+    private func answerForStatelessHost(_ event: SSEEvent) -> JSONValue? {
+        guard case .sessionServer? = lock.withLock({ translation }), event.event == "message",
+              let value = try? JSONParser.parse(event.data) else { return nil }
+        if URLElicitation(request: value) != nil, !lock.withLock({ hostOpensURLs }) { return nil }
+        return RevisionTranslation.refusalForStatelessHost(value)
+    }
+
+    /// An event of a GET stream (either transport's): a `message` event's JSON goes to the host;
+    /// one that is not JSON is dropped with a line; other events are not MCP's.
+    func forwardStreamEvent(_ event: SSEEvent) {
+        guard event.event == "message", !event.data.isEmpty else { return }
+        if let value = try? JSONParser.parse(event.data) {
+            forward(value, raw: event.data)
+        } else {
+            log("mcp: an event of the server's GET stream is not JSON; dropped")
         }
     }
 }
