@@ -83,6 +83,38 @@ final class GlewlwydGenericRulesTests: XCTestCase {
         XCTAssertNotEqual(try agent.result("token", ["provider": .string(provider)])["accessToken"], token["accessToken"])
     }
 
+    /// RFC 8707 switched on at Glewlwyd (`oidc-target`: `resource-allowed`, a `resource-scope` map
+    /// without this API): the learned login's `resource` is refused at the authorization endpoint —
+    /// the browser comes back with `error=invalid_target` after the person signed in. The agent
+    /// starts the browser login again without `resource` (a second prompt; Glewlwyd's session makes
+    /// it pass at once), and the refresh after it leaves `resource` out too.
+    func testAResourceRefusedAtTheAuthorizationEndpointIsAskedForAgainWithoutIt() throws {
+        let issuer = server.info["plugins"]?["target"]?["issuer"]?.stringValue ?? ""
+        let resource = try ScriptServer("protected_resource.py", [issuer, "openid"])
+        let api = "http://127.0.0.1:\(resource.port)/api"
+        let agent = try AgentConversation.withoutProviders(storeIn: directory)
+        let loginID = try agent.send("login", ["resource": .string(api), "openBrowser": false])
+        let browser = Browser(timeout: 10)
+        var urls: [String] = []
+        var answer: JSONValue = .null
+        for _ in 0..<3 {
+            let message = try agent.notificationOrAnswer("loginPrompt", to: loginID, timeout: 20)
+            guard message["method"] != nil, let url = message["params"]?["url"]?.stringValue else {
+                answer = message
+                break
+            }
+            urls.append(url)
+            let query = try XCTUnwrap(URLComponents(string: url)?.queryItems)
+            let clientId = try XCTUnwrap(query.first { $0.name == "client_id" }?.value)
+            try approve(url, clientId: clientId, scope: "openid offline_access", browser: browser)
+        }
+        XCTAssertEqual(urls.count, 2, "a second browser prompt: \(urls)")
+        XCTAssertTrue(urls.first?.contains("resource=") == true, "\(urls)")
+        XCTAssertFalse(urls.last?.contains("resource=") ?? true, "\(urls)")
+        let provider = try XCTUnwrap(answer["result"]?["provider"]?.stringValue, "logged in: \(answer)")
+        XCTAssertEqual(try agent.result("refresh", ["provider": .string(provider)])["refreshed"], true, "and refreshes (a refused resource is not sent again; were it sent, the token endpoint would refuse it too)")
+    }
+
     /// Glewlwyd checks `application_type` (so the agent's registrations, which the test above saw
     /// accepted, carry a value it takes): `native` is registered, another value refused.
     func testGlewlwydTakesANativeRegistrationAndRefusesAnUnknownApplicationType() throws {
@@ -101,11 +133,14 @@ final class GlewlwydGenericRulesTests: XCTestCase {
     // MARK: Helpers
 
     /// The person at Glewlwyd's pages, done as their script does: the authorization endpoint sends
-    /// the browser to `login.html?…&callback_url=…`; sign in, consent to `scope`, continue.
-    private func approve(_ url: String, clientId: String, scope: String) throws {
-        let browser = Browser(timeout: 10)
-        let toLogin = try browser.navigate(url, stopAt: { $0.path.hasSuffix("/login.html") })
-        let loginPage = try XCTUnwrap(toLogin.location.flatMap { URLComponents(string: $0) }, "\(browser.trail)")
+    /// the browser to `login.html?…&callback_url=…`; sign in, consent to `scope`, continue. A browser
+    /// signed in already (`browser` from an earlier round) goes straight back to the agent.
+    private func approve(_ url: String, clientId: String, scope: String, browser: Browser = Browser(timeout: 10)) throws {
+        let first = try browser.navigate(url, stopAt: { $0.path.hasSuffix("/login.html") })
+        guard let loginPage = first.location.flatMap({ URLComponents(string: $0) }), loginPage.path.hasSuffix("/login.html") else {
+            XCTAssertEqual(first.url.host, "127.0.0.1", "signed in already: back at the agent's callback: \(browser.trail)")
+            return
+        }
         let callback = try XCTUnwrap(loginPage.queryItems?.first { $0.name == "callback_url" }?.value, "\(loginPage)")
         let api = server["apiUrl"]
         let credentials = JSONSerializer.string(["username": .string(server["username"]), "password": .string(server["password"])])

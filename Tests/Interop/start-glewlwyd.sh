@@ -141,7 +141,9 @@ par=',"oauth-par-allowed":true,"oauth-par-required":true,"oauth-par-duration":60
 # Issue 31's generic rules: scopes_supported lists offline_access, open RFC 7591 registration (with RFC 7592
 # management, so a test can read back what was registered).
 idp=',"allowed-scope":["openid","offline_access"],"register-client-allowed":true,"register-client-management-allowed":true'
-for instance in "oidc:false:" "oidc-nonce:true:" "oidc-par:false:$par" "oidc-idp:false:$idp"; do
+# The same, with RFC 8707 on: a resource outside its resource-scope map is refused (invalid_target).
+target="$idp"',"resource-allowed":true,"resource-scope":{"openid":["https://elsewhere.example/api"]}'
+for instance in "oidc:false:" "oidc-nonce:true:" "oidc-par:false:$par" "oidc-idp:false:$idp" "oidc-target:false:$target"; do
   name="${instance%%:*}"; rest="${instance#*:}"; nonces="${rest%%:*}"; extra="${rest#*:}"
   admin POST /mod/plugin/ "{\"module\":\"oidc\",\"name\":\"$name\",\"display_name\":\"$name\",\"parameters\":$(plugin_parameters "$name" "")}"
   admin PUT "/mod/plugin/$name" "{\"module\":\"oidc\",\"name\":\"$name\",\"display_name\":\"$name\",\"parameters\":$(plugin_parameters "$name" \
@@ -156,7 +158,7 @@ endpoints() {
     \"revocationEndpoint\":\"$p/revoke\",\"introspectionEndpoint\":\"$p/introspect\",\"registrationEndpoint\":\"$p/register\"}"
 }
 line="$(tr -d '\n' <<JSON
-{"baseUrl":"$base","apiUrl":"$api","discoveryUrl":"$api/oidc/.well-known/openid-configuration","plugins":{"plain":$(endpoints oidc),"nonce":$(endpoints oidc-nonce),"par":$(endpoints oidc-par),"idp":$(endpoints oidc-idp)},
+{"baseUrl":"$base","apiUrl":"$api","discoveryUrl":"$api/oidc/.well-known/openid-configuration","plugins":{"plain":$(endpoints oidc),"nonce":$(endpoints oidc-nonce),"par":$(endpoints oidc-par),"idp":$(endpoints oidc-idp),"target":$(endpoints oidc-target)},
  "username":"alice","password":"$password","redirectPort":$redirect_port,
  "clients":{"public":{"clientId":"agent-public"},"confidential":{"clientId":"agent-service","clientSecret":"$secret"},
    "jwt":{"clientId":"agent-jwt","clientSecret":"$jwt_secret","keyFile":"$work/client-rsa.pem"}}}
@@ -164,6 +166,6 @@ JSON
 )"
 if [ "$info_file" = - ]; then echo "$line"; else
   umask 077; echo "$line" > "$info_file.tmp" && mv "$info_file.tmp" "$info_file"; fi
-log "serving $base (issuers $api/oidc, $api/oidc-nonce, $api/oidc-par, $api/oidc-idp)"
+log "serving $base (issuers $api/oidc, $api/oidc-nonce, $api/oidc-par, $api/oidc-idp, $api/oidc-target)"
 
 serve_until_exit
