@@ -120,3 +120,26 @@ extension ProviderProfileFlowTests {
         XCTAssertEqual(accounts(service), 0)
     }
 }
+
+extension ProviderProfileFlowTests {
+    /// GitHub's tokens carry the scopes (OAuth app) or permissions (GitHub app) the app was given:
+    /// its token endpoint takes no `scope` on a refresh and an OAuth app has no refresh token to
+    /// shape from. A shaped token is refused before any request.
+    func testGitHubCannotShapeATokenAndSaysSo() async throws {
+        for app in [false, true] {
+            let fake = Self.github(app: app)
+            let service = try service(#"{"id": "gh", "profile": "github", "clientId": "Ov23li", "origins": ["https://api.github.com"]}"#, fake)
+            _ = try await service.login(provider: "gh", credentials: nil, context: fake.person)
+            let sent = fake.tokenRequests.count
+            do {
+                let token = try await service.token(provider: "gh", shape: TokenShape(scopes: ["read:org"]))
+                XCTFail("app \(app): shaped \(token.accessToken); sent \(fake.tokenRequests.suffix(1))")
+            } catch {
+                XCTAssertEqual(error.code, .scopeNotGranted, "app \(app): \(error.message)")
+                // An OAuth app has no refresh token: refused as any session without one is.
+                XCTAssertTrue(error.message.contains(app ? "GitHub's tokens carry what the app was granted" : "cannot ask for tokens of other scopes"), error.message)
+            }
+            XCTAssertEqual(fake.tokenRequests.count, sent, "app \(app)")
+        }
+    }
+}
