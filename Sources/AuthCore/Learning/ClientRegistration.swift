@@ -34,7 +34,8 @@ public struct ClientRegistration: Sendable {
         }
         // A server may refuse a `scope` listing values it does not list itself (certified ones do):
         // once with only the scopes it lists, then without `scope`, which it fills with its default.
-        for fallback in Self.scopeFallbacks(asked: scopes, listed: server.scopesSupported) where Self.refusedForScope(response, answer) {
+        for fallback in Self.scopeFallbacks(asked: scopes, listed: server.scopesSupported)
+        where Self.refusedMetadata(response, answer) && !Self.refusedForGrantTypes(response, answer) {
             (response, answer) = try await post(body, scopes: fallback, to: endpoint, of: server)
         }
         guard response.status == 200 || response.status == 201 else {
@@ -101,15 +102,15 @@ public struct ClientRegistration: Sendable {
         return (!kept.isEmpty && kept != asked ? [kept] : []) + [[]]
     }
 
-    /// RFC 7591 §3.2.2's `invalid_client_metadata`, which a refused `scope` is answered with.
-    static func refusedForScope(_ response: HTTPResponse, _ answer: JSONObject?) -> Bool {
+    /// RFC 7591 §3.2.2's `invalid_client_metadata`, which a refused `scope` is answered with (and any other field).
+    static func refusedMetadata(_ response: HTTPResponse, _ answer: JSONObject?) -> Bool {
         response.status == 400 && answer?["error"]?.stringValue == "invalid_client_metadata"
     }
 
     /// An `invalid_client_metadata` whose description names `grant_types`: the server's words are the
     /// only sign of which field it refused (RFC 7591 §3.2.2 has one error code for all of them).
     static func refusedForGrantTypes(_ response: HTTPResponse, _ answer: JSONObject?) -> Bool {
-        refusedForScope(response, answer) && answer?["error_description"]?.stringValue?.contains("grant_types") == true
+        refusedMetadata(response, answer) && answer?["error_description"]?.stringValue?.contains("grant_types") == true
     }
 
     /// A loopback port free now, to register once and listen on at every login.
