@@ -418,7 +418,7 @@ final class GlewlwydDPoPTests: XCTestCase {
     }
 
     /// The class's one Glewlwyd (`shared`), set up by `start-glewlwyd.sh`.
-    private static func startServer() throws -> InteropServer {
+    static func startServer() throws -> InteropServer {
         try InteropServer.start(
             script: InteropServer.script.deletingLastPathComponent().appendingPathComponent("start-glewlwyd.sh"),
             skips: [3: "Glewlwyd is not installed here (on Debian: apt-get install glewlwyd)"],

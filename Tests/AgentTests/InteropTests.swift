@@ -508,7 +508,7 @@ final class InteropTests: XCTestCase {
     }
 
     /// The class's one server (`shared`): DOT with short intervals and lifetimes, so waits stay short.
-    private static func startServer() throws -> InteropServer {
+    static func startServer() throws -> InteropServer {
         try InteropServer.start(environment: [
             "INTEROP_DEVICE_INTERVAL": "1",
             "INTEROP_ACCESS_TOKEN_LIFETIME": "60",

@@ -40,6 +40,8 @@ final class IdentityProviderFake: Sendable {
         var user: JSONObject = ["sub": "alice", "name": "Alice"]
         /// The refusal of a refresh token the server wants replaced by a new login (Google's invalid_rapt).
         var refreshRefusal: String?
+        /// Keycloak's `refresh_expires_in` for what the login asked (0 for an offline token); nil: not sent.
+        var refreshExpiresIn: @Sendable (_ request: [String: String]) -> Int? = { _ in nil }
     }
 
     let habits: Habits
@@ -51,6 +53,8 @@ final class IdentityProviderFake: Sendable {
         var refreshTokens: [String: [String: String]] = [:]
         var issued = 0
         var devicePolls = 0
+        /// What the device authorization request asked: the device grant's tokens are for it.
+        var deviceRequest: [String: String] = [:]
         var refusingRefreshes = false
     }
 
@@ -121,6 +125,7 @@ final class IdentityProviderFake: Sendable {
             }
         }
         if path == habits.devicePath {
+            state.withLock { $0.deviceRequest = form }
             return json(200, ["device_code": "dc", "user_code": "WDJB-MJHT", "verification_uri": "https://example.com/device", "expires_in": 900,
                               "interval": 1, "scope": .string(form["scope"] ?? "")], habits, request)
         }
@@ -136,7 +141,7 @@ final class IdentityProviderFake: Sendable {
             case "urn:ietf:params:oauth:grant-type:device_code":
                 state.devicePolls += 1
                 if state.devicePolls == 1 { return json(400, ["error": "authorization_pending"], habits, request) }
-                grantRequest = ["scope": form["scope"] ?? ""]
+                grantRequest = state.deviceRequest
             case "refresh_token":
                 guard let token = form["refresh_token"], let granted = state.refreshTokens[token] else { return json(400, ["error": "invalid_grant"], habits, request) }
                 if state.refusingRefreshes, let refusal = habits.refreshRefusal {
@@ -151,6 +156,7 @@ final class IdentityProviderFake: Sendable {
             var answer: JSONObject = ["access_token": .string("at-\(state.issued)"), "token_type": "bearer",
                                       "scope": .string(form["scope"] ?? grantRequest["scope"] ?? "")]
             if let expiresIn = habits.expiresIn { answer["expires_in"] = .int(Int64(expiresIn)) }
+            if let refreshExpiresIn = habits.refreshExpiresIn(grantRequest) { answer["refresh_expires_in"] = .int(Int64(refreshExpiresIn)) }
             let refreshing = form["grant_type"] == "refresh_token"
             if habits.refreshTokenFor(grantRequest), !refreshing || habits.rotates {
                 let token = "rt-\(state.issued)"

@@ -178,6 +178,21 @@ final class LearningTests: XCTestCase {
         XCTAssertEqual(server.registration?["application_type"], "native")
     }
 
+    /// A registration refused for naming RFC 8628's device grant (Glewlwyd 2.7.5 wants its own name for it,
+    /// though its metadata lists RFC 8628's) is asked once more without it, scope unchanged; every
+    /// registration says `client_confidential: false`, without which Glewlwyd takes the agent for a
+    /// confidential client and refuses its code grant.
+    func testARegistrationRefusedForTheDeviceGrantIsRetriedWithoutIt() async throws {
+        let server = FakeAPI()
+        server.fault = "device-grant"
+        let (service, _) = makeService(server, store: MemorySessionStore())
+        _ = try await service.login(resource: FakeAPI.resource, context: LoginContext(prompt: Self.playBrowser(server)))
+        XCTAssertEqual(server.count("/register"), 2, "\(server.paths())")
+        XCTAssertEqual(server.registration?["grant_types"], ["authorization_code", "refresh_token"])
+        XCTAssertEqual(server.registration?["scope"], "mcp", "the scope was not what was refused")
+        XCTAssertEqual(server.registration?["client_confidential"], false)
+    }
+
     /// Issue 31 item 2 (MCP 2026-07-28): `offline_access` is asked for — at registration and login —
     /// when the authorization server lists it, and only then.
     func testOfflineAccessIsAskedForWhenTheServerListsIt() async throws {
@@ -322,6 +337,7 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
             if fault != "no-pkce" { m["code_challenge_methods_supported"] = ["S256"] }
             if fault == "strict-scope" { m["scopes_supported"] = ["profile"] }
             if fault == "offline" { m["scopes_supported"] = ["mcp", "offline_access"] }
+            if fault == "device-grant" { m["device_authorization_endpoint"] = .string(server + "/device") }
             if fault != "no-registration" { m["registration_endpoint"] = .string(server + "/register") }
             if let dpopAlgs { m["dpop_signing_alg_values_supported"] = .array(dpopAlgs.map(JSONValue.string)) }
             m["pushed_authorization_request_endpoint"] = .string(server + "/par")
@@ -333,6 +349,10 @@ final class FakeAPI: HTTPTransport, @unchecked Sendable {
             lock.withLock { registration = (try? JSONParser.parse(request.body ?? []))?.objectValue }
             if fault == "refuse-registration" { return Self.json(400, ["error": "invalid_client_metadata"]) }
             if fault == "no-client-id" { return Self.json(201, ["client_name": "auth-agent"]) }
+            // Glewlwyd 2.7.5 (its protocol_oidc.c): RFC 8628's grant type is refused in a registration, in these words.
+            if fault == "device-grant", registration?["grant_types"]?.arrayValue?.contains("urn:ietf:params:oauth:grant-type:device_code") == true {
+                return Self.json(400, ["error": "invalid_client_metadata", "error_description": "grant_types must have one of the following values: 'authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token', 'delete_token', 'device_authorization', 'urn:openid:params:grant-type:ciba'"])
+            }
             // A certified server's habit: a `scope` with a value its metadata does not list is refused.
             if fault == "strict-scope", let asked = registration?["scope"]?.stringValue, asked.split(separator: " ").contains(where: { $0 != "profile" }) {
                 return Self.json(400, ["error": "invalid_client_metadata", "error_description": "scope not allowed"])

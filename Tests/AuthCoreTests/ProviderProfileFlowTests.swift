@@ -10,13 +10,13 @@ import XCTest
 /// logout) against a fake of the provider that reproduces its documented behaviour
 /// (`IdentityProviderFake`; the pages are cited beside each fake).
 final class ProviderProfileFlowTests: XCTestCase {
-    private func service(_ json: String, _ fake: IdentityProviderFake) throws -> AuthService {
+    func service(_ json: String, _ fake: IdentityProviderFake) throws -> AuthService {
         let parsed = try AgentConfig.parse(Array(#"{"providers": [\#(json)]}"#.utf8), file: "c")
         return AuthService(config: AgentConfig(store: .memory, providers: parsed.providers), store: MemorySessionStore(),
                            transport: fake.server, logger: Logger(level: .error, sink: { _ in }), httpTimeout: 5, events: { _ in })
     }
 
-    private func accounts(_ service: AuthService) -> Int { service.status().first?.accounts.count ?? -1 }
+    func accounts(_ service: AuthService) -> Int { service.status().first?.accounts.count ?? -1 }
 
     // MARK: Entra ID
 
@@ -184,17 +184,27 @@ final class ProviderProfileFlowTests: XCTestCase {
 
     // MARK: Okta, Auth0, Keycloak
 
+    static let oktaIssuer = "https://acme.okta.com/oauth2/default"
+
     /// https://developer.okta.com/docs/concepts/auth-servers/: a custom authorization server at
     /// `/oauth2/{id}` with its metadata under it (no RFC 8414 path-inserted form); refresh tokens for
     /// `offline_access` (https://developer.okta.com/docs/guides/refresh-tokens/main/).
-    func testOktaReadsItsAuthorizationServersMetadataAndAsksForOfflineAccess() async throws {
-        let issuer = "https://acme.okta.com/oauth2/default"
-        let fake = IdentityProviderFake(.init(
+    /// https://developer.okta.com/docs/guides/device-authorization-grant/main ("Configure Device Authorization
+    /// Grant Flow"): a Native app with the Device Authorization and Refresh Token grants asks
+    /// `/oauth2/{id}/v1/device/authorize` (`client_id`, `scope` with `offline_access`), then polls `/v1/token`.
+    static func okta() -> IdentityProviderFake {
+        let issuer = oktaIssuer
+        return IdentityProviderFake(.init(
             metadataPath: "/oauth2/default/.well-known/openid-configuration", metadataIssuer: issuer,
             metadata: ["authorization_endpoint": .string("\(issuer)/v1/authorize"), "token_endpoint": .string("\(issuer)/v1/token"),
-                       "revocation_endpoint": .string("\(issuer)/v1/revoke")],
-            tokenPath: "/oauth2/default/v1/token", revokePath: "/oauth2/default/v1/revoke",
+                       "device_authorization_endpoint": .string("\(issuer)/v1/device/authorize"), "revocation_endpoint": .string("\(issuer)/v1/revoke")],
+            tokenPath: "/oauth2/default/v1/token", devicePath: "/oauth2/default/v1/device/authorize", revokePath: "/oauth2/default/v1/revoke",
             refreshTokenFor: { ($0["scope"] ?? "").split(separator: " ").contains("offline_access") }))
+    }
+
+    func testOktaReadsItsAuthorizationServersMetadataAndAsksForOfflineAccess() async throws {
+        let issuer = Self.oktaIssuer
+        let fake = Self.okta()
         let service = try service(#"{"id": "okta", "issuer": "\#(issuer)", "clientId": "0oa", "origins": ["https://api.example.com"]}"#, fake)
         _ = try await service.login(provider: "okta", credentials: nil, context: fake.person)
         XCTAssertEqual(fake.server.requests.first.map { URL(string: $0.url)!.path }, "/oauth2/default/.well-known/openid-configuration", "its own metadata first")
@@ -214,12 +224,19 @@ final class ProviderProfileFlowTests: XCTestCase {
     }
 
     /// https://auth0.com/docs/secure/tokens/access-tokens/get-access-tokens: `audience` names the API;
-    /// https://auth0.com/docs/secure/tokens/refresh-tokens/get-refresh-tokens: `offline_access` for a refresh token.
-    func testAuth0AsksForAnAPIWithAudience() async throws {
-        let fake = IdentityProviderFake(.init(
+    /// https://auth0.com/docs/secure/tokens/refresh-tokens/get-refresh-tokens: `offline_access` for a refresh token;
+    /// https://auth0.com/docs/get-started/authentication-and-authorization-flow/device-authorization-flow: `/oauth/device/code`.
+    static func auth0() -> IdentityProviderFake {
+        IdentityProviderFake(.init(
             metadataPath: "/.well-known/openid-configuration", metadataIssuer: "https://acme.auth0.com/",
-            metadata: ["authorization_endpoint": "https://acme.auth0.com/authorize", "token_endpoint": "https://acme.auth0.com/oauth/token"],
-            tokenPath: "/oauth/token", refreshTokenFor: { ($0["scope"] ?? "").split(separator: " ").contains("offline_access") }))
+            metadata: ["authorization_endpoint": "https://acme.auth0.com/authorize", "token_endpoint": "https://acme.auth0.com/oauth/token",
+                       "device_authorization_endpoint": "https://acme.auth0.com/oauth/device/code", "revocation_endpoint": "https://acme.auth0.com/oauth/revoke"],
+            tokenPath: "/oauth/token", devicePath: "/oauth/device/code", revokePath: "/oauth/revoke",
+            refreshTokenFor: { ($0["scope"] ?? "").split(separator: " ").contains("offline_access") }))
+    }
+
+    func testAuth0AsksForAnAPIWithAudience() async throws {
+        let fake = Self.auth0()
         let service = try service(#"{"id": "a0", "issuer": "https://acme.auth0.com/", "clientId": "c", "origins": ["https://api.example.com"]}"#, fake)
         _ = try await service.login(provider: "a0", credentials: nil, context: fake.person)
         _ = try await service.token(provider: "a0", shape: TokenShape(resource: "https://orders.example.com"))
@@ -229,15 +246,30 @@ final class ProviderProfileFlowTests: XCTestCase {
         _ = try await service.logout(provider: "a0")
     }
 
+    static let keycloakIssuer = "https://sso.example.com/realms/dev"
+
     /// https://www.keycloak.org/docs/latest/server_admin/#_offline-access: a realm's refresh tokens come
-    /// without `offline_access` (which would make offline tokens: `refresh_expires_in: 0`, yet expiring when idle).
-    func testKeycloakRealmNeedsNoOfflineAccess() async throws {
-        let issuer = "https://sso.example.com/realms/dev"
-        let fake = IdentityProviderFake(.init(
+    /// without `offline_access`; with it they are offline tokens, which report `refresh_expires_in: 0`
+    /// (no fixed expiry: grounds-cli#40) yet end when unused for the realm's Offline Session Idle,
+    /// refused then with `invalid_grant` "Offline session not active" (Keycloak's TokenManager).
+    /// https://www.keycloak.org/docs/latest/securing_apps/#device-authorization-grant: the device flow at
+    /// `/protocol/openid-connect/auth/device`.
+    static func keycloak() -> IdentityProviderFake {
+        let issuer = keycloakIssuer
+        return IdentityProviderFake(.init(
             metadataPath: "/realms/dev/.well-known/openid-configuration", metadataIssuer: issuer,
             metadata: ["authorization_endpoint": .string("\(issuer)/protocol/openid-connect/auth"), "token_endpoint": .string("\(issuer)/protocol/openid-connect/token"),
+                       "device_authorization_endpoint": .string("\(issuer)/protocol/openid-connect/auth/device"),
                        "revocation_endpoint": .string("\(issuer)/protocol/openid-connect/revoke")],
-            tokenPath: "/realms/dev/protocol/openid-connect/token", revokePath: "/realms/dev/protocol/openid-connect/revoke", rotates: true))
+            tokenPath: "/realms/dev/protocol/openid-connect/token", devicePath: "/realms/dev/protocol/openid-connect/auth/device",
+            revokePath: "/realms/dev/protocol/openid-connect/revoke", rotates: true, expiresIn: 300,
+            refreshRefusal: #"{"error":"invalid_grant","error_description":"Offline session not active"}"#,
+            refreshExpiresIn: { ($0["scope"] ?? "").split(separator: " ").contains("offline_access") ? 0 : 1800 }))
+    }
+
+    func testKeycloakRealmNeedsNoOfflineAccess() async throws {
+        let issuer = Self.keycloakIssuer
+        let fake = Self.keycloak()
         let service = try service(#"{"id": "kc", "issuer": "\#(issuer)", "clientId": "cli", "origins": ["https://api.example.com"]}"#, fake)
         XCTAssertEqual(service.config.providers.first?.scopes, ["openid", "profile"])
         _ = try await service.login(provider: "kc", credentials: nil, context: fake.person)

@@ -31,7 +31,7 @@ final class ProviderProfileTests: XCTestCase {
                 scopes: ["openid", "profile"], git: nil, registers: false, secret: [], meanings: []),
             Row(name: "google", discovery: "openIDAppended", resource: "resource", refresh: "offlineConsent", flows: [.authorizationCode, .deviceCode],
                 scopes: ["openid", "email", "profile"], git: nil, registers: false, secret: [.authorizationCode, .deviceCode], meanings: ["invalid_rapt"]),
-            Row(name: "github", discovery: "none", resource: "resource", refresh: "given", flows: [.deviceCode],
+            Row(name: "github", discovery: "none", resource: "granted", refresh: "given", flows: [.deviceCode],
                 scopes: ["repo"], git: "x-access-token", registers: false, secret: [.authorizationCode], meanings: []),
             Row(name: "gitlab", discovery: "openIDAppended", resource: "resource", refresh: "given", flows: [.authorizationCode, .deviceCode],
                 scopes: ["openid", "read_repository", "write_repository"], git: "oauth2", registers: true, secret: [], meanings: []),

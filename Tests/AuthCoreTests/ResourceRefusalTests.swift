@@ -73,4 +73,28 @@ final class ResourceRefusalTests: XCTestCase {
         XCTAssertEqual(result, .rejected(error: "invalid_grant", description: nil))
         XCTAssertEqual(grantRefused.requests.count, 1)
     }
+
+    /// Glewlwyd 2.7.5 with RFC 8707 on refuses an unknown `resource` at its device authorization
+    /// endpoint already (400 `invalid_target`, "Invalid Resource", in its protocol_oidc.c): asked
+    /// again once without it, and the issuer remembered.
+    func testADeviceAuthorizationRefusingTheResourceIsAskedAgainWithoutIt() async throws {
+        let server = FakeOAuthServer { request in
+            let form = FormEncoding.uniqueParameters(request.body ?? []) ?? [:]
+            if request.url.hasSuffix("/device") {
+                if form["resource"] != nil { return FakeOAuthServer.json(400, ["error": "invalid_target", "error_description": "Invalid Resource"]) }
+                return FakeOAuthServer.json(200, ["device_code": "dc", "user_code": "U", "verification_uri": "https://as.example.com/device", "interval": 1])
+            }
+            return FakeOAuthServer.json(200, ["access_token": "at", "token_type": "Bearer", "expires_in": 60])
+        }
+        let discovery = Discovery(http: HTTPCalls(transport: server, timeout: 5))
+        var config = ProviderConfig(id: "api.example.com", flow: .deviceCode, tokenEndpoint: "\(Self.issuer)/token", clientId: "c")
+        config.deviceAuthorizationEndpoint = "\(Self.issuer)/device"
+        config.learned = LearnedResource(resource: "https://api.example.com/mcp", coverage: ["https://api.example.com/mcp"], issuer: Self.issuer, sendsIss: false)
+        let oauth = OAuthClient(config: config, http: HTTPCalls(transport: server, timeout: 5), clock: SystemClock(), discovery: discovery, lifetimeWarning: WarnOnce { _ in })
+        let provider = DeviceCodeProvider(config: config, oauth: oauth, clock: SystemClock(), revokeTimeout: 1, browser: BrowserLauncher())
+        let session = try await provider.login(nil, context: LoginContext())
+        XCTAssertEqual(session.accessToken, "at")
+        XCTAssertEqual(bodies(server).map { $0["resource"] }, ["https://api.example.com/mcp", nil, nil], "the device request once with it, once without; the token request without")
+        XCTAssertTrue(discovery.refusesResource(Self.issuer))
+    }
 }

@@ -103,7 +103,9 @@ admin POST /auth/ '{"username":"admin","password":"password"}'
 password="wonderland-Glewlwyd1"
 secret="$(random)"
 signing_key="$(random)"
-admin POST /user/ "{\"username\":\"alice\",\"name\":\"Alice\",\"email\":\"alice@example.test\",\"password\":\"$password\",\"scope\":[\"openid\"],\"enabled\":true}"
+# offline_access: a scope like any other to Glewlwyd (it issues refresh tokens without it), listed by oidc-idp.
+admin POST /scope/ '{"name":"offline_access","display_name":"Offline access","description":"Refresh tokens","password_required":false,"scheme":{}}'
+admin POST /user/ "{\"username\":\"alice\",\"name\":\"Alice\",\"email\":\"alice@example.test\",\"password\":\"$password\",\"scope\":[\"openid\",\"offline_access\"],\"enabled\":true}"
 # Public: code (PKCE) and device. Glewlwyd refuses the password grant from a public client (403, empty body).
 admin POST /client/ "{\"client_id\":\"agent-public\",\"client_name\":\"auth-agent (public)\",\"confidential\":false,\"enabled\":true,
   \"authorization_type\":[\"code\",\"device_authorization\",\"refresh_token\",\"delete_token\"],
@@ -136,7 +138,12 @@ plugin_parameters() {
 dpop=',"oauth-dpop-allowed":true,"oauth-dpop-iat-duration":60,"oauth-dpop-iat-gap-duration":0'
 par=',"oauth-par-allowed":true,"oauth-par-required":true,"oauth-par-duration":60,"oauth-par-request_uri-prefix":"urn:ietf:params:oauth:request_uri:",
   "request-parameter-allow":true,"request-maximum-exp":3600,"client-pubkey-parameter":"pubkey","client-jwks-parameter":"jwks","oauth-as-iss-id":true'
-for instance in "oidc:false:" "oidc-nonce:true:" "oidc-par:false:$par"; do
+# Issue 31's generic rules: scopes_supported lists offline_access, open RFC 7591 registration (with RFC 7592
+# management, so a test can read back what was registered).
+idp=',"allowed-scope":["openid","offline_access"],"register-client-allowed":true,"register-client-management-allowed":true'
+# The same, with RFC 8707 on: a resource outside its resource-scope map is refused (invalid_target).
+target="$idp"',"resource-allowed":true,"resource-scope":{"openid":["https://elsewhere.example/api"]}'
+for instance in "oidc:false:" "oidc-nonce:true:" "oidc-par:false:$par" "oidc-idp:false:$idp" "oidc-target:false:$target"; do
   name="${instance%%:*}"; rest="${instance#*:}"; nonces="${rest%%:*}"; extra="${rest#*:}"
   admin POST /mod/plugin/ "{\"module\":\"oidc\",\"name\":\"$name\",\"display_name\":\"$name\",\"parameters\":$(plugin_parameters "$name" "")}"
   admin PUT "/mod/plugin/$name" "{\"module\":\"oidc\",\"name\":\"$name\",\"display_name\":\"$name\",\"parameters\":$(plugin_parameters "$name" \
@@ -148,10 +155,10 @@ endpoints() {
   local p="$api/$1"
   echo "{\"issuer\":\"$p\",\"discoveryUrl\":\"$p/.well-known/openid-configuration\",\"authorizationEndpoint\":\"$p/auth\",
     \"tokenEndpoint\":\"$p/token\",\"userinfoEndpoint\":\"$p/userinfo\",\"deviceAuthorizationEndpoint\":\"$p/device_authorization\",
-    \"revocationEndpoint\":\"$p/revoke\",\"introspectionEndpoint\":\"$p/introspect\"}"
+    \"revocationEndpoint\":\"$p/revoke\",\"introspectionEndpoint\":\"$p/introspect\",\"registrationEndpoint\":\"$p/register\"}"
 }
 line="$(tr -d '\n' <<JSON
-{"baseUrl":"$base","apiUrl":"$api","discoveryUrl":"$api/oidc/.well-known/openid-configuration","plugins":{"plain":$(endpoints oidc),"nonce":$(endpoints oidc-nonce),"par":$(endpoints oidc-par)},
+{"baseUrl":"$base","apiUrl":"$api","discoveryUrl":"$api/oidc/.well-known/openid-configuration","plugins":{"plain":$(endpoints oidc),"nonce":$(endpoints oidc-nonce),"par":$(endpoints oidc-par),"idp":$(endpoints oidc-idp),"target":$(endpoints oidc-target)},
  "username":"alice","password":"$password","redirectPort":$redirect_port,
  "clients":{"public":{"clientId":"agent-public"},"confidential":{"clientId":"agent-service","clientSecret":"$secret"},
    "jwt":{"clientId":"agent-jwt","clientSecret":"$jwt_secret","keyFile":"$work/client-rsa.pem"}}}
@@ -159,6 +166,6 @@ JSON
 )"
 if [ "$info_file" = - ]; then echo "$line"; else
   umask 077; echo "$line" > "$info_file.tmp" && mv "$info_file.tmp" "$info_file"; fi
-log "serving $base (issuers $api/oidc, $api/oidc-nonce, $api/oidc-par)"
+log "serving $base (issuers $api/oidc, $api/oidc-nonce, $api/oidc-par, $api/oidc-idp, $api/oidc-target)"
 
 serve_until_exit

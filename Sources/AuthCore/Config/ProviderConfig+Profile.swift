@@ -19,7 +19,7 @@ extension ProviderConfig {
     /// `{resource}/.default`, one resource per request.
     func formPairs(_ shape: TokenShape) -> [(String, String)] {
         switch providerProfile?.resourceParameter ?? .resource {
-        case .resource, .authorizationServer:
+        case .resource, .authorizationServer, .granted:
             return shape.formPairs
         case .audience:
             guard let resource = shape.resource else { return shape.formPairs }
@@ -31,10 +31,19 @@ extension ProviderConfig {
     }
 
     /// Why the provider cannot be asked for `shape` at all, nil when it can: an Okta authorization server
-    /// has one audience, so a token for another resource or audience is refused here, before any request.
+    /// has one audience, so a token for another resource or audience is refused here, before any request;
+    /// GitHub's tokens carry what the app was granted (a refresh there would spend a rotating refresh
+    /// token for a token that only looks shaped).
     func shapeRefusal(_ shape: TokenShape) -> ServerRefusal? {
-        guard let profile = providerProfile, profile.resourceParameter == .authorizationServer, shape.resource != nil || shape.audience != nil else { return nil }
-        return ServerRefusal(error: "invalid_target", description: "\(profile.specification) sets the audience per authorization server: another API is another provider with that server's issuer")
+        guard let profile = providerProfile, !shape.isNone else { return nil }
+        switch profile.resourceParameter {
+        case .authorizationServer where shape.resource != nil || shape.audience != nil:
+            return ServerRefusal(error: "invalid_target", description: "\(profile.specification) sets the audience per authorization server: another API is another provider with that server's issuer")
+        case .granted:
+            return ServerRefusal(error: "invalid_scope", description: "\(profile.specification)'s tokens carry what the app was granted: change the app's scopes or permissions instead")
+        default:
+            return nil
+        }
     }
 
     /// Entra's scope for all of a resource's permissions the app was granted: `{resource}/.default`.

@@ -64,6 +64,9 @@ public struct ProviderProfile: Sendable, Equatable {
         case defaultScope
         /// Fixed per authorization server (Okta's `/oauth2/{id}`): another audience is another provider.
         case authorizationServer
+        /// Not at all (GitHub): a token carries what the app was granted, and a refresh takes no
+        /// `scope`, so a token of other scopes, audiences or resources cannot be asked for.
+        case granted
     }
 
     /// What a login adds so that the server issues a refresh token.

@@ -36,7 +36,8 @@ extension ProviderProfile {
     /// always sends `Accept: application/json`), and `200` with `error` while a device login is
     /// pending (`TokenEndpointResult` reads an `error` in any 2xx answer as a refusal); OAuth-app tokens never expire (no refresh
     /// token), GitHub-app user tokens last 8 h with rotating 6-month refresh tokens; the web flow
-    /// needs the client secret; git takes the token with the user name `x-access-token`.
+    /// needs the client secret; a refresh takes no `scope`, so no token is shaped; git takes the token
+    /// with the user name `x-access-token`.
     /// https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/authorizing-oauth-apps
     /// https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/refreshing-user-access-tokens
     /// https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/authenticating-as-a-github-app-installation
@@ -45,7 +46,7 @@ extension ProviderProfile {
         endpoints: ["authorizationEndpoint": "https://github.com/login/oauth/authorize",
                     "tokenEndpoint": "https://github.com/login/oauth/access_token",
                     "deviceAuthorizationEndpoint": "https://github.com/login/device/code",
-                    "userinfoEndpoint": "https://api.github.com/user"],
+                    "userinfoEndpoint": "https://api.github.com/user"], resourceParameter: .granted,
         secretRequired: [.authorizationCode],
         defaultFlows: [.deviceCode], defaultScopes: ["repo"], gitUsername: "x-access-token", registers: false,
         registrationPage: "https://github.com/settings/developers (New OAuth App, \"Enable Device Flow\" checked)")

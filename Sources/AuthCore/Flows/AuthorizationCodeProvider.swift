@@ -96,6 +96,12 @@ struct AuthorizationCodeProvider: OAuthLoginProvider {
             throw AuthError.issuerMismatch(config, problem)
         }
         if let error = callback.query["error"] {
+            if parameters.contains(where: { $0.0 == "resource" }), oauth.dropsResource(error, callback.query["error_description"]) {
+                callback.respond(false, "The server refused to name this API in the sign-in; it starts again without it.")
+                // Its port may be the registered one, which the next listener takes over (`listen` waits for it).
+                listener.shutDown()
+                return try await login(credentials, context: context)
+            }
             callback.respond(false, "The sign-in was not completed (\(error)). You can close this tab.")
             throw AuthError.loginDenied(config, .denied(ServerRefusal(error: error, description: callback.query["error_description"])))
         }

@@ -93,6 +93,7 @@ struct DeviceCodeProvider: OAuthLoginProvider {
         if (400..<500).contains(response.status) {
             let refusal = ServerRefusal(error: object["error"]?.stringValue ?? "HTTP \(response.status)",
                                         description: object["error_description"]?.stringValue)
+            if oauth.automaticResource != nil, oauth.dropsResource(refusal.error, refusal.description) { return await deviceAuthorization(endpoint) }
             return .failure(AuthError.loginDenied(config, .deviceLoginNotStarted(refusal)))
         }
         guard response.status == 200 else { return .failure(unavailable("the device authorization endpoint answered HTTP \(response.status)")) }

@@ -19,12 +19,23 @@ public struct ClientRegistration: Sendable {
         }
         let port: Int
         if let redirectPort { port = redirectPort } else { port = try Self.freePort() }
-        let body = Self.metadata(redirectURI: "http://127.0.0.1:\(port)\(AuthorizationCodeProvider.callbackPath)",
-                                 deviceCode: server.deviceAuthorizationEndpoint != nil)
+        let redirectURI = "http://127.0.0.1:\(port)\(AuthorizationCodeProvider.callbackPath)"
+        var body = Self.metadata(redirectURI: redirectURI, deviceCode: server.deviceAuthorizationEndpoint != nil)
+        // Glewlwyd 2.7.5 looks for "none" in an array, not RFC 7591's string, so it registers the agent as a
+        // confidential client and refuses its code grant (`unauthorized_client`) unless told by its own
+        // field; other servers ignore metadata they do not know (RFC 7591 §2).
+        body["client_confidential"] = false
         var (response, answer) = try await post(body, scopes: scopes, to: endpoint, of: server)
+        // Glewlwyd 2.7.5 lists RFC 8628's grant type in its metadata yet refuses it in a registration
+        // (it wants its own `device_authorization`): asked once more without it, a browser login still works.
+        if server.deviceAuthorizationEndpoint != nil, Self.refusedForGrantTypes(response, answer) {
+            body["grant_types"] = Self.metadata(redirectURI: redirectURI, deviceCode: false)["grant_types"]
+            (response, answer) = try await post(body, scopes: scopes, to: endpoint, of: server)
+        }
         // A server may refuse a `scope` listing values it does not list itself (certified ones do):
         // once with only the scopes it lists, then without `scope`, which it fills with its default.
-        for fallback in Self.scopeFallbacks(asked: scopes, listed: server.scopesSupported) where Self.refusedForScope(response, answer) {
+        for fallback in Self.scopeFallbacks(asked: scopes, listed: server.scopesSupported)
+        where Self.refusedMetadata(response, answer) && !Self.refusedForGrantTypes(response, answer) {
             (response, answer) = try await post(body, scopes: fallback, to: endpoint, of: server)
         }
         guard response.status == 200 || response.status == 201 else {
@@ -91,9 +102,15 @@ public struct ClientRegistration: Sendable {
         return (!kept.isEmpty && kept != asked ? [kept] : []) + [[]]
     }
 
-    /// RFC 7591 §3.2.2's `invalid_client_metadata`, which a refused `scope` is answered with.
-    static func refusedForScope(_ response: HTTPResponse, _ answer: JSONObject?) -> Bool {
+    /// RFC 7591 §3.2.2's `invalid_client_metadata`, which a refused `scope` is answered with (and any other field).
+    static func refusedMetadata(_ response: HTTPResponse, _ answer: JSONObject?) -> Bool {
         response.status == 400 && answer?["error"]?.stringValue == "invalid_client_metadata"
+    }
+
+    /// An `invalid_client_metadata` whose description names `grant_types`: the server's words are the
+    /// only sign of which field it refused (RFC 7591 §3.2.2 has one error code for all of them).
+    static func refusedForGrantTypes(_ response: HTTPResponse, _ answer: JSONObject?) -> Bool {
+        refusedMetadata(response, answer) && answer?["error_description"]?.stringValue?.contains("grant_types") == true
     }
 
     /// A loopback port free now, to register once and listen on at every login.

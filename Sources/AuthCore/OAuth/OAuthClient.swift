@@ -68,17 +68,24 @@ struct OAuthClient: Sendable {
     func grant(_ pairs: [(String, String)], renewing session: Session? = nil, proving key: DPoPKey? = nil) async -> TokenEndpointResult {
         let resource = resourcePairs(besides: pairs)
         let result = await grantOnce(pairs + resource, renewing: session, proving: key)
-        guard !resource.isEmpty, case .rejected(let error, let description) = result, Self.refusesResource(error, description),
-              let issuer = config.learned?.issuer else { return result }
-        if discovery.rememberRefusedResource(issuer) {
-            debug("\(config.id): \(issuer) refused the resource parameter (\(ServerRefusal(error: error, description: description).line)); asking again without it, and from now on")
-        }
+        guard !resource.isEmpty, case .rejected(let error, let description) = result, dropsResource(error, description) else { return result }
         return await grantOnce(pairs, renewing: session, proving: key)
     }
 
     /// A refusal of the `resource` parameter rather than of the grant.
     static func refusesResource(_ error: String, _ description: String?) -> Bool {
         error == "invalid_target" || description?.contains("AADSTS9010010") == true
+    }
+
+    /// Whether a request that sent the learned resource was refused for it — at the token endpoint,
+    /// or before (Glewlwyd refuses it at the authorization and device authorization endpoints too):
+    /// then its issuer is remembered, so the caller asks once more without it, as does every later request.
+    func dropsResource(_ error: String, _ description: String?) -> Bool {
+        guard Self.refusesResource(error, description), let issuer = config.learned?.issuer else { return false }
+        if discovery.rememberRefusedResource(issuer) {
+            debug("\(config.id): \(issuer) refused the resource parameter (\(ServerRefusal(error: error, description: description).line)); asking again without it, and from now on")
+        }
+        return true
     }
 
     private func grantOnce(_ pairs: [(String, String)], renewing session: Session?, proving key: DPoPKey?) async -> TokenEndpointResult {

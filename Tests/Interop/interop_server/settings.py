@@ -90,6 +90,8 @@ OAUTH2_PROVIDER = {
         "email": "Email address",
         "read": "Read",
         "write": "Write",
+        # Listed in scopes_supported, so a learning agent asks for it (issue 31); DOT gives refresh tokens without it too.
+        "offline_access": "Offline access",
     },
     "DEFAULT_SCOPES": ["read"],
     "ACCESS_TOKEN_EXPIRE_SECONDS": _env_int("INTEROP_ACCESS_TOKEN_LIFETIME", 60),
