@@ -98,9 +98,10 @@ extension AuthService {
         let server = try await learning.server(resource.authorizationServers[0])
         if let enterprise = try await learnByIDJAG(resource, server: server, taught: taught, challenge: challenge, context: context) { return enterprise }
         if let problem = server.loginProblem(flow) { throw problem }
-        let (loginScopes, registered) = server.scopes(asking: challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported,
-                                                      of: resource)
+        let (asked, registered) = server.scopes(asking: challenge.map(\.scopes).flatMap { $0.isEmpty ? nil : $0 } ?? resource.scopesSupported,
+                                                of: resource)
         let (client, fresh) = try await client(for: server, scopes: registered)
+        let loginScopes = client.allowing(asked)
         let learned = learnedDocument()
         if let name, learned.apis.contains(where: { $0.id == name }) {
             throw .discoveryFailed(.login, "Another learned API is already called \"\(name)\".")

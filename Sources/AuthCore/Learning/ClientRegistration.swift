@@ -34,9 +34,11 @@ public struct ClientRegistration: Sendable {
         }
         // A server may refuse a `scope` listing values it does not list itself (certified ones do):
         // once with only the scopes it lists, then without `scope`, which it fills with its default.
+        var sent = scopes
         for fallback in Self.scopeFallbacks(asked: scopes, listed: server.scopesSupported)
         where Self.refusedMetadata(response, answer) && !Self.refusedForGrantTypes(response, answer) {
             (response, answer) = try await post(body, scopes: fallback, to: endpoint, of: server)
+            sent = fallback
         }
         guard response.status == 200 || response.status == 201 else {
             let refusal = answer?["error"]?.stringValue.map { ServerRefusal(error: $0, description: answer?["error_description"]?.stringValue) }
@@ -45,7 +47,7 @@ public struct ClientRegistration: Sendable {
         guard let clientId = answer?["client_id"]?.stringValue, !clientId.isEmpty else {
             throw .discoveryFailed(.registration, "The registration answer of \(server.issuer) has no client_id.")
         }
-        let granted = answer?["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) } ?? scopes
+        let granted = answer?["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) } ?? sent
         var client = LearnedClient(clientId: clientId, clientSecret: answer?["client_secret"]?.stringValue, redirectPort: port,
                                    scopes: granted, registered: true, requiresPAR: answer?["require_pushed_authorization_requests"]?.boolValue == true)
         // RFC 7592 management, kept only on the registration endpoint's own origin (the token goes nowhere else).

@@ -21,10 +21,10 @@ extension AuthService {
         let server = try await learning.server(resource.authorizationServers[0])
         if let problem = server.loginProblem(nil) { throw problem }
         let scopes = server.scopes(asking: api.scopes, of: resource)
-        api.server = server
-        api.scopes = scopes.login
-        api.dpop = server.acceptsES256DPoP && (self.config.clients.first { $0.issuer == server.issuer }?.dpop ?? self.config.learnDPoP)
         let (client, _) = try await client(for: server, scopes: scopes.registered)
+        api.server = server
+        api.scopes = client.allowing(scopes.login)
+        api.dpop = server.acceptsES256DPoP && (self.config.clients.first { $0.issuer == server.issuer }?.dpop ?? self.config.learnDPoP)
         try await updateLearned { doc in
             guard let i = doc.apis.firstIndex(where: { $0.id == api.id && $0.server.issuer == learned.issuer }) else { return }
             api.coverage = doc.apis[i].coverage

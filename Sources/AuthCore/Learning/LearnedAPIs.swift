@@ -34,6 +34,13 @@ struct LearnedClient: Sendable, Equatable {
     var registrationToken: String? = nil
     /// RFC 9126 §6: the registration says this client's authorization requests must be pushed.
     var requiresPAR = false
+
+    /// `scopes` without those this registration does not allow — a server that refused to register a
+    /// scope (the registration narrowed to what it lists) refuses a login asking for it too; all of
+    /// them when the registration says nothing of its scope (configured, a metadata document, or none given).
+    func allowing(_ scopes: [String]) -> [String] {
+        registered && !self.scopes.isEmpty ? scopes.filter(self.scopes.contains) : scopes
+    }
 }
 
 /// One learned API, as persisted.
