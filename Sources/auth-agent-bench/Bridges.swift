@@ -1,8 +1,9 @@
 import Foundation
 
 /// An MCP bridge as a host runs it — a stdio process started for one server URL — that the bench
-/// compares: `auth-agent mcp URL`, and with `--mcp-remote PATH` mcp-remote (npm `mcp-remote`, one file
-/// assembled by Peers/assemble-mcp-remote.sh, run by node). Each keeps its tokens where the bench put
+/// compares: `auth-agent mcp URL`, with `--mcp-remote PATH` mcp-remote (npm `mcp-remote`, one file
+/// assembled by Peers/assemble-mcp-remote.sh, run by node), and with `--python-sdk PYTHON` the MCP Python
+/// SDK's own OAuth client as a proxy (Peers/python-sdk-proxy.py). Each keeps its tokens where the bench put
 /// them and opens the browser through the bench's shim, which notes every opening in the bridge's own
 /// log, so logins are counted from the person's side (a browser tab) as well as from the server's.
 struct Bridge {
@@ -156,6 +157,21 @@ final class BridgeBench {
         return Bridge(name: "mcp-remote", executable: Self.node(), arguments: [bundle, "URL"], environment: environment,
                       openings: path("\(tag)-openings.log"), errors: path("\(tag).log"))
     }
+
+    /// `PYTHON python-sdk-proxy.py URL --store DIR`: the SDK's OAuth client with its tokens in a directory of
+    /// its own, its browser the shim through `BROWSER` (Python's `webbrowser` would otherwise pick the
+    /// desktop's default browser before `xdg-open`).
+    func pythonSDK(_ python: String, tag: String = "python-sdk") -> Bridge {
+        var environment = environment(openings: path("\(tag)-openings.log"))
+        environment["BROWSER"] = bin.appendingPathComponent("xdg-open").path
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
+        return Bridge(name: "python-sdk", executable: python, arguments: [Self.pythonProxy, "URL", "--store", path("\(tag)-store")],
+                      environment: environment, openings: path("\(tag)-openings.log"), errors: path("\(tag).log"))
+    }
+
+    /// The proxy's source, beside this file in the checkout the bench was built from.
+    static let pythonProxy = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Peers/python-sdk-proxy.py").path
 
     /// node's path on the PATH (posix_spawn takes a path).
     static func node() -> String {

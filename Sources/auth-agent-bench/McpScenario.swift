@@ -1,14 +1,15 @@
 import AuthCore
 import Foundation
 
-/// `--mcp URL --config PATH --provider ID [--mcp-remote PATH]`: `auth-agent mcp` against a running MCP
+/// `--mcp URL --config PATH --provider ID [--mcp-remote PATH] [--python-sdk PYTHON]`: `auth-agent mcp` against a running MCP
 /// server (the tests' FastMCP: Tests/MCP/start-server.sh) beside the same requests POSTed directly with the
 /// provider's token from this process (libcurl, as the bridge sends them): a `tools/call` round trip (the
 /// two interleaved, p50 and p99 of 300), start-up to the first answer with the tokens stored, and idle RSS.
-/// Given mcp-remote, it is measured the same way in the same turns (logged in first, through the browser
-/// shim, with a token store of its own), and each figure gets its ratio to mcp-remote's.
+/// Given mcp-remote or the Python SDK's proxy (or both), each is measured the same way in the same turns
+/// (logged in first, through the browser shim, with a token store of its own), and each figure gets its
+/// ratio to each peer's, and the Python proxy's its ratio to mcp-remote's.
 enum McpScenario {
-    static func run(report: Report, agentPath: String, url: String, config: String, provider: String, iterations: Int, mcpRemote: String?) {
+    static func run(report: Report, agentPath: String, url: String, config: String, provider: String, iterations: Int, mcpRemote: String?, pythonSDK: String?) {
         let tokenProcess = ChildProcess(agentPath, ["token", provider, "--config", config])
         tokenProcess.closeInput()
         guard let token = tokenProcess.readLine(), tokenProcess.wait().0 == 0 else {
@@ -18,9 +19,9 @@ enum McpScenario {
         let bench = BridgeBench("mcp")
         defer { bench.remove() }
         let ours = bench.agent(agentPath, config: config)
-        let peer = mcpRemote.map { bench.mcpRemote($0) }
-        if let peer, !peer.session(url).called {
-            FileHandle.standardError.write(Data("auth-agent-bench: mcp-remote did not log in and answer (its log: \(peer.errors ?? ""))\n".utf8))
+        let peers = (mcpRemote.map { [bench.mcpRemote($0)] } ?? []) + (pythonSDK.map { [bench.pythonSDK($0)] } ?? [])
+        for peer in peers where !peer.session(url).called {
+            FileHandle.standardError.write(Data("auth-agent-bench: \(peer.name) did not log in and answer (its log: \(peer.errors ?? ""))\n".utf8))
             exit(1)
         }
         let direct = Direct(url: url, authorization: "Bearer " + token)
@@ -28,7 +29,7 @@ enum McpScenario {
         // Round trip: one bridge of each kind, its session open; each call once through each and once directly, in turns.
         // A host sends `notifications/initialized` after `initialize`'s answer (mcp-remote forwards it at
         // once, before the session id is known, if sent sooner).
-        let open = ([ours] + (peer.map { [$0] } ?? [])).map { bridge -> ChildProcess in
+        let open = ([ours] + peers).map { bridge -> ChildProcess in
             let child = bridge.start(url)
             child.write(Array((initialize(1) + "\n").utf8))
             _ = child.readLine()
@@ -62,30 +63,39 @@ enum McpScenario {
             let (b, d) = (percentile(via[0], rank), percentile(viaDirect, rank))
             report.row("mcp tools/call \(name) (\(iterations))", agent: Report.millis(b), baseline: Report.millis(d) + " (direct POST)",
                        ratio: String(format: "%.2f× (+%.2f ms)", b / d, b - d))
-            if peer != nil { versus(report, "  beside mcp-remote", b, percentile(via[1], rank), Report.millis) }
+            versus(report, "", b, peers.indices.map { (peers[$0].name, percentile(via[$0 + 1], rank)) }, Report.millis)
         }
 
         // Start-up: a new bridge answering `initialize` (the tokens stored) beside a direct `initialize` POST
         // (a new session each), and a new mcp-remote, in turns.
-        var starts: [Double] = [], posts: [Double] = [], peerStarts: [Double] = []
+        var starts: [Double] = [], posts: [Double] = [], peerStarts = [[Double]](repeating: [], count: peers.count)
         for _ in 0..<20 {
             starts.append(startUp(ours, url))
             let t0 = monotonicNanos()
             Direct(url: url, authorization: "Bearer " + token).open()
             posts.append(Double(monotonicNanos() - t0) / 1e6)
-            if let peer { peerStarts.append(startUp(peer, url)) }
+            for (k, peer) in peers.enumerated() { peerStarts[k].append(startUp(peer, url)) }
         }
         let (s, p) = (Measure.median(starts), Measure.median(posts))
         report.row("mcp start-up to initialize answer", agent: Report.millis(s), baseline: Report.millis(p) + " (direct POST)",
                    ratio: String(format: "+%.2f ms", s - p))
-        if peer != nil { versus(report, "  beside mcp-remote", s, Measure.median(peerStarts), Report.millis) }
-        report.row("mcp idle RSS (session open)", agent: Report.mebibytes(idle[0]), baseline: peer == nil ? "mcp-remote: not given" : "", ratio: "")
-        if peer != nil { versus(report, "  beside mcp-remote (process tree)", Double(idle[0]), Double(idle[1])) { Report.mebibytes(Int($0)) } }
+        versus(report, "", s, peers.indices.map { (peers[$0].name, Measure.median(peerStarts[$0])) }, Report.millis)
+        report.row("mcp idle RSS (session open)", agent: Report.mebibytes(idle[0]), baseline: peers.isEmpty ? "mcp-remote, python-sdk: not given" : "", ratio: "")
+        versus(report, " (process tree)", Double(idle[0]), peers.indices.map { (peers[$0].name, Double(idle[$0 + 1])) }) { Report.mebibytes(Int($0)) }
     }
 
-    /// A row of the bridge's figure beside mcp-remote's, with their ratio.
-    static func versus(_ report: Report, _ name: String, _ ours: Double, _ theirs: Double, _ format: (Double) -> String) {
-        report.row(name, agent: format(ours), baseline: format(theirs) + " (mcp-remote)", ratio: String(format: "%.2f× mcp-remote", ours / theirs))
+    /// Rows of the bridge's figure beside each peer's, with their ratios; with two peers, the second's
+    /// (the Python SDK's proxy) beside the first's (mcp-remote's) too.
+    static func versus(_ report: Report, _ label: String, _ ours: Double, _ peers: [(name: String, value: Double)], _ format: (Double) -> String) {
+        for peer in peers {
+            report.row("  beside \(peer.name)\(label)", agent: format(ours), baseline: format(peer.value) + " (\(peer.name))",
+                       ratio: String(format: "%.2f× \(peer.name)", ours / peer.value))
+        }
+        if peers.count == 2 {
+            let (python, remote) = (peers[1], peers[0])
+            report.row("  \(python.name) beside \(remote.name)\(label)", agent: format(python.value) + " (\(python.name))",
+                       baseline: format(remote.value) + " (\(remote.name))", ratio: String(format: "%.2f× \(remote.name)", python.value / remote.value))
+        }
     }
 
     static func percentile(_ samples: [Double], _ rank: Int) -> Double {

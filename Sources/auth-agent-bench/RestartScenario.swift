@@ -1,23 +1,28 @@
 import Foundation
 
-/// `--mcp-restart SCRIPT [--rounds N] [--mcp-remote PATH]`: the scenario users complain about most — an
+/// `--mcp-restart SCRIPT [--rounds N] [--mcp-remote PATH] [--python-sdk PYTHON]`: the scenario users complain about most — an
 /// MCP server that forgets its registrations (FastMCP's in-memory provider, restarted: claude-code#84614,
 /// python-sdk#3250). SCRIPT starts the server (the tests' Tests/MCP/start-server.sh); the bench runs it
-/// on one port, lets a first `auth-agent mcp URL` learn it (registration, login), then restarts it N times
+/// on one port, lets a first `auth-agent mcp URL` learn it (registration, login, with access tokens that
+/// expire after a few seconds), times a new bridge once that token has expired, then restarts it N times
 /// with its state gone and times a new bridge's `initialize` answer after each restart (it registers again
 /// and logs in) beside the next new bridge's (nothing to do), counting the registrations and logins in the
 /// server's request log, the browser openings, and whether the `tools/call` after `initialize` completed.
-/// Given mcp-remote, it goes through the same steps beside the bridge, the two taking turns (which goes
-/// first alternates by round), each with its own token store; last, three bridges of each kind are started
+/// Given mcp-remote or the Python SDK's proxy, each goes through the same steps beside the bridge, taking
+/// turns (the order reverses by round), each with its own token store; last, three bridges of each kind are started
 /// together with empty stores, as a host starts three configured servers. The browser is a shim on the
 /// PATH that follows `/authorize`'s redirect, as in the tests.
 enum RestartScenario {
-    static func run(report: Report, agentPath: String, script: String, rounds: Int, mcpRemote: String?) {
+    /// The access tokens' lifetime while the first bridges log in: over by the next measure.
+    static let shortLifetime = 4
+
+    static func run(report: Report, agentPath: String, script: String, rounds: Int, mcpRemote: String?, pythonSDK: String?) {
         let bench = BridgeBench("restart")
         defer { bench.remove() }
         // Each kind of bridge, given the suffix of its directory's names (a store of its own).
         var kinds: [(String) -> Bridge] = [{ bench.agent(agentPath, tag: "agent" + $0) }]
         if let mcpRemote { kinds.append { bench.mcpRemote(mcpRemote, tag: "mcp-remote" + $0) } }
+        if let pythonSDK { kinds.append { bench.pythonSDK(pythonSDK, tag: "python-sdk" + $0) } }
         let bridges = kinds.map { $0("") }
         let requestLog = bench.path("requests.log")
         var server = Server(script: script, port: nil, requestLog: requestLog)
@@ -27,7 +32,11 @@ enum RestartScenario {
             let opened = bridge.opened()
             return Tally(bridge.session(url), requests: requestLog, openings: bridge.opened() - opened)
         }
+        server.accessTokenLifetime(shortLifetime)
         let first = bridges.map(measured)
+        usleep(UInt32(shortLifetime + 1) * 1_000_000)
+        server.accessTokenLifetime(3600)
+        let expired = bridges.map(measured)
         var recovered = [Tally](repeating: Tally(), count: bridges.count), unchanged = recovered
         for round in 0..<rounds {
             server.stop()
@@ -45,21 +54,24 @@ enum RestartScenario {
             return tally
         }
         server.stop()
-        let peer: Int? = bridges.count > 1 ? 1 : nil
-        rows(report, "mcp first bridge: learn, register, log in", first, peer)
-        rows(report, "mcp new bridge after the server forgot its clients (\(rounds))", recovered, peer)
-        rows(report, "mcp next new bridge (nothing to do)", unchanged, peer)
-        rows(report, "mcp three bridges started together, empty stores (slowest)", together, peer)
+        let names = bridges.map(\.name)
+        rows(report, "mcp first bridge: learn, register, log in", first, names)
+        rows(report, "mcp new bridge after its access token expired", expired, names)
+        rows(report, "mcp new bridge after the server forgot its clients (\(rounds))", recovered, names)
+        rows(report, "mcp next new bridge (nothing to do)", unchanged, names)
+        rows(report, "mcp three bridges started together, empty stores (slowest)", together, names)
     }
 
-    /// Times (median) and counts of one measure for each bridge: the bridge's, and mcp-remote's beside it.
-    private static func rows(_ report: Report, _ name: String, _ tallies: [Tally], _ peer: Int?) {
+    /// Times (median) and counts of one measure for each bridge: the bridge's, then each peer's beside it
+    /// with the bridge's ratio to it.
+    private static func rows(_ report: Report, _ name: String, _ tallies: [Tally], _ names: [String]) {
         let agent = tallies[0]
-        let other = peer.map { tallies[$0] }
-        report.row(name, agent: Report.millis(agent.median), baseline: other.map { Report.millis($0.median) + " (mcp-remote)" } ?? "mcp-remote: not given",
-                   ratio: other.map { String(format: "%.2f× mcp-remote", agent.median / $0.median) } ?? "")
-        report.row("  registrations, logins, browser openings, calls completed", agent: agent.counts,
-                   baseline: other.map { $0.counts + " (mcp-remote)" } ?? "", ratio: "")
+        report.row(name, agent: Report.millis(agent.median), baseline: names.count > 1 ? "" : "mcp-remote, python-sdk: not given", ratio: "")
+        report.row("  registrations, logins, refreshes, browser openings, calls completed", agent: agent.counts, baseline: "", ratio: "")
+        for (peer, name) in zip(tallies, names).dropFirst() {
+            report.row("  \(name): time; counts", agent: Report.millis(peer.median), baseline: peer.counts,
+                       ratio: String(format: "auth-agent %.2f× \(name)", agent.median / peer.median))
+        }
     }
 
     /// `count` host sessions of one bridge started at once, sharing its store.
@@ -87,7 +99,7 @@ enum RestartScenario {
     /// browser shim saw meanwhile.
     struct Tally {
         var millis: [Double] = []
-        var registrations = 0, logins = 0, openings = 0, calls = 0, sessions = 0
+        var registrations = 0, logins = 0, refreshes = 0, openings = 0, calls = 0, sessions = 0
 
         init() {}
 
@@ -100,6 +112,7 @@ enum RestartScenario {
             millis = sessions.map(\.millis)
             registrations = lines.filter { $0.hasPrefix("POST /register ") }.count
             logins = lines.filter { $0.hasSuffix(" authorization_code") }.count
+            refreshes = lines.filter { $0.hasSuffix(" refresh_token") }.count
             self.openings = openings
             calls = sessions.filter(\.called).count
             self.sessions = sessions.count
@@ -109,13 +122,14 @@ enum RestartScenario {
             millis += other.millis
             registrations += other.registrations
             logins += other.logins
+            refreshes += other.refreshes
             openings += other.openings
             calls += other.calls
             sessions += other.sessions
         }
 
         var median: Double { millis.isEmpty ? 0 : Measure.median(millis) }
-        var counts: String { "\(registrations), \(logins), \(openings), \(calls)/\(sessions)" }
+        var counts: String { "\(registrations), \(logins), \(refreshes), \(openings), \(calls)/\(sessions)" }
     }
 
     private static func fail(_ why: String) -> Never {
@@ -156,6 +170,13 @@ enum RestartScenario {
                 usleep(100_000)
             }
             return false
+        }
+
+        /// Sets the lifetime of the access tokens the server issues from now on (its test route).
+        func accessTokenLifetime(_ seconds: Int) {
+            guard let url else { return }
+            McpScenario.Direct(url: String(url.dropLast("/mcp".count)) + "/_test/access-token-lifetime", authorization: "")
+                .post("seconds=\(seconds)")
         }
 
         func stop() {

@@ -41,31 +41,40 @@ func scenarioMcpRemote() -> String? {
     }
     return URL(fileURLWithPath: path).standardizedFileURL.path
 }
+/// `--python-sdk PYTHON`: a python with the pinned `mcp` installed, to run Peers/python-sdk-proxy.py beside the bridge.
+func scenarioPythonSDK() -> String? {
+    guard let python = value("--python-sdk") else { return nil }
+    guard FileManager.default.isExecutableFile(atPath: python), FileManager.default.fileExists(atPath: BridgeBench.pythonProxy) else {
+        FileHandle.standardError.write(Data("auth-agent-bench: no python at \(python) or no proxy at \(BridgeBench.pythonProxy); make one with python3 -m venv V && V/bin/pip install -r Tests/MCP/requirements.txt\n".utf8))
+        exit(2)
+    }
+    return python
+}
 if args.first == "--mcp" {
-    // --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N] [--mcp-remote PATH]
+    // --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N] [--mcp-remote PATH] [--python-sdk PYTHON]
     guard args.count > 1, let config = value("--config"), let provider = value("--provider") else {
-        FileHandle.standardError.write(Data("auth-agent-bench --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N] [--mcp-remote PATH]\n".utf8))
+        FileHandle.standardError.write(Data("auth-agent-bench --mcp URL --config PATH --provider ID [--agent PATH] [--iterations N] [--mcp-remote PATH] [--python-sdk PYTHON]\n".utf8))
         exit(2)
     }
     let agent = scenarioAgent()
     let report = Report()
     report.header(agentPath: agent)
     McpScenario.run(report: report, agentPath: agent, url: args[1], config: config, provider: provider,
-                    iterations: value("--iterations").flatMap(Int.init) ?? 300, mcpRemote: scenarioMcpRemote())
+                    iterations: value("--iterations").flatMap(Int.init) ?? 300, mcpRemote: scenarioMcpRemote(), pythonSDK: scenarioPythonSDK())
     report.footer()
     exit(0)
 }
 if args.first == "--mcp-restart" {
-    // --mcp-restart SCRIPT [--agent PATH] [--rounds N] [--mcp-remote PATH]
+    // --mcp-restart SCRIPT [--agent PATH] [--rounds N] [--mcp-remote PATH] [--python-sdk PYTHON]
     guard args.count > 1 else {
-        FileHandle.standardError.write(Data("auth-agent-bench --mcp-restart SCRIPT [--agent PATH] [--rounds N] [--mcp-remote PATH]\n".utf8))
+        FileHandle.standardError.write(Data("auth-agent-bench --mcp-restart SCRIPT [--agent PATH] [--rounds N] [--mcp-remote PATH] [--python-sdk PYTHON]\n".utf8))
         exit(2)
     }
     let agent = scenarioAgent()
     let report = Report()
     report.header(agentPath: agent)
     RestartScenario.run(report: report, agentPath: agent, script: args[1], rounds: value("--rounds").flatMap(Int.init) ?? 5,
-                        mcpRemote: scenarioMcpRemote())
+                        mcpRemote: scenarioMcpRemote(), pythonSDK: scenarioPythonSDK())
     report.footer()
     exit(0)
 }
@@ -95,6 +104,10 @@ if args.first == "--help" || args.first == "-h" {
         --mcp-remote PATH (with --mcp or --mcp-restart) runs mcp-remote, assembled into one file by
         Sources/auth-agent-bench/Peers/assemble-mcp-remote.sh, beside the bridge in the same turns
         (node PATH URL, its tokens in a directory of the bench's), with each figure's ratio.
+        --python-sdk PYTHON (with --mcp or --mcp-restart) runs the MCP Python SDK's own OAuth client as a
+        stdio proxy (PYTHON Sources/auth-agent-bench/Peers/python-sdk-proxy.py URL --store DIR; PYTHON has
+        the pinned `mcp`: python3 -m venv V && V/bin/pip install -r Tests/MCP/requirements.txt) beside
+        the bridge and mcp-remote in the same turns, with each figure's ratio.
         --mcp-translation [--calls N] measures what translating between MCP revisions adds to a
         tools/call in the bridge itself (in-process, before servers answering from memory): pass-through
         beside an old host before a 2026-07-28 server and a 2026-07-28 host before a session server,
