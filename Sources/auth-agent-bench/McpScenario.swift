@@ -9,7 +9,8 @@ import Foundation
 /// (logged in first, through the browser shim, with a token store of its own), and each figure gets its
 /// ratio to each peer's, and the Python proxy's its ratio to mcp-remote's.
 enum McpScenario {
-    static func run(report: Report, agentPath: String, url: String, config: String, provider: String, iterations: Int, mcpRemote: String?, pythonSDK: String?) {
+    static func run(report: Report, agentPath: String, url: String, config: String, provider: String, iterations: Int, mcpRemote: String?, pythonSDK: String?,
+                    sdkHost: String? = nil) {
         let tokenProcess = ChildProcess(agentPath, ["token", provider, "--config", config])
         tokenProcess.closeInput()
         guard let token = tokenProcess.readLine(), tokenProcess.wait().0 == 0 else {
@@ -66,6 +67,8 @@ enum McpScenario {
             versus(report, "", b, peers.indices.map { (peers[$0].name, percentile(via[$0 + 1], rank)) }, Report.millis)
         }
 
+        if let sdkHost { sdkHosted(report, python: sdkHost, bridges: [ours] + peers, url: url, calls: iterations) }
+
         // Start-up: a new bridge answering `initialize` (the tokens stored) beside a direct `initialize` POST
         // (a new session each), and a new mcp-remote, in turns.
         var starts: [Double] = [], posts: [Double] = [], peerStarts = [[Double]](repeating: [], count: peers.count)
@@ -83,6 +86,40 @@ enum McpScenario {
         report.row("mcp idle RSS (session open)", agent: Report.mebibytes(idle[0]), baseline: peers.isEmpty ? "mcp-remote, python-sdk: not given" : "", ratio: "")
         versus(report, " (process tree)", Double(idle[0]), peers.indices.map { (peers[$0].name, Double(idle[$0 + 1])) }) { Report.mebibytes(Int($0)) }
     }
+
+    /// `--sdk-host PYTHON`: the same `tools/call`s with the MCP Python SDK as the host (Peers/python-sdk-host.py
+    /// launching each bridge, the SDK's own work included), one session of `calls` per bridge, three rounds
+    /// with the order turning; the median of the rounds' p50 and p99.
+    static func sdkHosted(_ report: Report, python: String, bridges: [Bridge], url: String, calls: Int) {
+        var p50 = [[Double]](repeating: [], count: bridges.count), p99 = p50
+        for round in 0..<3 {
+            let order = round % 2 == 0 ? Array(bridges.indices) : bridges.indices.reversed()
+            for k in order {
+                let bridge = bridges[k]
+                let host = ChildProcess(python, [Self.sdkHost, "--calls", String(calls), "--", bridge.executable] + bridge.arguments.map { $0 == "URL" ? url : $0 },
+                                        environment: bridge.environment, errors: bridge.errors)
+                host.closeInput()
+                let watchdog = Bridge.Watchdog(host.pid, seconds: 60 + calls)
+                defer { watchdog.disarm() }
+                guard let line = host.readLine(), let seen = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Double],
+                      let median = seen["p50"], let tail = seen["p99"] else {
+                    report.row("mcp tools/call with the Python SDK as host", agent: "\(bridge.name): no figures", baseline: "", ratio: "")
+                    return
+                }
+                _ = host.wait(within: 10)
+                p50[k].append(median)
+                p99[k].append(tail)
+            }
+        }
+        for (name, figures) in [("p50", p50), ("p99", p99)] {
+            let ours = Measure.median(figures[0])
+            report.row("mcp tools/call \(name), Python SDK host (\(calls))", agent: Report.millis(ours), baseline: "3 sessions, in turns", ratio: "")
+            versus(report, " (Python SDK host)", ours, bridges.indices.dropFirst().map { (bridges[$0].name, Measure.median(figures[$0])) }, Report.millis)
+        }
+    }
+
+    /// The SDK host's source, beside this file in the checkout the bench was built from.
+    static let sdkHost = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Peers/python-sdk-host.py").path
 
     /// Rows of the bridge's figure beside each peer's, with their ratios; with two peers, the second's
     /// (the Python SDK's proxy) beside the first's (mcp-remote's) too.

@@ -60,7 +60,8 @@ if args.first == "--mcp" {
     let report = Report()
     report.header(agentPath: agent)
     McpScenario.run(report: report, agentPath: agent, url: args[1], config: config, provider: provider,
-                    iterations: value("--iterations").flatMap(Int.init) ?? 300, mcpRemote: scenarioMcpRemote(), pythonSDK: scenarioPythonSDK())
+                    iterations: value("--iterations").flatMap(Int.init) ?? 300, mcpRemote: scenarioMcpRemote(), pythonSDK: scenarioPythonSDK(),
+                    sdkHost: value("--sdk-host"))
     report.footer()
     exit(0)
 }
@@ -108,6 +109,8 @@ if args.first == "--help" || args.first == "-h" {
         stdio proxy (PYTHON Sources/auth-agent-bench/Peers/python-sdk-proxy.py URL --store DIR; PYTHON has
         the pinned `mcp`: python3 -m venv V && V/bin/pip install -r Tests/MCP/requirements.txt) beside
         the bridge and mcp-remote in the same turns, with each figure's ratio.
+        --sdk-host PYTHON (with --mcp) also times the tools/calls with the MCP Python SDK as the host
+        (Peers/python-sdk-host.py launching each bridge; PYTHON has the pinned `mcp`), three sessions each.
         --mcp-translation [--calls N] measures what translating between MCP revisions adds to a
         tools/call in the bridge itself (in-process, before servers answering from memory): pass-through
         beside an old host before a 2026-07-28 server and a 2026-07-28 host before a session server,
