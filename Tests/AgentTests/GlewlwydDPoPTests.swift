@@ -33,11 +33,7 @@ final class GlewlwydDPoPTests: XCTestCase {
     private var directory: URL!
 
     override func setUpWithError() throws {
-        if ProcessInfo.processInfo.environment["AUTH_AGENT_SKIP_INTEROP"] == "1" {
-            throw XCTSkip("interop tests turned off by AUTH_AGENT_SKIP_INTEROP=1")
-        }
-        server = try Self.shared.server(Self.startServer)
-        directory = try TemporaryDirectory(prefix: "auth-agent-glewlwyd-agent").url
+        (server, directory) = try Self.shared.setUp(Self.startServer, directoryPrefix: "auth-agent-glewlwyd-agent")
     }
 
     override func tearDown() {

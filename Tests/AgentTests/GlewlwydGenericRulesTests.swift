@@ -41,12 +41,8 @@ final class GlewlwydGenericRulesTests: XCTestCase {
     private var directory: URL!
 
     override func setUpWithError() throws {
-        if ProcessInfo.processInfo.environment["AUTH_AGENT_SKIP_INTEROP"] == "1" {
-            throw XCTSkip("interop tests turned off by AUTH_AGENT_SKIP_INTEROP=1")
-        }
         try CLIHarness.requirePython()
-        server = try Self.shared.server(GlewlwydDPoPTests.startServer)
-        directory = try TemporaryDirectory(prefix: "auth-agent-glewlwyd-rules").url
+        (server, directory) = try Self.shared.setUp(GlewlwydDPoPTests.startServer, directoryPrefix: "auth-agent-glewlwyd-rules")
     }
 
     override func tearDown() {

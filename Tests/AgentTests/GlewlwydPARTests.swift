@@ -31,11 +31,7 @@ final class GlewlwydPARTests: XCTestCase {
     private var output = ""
 
     override func setUpWithError() throws {
-        if ProcessInfo.processInfo.environment["AUTH_AGENT_SKIP_INTEROP"] == "1" {
-            throw XCTSkip("interop tests turned off by AUTH_AGENT_SKIP_INTEROP=1")
-        }
-        server = try Self.shared.server(Self.startServer)
-        directory = try TemporaryDirectory(prefix: "auth-agent-glewlwyd-par").url
+        (server, directory) = try Self.shared.setUp(Self.startServer, directoryPrefix: "auth-agent-glewlwyd-par")
         output = ""
     }
 

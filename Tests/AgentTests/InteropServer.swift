@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import JSON
+import TestSupport
 import XCTest
 
 /// A real server started by a script of `Tests/Interop` — django-oauth-toolkit
@@ -100,6 +101,15 @@ final class InteropServer: @unchecked Sendable {
             defer { lock.unlock() }
             if case .success(let server)? = started { server.stop() }
             started = nil
+        }
+
+        /// A test's start: skipped when AUTH_AGENT_SKIP_INTEROP=1, else the class's one server
+        /// (started by `start` on first use) and a temporary directory of the test's own.
+        func setUp(_ start: () throws -> InteropServer, directoryPrefix: String) throws -> (InteropServer, URL) {
+            if ProcessInfo.processInfo.environment["AUTH_AGENT_SKIP_INTEROP"] == "1" {
+                throw XCTSkip("interop tests turned off by AUTH_AGENT_SKIP_INTEROP=1")
+            }
+            return (try server(start), try TemporaryDirectory(prefix: directoryPrefix).url)
         }
     }
 

@@ -26,11 +26,7 @@ final class InteropTests: XCTestCase {
     private var directory: URL!
 
     override func setUpWithError() throws {
-        if ProcessInfo.processInfo.environment["AUTH_AGENT_SKIP_INTEROP"] == "1" {
-            throw XCTSkip("interop tests turned off by AUTH_AGENT_SKIP_INTEROP=1")
-        }
-        server = try Self.shared.server(Self.startServer)
-        directory = try TemporaryDirectory(prefix: "auth-agent-interop-agent").url
+        (server, directory) = try Self.shared.setUp(Self.startServer, directoryPrefix: "auth-agent-interop-agent")
     }
 
     override func tearDown() {
